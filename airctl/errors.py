@@ -1,0 +1,109 @@
+"""Errors airctl raises, and the exit codes the CLI maps them to.
+
+Each error may carry where it happened (file, line, column, node) and a hint. The CLI renders
+them as ``file:line:col: error: message`` plus a ``hint:`` line (style.md §9).
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    OK = 0
+    FINDINGS = 1  # the command ran, and found errors (check, diff --exit-code, ...)
+    USAGE = 2  # bad input: file, spec, option
+    COMPILE_FAILED = 3  # the model compiled with errors, or its outputs did not match eager
+    SCRIPT_FAILED = 4  # the user's own script raised
+    INTERNAL = 70
+
+
+class AirctlError(Exception):
+    """Base error: a message plus optional location and hint."""
+
+    exit_code: ExitCode = ExitCode.USAGE
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        node: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.file = file
+        self.line = line
+        self.column = column
+        self.node = node
+        self.hint = hint
+
+    @property
+    def location(self) -> str:
+        parts = [p for p in (self.file, self.line, self.column) if p is not None]
+        return ":".join(str(p) for p in parts)
+
+    def __str__(self) -> str:
+        where = self.location
+        text = f"{where}: {self.message}" if where else self.message
+        if self.node:
+            text += f" (node {self.node})"
+        return text
+
+    def to_json(self) -> dict:
+        return {
+            "type": type(self).__name__,
+            "message": self.message,
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "node": self.node,
+            "hint": self.hint,
+        }
+
+
+class ModelScriptError(AirctlError):
+    """The model script is missing, raises, or exposes no model we can find."""
+
+
+class BackendError(AirctlError):
+    """The requested backend cannot be used here (no CANN, no torch_npu wheel, ...)."""
+
+
+class CompileError(AirctlError):
+    """TorchAir (or Dynamo) failed to compile the model."""
+
+    exit_code = ExitCode.COMPILE_FAILED
+
+
+class ExecutionMismatch(AirctlError):
+    """The compiled graph ran, but its outputs differ from eager PyTorch."""
+
+    exit_code = ExitCode.COMPILE_FAILED
+
+
+class SpecError(AirctlError):
+    """A YAML pass file is invalid."""
+
+
+class PassError(AirctlError):
+    """A pass plugin failed; names the pass and, where known, the node and source line."""
+
+    exit_code = ExitCode.COMPILE_FAILED
+
+
+class GraphReadError(AirctlError):
+    """A graph file (dump, ledger snapshot) cannot be read."""
+
+
+class LedgerError(AirctlError):
+    """A ledger folder is missing or malformed."""
+
+
+class UserScriptFailed(AirctlError):
+    """A script run by ``airctl run`` raised; its own traceback has been shown already."""
+
+    exit_code = ExitCode.SCRIPT_FAILED

@@ -1,0 +1,178 @@
+"""Stand-in for TorchAir's C++ extension ``torchair.core._torchair``.
+
+The real extension talks to CANN's Graph Engine: it loads serialized GE graphs, compiles them
+for the NPU and runs them. Here ``load`` keeps the serialized graph and options, ``compile`` is
+bookkeeping, and ``run`` hands the call to a *runner* installed by the sim backend, which
+executes the FX graph TorchAir converted (node by node, on CPU) and returns its outputs in GE
+output order. Everything above this layer — conversion, GE passes, dumps, logging — is
+TorchAir's own code.
+
+The IR registry (``get_registered_ir_def``) is CANN's op catalogue; without CANN it answers
+"ERROR" (not registered), which makes TorchAir refuse to auto-generate converters for custom
+``npu::`` ops exactly as it does on a machine whose CANN lacks them.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+import types
+from collections.abc import Callable, Sequence
+from typing import Any
+
+MODULE_NAME = "torchair.core._torchair"
+
+# The runner executes one GE graph: (graph name, GE inputs, assigned outputs) -> GE outputs.
+Runner = Callable[[str, Sequence[Any], Sequence[Any]], list]
+
+
+class TorchDataType(enum.IntEnum):
+    BOOL = 0
+    UINT8 = 1
+    INT8 = 2
+    INT16 = 3
+    UINT16 = 4
+    INT32 = 5
+    UINT32 = 6
+    INT64 = 7
+    UINT64 = 8
+    BF16 = 9
+    FLOAT16 = 10
+    FLOAT32 = 11
+    FLOAT64 = 12
+    COMPLEX64 = 13
+    COMPLEX128 = 14
+
+
+class _State:
+    """Process-wide state of the fake Graph Engine (the real one is a process singleton too)."""
+
+    def __init__(self) -> None:
+        self.initialized = False
+        self.init_options: dict[str, str] = {}
+        self.debug_log_path: str | None = None
+        self.runner: Runner | None = None
+        self.graphs: dict[str, TorchNpuGraphBase] = {}
+
+
+STATE = _State()
+
+
+class TorchNpuGraphBase:
+    """What TorchAir's ``TorchNpuGraph`` derives from: one GE graph on the device."""
+
+    def __init__(self, name: str = "") -> None:
+        self.name = name
+        self.serialized: bytes | None = None
+        self.options: dict[str, str] = {}
+        self.input_placements: list[int] = []
+        self.output_dtypes: list[int] = []
+        self.executor_type: int | None = None
+        self.hint_shapes: tuple[Any, Any] | None = None
+        self.compiled = False
+        self.runs = 0
+        STATE.graphs[name] = self
+
+    def load(self, serialized, options, input_placements, output_dtypes, executor_type) -> None:
+        self.serialized = bytes(serialized)
+        self.options = dict(options)
+        self.input_placements = list(input_placements)
+        self.output_dtypes = list(output_dtypes)
+        self.executor_type = executor_type
+
+    def set_hint_shape(self, inputs_shape, output_shapes) -> None:
+        self.hint_shapes = (inputs_shape, output_shapes)
+
+    def compile(self) -> None:
+        self.compiled = True
+
+    def auto_tune(self, args) -> None:  # AOE tuning needs the device; nothing to tune here
+        return None
+
+    def run(self, args) -> list:
+        inputs, assigned_outputs, _stream = args
+        if STATE.runner is None:
+            raise RuntimeError(
+                f"sim: no runner installed to execute GE graph {self.name}; "
+                "activate the sim backend with airctl.sim.install.activate()"
+            )
+        self.runs += 1
+        return STATE.runner(self.name, inputs, assigned_outputs)
+
+
+def InitializeGraphEngine(options) -> None:  # noqa: N802 - the extension's own name
+    STATE.initialized = True
+    STATE.init_options = dict(options)
+
+
+def FinalizeGraphEngine() -> None:  # noqa: N802
+    STATE.initialized = False
+
+
+def SetDebugLogPath(path) -> None:  # noqa: N802
+    STATE.debug_log_path = str(path)
+
+
+def InitDeviceStdoutChannel(device_id) -> None:  # noqa: N802
+    return None
+
+
+def GetSocName() -> str:  # noqa: N802
+    return "sim"
+
+
+def AclmdlSetDump(path) -> None:  # noqa: N802
+    return None
+
+
+def AclopStartDumpArgs(flag, path) -> None:  # noqa: N802
+    return None
+
+
+def AclopStopDumpArgs(flag) -> None:  # noqa: N802
+    return None
+
+
+def StupidRepeat(word: str, times: int) -> str:  # noqa: N802
+    return word * times
+
+
+def get_registered_ir_def(name: str):
+    return ("ERROR", [], [], [])
+
+
+def check_cann_compat(optype, runtime_optional_inputs, runtime_optional_attrs) -> str:
+    return ""
+
+
+def export(serialized, options) -> None:
+    raise RuntimeError("sim: exporting an offline model (dynamo_export) needs CANN's ATC; not simulated")
+
+
+def as_torch_tensors(shape, data_type, addresses):
+    raise RuntimeError("sim: llm_datadist device tensors need an NPU; not simulated")
+
+
+def build_module() -> types.ModuleType:
+    """A module object with the extension's names, ready for ``sys.modules``."""
+    mod = types.ModuleType(MODULE_NAME, __doc__)
+    this = sys.modules[__name__]
+    for name in (
+        "TorchDataType TorchNpuGraphBase InitializeGraphEngine FinalizeGraphEngine SetDebugLogPath "
+        "InitDeviceStdoutChannel GetSocName AclmdlSetDump AclopStartDumpArgs AclopStopDumpArgs "
+        "StupidRepeat get_registered_ir_def check_cann_compat export as_torch_tensors"
+    ).split():
+        setattr(mod, name, getattr(this, name))
+    mod.__airctl_standin__ = True
+    return mod
+
+
+EXECUTOR_MODULE_NAME = "torchair.core._npu_graph_executor"
+
+
+def build_executor_module() -> types.ModuleType:
+    """``torchair.core._npu_graph_executor``: imported for its side effect of binding torch_npu's
+    device runtime into TorchAir; under sim there is nothing to bind."""
+    mod = types.ModuleType(EXECUTOR_MODULE_NAME, build_executor_module.__doc__)
+    mod.__airctl_standin__ = True
+    return mod

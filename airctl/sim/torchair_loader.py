@@ -1,0 +1,65 @@
+"""Find TorchAir inside the installed torch-npu wheel and import it as ``torchair``.
+
+The wheel bundles TorchAir at ``torch_npu/dynamo/torchair`` and, on an NPU host, exposes it
+through a lazy ``sys.modules['torchair']`` proxy that ``import torch_npu`` installs. Under sim
+the real ``torch_npu`` cannot be imported (it needs CANN), so we locate the folder without
+importing the wheel and load the package from there, with our ``_torchair`` stand-in already
+in ``sys.modules`` (``torchair/core`` has no ``__init__``, so ``from . import _torchair``
+resolves through ``sys.modules``). No TorchAir file is copied or modified.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+from airctl.errors import BackendError
+
+
+def torch_npu_root() -> Path | None:
+    spec = importlib.util.find_spec("torch_npu") if "torch_npu" not in sys.modules else None
+    if spec is None:
+        mod = sys.modules.get("torch_npu")
+        origin = getattr(mod, "__airctl_wheel_root__", None)
+        return Path(origin) if origin else None
+    if not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def torchair_dir() -> Path:
+    root = torch_npu_root()
+    if root is None:
+        raise BackendError(
+            "the torch-npu wheel is not installed, and TorchAir ships inside it",
+            hint="pip install torch==2.13.0 torch-npu==2.13.0",
+        )
+    path = root / "dynamo" / "torchair"
+    if not (path / "__init__.py").is_file():
+        raise BackendError(
+            f"torch-npu at {root} has no bundled TorchAir (dynamo/torchair)",
+            hint="install a torch-npu wheel built with TorchAir (the default), e.g. torch-npu==2.13.0",
+        )
+    return path
+
+
+def load_torchair(path: Path):
+    """Import the package at ``path`` as top-level ``torchair`` and return it."""
+    existing = sys.modules.get("torchair")
+    if existing is not None and getattr(existing, "__file__", None) == str(path / "__init__.py"):
+        return existing
+    spec = importlib.util.spec_from_file_location(
+        "torchair", path / "__init__.py", submodule_search_locations=[str(path)]
+    )
+    if spec is None or spec.loader is None:
+        raise BackendError(f"cannot load TorchAir from {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["torchair"] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        for name in [n for n in sys.modules if n == "torchair" or n.startswith("torchair.")]:
+            del sys.modules[name]
+        raise
+    return module

@@ -1,0 +1,69 @@
+"""Make ``import torch`` work wherever airctl runs.
+
+Once the ``torch-npu`` wheel is installed, torch auto-loads it on import through the
+``torch.backends`` entry point; without CANN that load fails and takes ``import torch`` down
+with it (reference/spike.md §2). airctl therefore sets ``TORCH_DEVICE_BACKEND_AUTOLOAD=0``
+before torch is imported whenever CANN is not usable, for itself and for the user scripts it
+runs in-process (and, through ``os.environ``, for their child processes). On a machine with
+CANN nothing is changed and the real ``torch_npu`` loads as usual.
+
+Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import os
+from dataclasses import dataclass
+
+AUTOLOAD_VAR = "TORCH_DEVICE_BACKEND_AUTOLOAD"
+CANN_HOME_VARS = ("ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH", "ASCEND_OPP_PATH")
+CANN_PROBE_LIBS = ("libhccl.so", "libascendcl.so", "libge_runner.so")
+
+
+@dataclass(frozen=True)
+class CannStatus:
+    available: bool
+    reason: str
+    home: str | None = None
+
+
+def torch_npu_installed() -> bool:
+    """True when the torch-npu wheel is installed (found without importing it)."""
+    return importlib.util.find_spec("torch_npu") is not None
+
+
+def cann_status() -> CannStatus:
+    """Whether CANN's shared libraries can be loaded here, and why (not)."""
+    home = next((os.environ[v] for v in CANN_HOME_VARS if os.environ.get(v)), None)
+    missing = []
+    for lib in CANN_PROBE_LIBS:
+        try:
+            ctypes.CDLL(lib)
+        except OSError:
+            missing.append(lib)
+    if not missing:
+        return CannStatus(True, "CANN libraries load (" + ", ".join(CANN_PROBE_LIBS) + ")", home)
+    if home is None:
+        reason = "no CANN toolkit: " + ", ".join(missing) + " not loadable and ASCEND_TOOLKIT_HOME unset"
+    else:
+        reason = f"CANN at {home} but {', '.join(missing)} not loadable (source set_env.sh?)"
+    return CannStatus(False, reason, home)
+
+
+def ensure_torch_importable() -> str | None:
+    """Set TORCH_DEVICE_BACKEND_AUTOLOAD=0 when torch-npu is installed but CANN is not usable.
+
+    Returns a sentence describing what was done (for ``airctl doctor`` and logs), or None.
+    Respects a value the user set explicitly.
+    """
+    if os.environ.get(AUTOLOAD_VAR) is not None:
+        return None
+    if not torch_npu_installed():
+        return None
+    status = cann_status()
+    if status.available:
+        return None
+    os.environ[AUTOLOAD_VAR] = "0"
+    return f"set {AUTOLOAD_VAR}=0: torch-npu is installed but {status.reason}"
