@@ -1,0 +1,83 @@
+"""The ``airctl`` entry point: builds the typer app and maps errors to exit codes.
+
+Each command lives in its own module under :mod:`airctl.cli` and exposes ``register(app)``.
+Commands are discovered from :data:`COMMAND_MODULES`; none of them imports torch at import
+time, so ``airctl --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+
+import typer
+
+from airctl import __version__
+from airctl.errors import AirctlError, ExitCode
+
+COMMAND_MODULES = ("compile", "run", "passes", "dump", "diff", "check", "profile", "doctor")
+
+HELP = """\
+Graph inspector and pass debugger for TorchAir (torch.compile on Ascend NPUs).
+
+Works on a real NPU (backend npu) and on any CPU machine (backend sim: TorchAir's own
+pipeline from the torch-npu wheel with airctl's stand-ins for the hardware).
+
+  airctl compile model.py --mode max-autotune     compile, keep a ledger of every stage
+  airctl doctor                                   what is installed, which backend `auto` picks
+"""
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"airctl {__version__}")
+        raise typer.Exit()
+
+
+def build_app() -> typer.Typer:
+    app = typer.Typer(
+        name="airctl",
+        help=HELP,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_show_locals=False,
+        rich_markup_mode="rich",
+    )
+
+    @app.callback()
+    def main(
+        version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+    ) -> None:
+        """airctl"""
+
+    for name in COMMAND_MODULES:
+        module_name = f"airctl.cli.{name}"
+        if importlib.util.find_spec(module_name) is None:
+            continue
+        importlib.import_module(module_name).register(app)
+    return app
+
+
+def run(argv: list[str] | None = None) -> None:
+    """Console-script entry: run the app, render airctl errors, exit with their code."""
+    from airctl.cli.output import render_error
+
+    app = build_app()
+    try:
+        app(args=argv, standalone_mode=False)
+    except AirctlError as e:
+        render_error(e)
+        sys.exit(int(e.exit_code))
+    except KeyboardInterrupt:
+        render_error(AirctlError("interrupted"))
+        sys.exit(130)
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except Exception as e:  # typer/click usage errors carry their own exit code
+        code = getattr(e, "exit_code", None)
+        if code is not None and hasattr(e, "show"):
+            e.show()
+            sys.exit(code)
+        raise
+    sys.exit(int(ExitCode.OK))

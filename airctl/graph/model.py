@@ -1,0 +1,135 @@
+"""The graph model every reader produces and every writer, renderer, diff and verifier consumes.
+
+Data only: no parsing, no printing, no torch. Two dialects share it:
+
+- ``fx``: one :class:`Node` per FX node. ``op`` is the target (``aten.mm.default``,
+  ``air.scope_enter.default``, ``placeholder``, ``output``); ``inputs`` are producer node names
+  in argument order; ``attrs`` holds the non-tensor arguments.
+- ``ge``: one node per GE OpDef. ``op`` is the GE type (``MatMul``); ``inputs`` are
+  ``"producer:index"`` strings; ``control_inputs`` are producer names (``^Abs`` / ``Abs:-1``).
+
+``stream`` is the stream a node runs on (``None`` = the default stream): the innermost
+``_user_stream_label`` scope in FX, the ``_user_stream_label`` attribute in GE.
+
+>>> g = Graph("demo", "fx", [Node("x", "placeholder"), Node("mm", "aten.mm.default", inputs=["x", "x"])])
+>>> [(e.src, e.dst, e.kind) for e in g.edges()]
+[('x', 'mm', 'data'), ('x', 'mm', 'data')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+EDGE_KINDS = ("data", "control", "sync")
+
+
+@dataclass
+class Node:
+    name: str
+    op: str
+    inputs: list[str] = field(default_factory=list)
+    control_inputs: list[str] = field(default_factory=list)
+    attrs: dict[str, Any] = field(default_factory=dict)
+    stream: str | None = None
+    source: str | None = None  # "file:line" of the user code that produced the node
+    module: str | None = None  # nn.Module path (nn_module_stack), e.g. "layers.0.mlp"
+    kind: str = "op"  # fx: placeholder/call_function/output/get_attr/...; ge: op
+    meta: dict[str, Any] = field(default_factory=dict)  # shape/dtype/provenance (JSON-able)
+
+    @staticmethod
+    def producer(ref: str) -> str:
+        """The producing node's name of an input reference (``"MatMul:0"`` -> ``"MatMul"``)."""
+        if ref.startswith("^"):
+            return ref[1:]
+        head, sep, tail = ref.rpartition(":")
+        if sep and (tail.lstrip("-").isdigit()):
+            return head
+        return ref
+
+
+@dataclass(frozen=True)
+class Edge:
+    src: str
+    dst: str
+    kind: str = "data"  # data | control | sync (record -> wait)
+    index: int = 0  # position among the destination's inputs of that kind
+
+
+@dataclass
+class Graph:
+    name: str
+    dialect: str  # "fx" or "ge"
+    nodes: list[Node] = field(default_factory=list)
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._index: dict[str, Node] | None = None
+
+    # -- lookup ---------------------------------------------------------------------------
+    def _by_name(self) -> dict[str, Node]:
+        if self._index is None or len(self._index) != len(self.nodes):
+            self._index = {n.name: n for n in self.nodes}
+        return self._index
+
+    def node(self, name: str) -> Node:
+        return self._by_name()[name]
+
+    def get(self, name: str) -> Node | None:
+        return self._by_name().get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name()
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __iter__(self) -> Iterator[Node]:
+        return iter(self.nodes)
+
+    def invalidate(self) -> None:
+        """Call after renaming or replacing nodes in place."""
+        self._index = None
+
+    # -- derived structure -----------------------------------------------------------------
+    def edges(self) -> list[Edge]:
+        """Data, control and sync edges, derived from each node's inputs."""
+        index = self._by_name()
+        out: list[Edge] = []
+        for node in self.nodes:
+            is_wait = node.op.startswith("air.wait")
+            for i, ref in enumerate(node.inputs):
+                src = Node.producer(ref)
+                if src not in index:
+                    continue
+                kind = "sync" if is_wait and index[src].op.startswith("air.record") else "data"
+                out.append(Edge(src, node.name, kind, i))
+            for i, ref in enumerate(node.control_inputs):
+                src = Node.producer(ref)
+                if src in index:
+                    out.append(Edge(src, node.name, "control", i))
+        return out
+
+    def users(self) -> dict[str, list[str]]:
+        result: dict[str, list[str]] = {n.name: [] for n in self.nodes}
+        for e in self.edges():
+            result[e.src].append(e.dst)
+        return result
+
+    def streams(self) -> list[str | None]:
+        seen: dict[str | None, None] = {}
+        for n in self.nodes:
+            seen.setdefault(n.stream, None)
+        return list(seen)
+
+    def op_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for n in self.nodes:
+            counts[n.op] = counts.get(n.op, 0) + 1
+        return counts
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Graph):
+            return NotImplemented
+        return (self.name, self.dialect, self.nodes, self.attrs) == (other.name, other.dialect, other.nodes, other.attrs)

@@ -1,0 +1,1 @@
+"""Readers and writers around the graph model (one module per format)."""

@@ -1,0 +1,140 @@
+"""Read a live ``torch.fx`` GraphModule (or Graph) into airctl's graph model.
+
+Streams follow TorchAir's scope rule (reference/torchair.md §2.1): a node between
+``air.scope_enter(keys, values)`` carrying ``_user_stream_label`` and its ``scope_exit`` runs
+on that label; with nested scopes the innermost label is the one its ops carry (R10). Source
+lines come from ``node.meta["stack_trace"]`` (the user's innermost frame), module paths from
+``nn_module_stack``. Torch is only touched through the objects passed in.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from airctl.graph.model import Graph, Node
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+STREAM_KEY = "_user_stream_label"
+
+
+def target_name(target: Any) -> str:
+    """``torch.ops.aten.mm.default`` -> ``aten.mm.default``; builtins -> their name."""
+    if isinstance(target, str):
+        return target
+    name = getattr(target, "name", None)
+    if callable(name) and hasattr(target, "_schema"):  # OpOverload
+        schema_name = target._schema.name  # "aten::mm"
+        overload = target._overloadname or "default"
+        return f"{schema_name.replace('::', '.')}.{overload}"
+    if hasattr(target, "_qualified_op_name"):  # OpOverloadPacket
+        return str(target._qualified_op_name).replace("::", ".")
+    module = getattr(target, "__module__", "") or ""
+    qual = getattr(target, "__qualname__", None) or getattr(target, "__name__", None) or repr(target)
+    if module in ("_operator", "operator", "builtins"):
+        return qual
+    return f"{module}.{qual}" if module else qual
+
+
+def _jsonable(value: Any, node_cls: type) -> Any:
+    if isinstance(value, node_cls):
+        return "%" + value.name
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v, node_cls) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v, node_cls) for k, v in value.items()}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)
+
+
+def source_of(meta: dict) -> str | None:
+    trace = meta.get("stack_trace")
+    if not trace:
+        return None
+    frames = _FRAME.findall(trace)
+    if not frames:
+        return None
+    path, line = frames[-1]
+    return f"{path}:{line}"
+
+
+def module_of(meta: dict) -> str | None:
+    stack = meta.get("nn_module_stack")
+    if not stack:
+        return None
+    last = list(stack.values())[-1]
+    path = last[0] if isinstance(last, (tuple, list)) else str(last)
+    path = re.sub(r"^L\['self'\]\.?", "", str(path))
+    path = re.sub(r"\._modules\['([^']+)'\]", r".\1", path)
+    return path.lstrip(".") or None
+
+
+def _tensor_meta(meta: dict) -> dict[str, Any]:
+    val = meta.get("val", meta.get("tensor_meta"))
+    vals = val if isinstance(val, (list, tuple)) else [val]
+    out = []
+    for v in vals:
+        shape = getattr(v, "shape", None)
+        dtype = getattr(v, "dtype", None)
+        if shape is None or dtype is None:
+            continue
+        out.append({"shape": [d if isinstance(d, int) else str(d) for d in shape], "dtype": str(dtype).replace("torch.", "")})
+    if not out:
+        return {}
+    return {"tensors": out}
+
+
+def scope_stream(args: tuple) -> str | None:
+    """The stream label a ``scope_enter`` node opens, or None for non-stream scopes."""
+    if len(args) < 2:
+        return None
+    keys, values = args[0], args[1]
+    if not isinstance(keys, (list, tuple)) or not isinstance(values, (list, tuple)):
+        return None
+    for k, v in zip(keys, values):
+        if k == STREAM_KEY:
+            return str(v)
+    return None
+
+
+def read_fx(gm: Any, name: str = "graph") -> Graph:
+    """Build a :class:`Graph` (dialect ``fx``) from a GraphModule or a ``torch.fx.Graph``."""
+    import torch.fx
+
+    fx_graph = gm.graph if hasattr(gm, "graph") else gm
+    nodes: list[Node] = []
+    stack: list[str | None] = []  # one entry per open scope: its stream label or None
+    for fx_node in fx_graph.nodes:
+        op = fx_node.op
+        tname = target_name(fx_node.target) if op in ("call_function", "call_method", "call_module", "get_attr") else op
+        if op == "call_function" and tname.startswith("air.scope_exit"):
+            # the exit itself belongs to the scope it closes
+            stream = next((s for s in reversed(stack) if s is not None), None)
+            if stack:
+                stack.pop()
+        else:
+            stream = next((s for s in reversed(stack) if s is not None), None)
+        if op == "call_function" and tname.startswith("air.scope_enter"):
+            stack.append(scope_stream(fx_node.args))
+        attrs: dict[str, Any] = {}
+        non_node_args = _jsonable(fx_node.args, torch.fx.Node)
+        if op in ("call_function", "call_method", "call_module", "output"):
+            attrs["args"] = non_node_args
+            if fx_node.kwargs:
+                attrs["kwargs"] = _jsonable(dict(fx_node.kwargs), torch.fx.Node)
+        elif op == "get_attr":
+            attrs["target"] = str(fx_node.target)
+        node = Node(
+            name=fx_node.name,
+            op=tname,
+            inputs=[n.name for n in fx_node.all_input_nodes],
+            attrs=attrs,
+            stream=stream,
+            source=source_of(fx_node.meta),
+            module=module_of(fx_node.meta),
+            kind=op,
+            meta=_tensor_meta(fx_node.meta),
+        )
+        nodes.append(node)
+    return Graph(name=name, dialect="fx", nodes=nodes)

@@ -1,0 +1,79 @@
+"""GE ``GraphDef`` protobuf messages -> airctl's graph model.
+
+Works on any message with the GE IR fields (reference/torchair.md §5.2): TorchAir's own live
+``GeGraph`` protos during capture, and messages parsed from ``.txt`` dumps by our runtime-built
+schema. Inputs ``"X:-1"`` become control inputs; the stream is the ``_user_stream_label``
+attribute; the FX provenance is the ``_fx_tensor_name`` of the output descriptors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airctl.graph.model import Graph, Node
+
+STREAM_ATTR = "_user_stream_label"
+
+
+def attr_value(attr: Any) -> Any:
+    """A JSON-able Python value for a GE ``AttrDef``."""
+    which = attr.WhichOneof("value")
+    if which is None:
+        return None
+    value = getattr(attr, which)
+    if which in ("s", "bt", "expression"):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return value.hex()
+    if which in ("i", "f", "b", "dt"):
+        return value
+    if which == "list":
+        for field in ("s", "i", "f", "b", "dt"):
+            items = list(getattr(value, field))
+            if items:
+                return [v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in items]
+        return []
+    if which == "t":
+        return {"tensor": True, "bytes": len(value.data)}
+    if which == "td":
+        return {"dtype": int(value.dtype), "shape": list(value.shape.dim)}
+    return str(value)
+
+
+def _fx_names(op: Any) -> list[str]:
+    names = []
+    for desc in op.output_desc:
+        if "_fx_tensor_name" in desc.attr:
+            names.append(attr_value(desc.attr["_fx_tensor_name"]))
+    return names
+
+
+def graph_from_ge_proto(graph_def: Any, name: str | None = None) -> Graph:
+    nodes: list[Node] = []
+    for op in graph_def.op:
+        inputs: list[str] = []
+        control: list[str] = []
+        for ref in op.input:
+            if ref.endswith(":-1"):
+                control.append(ref[:-3])
+            elif ref.startswith("^"):
+                control.append(ref[1:])
+            else:
+                inputs.append(ref)
+        attrs = {k: attr_value(v) for k, v in sorted(op.attr.items())}
+        stream = attrs.get(STREAM_ATTR)
+        meta: dict[str, Any] = {}
+        fx = _fx_names(op)
+        if fx:
+            meta["fx_tensor_names"] = fx
+        outs = []
+        for desc in op.output_desc:
+            if desc.dtype or len(desc.shape.dim):
+                outs.append({"name": desc.name, "dtype": int(desc.dtype), "shape": list(desc.shape.dim)})
+        if outs:
+            meta["outputs"] = outs
+        nodes.append(Node(name=op.name, op=op.type, inputs=inputs, control_inputs=control, attrs=attrs,
+                          stream=str(stream) if stream is not None else None, kind="op", meta=meta))
+    gattrs = {k: attr_value(v) for k, v in sorted(graph_def.attr.items())}
+    return Graph(name=name or graph_def.name or "graph", dialect="ge", nodes=nodes, attrs=gattrs)
