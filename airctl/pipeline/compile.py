@@ -1,0 +1,278 @@
+"""``airctl compile``: compile a model script through TorchAir with every stage captured.
+
+>>> result = compile_model(CompileRequest(Path("fixtures/models/seed.py")))   # doctest: +SKIP
+>>> result.ledger_dir, result.execution.matches_eager                         # doctest: +SKIP
+(PosixPath('airctl-runs/20261122-101500-seed-3f2a'), True)
+
+The ledger is created first and updated as the run goes; whatever fails, ``index.json`` ends
+with what was captured and the error (``status`` = ``failed``/``mismatch``/``interrupted``).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from airctl.backends import BackendChoice, choose
+from airctl.errors import AirctlError, CompileError, ExecutionMismatch
+from airctl.instrument import Instrument
+from airctl.ledger.writer import LedgerWriter
+from airctl.pipeline.capture import CaptureSession, capturing_backend
+from airctl.pipeline.compare import DEFAULT_ATOL, Comparison, compare
+from airctl.pipeline.logs import capture_logs
+from airctl.pipeline.model_script import LoadedModel, load_model_script
+
+MODES = ("max-autotune", "reduce-overhead")
+DUMP_TYPES = ("pbtxt", "txt", "py")
+DEFAULT_DUMP_TYPES = {"max-autotune": ["pbtxt", "txt", "py"], "reduce-overhead": ["py"]}
+
+PassFn = Callable[[Any, Any, Any], Any]
+Progress = Callable[[str], None]
+
+
+@dataclass
+class CompileRequest:
+    model_path: Path
+    mode: str = "max-autotune"
+    out_dir: Path = Path("airctl-runs")
+    backend: str = "auto"
+    dump_types: Sequence[str] | None = None
+    entry: str | None = None
+    pre_pass: PassFn | None = None  # TorchAir's post_grad_custom_pre_pass
+    post_pass: PassFn | None = None  # TorchAir's post_grad_custom_post_pass
+    instruments: Sequence[Instrument] = ()
+    atol: float = DEFAULT_ATOL
+    command: str = "compile"
+    passes_file: str | None = None
+    stop_after_passes: bool = False  # --plan: stop before conversion and execution
+
+
+@dataclass
+class CompileResult:
+    ledger_dir: Path
+    index: dict[str, Any]
+    backend: BackendChoice | None
+    execution: Comparison | None
+    error: AirctlError | None = None
+    session: CaptureSession | None = field(default=None, repr=False)
+
+
+class PlanStop(Exception):
+    """Raised by the --plan hook after the passes ran: stops TorchAir before conversion."""
+
+
+def _clone(value: Any) -> Any:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        out = value.detach().clone()
+        out.requires_grad_(value.requires_grad)
+        return out
+    if isinstance(value, (list, tuple)):
+        return type(value)(_clone(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _clone(v) for k, v in value.items()}
+    return value
+
+
+def build_config(torchair: Any, req: CompileRequest, ledger: LedgerWriter, backend: BackendChoice,
+                 dump_types: Sequence[str]) -> Any:
+    config = torchair.CompilerConfig()
+    config.mode = req.mode
+    config.debug.graph_dump.type = dump_types[0]
+    config.debug.graph_dump.path = str(ledger.root / "torchair")
+    if req.pre_pass is not None:
+        config.post_grad_custom_pre_pass = req.pre_pass
+    if req.post_pass is not None:
+        config.post_grad_custom_post_pass = req.post_pass
+    if backend.name == "sim" and req.mode == "reduce-overhead":
+        # NPU graph capture/replay is a device feature: under sim TorchAir's generated aclgraph
+        # code (streams, events, closure events) runs eagerly — TorchAir's own run_eagerly path.
+        config.debug.run_eagerly = True
+    return config
+
+
+_TARGET = re.compile(r"\b((?:torch\.ops\.)?(?:aten|prims|npu|air|_c10d_functional|npu_define)\.[A-Za-z0-9_]+"
+                     r"(?:\.[A-Za-z0-9_]+)?)")
+
+
+def _locate_node(session: CaptureSession | None, ledger: LedgerWriter, message: str) -> tuple[str | None, str | None]:
+    """Find the FX node an error message talks about (converter errors name the target)."""
+    if session is None or session.current is None:
+        return None, None
+    from airctl.io.json_io import read_json
+
+    stages = [s for s in ledger._graphs.get(session.current, {}).get("stages", []) if s["dialect"] == "fx"]
+    if not stages:
+        return None, None
+    graph = read_json(ledger.root / stages[-1]["file"])
+    for m in _TARGET.finditer(message):
+        target = m.group(1).removeprefix("torch.ops.")
+        for node in graph.nodes:
+            if node.op == target or node.op == target + ".default" or node.name == target:
+                return node.name, node.source
+    names = {n.name: n.source for n in graph.nodes}
+    for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", message):
+        if word in names and any(ch.isdigit() or ch == "_" for ch in word) and len(word) > 3:
+            return word, names[word]
+    return None, None
+
+
+def _root_message(exc: BaseException) -> str:
+    """The innermost meaningful message of a Dynamo-wrapped backend failure."""
+    seen = exc
+    while seen.__cause__ is not None or getattr(seen, "inner_exception", None) is not None:
+        seen = getattr(seen, "inner_exception", None) or seen.__cause__
+    text = f"{type(seen).__name__}: {seen}"
+    text = re.sub(r"\n\s*\[ERROR\].*", "", text)
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return "\n".join(lines[:6])
+
+
+def _translate(exc: BaseException, session: CaptureSession | None, ledger: LedgerWriter) -> AirctlError:
+    if isinstance(exc, AirctlError):
+        return exc
+    message = _root_message(exc)
+    node, source = _locate_node(session, ledger, message)
+    file = line = None
+    if source and ":" in source:
+        file, _, ln = source.rpartition(":")
+        line = int(ln) if ln.isdigit() else None
+    hint = None
+    if "ge_converter is not implemented" in message or "converter" in message.lower():
+        hint = ("TorchAir has no GE converter for this op: rewrite it with supported ops, register one with "
+                "torchair.register_fx_node_ge_converter, or try --mode reduce-overhead")
+    elif "scope_enter" in message or "scope_exit" in message:
+        hint = "scope_enter/scope_exit must pair up in graph order (rule R1/R2); run `airctl check` on the ledger"
+    where = f" at FX node {node}" if node else ""
+    return CompileError(f"TorchAir failed to compile the model{where}: {message}", file=file, line=line, node=node,
+                        hint=hint)
+
+
+def compile_model(req: CompileRequest, progress: Progress | None = None) -> CompileResult:
+    say = progress or (lambda _msg: None)
+    label = Path(req.model_path).stem
+    ledger = LedgerWriter.create(
+        req.out_dir, label, command=req.command, mode=req.mode,
+        model={"path": str(req.model_path), "entry": req.entry}, passes=req.passes_file,
+    )
+    session: CaptureSession | None = None
+    backend: BackendChoice | None = None
+    execution: Comparison | None = None
+    timings = ledger.index["timings"]
+    try:
+        if req.mode not in MODES:
+            raise AirctlError(f"invalid mode {req.mode!r}", hint="choose one of: " + ", ".join(MODES))
+        dump_types = list(req.dump_types or DEFAULT_DUMP_TYPES[req.mode])
+        bad = [t for t in dump_types if t not in DUMP_TYPES]
+        if bad or not dump_types:
+            raise AirctlError(f"invalid --dump-type {','.join(bad) or '(empty)'}",
+                              hint="choose from: " + ", ".join(DUMP_TYPES))
+        if req.mode == "reduce-overhead" and dump_types != ["py"]:
+            raise AirctlError(
+                f"--dump-type {','.join(dump_types)} is not available in reduce-overhead",
+                hint="TorchAir's aclgraph mode dumps only 'py' graphs (it raises NotImplementedError otherwise); "
+                     "use --dump-type py")
+        t0 = time.perf_counter()
+        backend = choose(req.backend)
+        ledger.set(backend=backend.to_json())
+        say(f"backend {backend.name}: {backend.reason}")
+        torchair = backend.prepare()
+        from airctl.pipeline import patched_concrete_graph, patched_graph_transform_observer
+
+        patched_graph_transform_observer.install()
+        patched_concrete_graph.install()
+        timings["backend_seconds"] = round(time.perf_counter() - t0, 3)
+        with capture_logs(ledger.root / "log.txt"):
+            t0 = time.perf_counter()
+            say(f"loading {req.model_path}")
+            loaded = load_model_script(req.model_path, req.entry)
+            ledger.set(model={"path": str(req.model_path), "entry": req.entry, "found_by": loaded.found_by})
+            timings["load_seconds"] = round(time.perf_counter() - t0, 3)
+
+            config = build_config(torchair, req, ledger, backend, dump_types)
+            session = CaptureSession(ledger, req.instruments, extra_dump_types=dump_types[1:])
+            if req.stop_after_passes:
+                _install_plan_stop(config, req)
+            execution = _run(loaded, torchair, config, session, req, say, timings)
+            if execution is not None:
+                ledger.set(execution=execution.to_json())
+                if not execution.matches_eager:
+                    raise ExecutionMismatch(
+                        "compiled outputs differ from eager PyTorch: " + "; ".join(execution.mismatches[:5]),
+                        hint="a pass changed the results (TorchAir requires passes to keep them); "
+                             "see `airctl diff` between the stages of this ledger")
+    except KeyboardInterrupt:
+        ledger.fail("interrupted", {"type": "KeyboardInterrupt"})
+        ledger.finish("interrupted")
+        raise
+    except PlanStop:
+        pass
+    except BaseException as exc:  # noqa: BLE001 - every failure must land in index.json
+        error = _translate(exc, session, ledger)
+        status = "mismatch" if isinstance(error, ExecutionMismatch) else "failed"
+        ledger.fail(error.message, error.to_json())
+        ledger.finish(status)
+        if session is not None:
+            session.finalize()
+        return CompileResult(ledger.root, ledger.index, backend, execution, error, session)
+    finally:
+        if session is not None:
+            session.finalize()
+    ledger.finish("planned" if req.stop_after_passes else None)
+    return CompileResult(ledger.root, ledger.index, backend, execution, None, session)
+
+
+def _install_plan_stop(config: Any, req: CompileRequest) -> None:
+    post = req.post_pass
+
+    def stop_after_post(gm: Any, example_inputs: Any, cfg: Any) -> None:
+        if post is not None:
+            post(gm, example_inputs, cfg)
+        raise PlanStop()
+
+    config.post_grad_custom_post_pass = stop_after_post
+
+
+def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSession, req: CompileRequest,
+         say: Progress, timings: dict[str, Any]) -> Comparison | None:
+    import torch
+
+    model = loaded.model
+    eager_model = copy.deepcopy(model) if isinstance(model, torch.nn.Module) else model
+    eager_inputs = _clone(loaded.inputs)
+
+    t0 = time.perf_counter()
+    say("running eager PyTorch for reference")
+    eager_loaded = LoadedModel(loaded.path, loaded.module, eager_model, eager_inputs, loaded.step, loaded.found_by)
+    eager_out = eager_loaded.call(eager_model)
+    timings["eager_seconds"] = round(time.perf_counter() - t0, 3)
+
+    torch._dynamo.reset()
+    backend = capturing_backend(torchair.get_npu_backend(compiler_config=config), session)
+    compiled = torch.compile(model, backend=backend, dynamic=False)
+    t0 = time.perf_counter()
+    say(f"compiling through TorchAir ({req.mode}) and running once")
+    with session.active():
+        try:
+            compiled_out = loaded.call(compiled)
+        except Exception as e:
+            if _is_plan_stop(e):
+                raise PlanStop() from None
+            raise
+    timings["compile_and_run_seconds"] = round(time.perf_counter() - t0, 3)
+    return compare(eager_out, compiled_out, atol=req.atol, rtol=req.atol)
+
+
+def _is_plan_stop(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, PlanStop):
+            return True
+        seen = getattr(seen, "inner_exception", None) or seen.__cause__
+    return False

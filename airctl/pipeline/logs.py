@@ -1,0 +1,46 @@
+"""Route TorchAir's and airctl's logs into the ledger's ``log.txt`` for the duration of a run.
+
+TorchAir logs to stdout through the ``torchair`` logger (reference/torchair.md §7). During a
+run airctl lowers that logger to DEBUG so ``log.txt`` gets the pass-diff tables and
+"Add record-wait generated control edges" lines, while TorchAir's own stdout handler keeps the
+level the user had — the terminal is not flooded, nothing the user asked for is hidden.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+FORMAT = "%(asctime)s %(levelname)s %(name)s [%(filename)s:%(lineno)d] %(message)s"
+
+
+@contextlib.contextmanager
+def capture_logs(path: Path, level: int = logging.DEBUG) -> Iterator[None]:
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter(FORMAT))
+    handler.setLevel(level)
+    # Only loggers that exist already: creating "torchair" before TorchAir is imported would give
+    # it a plain Logger instead of TorchAir's own class (which has .event()).
+    names = [n for n in ("torchair", "airctl") if n == "airctl" or n in logging.root.manager.loggerDict]
+    loggers = [logging.getLogger(n) for n in names]
+    saved = []
+    for lg in loggers:
+        previous = lg.level
+        effective = lg.getEffectiveLevel()
+        handler_levels = [(h, h.level) for h in lg.handlers]
+        for h, h_level in handler_levels:
+            h.setLevel(max(h_level, effective))
+        saved.append((lg, previous, handler_levels))
+        lg.addHandler(handler)
+        lg.setLevel(min(effective, level))
+    try:
+        yield
+    finally:
+        for lg, previous, handler_levels in saved:
+            lg.removeHandler(handler)
+            lg.setLevel(previous)
+            for h, h_level in handler_levels:
+                h.setLevel(h_level)
+        handler.close()
