@@ -18,15 +18,13 @@ from airctl.errors import AirctlError, ExitCode
 
 COMMAND_MODULES = ("compile", "run", "passes", "dump", "diff", "check", "profile", "doctor")
 
-HELP = """\
-Graph inspector and pass debugger for TorchAir (torch.compile on Ascend NPUs).
-
-Works on a real NPU (backend npu) and on any CPU machine (backend sim: TorchAir's own
-pipeline from the torch-npu wheel with airctl's stand-ins for the hardware).
-
-  airctl compile model.py --mode max-autotune     compile, keep a ledger of every stage
-  airctl doctor                                   what is installed, which backend `auto` picks
-"""
+HELP = (
+    "Graph inspector and pass debugger for TorchAir (torch.compile on Ascend NPUs).\n\n"
+    "Works on a real NPU (backend npu) and on any CPU machine (backend sim: TorchAir's own pipeline "
+    "from the torch-npu wheel, with airctl's stand-ins for the hardware).\n\n"
+    "Start with: [bold]airctl compile fixtures/models/seed.py --mode max-autotune[/bold] (compile, keep a "
+    "ledger of every stage), or [bold]airctl doctor[/bold] (what is installed, which backend `auto` picks).\n"
+)
 
 
 def _version(value: bool) -> None:

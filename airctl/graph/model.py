@@ -132,4 +132,5 @@ class Graph:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Graph):
             return NotImplemented
-        return (self.name, self.dialect, self.nodes, self.attrs) == (other.name, other.dialect, other.nodes, other.attrs)
+        mine = (self.name, self.dialect, self.nodes, self.attrs)
+        return mine == (other.name, other.dialect, other.nodes, other.attrs)

@@ -79,7 +79,8 @@ def _tensor_meta(meta: dict) -> dict[str, Any]:
         dtype = getattr(v, "dtype", None)
         if shape is None or dtype is None:
             continue
-        out.append({"shape": [d if isinstance(d, int) else str(d) for d in shape], "dtype": str(dtype).replace("torch.", "")})
+        dims = [d if isinstance(d, int) else str(d) for d in shape]
+        out.append({"shape": dims, "dtype": str(dtype).replace("torch.", "")})
     if not out:
         return {}
     return {"tensors": out}
@@ -92,7 +93,7 @@ def scope_stream(args: tuple) -> str | None:
     keys, values = args[0], args[1]
     if not isinstance(keys, (list, tuple)) or not isinstance(values, (list, tuple)):
         return None
-    for k, v in zip(keys, values):
+    for k, v in zip(keys, values, strict=False):  # TorchAir zips too: unequal lengths truncate (R5)
         if k == STREAM_KEY:
             return str(v)
     return None

@@ -13,6 +13,7 @@ from typing import Any
 from airctl.graph.model import Graph, Node
 
 STREAM_ATTR = "_user_stream_label"
+TENSOR_HEX_LIMIT = 64  # tensor attrs up to this many bytes keep their data (as hex)
 
 
 def attr_value(attr: Any) -> Any:
@@ -35,7 +36,13 @@ def attr_value(attr: Any) -> Any:
                 return [v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in items]
         return []
     if which == "t":
-        return {"tensor": True, "bytes": len(value.data)}
+        # dtype/shape and small payloads (TorchAir's scalar Consts) are kept so that a graph read
+        # from a dump writes back unchanged (airctl/io/ge_build.py encodes this dict again).
+        out: dict[str, Any] = {"tensor": True, "bytes": len(value.data), "dtype": int(value.desc.dtype),
+                               "shape": list(value.desc.shape.dim)}
+        if len(value.data) <= TENSOR_HEX_LIMIT:
+            out["hex"] = value.data.hex()
+        return out
     if which == "td":
         return {"dtype": int(value.dtype), "shape": list(value.shape.dim)}
     return str(value)

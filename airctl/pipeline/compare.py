@@ -50,7 +50,7 @@ def compare(eager: Any, compiled: Any, atol: float = DEFAULT_ATOL, rtol: float =
     worst = 0.0
     if len(a) != len(b):
         mismatches.append(f"eager produced {len(a)} outputs, compiled {len(b)}")
-    for (name, x), (_, y) in zip(a, b):
+    for (name, x), (_, y) in zip(a, b, strict=False):
         if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
             if x.shape != y.shape:
                 mismatches.append(f"{name}: shape {tuple(x.shape)} vs {tuple(y.shape)}")

@@ -24,6 +24,7 @@ from airctl.instrument import Instrument
 from airctl.ledger.writer import LedgerWriter
 from airctl.pipeline.capture import CaptureSession, capturing_backend
 from airctl.pipeline.compare import DEFAULT_ATOL, Comparison, compare
+from airctl.pipeline.finish import finish_ledger, verify_instruments
 from airctl.pipeline.logs import capture_logs
 from airctl.pipeline.model_script import LoadedModel, load_model_script
 
@@ -50,6 +51,8 @@ class CompileRequest:
     command: str = "compile"
     passes_file: str | None = None
     stop_after_passes: bool = False  # --plan: stop before conversion and execution
+    verify: bool = True  # verify-each: run the static verifier after every pass
+    report: bool = True  # write report.html into the ledger
 
 
 @dataclass
@@ -178,6 +181,10 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
                 f"--dump-type {','.join(dump_types)} is not available in reduce-overhead",
                 hint="TorchAir's aclgraph mode dumps only 'py' graphs (it raises NotImplementedError otherwise); "
                      "use --dump-type py")
+        if not Path(req.model_path).is_file():
+            from airctl.pipeline.model_script import import_script
+
+            import_script(Path(req.model_path))  # raises the precise ModelScriptError
         t0 = time.perf_counter()
         backend = choose(req.backend)
         ledger.set(backend=backend.to_json())
@@ -196,7 +203,8 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
             timings["load_seconds"] = round(time.perf_counter() - t0, 3)
 
             config = build_config(torchair, req, ledger, backend, dump_types)
-            session = CaptureSession(ledger, req.instruments, extra_dump_types=dump_types[1:])
+            instruments = list(req.instruments) + (verify_instruments(req.mode) if req.verify else [])
+            session = CaptureSession(ledger, instruments, extra_dump_types=dump_types[1:])
             if req.stop_after_passes:
                 _install_plan_stop(config, req)
             execution = _run(loaded, torchair, config, session, req, say, timings)
@@ -220,11 +228,13 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
         ledger.finish(status)
         if session is not None:
             session.finalize()
+        finish_ledger(ledger, session, write_report=req.report)
         return CompileResult(ledger.root, ledger.index, backend, execution, error, session)
     finally:
         if session is not None:
             session.finalize()
     ledger.finish("planned" if req.stop_after_passes else None)
+    finish_ledger(ledger, session, write_report=req.report)
     return CompileResult(ledger.root, ledger.index, backend, execution, None, session)
 
 

@@ -157,7 +157,8 @@ def find_model(module: Any, path: Path, entry: str | None = None) -> LoadedModel
         found = _inputs_of(module, path)
         if found is not None:
             return LoadedModel(path, module, getattr(module, var), found[0], step, f"{var} + {found[1]}")
-    looked_for.append("inputs from " + " / ".join(f"{n}()" for n in INPUT_FNS) + " or `" + "` / `".join(INPUT_VARS) + "`")
+    input_vars = "` / `".join(INPUT_VARS)
+    looked_for.append("inputs from " + " / ".join(f"{n}()" for n in INPUT_FNS) + f" or `{input_vars}`")
     raise ModelScriptError(
         "no model and example inputs found in the script",
         file=str(path),

@@ -30,7 +30,7 @@ def install(execute_fx: FxExecutor) -> None:
     if not _patched:
         original = GeConcreteGraph.__call__
 
-        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        def call_with_fx_args(self, *args: Any, **kwargs: Any) -> Any:
             stack = getattr(_tls, "stack", None)
             if stack is None:
                 stack = _tls.stack = []
@@ -40,7 +40,7 @@ def install(execute_fx: FxExecutor) -> None:
             finally:
                 stack.pop()
 
-        GeConcreteGraph.__call__ = __call__
+        GeConcreteGraph.__call__ = call_with_fx_args
         _patched = True
 
     def runner(name: str, inputs: Sequence[Any], assigned_outputs: Sequence[Any]) -> list:

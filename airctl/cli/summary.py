@@ -1,0 +1,77 @@
+"""The terminal summary of a compile run: graphs, stages, node counts, changes, timings, check.
+
+The ledger path is printed last, on stdout, so ``airctl compile ... | tail -1`` gives it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from airctl.cli.output import err, out
+
+
+def _fmt_s(value: Any) -> str:
+    return "" if value is None else f"{value * 1000:.1f} ms" if value < 1 else f"{value:.2f} s"
+
+
+def stage_table(graph: dict[str, Any], show_all: bool = False) -> Table:
+    table = Table(title=f"graph {graph['id']} ({graph.get('name') or '?'}, {graph['kind']})", title_justify="left",
+                  show_edge=False, pad_edge=False)
+    table.add_column("#", justify="right", style="dim")
+    table.add_column("stage")
+    table.add_column("nodes", justify="right")
+    table.add_column("Δ", justify="right")
+    table.add_column("changed")
+    table.add_column("time", justify="right")
+    hidden = 0
+    for s in graph["stages"]:
+        changed = s.get("changed")
+        if not show_all and changed is False and s["name"].startswith(("after:", "ge:after:")):
+            hidden += 1
+            continue
+        delta = s.get("node_delta")
+        delta_txt = "" if not delta else (f"[green]+{delta}[/green]" if delta > 0 else f"[red]{delta}[/red]")
+        mark = {True: "[yellow]changed[/yellow]", False: "[dim]–[/dim]", None: ""}[changed]
+        table.add_row(str(s["index"]), escape(s["name"]), str(s["nodes"]), delta_txt, mark, _fmt_s(s.get("seconds")))
+    if hidden:
+        table.caption = f"{hidden} unchanged passes hidden (see index.json)"
+    return table
+
+
+def print_summary(result: Any, show_all: bool = False) -> None:
+    index = result.index
+    backend = index.get("backend") or {}
+    err.print(f"[bold]airctl compile[/bold] {escape(str((index.get('model') or {}).get('path')))} "
+              f"mode={index.get('mode')} backend={backend.get('name', '?')}"
+              + (f" [dim]({escape(backend.get('reason', ''))})[/dim]" if backend.get("reason") else ""))
+    for graph in index.get("graphs", []):
+        out.print(stage_table(graph, show_all))
+    dumps = index.get("dumps") or []
+    if dumps:
+        kinds = sorted({f"{d.get('stage')}.{d.get('type')}" for d in dumps})
+        out.print(f"TorchAir dumps: {len(dumps)} ({', '.join(kinds)})")
+    findings = index.get("findings") or []
+    if findings:
+        errors = sum(1 for f in findings if f.get("severity") == "error")
+        firsts = index.get("first_stage_with_finding") or {}
+        listing = ", ".join(f"{rule} (first at {stage})" for rule, stage in firsts.items())
+        style = "red" if errors else "yellow"
+        out.print(f"[{style}]verifier: {len(findings)} findings[/{style}]: {escape(listing)}")
+    execution = index.get("execution")
+    if execution:
+        if execution["matches_eager"]:
+            out.print(f"execution check: [green]matches eager[/green] (max abs error {execution['max_abs_error']:.3g}, "
+                      f"{execution['outputs']} outputs)")
+        else:
+            out.print(f"execution check: [red]MISMATCH[/red] (max abs error {execution['max_abs_error']:.3g})")
+    timings = index.get("timings") or {}
+    if timings:
+        parts = [f"{k.removesuffix('_seconds')} {_fmt_s(v)}" for k, v in timings.items() if v is not None]
+        out.print("timings: " + ", ".join(parts))
+    status = index.get("status")
+    colour = "green" if status in ("ok", "planned") else "red"
+    out.print(f"status: [{colour}]{status}[/{colour}]")
+    out.print(f"ledger: {result.ledger_dir}")

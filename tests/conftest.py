@@ -1,0 +1,39 @@
+"""Shared fixtures: paths, and compiled ledgers shared across tests (compiling costs seconds)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+MODELS = REPO / "fixtures" / "models"
+BAD = REPO / "fixtures" / "bad"
+SHARED = REPO.parent / "shared"
+
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+
+@pytest.fixture(scope="session")
+def runs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("airctl-runs")
+
+
+_CACHE: dict[tuple[str, str], object] = {}
+
+
+def compiled(model: str, mode: str, out: Path):
+    """Compile fixtures/models/<model>.py once per session and mode; returns the CompileResult."""
+    from airctl.pipeline.compile import CompileRequest, compile_model
+
+    key = (model, mode)
+    if key not in _CACHE:
+        _CACHE[key] = compile_model(CompileRequest(MODELS / f"{model}.py", mode=mode, out_dir=out, backend="sim"))
+    return _CACHE[key]
+
+
+@pytest.fixture(scope="session")
+def compile_fixture(runs_dir: Path):
+    return lambda model, mode="max-autotune": compiled(model, mode, runs_dir)

@@ -1,0 +1,115 @@
+"""Acceptance for `airctl compile` (issue #2): every fixture, both modes, every stage, eager parity."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import REPO
+
+FIXTURES = ["seed", "transformer", "train", "graph_break", "convnet"]
+MODES = ["max-autotune", "reduce-overhead"]
+FX_PASSES = {
+    "max-autotune": ["optimize_noop_ops", "recover_view_inplace_pattern", "optimize_sym_input",
+                     "apply_pattern_passes", "view_to_reshape"],
+    "reduce-overhead": ["optimize_noop_ops", "recover_view_inplace_pattern", "apply_pattern_passes",
+                        "view_to_reshape"],
+}
+ACLGRAPH_PASSES = ["apply_event_closure_with_multi_stream", "apply_event_record", "eliminate_dead_code",
+                   "reinplace_inplaceable_ops_pass", "resolve_default_stream_markers"]
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("model", FIXTURES)
+def test_fixture_compiles_with_every_stage_and_matches_eager(compile_fixture, model: str, mode: str) -> None:
+    result = compile_fixture(model, mode)
+    index = json.loads((result.ledger_dir / "index.json").read_text())
+    assert index["status"] == "ok", index["error"]
+    assert index["error"] is None
+    assert index["backend"]["name"] == "sim"
+    assert index["mode"] == mode
+    assert index["execution"]["matches_eager"] is True
+    assert index["execution"]["max_abs_error"] <= 1e-5
+    assert index["graphs"], "no graph captured"
+    for graph in index["graphs"]:
+        names = [s["name"] for s in graph["stages"]]
+        assert f"aot-{graph['kind']}" in names
+        if graph["kind"] != "backward":
+            assert names[0] == "dynamo"
+        for p in FX_PASSES[mode]:
+            assert f"after:{p}" in names, (p, names)
+        assert "fx-final" in names
+        if mode == "max-autotune":
+            assert "ge-original" in names and "ge-optimized" in names
+        else:
+            for p in ACLGRAPH_PASSES:
+                assert f"after:{p}" in names
+        for stage in graph["stages"]:
+            assert stage["nodes"] > 0
+            snapshot = json.loads((result.ledger_dir / stage["file"]).read_text())
+            assert len(snapshot["nodes"]) == stage["nodes"]
+
+
+@pytest.mark.parametrize("model", FIXTURES)
+def test_ge_dumps_are_torchairs_own_in_all_three_types(compile_fixture, model: str) -> None:
+    result = compile_fixture(model, "max-autotune")
+    index = result.index
+    by_stage_type = {(d["stage"], d["type"]) for d in index["dumps"]}
+    for stage in ("ge-original", "ge-optimized"):
+        for kind in ("pbtxt", "txt", "py"):
+            assert (stage, kind) in by_stage_type, (stage, kind)
+    for dump in index["dumps"]:
+        path = result.ledger_dir / dump["file"]
+        assert path.parent.name == "torchair"
+        assert path.name.startswith(("dynamo_original_graph_", "dynamo_optimized_graph_"))
+        text = path.read_text()
+        if dump["type"] == "pbtxt":
+            assert text.startswith("node {") and 'op: "NetOutput"' in text  # TorchAir's TF-style renderer
+        elif dump["type"] == "txt":
+            assert text.startswith('name: "graph_') and "op {" in text  # protobuf text of GraphDef
+        else:
+            assert "import ge_apis as ge" in text and "ge.NetOutput(" in text  # TorchAir's replayable py dump
+
+
+def test_reduce_overhead_keeps_aclgraph_dump_and_generated_code(compile_fixture) -> None:
+    result = compile_fixture("seed", "reduce-overhead")
+    stages = {d["stage"] for d in result.index["dumps"]}
+    assert {"aclgraph-original", "aclgraph-optimized", "generated-code"} <= stages
+    code = next(d for d in result.index["dumps"] if d["stage"] == "generated-code")
+    assert "def forward(" in (result.ledger_dir / code["file"]).read_text()
+
+
+def test_training_fixture_yields_forward_and_backward_graphs(compile_fixture) -> None:
+    kinds = [g["kind"] for g in compile_fixture("train").index["graphs"]]
+    assert kinds == ["forward", "backward"]
+
+
+def test_graph_break_fixture_yields_two_graphs(compile_fixture) -> None:
+    graphs = compile_fixture("graph_break").index["graphs"]
+    assert [g["dynamo_graph"] for g in graphs] == [1, 2]
+
+
+def test_transformer_has_a_few_hundred_aten_nodes(compile_fixture) -> None:
+    graph = compile_fixture("transformer").index["graphs"][0]
+    final = next(s for s in graph["stages"] if s["name"] == "fx-final")
+    assert 200 <= final["nodes"] <= 600
+
+
+def test_stream_labels_reach_the_ge_graph(runs_dir) -> None:
+    """A custom pass (TorchAir's docs example) shows up in the ledger stages and the GE stage."""
+    from airctl.pipeline.compile import CompileRequest, compile_model
+    from tests.pipeline.seed_pass import custom_pre_pass
+
+    result = compile_model(CompileRequest(REPO / "fixtures/models/seed.py", out_dir=runs_dir, backend="sim",
+                                          pre_pass=custom_pre_pass))
+    assert result.error is None
+    stages = {s["name"]: s for s in result.index["graphs"][0]["stages"]}
+    pre = stages["after:post_grad_custom_pre_pass"]
+    assert pre["changed"] is True and pre["node_delta"] == 4
+    ge = json.loads((result.ledger_dir / stages["ge-original"]["file"]).read_text())
+    nodes = {n["name"]: n for n in ge["nodes"]}
+    assert nodes["MatMul"]["stream"] == "stream_1" and nodes["Abs"]["stream"] == "stream_1"
+    assert nodes["Sub"]["control_inputs"] == ["Abs"]
