@@ -15,6 +15,12 @@ SHARED = REPO.parent / "shared"
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+# Tests import torch directly; with torch-npu installed and no CANN that needs
+# TORCH_DEVICE_BACKEND_AUTOLOAD=0, which airctl sets exactly as it does for itself.
+from airctl.torch_env import ensure_torch_importable  # noqa: E402
+
+ensure_torch_importable()
+
 
 @pytest.fixture(scope="session")
 def runs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
