@@ -1,0 +1,181 @@
+"""Structural checks on an FX stream plan: scope pairing and arguments, record/wait placement.
+
+These are the silent failures of reference/torchair.md §2.3 that a single walk over node order
+can see (R1/R2, R5, R6, R7, R8, R9, R10, R12). Ordering problems between streams live in
+:mod:`airctl.verify.happens_before` and :mod:`airctl.verify.cycles`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airctl.verify.findings import MAX_AUTOTUNE, REDUCE_OVERHEAD, Finding
+from airctl.verify.plan import STREAM_KEY, FxPlan, emits_ge_op, node_args, ref_name, scope_keys_values
+from airctl.verify.rules import make_finding
+
+# R12: ops one mode cannot run (converter raises in GE; eager kernel raises in aclgraph)
+GE_UNSUPPORTED = frozenset({
+    "tagged_event_record", "tagged_event_wait", "tagged_event_record_on_stream", "tagged_event_wait_on_stream",
+    "tagged_stream_wait_stream", "record_tagged_stream", "record_tagged_stream_",
+})
+ACL_UNSUPPORTED = frozenset({"wait_tensor", "npu_fused_infer_attention_score", "npu_fused_infer_attention_score_v2"})
+_NON_CONST_KWARGS = frozenset({"dtype", "layout", "device", "pin_memory", "memory_format", "non_blocking"})
+
+
+class FxStructure:
+    """Runs the structural checks; also tells the happens-before pass which records GE drops."""
+
+    def __init__(self, plan: FxPlan) -> None:
+        self.plan = plan
+        self.mode = plan.mode
+        self.findings: list[Finding] = []
+        self.dropped_records: set[str] = set()  # R7: GE turns these into 'no_op_before_record'
+
+    def _add(self, rule: str, message: str, nodes: list[str], **kw: Any) -> None:
+        f = make_finding(rule, self.mode, message, nodes, self.plan.graph, **kw)
+        if f is not None:
+            self.findings.append(f)
+
+    def run(self) -> list[Finding]:
+        self._scopes()
+        self._records_and_waits()
+        self._mode_api()
+        return self.findings
+
+    # -- R1/R2, R5, R6, R10 ----------------------------------------------------------------------
+    def _scopes(self) -> None:
+        plan, nodes = self.plan, self.plan.nodes
+        for i in plan.unmatched_exits:
+            self._add("unbalanced_scope", f"{nodes[i].name} closes a scope that was never opened (R1)",
+                      [nodes[i].name])
+        for scope in plan.unclosed:
+            self._add("unbalanced_scope", f"{nodes[scope.enter].name} is never closed by a scope_exit (R2)",
+                      [nodes[scope.enter].name])
+        for scope in plan.scopes:
+            enter = nodes[scope.enter]
+            keys, values = scope_keys_values(enter)
+            problem = _scope_args_problem(keys, values)
+            if problem:
+                self._add("scope_args_not_lists", f"{enter.name}: {problem}", [enter.name])
+                continue
+            if STREAM_KEY in keys and list(keys).index(STREAM_KEY) > 0:
+                label_here = values[0]
+                self._add("stream_label_not_first",
+                          f"{enter.name}: '{STREAM_KEY}' is key #{list(keys).index(STREAM_KEY)}; aclgraph takes "
+                          f"the first value {label_here!r} as the stream label", [enter.name])
+            if scope.label is not None and scope.parent_stream is not None:
+                end = scope.exit if scope.exit is not None else len(nodes)
+                sync = [nodes[j].name for j in range(scope.enter, end) if plan.roles[j] in ("record", "wait")]
+                severity = "error" if sync and self.mode == MAX_AUTOTUNE else None
+                extra = (f"; GE files {', '.join(sync[:3])} under the outer stream {scope.parent_stream!r}"
+                         if sync and self.mode == MAX_AUTOTUNE else "")
+                self._add("nested_stream_scopes",
+                          f"{enter.name} opens stream {scope.label!r} inside stream {scope.parent_stream!r}{extra}",
+                          [enter.name, *sync[:3]] if extra else [enter.name], severity=severity)
+
+    # -- R7, R8, R9 ------------------------------------------------------------------------------
+    def _records_and_waits(self) -> None:
+        plan, nodes = self.plan, self.plan.nodes
+        ops_seen: dict[str | None, int] = {}
+        pending: dict[str | None, list[str]] = {}
+        for i, node in enumerate(nodes):
+            role = plan.roles[i]
+            lane = plan.outer[i]  # GE files ops, records and waits under the outermost label
+            if role == "record":
+                if not ops_seen.get(lane):
+                    self.dropped_records.add(node.name)
+                    where = f"stream {lane!r}" if lane is not None else "the default stream"
+                    self._add("record_before_any_op",
+                              f"{node.name} is the first thing on {where}: GE records 'no_op_before_record' "
+                              f"and every wait on it is dropped (R7)", [node.name])
+            elif role == "wait":
+                self._check_wait_args(i)
+                pending.setdefault(lane, []).append(node.name)
+            elif emits_ge_op(node, role):
+                ops_seen[lane] = ops_seen.get(lane, 0) + 1
+                waits = pending.pop(lane, None)
+                if waits and _likely_starts_with_const(node):
+                    self._add("wait_on_const",
+                              f"the control edge of {', '.join(waits)} lands on the first GE op of {node.name} "
+                              f"({node.op}), which is likely a helper Const for its literal arguments (R8)",
+                              [*waits, node.name])
+        if self.mode != MAX_AUTOTUNE:
+            return
+        for lane, waits in pending.items():
+            where = f"stream {lane!r}" if lane is not None else "the default stream"
+            for w in waits:
+                self._add("wait_dropped_at_tail",
+                          f"{w} has no later op on {where}: GE has nothing to attach its control edge to (R8)", [w])
+
+    def _check_wait_args(self, i: int) -> None:
+        plan, node = self.plan, self.plan.nodes[i]
+        args = node_args(node)
+        if not args and "args" not in node.attrs:
+            items: Any = [f"%{n}" for n in node.inputs]  # a hand-made graph without attrs
+        else:
+            items = args[0] if args else None
+        if not isinstance(items, (list, tuple)):
+            self._add("wait_on_unknown_record", f"{node.name} waits on {items!r}, not a list of records (R9)",
+                      [node.name])
+            return
+        if not items:
+            self._add("wait_on_unknown_record", f"{node.name} waits on an empty list: it orders nothing (R9)",
+                      [node.name])
+            return
+        for item in items:
+            name = ref_name(item)
+            if name is None:
+                self._add("wait_on_unknown_record",
+                          f"{node.name} waits on the constant {item!r}: TorchAir ignores it (R9)", [node.name])
+            elif name not in plan.index:
+                self._add("wait_on_unknown_record", f"{node.name} waits on {name!r}, which is not in the graph (R9)",
+                          [node.name])
+            elif plan.roles[plan.index[name]] not in ("record", "op", "input"):
+                self._add("wait_on_unknown_record",
+                          f"{node.name} waits on {name} ({plan.nodes[plan.index[name]].op}), which produces no "
+                          f"tensor or event (R9)", [node.name, name])
+
+    # -- R12 ----------------------------------------------------------------------------------------
+    def _mode_api(self) -> None:
+        banned = GE_UNSUPPORTED if self.mode == MAX_AUTOTUNE else ACL_UNSUPPORTED
+        other = REDUCE_OVERHEAD if self.mode == MAX_AUTOTUNE else MAX_AUTOTUNE
+        for node in self.plan.nodes:
+            if not node.op.startswith("air."):
+                continue
+            name = node.op.split(".")[1] if "." in node.op else node.op
+            if name in banned:
+                self._add("mode_unsupported_api",
+                          f"{node.name} ({node.op}) is not supported in {self.mode}; it only works in {other} (R12)",
+                          [node.name])
+
+
+def _scope_args_problem(keys: Any, values: Any) -> str | None:
+    if not isinstance(keys, (list, tuple)) or not isinstance(values, (list, tuple)):
+        return (f"keys and values must be lists, got {type(keys).__name__} {keys!r} and "
+                f"{type(values).__name__} {values!r}: TorchAir zips them character by character (R5)")
+    if len(keys) != len(values):
+        return f"{len(keys)} keys but {len(values)} values: zip drops the extra ones silently (R5)"
+    bad = [v for v in (*keys, *values) if not isinstance(v, str)]
+    if bad:
+        return f"keys and values must be strings, got {bad[0]!r} (R5)"
+    return None
+
+
+def _is_literal(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    if isinstance(value, (list, tuple)) and value:
+        return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+    return False
+
+
+def _likely_starts_with_const(node: Any) -> bool:
+    """GE converters turn scalar and int-list arguments into Const ops before the compute op (R8)."""
+    if not (node.op.startswith("aten.") or node.op.startswith("prims.")):
+        return False
+    if any(_is_literal(a) for a in node_args(node)):
+        return True
+    kwargs = node.attrs.get("kwargs") or {}
+    return any(_is_literal(v) for k, v in kwargs.items() if k not in _NON_CONST_KWARGS)

@@ -1,0 +1,77 @@
+"""Checks on GE graphs read from TorchAir dumps (max-autotune only).
+
+In a GE graph the stream plan is already lowered: streams are ``_user_stream_label`` attributes
+and record/wait pairs are control edges (``^Abs`` / ``Abs:-1``), so what can still be seen is
+where those edges landed and whether side-stream work reaches ``NetOutput`` (reference §2.1).
+GE synchronises data edges itself, so a cross-stream data edge is not a race here.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from airctl.graph.model import Graph, Node
+from airctl.verify.cycles import deadlock_findings, ge_dependencies
+from airctl.verify.findings import MAX_AUTOTUNE, Finding
+from airctl.verify.rules import make_finding
+
+CONST_TYPES = frozenset({"Const", "Constant"})
+OUTPUT_TYPES = frozenset({"NetOutput"})
+INPUT_TYPES = frozenset({"Data", "RefData", "Variable"})
+
+
+def check_ge(graph: Graph) -> list[Finding]:
+    mode = MAX_AUTOTUNE
+    findings: list[Finding] = []
+
+    def add(f: Finding | None) -> None:
+        if f is not None:
+            findings.append(f)
+
+    for node in graph.nodes:
+        for ref in node.control_inputs:
+            src = Node.producer(ref)
+            if src not in graph:
+                add(make_finding("wait_on_unknown_record", mode,
+                                 f"{node.name} has a control input from {src!r}, which is not in the graph (R9)",
+                                 [node.name], graph))
+        if node.op in CONST_TYPES and node.control_inputs:
+            srcs = ", ".join(Node.producer(r) for r in node.control_inputs)
+            add(make_finding("wait_on_const", mode,
+                             f"the control edge from {srcs} lands on the helper {node.name} ({node.op}) instead of a "
+                             f"compute op; GE may fold the Const and lose the ordering (R8)",
+                             [node.name, *(Node.producer(r) for r in node.control_inputs)], graph))
+    findings.extend(deadlock_findings(graph, ge_dependencies(graph), mode))
+    findings.extend(_unjoined(graph, mode))
+    return findings
+
+
+def _unjoined(graph: Graph, mode: str) -> list[Finding]:
+    outputs = [n for n in graph.nodes if n.op in OUTPUT_TYPES]
+    if not outputs:
+        return []
+    reached = {n.name for n in outputs}
+    queue = deque(outputs)
+    while queue:
+        node = queue.popleft()
+        for ref in (*node.inputs, *node.control_inputs):
+            if not ref:
+                continue
+            src = graph.get(Node.producer(ref))
+            if src is not None and src.name not in reached:
+                reached.add(src.name)
+                queue.append(src)
+    by_stream: dict[str, list[str]] = {}
+    for n in graph.nodes:
+        if n.stream is not None and n.name not in reached and n.op not in CONST_TYPES | INPUT_TYPES:
+            by_stream.setdefault(n.stream, []).append(n.name)
+    out = []
+    for stream, names in by_stream.items():
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        f = make_finding("stream_not_joined", mode,
+                         f"{shown} on stream {stream!r} reach{'es' if len(names) == 1 else ''} no "
+                         f"{outputs[0].name}: no data or control path orders {'it' if len(names) == 1 else 'them'} "
+                         f"before the graph output", [*names[:20], outputs[0].name], graph)
+        if f is not None:
+            out.append(f)
+    return out

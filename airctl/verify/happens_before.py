@@ -1,0 +1,220 @@
+"""Happens-before between streams of an FX graph, with per-stream vector clocks.
+
+Why vector clocks: a race check asks, for each cross-stream use, "is the producer ordered before
+the consumer?". With one clock per stream (a tuple of K positions, K = number of streams) the
+answer is one comparison, so a 50k-node graph costs O(n·K) instead of the O(n²) of reachability.
+
+What orders work, per mode (reference/torchair.md §2.1, §2.2):
+
+- both: program order on one stream; ``record`` → ``wait`` (everything before the record on its
+  stream happens before everything after the wait on the waiting stream). A wait on a plain tensor
+  orders after its producer (aclgraph inserts a record right after it; GE takes the producer op
+  as the controller).
+- reduce-overhead: TorchAir's closure events fork every stream scope from the graph start (graph
+  inputs are visible to every stream) and join every stream scope's work before ``output``.
+  Cross-stream data edges are *not* synchronised.
+- max-autotune: GE synchronises cross-stream data edges, so a data edge is itself an ordering;
+  records GE drops (R7, ``no_op_before_record``) order nothing. Orderings that exist only through
+  node order (an in-place write and a read of the same tensor on another stream) are not synced.
+
+Races reported: a cross-stream read of a value with no ordering (reduce-overhead), and in both
+modes an in-place write and a read/write of the same tensor on different streams with no ordering.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from functools import lru_cache
+from typing import NamedTuple
+
+from airctl.verify.findings import MAX_AUTOTUNE, REDUCE_OVERHEAD, Finding
+from airctl.verify.plan import FxPlan, node_args, ref_name
+from airctl.verify.rules import make_finding
+
+
+class Stamp(NamedTuple):
+    """Where a node ran: stream id, 1-based position on that stream, the stream's clock then.
+
+    A NamedTuple, not a dataclass: one is made per node, and tuple construction is the cheap one."""
+
+    sid: int
+    pos: int
+    clock: tuple[int, ...]
+
+
+@lru_cache(maxsize=4096)
+def is_inplace(op: str) -> bool:
+    """``aten.add_.Tensor`` / ``aten.copy_.default``: ATen's trailing-underscore in-place naming."""
+    parts = op.split(".")
+    if len(parts) < 2 or parts[0] == "air":
+        return False
+    base = parts[1]
+    return base.endswith("_") and not base.endswith("__")
+
+
+class HappensBefore:
+    def __init__(self, plan: FxPlan, dropped_records: set[str] | None = None) -> None:
+        self.plan = plan
+        self.mode = plan.mode
+        self.dropped = dropped_records or set()
+        labels: dict[str | None, int] = {None: 0}
+        for s in plan.stream:
+            labels.setdefault(s, len(labels))
+        self.labels = list(labels)
+        self.sid = labels
+        k = len(labels)
+        self.clock: list[tuple[int, ...]] = [(0,) * k for _ in range(k)]
+        self.pos = [0] * k
+        self.stamps: dict[str, Stamp] = {}
+        self.findings: list[Finding] = []
+        self._raced: set[tuple[str, str]] = set()
+        # only tensors some node writes in place need reader/writer tracking
+        self.mutated = {n.inputs[0] for n in plan.nodes if n.inputs and is_inplace(n.op)}
+
+    # -- clock algebra ----------------------------------------------------------------------------
+    def ordered(self, before: Stamp, sid: int) -> bool:
+        """Whether ``before`` happens before the next node on stream ``sid``."""
+        if before.sid == sid:
+            return before.pos <= self.pos[sid]
+        return self.clock[sid][before.sid] >= before.pos
+
+    def merge(self, sid: int, stamp: Stamp) -> None:
+        cur = self.clock[sid]
+        known = cur[stamp.sid] >= stamp.pos and all(a >= b for a, b in zip(cur, stamp.clock, strict=False))
+        if stamp.sid != sid and known:
+            return
+        new = [max(a, b) for a, b in zip(cur, stamp.clock, strict=False)]
+        new[stamp.sid] = max(new[stamp.sid], stamp.pos)
+        self.clock[sid] = tuple(new)
+
+    def _merge_clock(self, sid: int, clock: tuple[int, ...]) -> None:
+        self.clock[sid] = tuple(max(a, b) for a, b in zip(self.clock[sid], clock, strict=False))
+
+    # -- walk -------------------------------------------------------------------------------------
+    def run(self) -> list[Finding]:
+        plan = self.plan
+        nodes, roles = plan.nodes, plan.roles
+        exit_scope = {s.exit: s for s in plan.scopes if s.exit is not None}
+        joins: list[tuple[int, ...]] = []  # reduce-overhead: clocks of stream scopes at their exit
+        work: dict[int, list[tuple[int, str]]] = {}  # side-stream work per stream: (pos, name)
+        last_writer: dict[str, tuple[str, Stamp]] = {}
+        last_readers: dict[str, dict[int, tuple[str, Stamp]]] = {}
+        output_clock: tuple[int, ...] | None = None
+        ro = self.mode == REDUCE_OVERHEAD
+        for i, node in enumerate(nodes):
+            role = roles[i]
+            b = self.sid[plan.stream[i]]
+            if role == "input":
+                continue  # graph inputs: visible on every stream (fork at graph start / GE data edge)
+            if role == "wait":
+                for name in _wait_targets(node):
+                    st = self.stamps.get(name)
+                    if st is not None and not (self.mode == MAX_AUTOTUNE and name in self.dropped):
+                        self.merge(b, st)
+            elif role == "exit" and ro:
+                scope = exit_scope.get(i)
+                if scope is not None and scope.label is not None:
+                    vc = list(self.clock[b])
+                    vc[b] = self.pos[b]
+                    joins.append(tuple(vc))  # tagged_event_record before the exit ...
+            elif role in ("op", "output", "other", "record"):
+                if role == "output" and ro:
+                    for vc in joins:  # ... and its tagged_event_wait before the output
+                        self._merge_clock(b, vc)
+                self._uses(node, b, last_writer, last_readers)
+                if role == "output":
+                    vc = list(self.clock[b])
+                    vc[b] = self.pos[b]
+                    output_clock = tuple(vc)
+            self.pos[b] += 1
+            self.stamps[node.name] = Stamp(b, self.pos[b], self.clock[b])
+            if role == "op" and b != 0 and not plan.in_unclosed[i]:
+                work.setdefault(b, []).append((self.pos[b], node.name))
+        if output_clock is not None:
+            self._joins(work, output_clock)
+        return self.findings
+
+    def _uses(self, node, b: int, last_writer: dict, last_readers: dict) -> None:  # noqa: ANN001
+        seen: set[str] = set()
+        for name in node.inputs:
+            if name in seen:
+                continue
+            seen.add(name)
+            st = self.stamps.get(name)
+            if st is None:
+                continue  # graph input, or a forward reference (deadlock_cycle reports those)
+            if st.sid != b:
+                if self.mode == MAX_AUTOTUNE:
+                    self.merge(b, st)  # GE synchronises cross-stream data edges
+                elif not self.ordered(st, b):
+                    self._race(name, node.name, st.sid, b, kind="read")
+            if name in self.mutated:
+                w = last_writer.get(name)
+                if w is not None and w[1].sid != b and w[0] != node.name and not self.ordered(w[1], b):
+                    self._race(w[0], node.name, w[1].sid, b, kind="write-read", tensor=name)
+        if not self.mutated:
+            return
+        if is_inplace(node.op) and node.inputs:
+            target = node.inputs[0]
+            for c, (rname, rst) in last_readers.get(target, {}).items():
+                if c != b and rname != node.name and not self.ordered(rst, b):
+                    self._race(rname, node.name, c, b, kind="read-write", tensor=target)
+            w = last_writer.get(target)
+            if w is not None and w[1].sid != b and not self.ordered(w[1], b):
+                self._race(w[0], node.name, w[1].sid, b, kind="write-write", tensor=target)
+            # the write lands when this node runs: stamp it as the next position on b
+            last_writer[target] = (node.name, Stamp(b, self.pos[b] + 1, self.clock[b]))
+        for name in seen:
+            if name in self.mutated:
+                last_readers.setdefault(name, {})[b] = (node.name, Stamp(b, self.pos[b] + 1, self.clock[b]))
+
+    def _race(self, first: str, second: str, a: int, b: int, *, kind: str, tensor: str | None = None) -> None:
+        key = (first, second)
+        if key in self._raced:
+            return
+        self._raced.add(key)
+        sa, sb = _stream_word(self.labels[a]), _stream_word(self.labels[b])
+        if kind == "read":
+            why = ("reduce-overhead adds no synchronisation for cross-stream data edges" if self.mode == REDUCE_OVERHEAD
+                   else "nothing orders them")
+            msg = f"{second} on {sb} reads {first} produced on {sa}, with no record/wait ordering them ({why})"
+        else:
+            what = {"write-read": f"{first} writes {tensor} in place on {sa}; {second} on {sb} uses it",
+                    "read-write": f"{first} on {sa} reads {tensor}; {second} on {sb} then writes it in place",
+                    "write-write": f"{first} on {sa} and {second} on {sb} both write {tensor} in place"}[kind]
+            msg = (f"{what}, with no record/wait ordering them (an in-place hazard: no data edge connects them, "
+                   f"so not even GE synchronises it)")
+        hint = (f"insert `r = air.record()` after {first} on {sa} and `air.wait([r])` on {sb} before {second}")
+        f = make_finding("race_cross_stream_without_wait", self.mode, msg, [first, second], self.plan.graph, hint=hint)
+        if f is not None:
+            self.findings.append(f)
+
+    def _joins(self, work: dict[int, list[tuple[int, str]]], output_clock: tuple[int, ...]) -> None:
+        roles = self.plan.roles
+        out_name = next((n.name for n, r in zip(self.plan.nodes, roles, strict=False) if r == "output"), "output")
+        for sid, items in work.items():
+            seen_upto = output_clock[sid]
+            cut = bisect_right([p for p, _ in items], seen_upto)
+            late = [name for _, name in items[cut:]]
+            if not late:
+                continue
+            shown = ", ".join(late[:5]) + (f" and {len(late) - 5} more" if len(late) > 5 else "")
+            f = make_finding("stream_not_joined", self.mode,
+                             f"{shown} on {_stream_word(self.labels[sid])} {'is' if len(late) == 1 else 'are'} "
+                             f"not ordered before {out_name}: no data path, control edge or record/wait reaches it",
+                             [*late[:20], out_name], self.plan.graph)
+            if f is not None:
+                self.findings.append(f)
+
+
+def _wait_targets(node) -> list[str]:  # noqa: ANN001
+    args = node_args(node)
+    if args and isinstance(args[0], (list, tuple)):
+        return [n for n in (ref_name(a) for a in args[0]) if n is not None]
+    if not args and "args" not in node.attrs:
+        return list(node.inputs)
+    return []
+
+
+def _stream_word(label: str | None) -> str:
+    return "the default stream" if label is None else f"stream {label!r}"

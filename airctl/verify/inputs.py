@@ -1,0 +1,122 @@
+"""What ``airctl check PATH`` can read, turned into graphs to verify.
+
+PATH is one of: an airctl graph JSON; a ledger folder (``index.json``; by default the last FX stage
+of every graph, or ``--stage NAME``); a TorchAir dump (``.pbtxt``/``.txt``, read by
+``airctl.io.read.read_graph``, imported lazily); a model script, which must be compiled first.
+Every unreadable input raises :class:`~airctl.errors.GraphReadError` with the file (and line
+where the format has one), which the CLI maps to exit code 2.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from airctl.errors import AirctlError, GraphReadError
+from airctl.graph.model import Graph
+
+DUMP_SUFFIXES = (".pbtxt", ".txt")  # and TorchAir's .py dumps, told apart from model scripts by content
+
+
+@dataclass
+class CheckTarget:
+    label: str  # printed with the findings: the file, or "<ledger graph id>/<stage>"
+    graph: Graph
+    mode: str | None = None  # the mode the ledger was compiled with, when it says
+
+
+def load_targets(path: Path | str, *, stage: str | None = None, passes: Path | str | None = None) -> list[CheckTarget]:
+    path = Path(path)
+    if not path.exists():
+        raise GraphReadError("no such file or folder", file=str(path))
+    if path.is_dir():
+        return _ledger_targets(path, stage)
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        return [CheckTarget(str(path), read_graph_json(path))]
+    if suffix in DUMP_SUFFIXES:
+        return [CheckTarget(str(path), _read_dump(path))]
+    if suffix == ".py":
+        if _is_py_dump(path):
+            return [CheckTarget(str(path), _read_dump(path))]
+        return _script_targets(path, passes)
+    raise GraphReadError(f"cannot tell what {path.suffix or 'this file'} is", file=str(path),
+                         hint="pass an airctl graph .json, a ledger folder, a TorchAir .pbtxt/.txt dump or a model .py")
+
+
+def read_graph_json(path: Path) -> Graph:
+    from airctl.io.json_io import read_json
+
+    try:
+        return read_json(path)
+    except GraphReadError:
+        raise
+    except (TypeError, ValueError, KeyError, AttributeError) as e:  # valid JSON, wrong shape
+        raise GraphReadError(f"not an airctl graph: {e}", file=str(path), line=1) from e
+
+
+def _read_dump(path: Path) -> Graph:
+    if importlib.util.find_spec("airctl.io.read") is None:
+        raise AirctlError("reading TorchAir dumps needs airctl.io.read, which this build lacks", file=str(path))
+    reader: Any = importlib.import_module("airctl.io.read")
+    return reader.read_graph(path)
+
+
+def _is_py_dump(path: Path) -> bool:
+    if importlib.util.find_spec("airctl.io.py_dump") is None:
+        return False
+    sniff: Any = getattr(importlib.import_module("airctl.io.py_dump"), "is_torchair_py_dump", None)
+    try:
+        return bool(sniff and sniff(path.read_text(encoding="utf-8", errors="replace")))
+    except OSError:
+        return False
+
+
+def _script_targets(path: Path, passes: Path | str | None) -> list[CheckTarget]:
+    # The lead wires compile here (airctl.pipeline.compile.compile_model); until then: compile first.
+    hint = f"run `airctl compile {path}" + (f" --passes {passes}" if passes else "") + "`, then `airctl check <ledger>`"
+    raise AirctlError(f"{path} is a model script: airctl check reads compiled graphs", file=str(path), hint=hint)
+
+
+def _ledger_targets(root: Path, stage: str | None) -> list[CheckTarget]:
+    index_path = root / "index.json"
+    if not index_path.is_file():
+        raise GraphReadError("not a ledger folder: no index.json", file=str(root),
+                             hint="pass the run folder that `airctl compile` printed")
+    try:
+        index = json.loads(index_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise GraphReadError(f"corrupt index.json: {e.msg}", file=str(index_path), line=e.lineno,
+                             column=e.colno) from e
+    graphs = index.get("graphs") if isinstance(index, dict) else None
+    if not isinstance(graphs, list):
+        raise GraphReadError("index.json has no 'graphs' list", file=str(index_path), line=1)
+    mode = index.get("mode") or (index.get("config") or {}).get("mode")
+    targets: list[CheckTarget] = []
+    for g in graphs:
+        stages = [s for s in g.get("stages") or [] if isinstance(s, dict) and s.get("file")]
+        gid = str(g.get("id", g.get("name", "graph")))
+        if stage is not None:
+            chosen = [s for s in stages if s.get("name") == stage or str(s.get("index")) == stage]
+            if not chosen:
+                names = ", ".join(str(s.get("name")) for s in stages)
+                raise GraphReadError(f"graph {gid} has no stage {stage!r}", file=str(index_path),
+                                     hint=f"stages are: {names}")
+            s = chosen[-1]
+            targets.append(CheckTarget(f"{gid}/{s.get('name')}", read_graph_json(root / s["file"]), mode))
+            continue
+        for s in reversed(stages):  # the last FX stage
+            if s.get("dialect") == "ge" or str(s.get("name", "")).startswith("ge-"):
+                continue
+            graph = read_graph_json(root / s["file"])
+            if graph.dialect == "fx":
+                targets.append(CheckTarget(f"{gid}/{s.get('name')}", graph, mode))
+                break
+    if not targets:
+        raise GraphReadError("the ledger holds no FX stage to check", file=str(index_path),
+                             hint="use --stage NAME to pick a stage")
+    return targets

@@ -1,0 +1,66 @@
+"""Verify-each: run the verifier after every pass and remember which stage broke what.
+
+An instrument in the sense of style.md §7 (MLIR's ``enableVerifier``): the pass runner calls
+``before_pass`` / ``after_pass`` / ``after_pass_failed`` around each pass with the airctl graph;
+passes never know. Findings are kept per stage name (``before:<pass>`` for the graph the first
+pass received, ``after:<pass>``, ``failed:<pass>``), so ``first_stage_with(rule)`` can name the
+pass that introduced a problem. A verifier crash never breaks the user's compile: it is recorded
+as an ``info`` finding instead.
+
+>>> from airctl.graph.model import Graph, Node
+>>> inst = VerifyEach("max-autotune")
+>>> g = Graph("g", "fx", [Node("x", "placeholder", kind="placeholder"), Node("output", "output", ["x"], kind="output")])
+>>> inst.before_pass("p", g); inst.after_pass("p", g)
+>>> list(inst.findings_by_stage), inst.first_stage_with("unbalanced_scope")
+(['before:p', 'after:p'], None)
+"""
+
+from __future__ import annotations
+
+from airctl.graph.model import Graph
+from airctl.verify.findings import MAX_AUTOTUNE, Finding
+from airctl.verify.verifier import verify
+
+
+class VerifyEach:
+    def __init__(self, mode: str = MAX_AUTOTUNE) -> None:
+        self.mode = mode
+        self.findings_by_stage: dict[str, list[Finding]] = {}
+
+    def _run(self, stage: str, graph: Graph) -> None:
+        try:
+            findings = verify(graph, self.mode)
+        except Exception as e:  # a debugging aid never breaks the compile (style.md §9)
+            findings = [Finding("verifier_failed", "info", self.mode, f"the verifier failed on this graph: {e!r}")]
+        for f in findings:
+            f.graph = stage
+        self.findings_by_stage[stage] = findings
+
+    def before_pass(self, name: str, graph: Graph) -> None:
+        if not self.findings_by_stage:  # the input of the first pass: tells "already broken" apart
+            self._run(f"before:{name}", graph)
+
+    def after_pass(self, name: str, graph: Graph) -> None:
+        self._run(f"after:{name}", graph)
+
+    def after_pass_failed(self, name: str, graph: Graph, error: Exception) -> None:
+        self._run(f"failed:{name}", graph)
+
+    def first_stage_with(self, rule: str) -> str | None:
+        """The first stage whose graph has a finding of ``rule`` (stages in the order they ran)."""
+        for stage, findings in self.findings_by_stage.items():
+            if any(f.rule == rule for f in findings):
+                return stage
+        return None
+
+    def new_findings(self, stage: str) -> list[Finding]:
+        """Findings of ``stage`` whose (rule, nodes) did not exist at the stage before it."""
+        stages = list(self.findings_by_stage)
+        if stage not in self.findings_by_stage:
+            return []
+        i = stages.index(stage)
+        before = {(f.rule, tuple(f.nodes)) for f in self.findings_by_stage[stages[i - 1]]} if i else set()
+        return [f for f in self.findings_by_stage[stage] if (f.rule, tuple(f.nodes)) not in before]
+
+    def all_findings(self) -> list[Finding]:
+        return [f for fs in self.findings_by_stage.values() for f in fs]

@@ -1,0 +1,166 @@
+"""The stream plan of an FX graph as a given mode sees it: scopes, streams, records and waits.
+
+Readers already set ``node.stream``, but the verifier re-derives streams from the scope nodes
+because the two back-ends read a ``scope_enter`` differently (reference/torchair.md §2):
+
+- max-autotune (GE): ``dict(zip(keys, values))["_user_stream_label"]``, the innermost label wins on
+  op attributes, while record/wait bookkeeping files ops under the *outermost* label (R10);
+- reduce-overhead (aclgraph): a scope is a stream scope when ``"_user_stream_label" in keys`` and its
+  label is ``values[0]`` (R6); nested scopes nest ``with torch.npu.stream(...)`` blocks.
+
+A graph without any ``scope_enter`` keeps the streams its reader gave it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from airctl.graph.model import Graph, Node
+from airctl.verify.findings import REDUCE_OVERHEAD
+
+STREAM_KEY = "_user_stream_label"
+CONTROL_OPS = ("scope_enter", "scope_exit", "record", "wait")
+OP_KINDS = ("call_function", "call_method", "call_module", "op")
+INPUT_KINDS = ("placeholder", "get_attr")
+
+
+def air_name(op: str) -> str | None:
+    """``air.scope_enter.default`` -> ``scope_enter``; None for non-air ops."""
+    if not op.startswith("air."):
+        return None
+    parts = op.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+def role_of(node: Node) -> str:
+    """``enter`` | ``exit`` | ``record`` | ``wait`` | ``input`` | ``output`` | ``op`` | ``other``."""
+    air = air_name(node.op)
+    if air == "scope_enter":
+        return "enter"
+    if air == "scope_exit":
+        return "exit"
+    if air == "record":
+        return "record"
+    if air == "wait":
+        return "wait"
+    if node.kind in INPUT_KINDS or node.op in INPUT_KINDS:
+        return "input"
+    if node.kind == "output" or node.op == "output":
+        return "output"
+    if node.kind in OP_KINDS:
+        return "op"
+    return "other"
+
+
+def emits_ge_op(node: Node, role: str) -> bool:
+    """Whether converting the node creates GE ops (what R7/R8 bookkeeping counts)."""
+    return role == "op" and node.op not in ("getitem", "_operator.getitem")
+
+
+def node_args(node: Node) -> list[Any]:
+    args = node.attrs.get("args")
+    return list(args) if isinstance(args, (list, tuple)) else []
+
+
+def ref_name(value: Any) -> str | None:
+    """``"%mm"`` -> ``"mm"`` (how readers store node references in ``attrs['args']``)."""
+    if isinstance(value, str) and value.startswith("%") and len(value) > 1:
+        return value[1:]
+    return None
+
+
+def scope_keys_values(node: Node) -> tuple[Any, Any]:
+    args = node_args(node)
+    kwargs = node.attrs.get("kwargs") or {}
+    keys = args[0] if len(args) > 0 else kwargs.get("keys")
+    values = args[1] if len(args) > 1 else kwargs.get("values")
+    return keys, values
+
+
+def stream_label(keys: Any, values: Any, mode: str) -> str | None:
+    """The stream a ``scope_enter`` opens under ``mode``, None for a non-stream scope."""
+    if not isinstance(keys, (list, tuple, str)) or not isinstance(values, (list, tuple, str)):
+        return None
+    if mode == REDUCE_OVERHEAD:
+        # aclgraph: `'_user_stream_label' in args[0]` then `args[1][0]` (graph_pass.py)
+        if STREAM_KEY in keys and len(values) > 0:
+            return str(values[0])
+        return None
+    label = dict(zip(keys, values, strict=False)).get(STREAM_KEY)  # GE: zip, innermost wins per key
+    return None if label is None else str(label)
+
+
+@dataclass
+class Scope:
+    enter: int  # node index of the scope_enter
+    label: str | None  # stream label, None for attribute-only scopes
+    exit: int | None = None
+    parent_stream: str | None = None  # innermost enclosing stream label at the enter
+
+
+@dataclass
+class FxPlan:
+    graph: Graph
+    mode: str
+    roles: list[str] = field(default_factory=list)
+    stream: list[str | None] = field(default_factory=list)  # innermost stream per node (None = default)
+    outer: list[str | None] = field(default_factory=list)  # outermost stream label (GE record/wait bookkeeping)
+    scopes: list[Scope] = field(default_factory=list)
+    unmatched_exits: list[int] = field(default_factory=list)
+    unclosed: list[Scope] = field(default_factory=list)
+    in_unclosed: list[bool] = field(default_factory=list)
+    index: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def nodes(self) -> list[Node]:
+        return self.graph.nodes
+
+    def stream_of(self, name: str) -> str | None:
+        return self.stream[self.index[name]]
+
+
+def build_plan(graph: Graph, mode: str) -> FxPlan:
+    nodes = graph.nodes
+    plan = FxPlan(graph=graph, mode=mode)
+    plan.index = {n.name: i for i, n in enumerate(nodes)}
+    plan.roles = [role_of(n) for n in nodes]
+    has_scopes = "enter" in plan.roles or "exit" in plan.roles
+    stack: list[Scope] = []
+    inner: str | None = None
+    outer: str | None = None
+
+    def refresh() -> tuple[str | None, str | None]:
+        labels = [s.label for s in stack if s.label is not None]
+        return (labels[-1], labels[0]) if labels else (None, None)
+
+    for i, node in enumerate(nodes):
+        role = plan.roles[i]
+        if not has_scopes:
+            plan.stream.append(node.stream)
+            plan.outer.append(node.stream)
+            continue
+        if role == "exit":
+            plan.stream.append(inner)  # the exit belongs to the scope it closes
+            plan.outer.append(outer)
+            if stack:
+                stack.pop().exit = i
+                inner, outer = refresh()
+            else:
+                plan.unmatched_exits.append(i)
+            continue
+        plan.stream.append(inner)
+        plan.outer.append(outer)
+        if role == "enter":
+            keys, values = scope_keys_values(node)
+            scope = Scope(enter=i, label=stream_label(keys, values, mode), parent_stream=inner)
+            plan.scopes.append(scope)
+            stack.append(scope)
+            inner, outer = refresh()
+    plan.unclosed = list(stack)
+    plan.in_unclosed = [False] * len(nodes)
+    if stack:
+        first = stack[0].enter
+        for i in range(first, len(nodes)):
+            plan.in_unclosed[i] = True
+    return plan

@@ -1,0 +1,108 @@
+"""The catalogue of verifier rules: id, TorchAir rule, per-mode severity, and the fix hint.
+
+One table so the checks, ``docs/checks.md`` and ``airctl check`` agree on ids and wording.
+Severity is per mode because the two back-ends differ (reference/torchair.md §2.1, §2.2):
+``None`` means the rule does not apply in that mode. Checks create findings only through
+:func:`make_finding`, which fills severity, reference and hint from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from airctl.graph.model import Graph
+from airctl.verify.findings import MAX_AUTOTUNE, REDUCE_OVERHEAD, Finding
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    ref: str | None  # reference/torchair.md §2.3 rule number(s)
+    title: str
+    max_autotune: str | None  # severity in max-autotune (GE), None = not applicable
+    reduce_overhead: str | None  # severity in reduce-overhead (aclgraph)
+    dialects: tuple[str, ...]  # graph dialects the rule is checked on
+    hint: str
+
+    def severity(self, mode: str) -> str | None:
+        return self.max_autotune if mode == MAX_AUTOTUNE else self.reduce_overhead
+
+
+_RULES = (
+    Rule("unbalanced_scope", "R1/R2", "scope_enter/scope_exit do not pair up in node order",
+         "error", "error", ("fx",),
+         "every air.scope_enter needs a matching air.scope_exit later in node order (LIFO); TorchAir rejects "
+         "the graph otherwise. Check the pass that inserted them, or a graph break inside a `with` scope"),
+    Rule("scope_args_not_lists", "R5", "scope_enter keys/values are not two lists of equal length",
+         "error", "error", ("fx",),
+         "call scope_enter(['_user_stream_label'], ['stream_1']): strings are zipped character by character "
+         "and unequal lists are truncated, silently"),
+    Rule("stream_label_not_first", "R6", "_user_stream_label is not the first scope_enter key",
+         "info", "error", ("fx",),
+         "put '_user_stream_label' first: aclgraph takes values[0] as the stream label"),
+    Rule("nested_stream_scopes", "R10", "a stream scope opened inside another stream scope",
+         "warning", "warning", ("fx",),
+         "close the outer stream scope first: GE ops take the inner label while record/wait bookkeeping "
+         "uses the outer one, and aclgraph nests stream contexts"),
+    Rule("record_before_any_op", "R7", "record with no earlier op on its stream: GE drops the dependency",
+         "error", None, ("fx",),
+         "insert the record after the last op it should cover, inside the same stream scope"),
+    Rule("wait_dropped_at_tail", "R8", "wait with no later op on its stream: GE drops the dependency",
+         "error", None, ("fx",),
+         "insert the wait right before the op that consumes the other stream's result"),
+    Rule("wait_on_const", "R8", "the wait's control edge lands on a helper Const, not on compute",
+         "warning", None, ("fx", "ge"),
+         "move the wait before a node whose converter starts with a compute op (no scalar/list literal args), "
+         "or wait directly before the consumer of the other stream's tensor"),
+    Rule("wait_on_unknown_record", "R9", "wait on something that is not a known record or tensor",
+         "error", "error", ("fx", "ge"),
+         "pass wait([record_node]) with records created by air.record in the same graph; other arguments are "
+         "ignored silently"),
+    Rule("race_cross_stream_without_wait", None, "cross-stream use with no happens-before ordering",
+         "error", "error", ("fx",),
+         "record on the producing stream after the producer and wait on the consuming stream before the use"),
+    Rule("stream_not_joined", None, "side-stream work not ordered before the graph output",
+         "warning", "error", ("fx", "ge"),
+         "make the graph output depend on the side-stream work (record after it, wait before the output), "
+         "or keep the work on the default stream"),
+    Rule("deadlock_cycle", None, "record/wait and stream order form a cycle",
+         "error", "error", ("fx", "ge"),
+         "each wait must refer to a record that can complete without the waiting stream; reorder the nodes"),
+    Rule("pass_returned_new_graph", "R11", "a custom pass returned a graph instead of mutating gm in place",
+         "error", "error", ("fx",),
+         "mutate gm.graph in place and return None; TorchAir ignores the return value"),
+    Rule("mode_unsupported_api", "R12", "an op that the selected mode cannot run",
+         "error", "error", ("fx",),
+         "npu_wait_tensor and fused-infer-attention ops are max-autotune only; tagged events and native "
+         "torch.npu.Stream/Event are reduce-overhead only: use record/wait, which work in both"),
+)
+
+RULES: dict[str, Rule] = {r.id: r for r in _RULES}
+
+
+def make_finding(rule_id: str, mode: str, message: str, nodes: list[str], graph: Graph | None = None, *,
+                 severity: str | None = None, hint: str | None = None) -> Finding | None:
+    """A finding for ``rule_id``, or None when the rule does not apply in ``mode``."""
+    rule = RULES[rule_id]
+    sev = severity or rule.severity(mode)
+    if sev is None:
+        return None
+    source = None
+    if graph is not None:
+        for name in nodes:
+            node = graph.get(name)
+            if node is not None and node.source:
+                source = node.source
+                break
+    return Finding(rule=rule_id, severity=sev, mode=mode, message=message, nodes=list(nodes), source=source,
+                   hint=hint or rule.hint, ref=rule.ref)
+
+
+def normalise_mode(mode: str) -> str:
+    """Accept TorchAir's spellings: ``reduce-overhead``/``npugraph_ex`` and ``max-autotune``/``ge``."""
+    m = mode.strip().lower().replace("_", "-")
+    if m in ("reduce-overhead", "npugraph-ex", "aclgraph"):
+        return REDUCE_OVERHEAD
+    if m in ("max-autotune", "ge"):
+        return MAX_AUTOTUNE
+    raise ValueError(f"unknown mode {mode!r}: use max-autotune or reduce-overhead")

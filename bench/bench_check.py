@@ -1,0 +1,89 @@
+"""Time ``airctl.verify.verify`` on synthetic multi-stream FX graphs of 10k and 50k nodes.
+
+Not a unit test: prints figures. The graph repeats a two-stream block shaped like the fixture
+``ok/two_stream_plan`` (side-stream projections, record/wait both ways, cross-stream reads) over
+three streams, so every check (scope walk, vector clocks, cycle test) does real work. Target:
+50k nodes in under 1 s, and 10k → 50k close to linear.
+
+    .venv/bin/python bench/bench_check.py
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from airctl.graph.model import Graph, Node  # noqa: E402
+from airctl.verify import verify  # noqa: E402
+
+
+def _op(name: str, op: str, *inputs: str) -> Node:
+    return Node(name, op, inputs=list(inputs), attrs={"args": [f"%{i}" for i in inputs]}, kind="call_function")
+
+
+def _air(name: str, op: str, args: list) -> Node:
+    refs = [a[1:] for a in (args[0] if args and isinstance(args[0], list) else []) if isinstance(a, str)
+            and a.startswith("%")]
+    return Node(name, f"air.{op}.default", inputs=refs if op == "wait" else [], attrs={"args": args},
+                kind="call_function")
+
+
+def synthetic(n_target: int) -> Graph:
+    nodes = [Node("x", "placeholder", kind="placeholder"), Node("w", "placeholder", kind="placeholder")]
+    h = "x"
+    i = 0
+    while len(nodes) < n_target - 1:
+        s = f"stream_{1 + i % 2}"
+        b = f"b{i}"
+        nodes += [
+            _op(f"{b}_q", "aten.mm.default", h, "w"),
+            _air(f"{b}_rh", "record", []),
+            _air(f"{b}_enter", "scope_enter", [["_user_stream_label"], [s]]),
+            _air(f"{b}_wh", "wait", [[f"%{b}_rh"]]),
+            _op(f"{b}_k", "aten.mm.default", h, "w"),
+            _op(f"{b}_v", "aten.mm.default", h, "w"),
+            _op(f"{b}_kt", "aten.t.default", f"{b}_k"),
+            _air(f"{b}_rkv", "record", []),
+            _air(f"{b}_exit", "scope_exit", []),
+            _op(f"{b}_relu", "aten.relu.default", f"{b}_q"),
+            _air(f"{b}_wkv", "wait", [[f"%{b}_rkv"]]),
+            _op(f"{b}_s", "aten.mm.default", f"{b}_relu", f"{b}_kt"),
+            _op(f"{b}_a", "aten.mm.default", f"{b}_s", f"{b}_v"),
+            _op(f"{b}_h", "aten.add.Tensor", h, f"{b}_a"),
+        ]
+        h = f"{b}_h"
+        i += 1
+    nodes.append(Node("output", "output", inputs=[h], attrs={"args": [[f"%{h}"]]}, kind="output"))
+    return Graph(f"synthetic-{len(nodes)}", "fx", nodes)
+
+
+def timed(graph: Graph, mode: str, repeat: int = 3) -> tuple[float, int]:
+    best = float("inf")
+    findings = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        findings = verify(graph, mode)
+        best = min(best, time.perf_counter() - t0)
+    return best, len(findings)
+
+
+def main() -> None:
+    results = {}
+    for n in (10_000, 50_000):
+        g = synthetic(n)
+        for mode in ("max-autotune", "reduce-overhead"):
+            secs, found = timed(g, mode)
+            results[(n, mode)] = secs
+            print(f"{len(g):>6} nodes  {mode:<16} {secs * 1000:7.1f} ms  ({found} findings)")
+    for mode in ("max-autotune", "reduce-overhead"):
+        ratio = results[(50_000, mode)] / results[(10_000, mode)]
+        print(f"{mode}: 50k/10k time ratio {ratio:.2f} (linear = 5.0)")
+    worst = max(results[(50_000, m)] for m in ("max-autotune", "reduce-overhead"))
+    print(f"50k worst: {worst:.3f} s  {'OK' if worst <= 1.0 else 'OVER BUDGET'} (budget 1 s)")
+
+
+if __name__ == "__main__":
+    main()
