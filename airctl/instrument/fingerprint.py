@@ -10,7 +10,6 @@ from airctl.graph.model import Graph
 
 def fingerprint(graph: Graph) -> str:
     h = hashlib.blake2b(digest_size=16)
-    for n in graph.nodes:
-        h.update(json.dumps([n.name, n.op, n.inputs, n.control_inputs, n.attrs, n.stream], default=str,
-                            sort_keys=True).encode())
+    h.update(json.dumps([[n.name, n.op, n.inputs, n.control_inputs, n.attrs, n.stream] for n in graph.nodes],
+                        default=str, sort_keys=True, separators=(",", ":")).encode())
     return h.hexdigest()

@@ -114,12 +114,16 @@ class LedgerWriter:
         entry = self._graphs[graph_id]
         stages = entry["stages"]
         index = len(stages)
-        base = f"graphs/{slug(graph_id)}/{index:03d}-{slug(name.replace(':', '_'))}"
-        write_json(graph, self.root / f"{base}.json")
-        text_file = None
-        if text is not None:
-            (self.root / f"{base}.txt").write_text(text, encoding="utf-8")
-            text_file = f"{base}.txt"
+        if changed is False and stages and stages[-1]["dialect"] == graph.dialect:
+            # an unchanged pass shares its predecessor's snapshot files
+            file, text_file = stages[-1]["file"], stages[-1]["text"]
+        else:
+            base = f"graphs/{slug(graph_id)}/{index:03d}-{slug(name.replace(':', '_'))}"
+            write_json(graph, self.root / f"{base}.json")
+            file, text_file = f"{base}.json", None
+            if text is not None:
+                (self.root / f"{base}.txt").write_text(text, encoding="utf-8")
+                text_file = f"{base}.txt"
         previous = stages[-1]["nodes"] if stages else None
         stage = {
             "index": index,
@@ -128,7 +132,7 @@ class LedgerWriter:
             "changed": changed,
             "nodes": len(graph),
             "node_delta": None if previous is None else len(graph) - previous,
-            "file": f"{base}.json",
+            "file": file,
             "text": text_file,
             "seconds": seconds,
         }

@@ -125,7 +125,8 @@ class CaptureSession:
         if result is not None and hasattr(result, "graph") and result is not gm:
             extra["returned_new_graph"] = True
         if self.current is not None:
-            self.ledger.add_stage(self.current, f"after:{name}", graph, text=fx_text(gm), changed=changed,
+            self.ledger.add_stage(self.current, f"after:{name}", graph, text=fx_text(gm) if changed else None,
+                                  changed=changed,
                                   seconds=round(seconds, 6), **extra)
         for inst in self.instruments:
             inst.after_pass(name, graph)
@@ -138,8 +139,9 @@ class CaptureSession:
         stages = self.ledger._graphs[self.current]["stages"]
         previous = stages[-1]["fingerprint"] if stages and "fingerprint" in stages[-1] else None
         fp = fingerprint(graph)
-        self.ledger.add_stage(self.current, f"after:{name}", graph, text=fx_text(gm),
-                              changed=None if previous is None else fp != previous, fingerprint=fp)
+        changed = None if previous is None else fp != previous
+        self.ledger.add_stage(self.current, f"after:{name}", graph, text=fx_text(gm) if changed is not False else None,
+                              changed=changed, fingerprint=fp)
 
     def fx_pass_failed(self, name: str, gm: Any, error: BaseException, seconds: float) -> None:
         graph = read_fx(gm, self.current or "graph")
