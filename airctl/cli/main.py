@@ -63,7 +63,7 @@ def run(argv: list[str] | None = None) -> None:
 
     app = build_app()
     try:
-        app(args=argv, standalone_mode=False)
+        rc = app(args=argv, standalone_mode=False)  # returns the code of a typer.Exit
     except AirctlError as e:
         render_error(e)
         sys.exit(int(e.exit_code))
@@ -78,4 +78,4 @@ def run(argv: list[str] | None = None) -> None:
             e.show()
             sys.exit(code)
         raise
-    sys.exit(int(ExitCode.OK))
+    sys.exit(rc if isinstance(rc, int) else int(ExitCode.OK))

@@ -70,7 +70,8 @@ class CaptureSession:
         self._open_training: list[str] = []
         self._before: dict[str, str] = {}
         self.concrete_graphs: list[tuple[str, Any]] = []
-        self.events: list[dict[str, Any]] = []
+        self.findings: list[dict[str, Any]] = []  # findings the runner itself makes (R11)
+        self.mode = str(ledger.index.get("mode") or "max-autotune")
 
     @contextlib.contextmanager
     def active(self) -> Iterator[CaptureSession]:
@@ -122,14 +123,26 @@ class CaptureSession:
         graph = read_fx(gm, self.current or "graph")
         changed = fingerprint(graph) != self._before.pop(name, None)
         extra: dict[str, Any] = {}
-        if result is not None and hasattr(result, "graph") and result is not gm:
-            extra["returned_new_graph"] = True
+        if result is not None and result is not gm:
+            extra["returned_new_graph"] = type(result).__name__
+            self._returned_new_graph(name, result, changed)
         if self.current is not None:
             self.ledger.add_stage(self.current, f"after:{name}", graph, text=fx_text(gm) if changed else None,
                                   changed=changed,
                                   seconds=round(seconds, 6), **extra)
         for inst in self.instruments:
             inst.after_pass(name, graph)
+
+    def _returned_new_graph(self, name: str, result: Any, changed: bool) -> None:
+        try:
+            from airctl.verify import finding_for_returned_graph
+        except ImportError:
+            return
+        finding = finding_for_returned_graph(name, result, mode=self.mode, changed_in_place=changed)
+        if finding is not None:
+            row = finding.to_json()
+            row.update(stage=f"after:{name}", graph=self.current)
+            self.findings.append(row)
 
     def dumped_fx_pass(self, name: str, gm: Any) -> None:
         """A pass TorchAir reports only by dumping its result (the aclgraph passes)."""

@@ -18,29 +18,23 @@ def verify_instruments(mode: str) -> list[Any]:
     """The verify-each instrument (static verifier after every pass), when the verifier exists."""
     if importlib.util.find_spec("airctl.verify.instrument") is None:
         return []
-    from airctl.verify import instrument
+    from airctl.pipeline.verify_each import VerifyEachGraph
 
-    cls = getattr(instrument, "VerifyInstrument", None) or getattr(instrument, "VerifyEachInstrument", None)
-    return [cls(mode=mode)] if cls is not None else []
+    return [VerifyEachGraph(mode)]
 
 
 def _record_findings(ledger: Any, session: Any) -> None:
     if session is None:
         return
+    rows: list[dict[str, Any]] = list(session.findings)
     for inst in session.instruments:
-        by_stage = getattr(inst, "findings_by_stage", None)
-        if not by_stage:
-            continue
-        rows = []
-        first: dict[str, str] = {}
-        for stage, findings in by_stage.items():
-            for f in findings:
-                data = f.to_json() if hasattr(f, "to_json") else dict(f)
-                data["stage"] = stage
-                rows.append(data)
-                first.setdefault(data.get("rule", "?"), stage)
-        ledger.index["findings"] = rows
-        ledger.index["first_stage_with_finding"] = first
+        if hasattr(inst, "rows"):
+            rows.extend(inst.rows())
+    first: dict[str, str] = {}
+    for row in rows:
+        first.setdefault(row.get("rule", "?"), f"{row.get('graph')}:{row.get('stage')}")
+    ledger.index["findings"] = rows
+    ledger.index["first_stage_with_finding"] = first
     ledger.flush()
 
 
