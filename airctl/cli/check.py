@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
         from airctl.verify.inputs import load_targets
         from airctl.verify.verifier import verify
 
-        targets = load_targets(path, stage=stage, passes=passes)
+        targets = load_targets(path, stage=stage, passes=passes, mode=mode.value if mode else None)
         findings: list[Finding] = []
         for t in targets:
             used = mode.value if mode else (t.mode or MAX_AUTOTUNE)

@@ -29,7 +29,8 @@ class CheckTarget:
     mode: str | None = None  # the mode the ledger was compiled with, when it says
 
 
-def load_targets(path: Path | str, *, stage: str | None = None, passes: Path | str | None = None) -> list[CheckTarget]:
+def load_targets(path: Path | str, *, stage: str | None = None, passes: Path | str | None = None,
+                 mode: str | None = None) -> list[CheckTarget]:
     path = Path(path)
     if not path.exists():
         raise GraphReadError("no such file or folder", file=str(path))
@@ -43,7 +44,7 @@ def load_targets(path: Path | str, *, stage: str | None = None, passes: Path | s
     if suffix == ".py":
         if _is_py_dump(path):
             return [CheckTarget(str(path), _read_dump(path))]
-        return _script_targets(path, passes)
+        return _script_targets(path, passes, mode)
     raise GraphReadError(f"cannot tell what {path.suffix or 'this file'} is", file=str(path),
                          hint="pass an airctl graph .json, a ledger folder, a TorchAir .pbtxt/.txt dump or a model .py")
 
@@ -76,10 +77,24 @@ def _is_py_dump(path: Path) -> bool:
         return False
 
 
-def _script_targets(path: Path, passes: Path | str | None) -> list[CheckTarget]:
-    # The lead wires compile here (airctl.pipeline.compile.compile_model); until then: compile first.
-    hint = f"run `airctl compile {path}" + (f" --passes {passes}" if passes else "") + "`, then `airctl check <ledger>`"
-    raise AirctlError(f"{path} is a model script: airctl check reads compiled graphs", file=str(path), hint=hint)
+def _script_targets(path: Path, passes: Path | str | None, mode: str | None) -> list[CheckTarget]:
+    """Compile the script (with its passes) into a ledger under ./airctl-runs and check that."""
+    from airctl.pipeline.compile import CompileRequest, compile_model
+
+    hooks = None
+    if passes is not None:
+        from airctl.passes import build_hooks
+
+        hooks = build_hooks(Path(passes))
+    result = compile_model(CompileRequest(
+        model_path=path, mode=mode or "max-autotune", command="check", report=False, verify=False,
+        passes_file=str(passes) if passes else None,
+        pre_pass=hooks.pre_pass if hooks else None, post_pass=hooks.post_pass if hooks else None))
+    if not result.index.get("graphs"):
+        if result.error is not None:
+            raise result.error
+        raise AirctlError("the script compiled no graph", file=str(path))
+    return _ledger_targets(result.ledger_dir, None)
 
 
 def _ledger_targets(root: Path, stage: str | None) -> list[CheckTarget]:
@@ -109,7 +124,10 @@ def _ledger_targets(root: Path, stage: str | None) -> list[CheckTarget]:
             s = chosen[-1]
             targets.append(CheckTarget(f"{gid}/{s.get('name')}", read_graph_json(root / s["file"]), mode))
             continue
-        for s in reversed(stages):  # the last FX stage
+        final = [s for s in stages if s.get("name") == "fx-final"]
+        # fx-final is the graph TorchAir converts; the aclgraph passes after it add TorchAir's own closure
+        # events, which the verifier models itself. Without fx-final (a failed run): the last FX stage.
+        for s in final or list(reversed(stages)):
             if s.get("dialect") == "ge" or str(s.get("name", "")).startswith("ge-"):
                 continue
             graph = read_graph_json(root / s["file"])
