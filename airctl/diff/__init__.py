@@ -1,0 +1,11 @@
+"""Structural graph diff: match nodes across two graphs (:mod:`.match`), then report (:mod:`.report`).
+
+>>> from airctl.diff import diff_graphs                          # doctest: +SKIP
+>>> diff_graphs(before, after).to_json()["added"]               # doctest: +SKIP
+[{'name': 'wait', 'op': 'air.wait.default', 'stream': None}]
+"""
+
+from airctl.diff.match import Matching, match_graphs
+from airctl.diff.report import DiffReport, diff_graphs
+
+__all__ = ["DiffReport", "Matching", "diff_graphs", "match_graphs"]

@@ -1,0 +1,170 @@
+"""One entry point to read any graph file, and one to write any text format.
+
+``read_graph(path)`` picks the reader by extension (``.pbtxt``, ``.txt``, ``.py``, ``.json``) and,
+for other names, by content. Whatever goes wrong (binary data, bad encoding, truncation, a
+malformed entry) surfaces as :class:`airctl.errors.GraphReadError` with the file and, wherever
+the format allows, the line. No other exception escapes (tests fuzz this).
+
+>>> g = read_graph("fixtures/dumps/stream/optimized.pbtxt")        # doctest: +SKIP
+>>> write_graph(g, "txt")[:20]                                      # doctest: +SKIP
+'name: "optimized"\\nop '
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from airctl.errors import GraphReadError
+from airctl.graph.model import Graph
+from airctl.io.gc_pause import gc_paused
+from airctl.io.ge_text import parse_txt, write_txt
+from airctl.io.json_io import from_dict, write_json
+from airctl.io.pbtxt import parse_pbtxt, write_pbtxt
+from airctl.io.py_dump import is_torchair_py_dump, parse_py_dump
+
+WRITERS: dict[str, Callable[[Graph], str]] = {
+    "json": lambda g: write_json(g),
+    "pbtxt": write_pbtxt,
+    "txt": write_txt,
+}
+EXTENSIONS = {".json": "json", ".pbtxt": "pbtxt", ".txt": "txt", ".py": "py"}
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
+
+
+def decode(data: bytes, origin: str) -> str:
+    """UTF-8 text of a graph file, or a GraphReadError naming the line of the first bad byte."""
+    nul = data.find(b"\0")
+    if nul >= 0:
+        hint = "graph dumps are text; a binary GE model (.pb/.om) cannot be read, dump it as txt or pbtxt"
+        raise GraphReadError("binary data (NUL byte)", file=origin, line=_line_of(data, nul), hint=hint)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise GraphReadError(f"not UTF-8 text ({e.reason} at byte {e.start})", file=origin,
+                             line=_line_of(data, e.start), hint="graph files are UTF-8 text") from e
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not text.strip():
+        raise GraphReadError("empty file", file=origin, line=1, hint="the dump was not written completely")
+    return text
+
+
+def sniff(text: str) -> str | None:
+    """The format of a graph file's text, from its first meaningful characters."""
+    body = "\n".join(line for line in text.split("\n") if not line.startswith("# airctl-graph:")).lstrip()
+    if body.startswith("{"):
+        return "json"
+    if body.startswith("node"):
+        return "pbtxt"
+    if is_torchair_py_dump(text):
+        return "py"
+    if body.startswith(("name:", "op {", "op{", "attr {", "graph {")):
+        return "txt"
+    return None
+
+
+def _parse_json(text: str, origin: str) -> Graph:
+    import json
+
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise GraphReadError(f"invalid JSON: {e.msg}", file=origin, line=e.lineno, column=e.colno) from e
+    except RecursionError as e:
+        raise GraphReadError("invalid JSON: nesting too deep", file=origin, line=1) from e
+    try:
+        return from_dict(data, origin)
+    except GraphReadError:
+        raise
+    except (TypeError, ValueError, AttributeError, KeyError) as e:
+        raise GraphReadError(f"not an airctl graph JSON: {e}", file=origin, line=1) from e
+
+
+PARSERS: dict[str, Callable[[str, str, str], Graph]] = {
+    "pbtxt": parse_pbtxt,
+    "txt": parse_txt,
+    "py": parse_py_dump,
+    "json": lambda text, origin, name: _parse_json(text, origin),
+}
+
+
+def check_graph(graph: Graph, origin: str) -> Graph:
+    """Reject what would break later consumers: wrong field types, duplicate names."""
+    seen: set[str] = set()
+    for i, node in enumerate(graph.nodes):
+        ok = (isinstance(node.name, str) and isinstance(node.op, str)
+              and isinstance(node.inputs, list) and all(isinstance(r, str) for r in node.inputs)
+              and isinstance(node.control_inputs, list) and all(isinstance(r, str) for r in node.control_inputs)
+              and (node.stream is None or isinstance(node.stream, str))
+              and (node.source is None or isinstance(node.source, str))
+              and (node.module is None or isinstance(node.module, str))
+              and isinstance(node.kind, str) and isinstance(node.attrs, dict) and isinstance(node.meta, dict))
+        if not ok:
+            raise GraphReadError(f"node #{i} has fields of the wrong type", file=origin,
+                                 node=node.name if isinstance(node.name, str) else None)
+        if node.name in seen:
+            raise GraphReadError(f"duplicate node name {node.name!r}", file=origin, node=node.name)
+        seen.add(node.name)
+    if not isinstance(graph.name, str) or not isinstance(graph.dialect, str) or not isinstance(graph.attrs, dict):
+        raise GraphReadError("graph name/dialect/attrs have the wrong type", file=origin)
+    return graph
+
+
+def parse_graph(text: str, fmt: str, origin: str = "<graph>", name: str = "graph") -> Graph:
+    """A graph from text in a known format (``pbtxt``, ``txt``, ``py``, ``json``)."""
+    if fmt not in PARSERS:
+        raise GraphReadError(f"unknown graph format {fmt!r}", file=origin, hint=f"formats: {', '.join(PARSERS)}")
+    try:
+        with gc_paused():
+            graph = PARSERS[fmt](text, origin, name)
+    except GraphReadError:
+        raise
+    except RecursionError as e:
+        raise GraphReadError("nesting too deep", file=origin, line=1) from e
+    return check_graph(graph, origin)
+
+
+def read_graph(path: Path | str) -> Graph:
+    """Read a graph file, choosing the reader by extension, else by content."""
+    path = Path(path)
+    origin = str(path)
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError as e:
+        raise GraphReadError("is a directory, not a graph file", file=origin) from e
+    except OSError as e:
+        raise GraphReadError(f"cannot read: {e.strerror or e}", file=origin) from e
+    text = decode(data, origin)
+    fmt = EXTENSIONS.get(path.suffix.lower())
+    if fmt == "py" and not is_torchair_py_dump(text):
+        raise GraphReadError("this .py file is not a TorchAir graph dump (no ge.<Op>(...) calls)", file=origin,
+                             line=1, hint="model scripts are compiled, not read: `airctl compile model.py`")
+    if fmt == "txt" and sniff(text) == "pbtxt":
+        fmt = "pbtxt"  # some tools name TF-style text .txt
+    if fmt is None:
+        fmt = sniff(text)
+    if fmt is None:
+        raise GraphReadError("unrecognised graph file", file=origin, line=1,
+                             hint="expected a TorchAir dump (.pbtxt, .txt, .py) or an airctl graph .json")
+    return parse_graph(text, fmt, origin, path.stem)
+
+
+def write_graph(graph: Graph, path_or_type: Path | str) -> str:
+    """The graph as ``json``/``pbtxt``/``txt`` text; given a file path, also writes it (format from extension)."""
+    target = str(path_or_type)
+    if target in WRITERS:
+        return WRITERS[target](graph)
+    path = Path(target)
+    fmt = EXTENSIONS.get(path.suffix.lower())
+    if fmt not in WRITERS:
+        from airctl.errors import AirctlError
+
+        raise AirctlError(f"cannot write graphs as {path.suffix or target!r}", file=target,
+                          hint=f"write one of: {', '.join(WRITERS)} (or a file ending .json/.pbtxt/.txt)")
+    text = WRITERS[fmt](graph)
+    path.write_text(text, encoding="utf-8")
+    return text

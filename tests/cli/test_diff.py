@@ -1,0 +1,69 @@
+"""``airctl diff`` in-process: JSON report, colours, ledgers, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from airctl.cli.main import build_app
+from airctl.errors import GraphReadError
+from tests.cli.test_dump import make_ledger
+from tests.io.dumps import DUMPS, FX_AFTER, FX_BEFORE
+
+runner = CliRunner()
+
+
+def invoke(*args: str):
+    return runner.invoke(build_app(), list(args))
+
+
+def test_json_report_for_the_stream_pass() -> None:
+    result = invoke("diff", str(DUMPS / "plain" / "optimized.pbtxt"), str(DUMPS / "stream" / "optimized.txt"),
+                    "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["added"] == [] and data["removed"] == []
+    assert [c["name"] for c in data["changed"]] == ["MatMul", "Abs"]
+    assert data["edges_added"] == [{"src": "Abs", "dst": "Sub", "kind": "control"}]
+    assert data["edges_removed"] == []
+
+
+def test_terminal_output_is_coloured() -> None:
+    result = runner.invoke(build_app(), ["diff", str(FX_BEFORE), str(FX_AFTER)], color=True)
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    assert "+ wait_default  air.wait.default" in text
+    assert "+ edge record_default → wait_default  (sync)" in text
+    assert "~ mm  aten.mm.default" in text
+
+
+def test_ledger_from_to(tmp_path: Path) -> None:
+    ledger = make_ledger(tmp_path / "run")
+    result = invoke("diff", str(ledger), "--from", "aot", "--to", "after-pre-pass", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert {n["op"] for n in data["added"]} == {"air.scope_enter.default", "air.record.default",
+                                                 "air.scope_exit.default", "air.wait.default"}
+    default = json.loads(invoke("diff", str(ledger), "--json").stdout)  # first -> last
+    assert default["summary"] == data["summary"]
+
+
+def test_identical_inputs_exit_zero() -> None:
+    result = invoke("diff", str(DUMPS / "stream" / "original.pbtxt"), str(DUMPS / "stream" / "original.txt"))
+    assert result.exit_code == 0
+    assert "no structural differences" in result.stdout
+
+
+def test_unreadable_input_is_exit_code_2(tmp_path: Path) -> None:
+    bad = tmp_path / "b.txt"
+    bad.write_bytes(b"\x00\x01binary")
+    result = invoke("diff", str(bad), str(FX_AFTER))
+    assert isinstance(result.exception, GraphReadError) and result.exception.line == 1
+    assert int(result.exception.exit_code) == 2
+
+
+def test_one_file_without_ledger_is_a_usage_error() -> None:
+    result = invoke("diff", str(FX_AFTER))
+    assert result.exception is not None and "ledger" in str(result.exception)

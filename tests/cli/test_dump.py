@@ -1,0 +1,128 @@
+"""``airctl dump`` in-process: formats, ledger stages, and the errors users meet."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from airctl.cli.main import build_app
+from airctl.errors import AirctlError, GraphReadError, ModelScriptError
+from airctl.io.read import parse_graph, read_graph
+from tests.io.dumps import DUMPS, FX_AFTER, FX_BEFORE
+
+runner = CliRunner()
+
+
+def invoke(*args: str):
+    return runner.invoke(build_app(), list(args))
+
+
+def make_ledger(root: Path) -> Path:
+    (root / "graphs" / "g0").mkdir(parents=True)
+    shutil.copy(FX_BEFORE, root / "graphs" / "g0" / "000-aot.json")
+    shutil.copy(FX_AFTER, root / "graphs" / "g0" / "001-after-pre-pass.json")
+    stages = [{"index": 0, "name": "aot", "changed": None, "nodes": 6, "file": "graphs/g0/000-aot.json",
+               "text": None, "seconds": 0.1},
+              {"index": 1, "name": "after-pre-pass", "changed": True, "nodes": 10,
+               "file": "graphs/g0/001-after-pre-pass.json", "text": None, "seconds": 0.1}]
+    (root / "index.json").write_text(json.dumps({"graphs": [{"id": "g0", "kind": "inference", "name": "graph_1",
+                                                             "stages": stages}]}))
+    return root
+
+
+def test_json_has_streams_and_control_edges() -> None:
+    result = invoke("dump", str(DUMPS / "stream" / "optimized.pbtxt"), "--type", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    nodes = {n["name"]: n for n in data["nodes"]}
+    assert nodes["MatMul"]["stream"] == "stream_1" and nodes["Sub"]["control_inputs"] == ["Abs"]
+    for key in ("name", "op", "stream", "inputs", "control_inputs", "attrs", "source"):
+        assert key in nodes["Abs"]
+    assert {"src": "Abs", "dst": "Sub", "kind": "control"} in data["edges"]
+
+
+@pytest.mark.parametrize("fmt", ["pbtxt", "txt", "json"])
+def test_text_formats_round_trip_through_the_cli(fmt: str) -> None:
+    src = DUMPS / "stream" / "original.txt"
+    result = invoke("dump", str(src), "--type", fmt)
+    assert result.exit_code == 0, result.output
+    assert parse_graph(result.stdout, fmt, "stdout") == read_graph(src)
+
+
+def test_fx_listing_and_output_file(tmp_path: Path) -> None:
+    out = tmp_path / "g.txt"
+    result = invoke("dump", str(DUMPS / "stream" / "optimized.txt"), "--type", "fx", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    text = out.read_text()
+    assert "Sub = Sub(arg0_1:0, MatMul:0, ^Abs)" in text
+    assert "MatMul = MatMul(arg0_1:0, arg0_1:0, None)  # stream=stream_1" in text
+
+
+def test_ledger_stage_default_is_last_and_by_name(tmp_path: Path) -> None:
+    ledger = make_ledger(tmp_path / "run")
+    last = json.loads(invoke("dump", str(ledger)).stdout)
+    assert any(n["op"] == "air.wait.default" for n in last["nodes"])
+    first = json.loads(invoke("dump", str(ledger), "--stage", "aot").stdout)
+    assert not any(n["op"].startswith("air.") for n in first["nodes"])
+    result = invoke("dump", str(ledger), "--stage", "nope")
+    assert isinstance(result.exception, AirctlError) and "aot, after-pre-pass" in (result.exception.hint or "")
+
+
+def test_model_script_gets_a_clear_error(tmp_path: Path) -> None:
+    script = tmp_path / "model.py"
+    script.write_text("import torch\n\ndef get_model():\n    return torch.nn.Linear(2, 2)\n")
+    result = invoke("dump", str(script))
+    assert isinstance(result.exception, ModelScriptError)
+    assert "airctl compile" in (result.exception.hint or "")
+
+
+def test_py_dump_is_read_not_refused() -> None:
+    result = invoke("dump", str(DUMPS / "stream" / "optimized.py"), "--type", "fx")
+    assert result.exit_code == 0 and "MatMul = MatMul(" in result.stdout
+
+
+def test_malformed_input_is_a_graph_read_error_with_exit_code_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.pbtxt"
+    bad.write_text('node {\n    name: "a"\n    op: "X"\n')
+    result = invoke("dump", str(bad))
+    assert isinstance(result.exception, GraphReadError)
+    assert result.exception.file == str(bad) and result.exception.line == 4
+    assert int(result.exception.exit_code) == 2
+
+
+def test_render_types_without_renderer_fail_clearly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "airctl.render", None)  # as if the module were absent
+    result = invoke("dump", str(DUMPS / "stream" / "optimized.txt"), "--type", "svg", "-o", str(tmp_path / "g.svg"))
+    assert isinstance(result.exception, AirctlError) and "airctl.render" in result.exception.message
+
+
+def test_render_types_call_render_to(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    import types
+
+    calls = []
+    fake = types.ModuleType("airctl.render")
+    fake.render_to = lambda graph, kind, out: calls.append((graph.name, kind, Path(out)))
+    monkeypatch.setitem(sys.modules, "airctl.render", fake)
+    out = tmp_path / "g.html"
+    result = invoke("dump", str(DUMPS / "stream" / "optimized.txt"), "--type", "html", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert calls == [("graph_1", "html", out)]
+
+
+def test_dump_of_files_does_not_import_torch(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; from airctl.cli.main import run\n"
+            "try:\n    run(['dump', sys.argv[1], '--type', 'txt'])\nexcept SystemExit:\n    pass\n"
+            "assert 'torch' not in sys.modules, 'torch imported'\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(DUMPS / "stream" / "optimized.pbtxt")],
+                          capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2])
+    assert proc.returncode == 0, proc.stderr

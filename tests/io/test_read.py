@@ -1,0 +1,94 @@
+"""read_graph's dispatch and its errors: always GraphReadError, with the file and the line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from airctl.errors import GraphReadError
+from airctl.io.read import read_graph, write_graph
+from tests.io.dumps import DUMPS
+
+
+def _err(path: Path) -> GraphReadError:
+    with pytest.raises(GraphReadError) as info:
+        read_graph(path)
+    return info.value
+
+
+def test_content_decides_when_the_extension_does_not(tmp_path: Path) -> None:
+    for src in ("stream/optimized.pbtxt", "stream/optimized.txt", "stream/optimized.py", "fx_after.json"):
+        copy = tmp_path / (src.replace("/", "_") + ".dump")
+        copy.write_bytes((DUMPS / src).read_bytes())
+        assert read_graph(copy).nodes == read_graph(DUMPS / src).nodes
+
+
+def test_truncated_pbtxt_names_file_and_last_line(tmp_path: Path) -> None:
+    text = (DUMPS / "stream" / "optimized.pbtxt").read_text()
+    cut = tmp_path / "cut.pbtxt"
+    cut.write_text(text[: len(text) // 2])
+    e = _err(cut)
+    assert e.file == str(cut) and e.line == text[: len(text) // 2].count("\n") + 1
+    assert "truncated" in e.message
+
+
+def test_truncated_txt_has_a_line(tmp_path: Path) -> None:
+    text = (DUMPS / "stream" / "optimized.txt").read_text()
+    cut = tmp_path / "cut.txt"
+    cut.write_text(text[:1000])
+    e = _err(cut)
+    assert e.file == str(cut) and isinstance(e.line, int) and e.line >= 1
+
+
+def test_bad_attr_descriptor_points_at_its_line(tmp_path: Path) -> None:
+    text = (DUMPS / "stream" / "optimized.pbtxt").read_text()
+    bad = tmp_path / "bad.pbtxt"
+    bad.write_text(text.replace("dtype: DT_FLOAT\\nshape", "dtype: DT_NOPE\\nshape", 1))
+    e = _err(bad)
+    line = next(i for i, t in enumerate(bad.read_text().split("\n"), 1) if "DT_NOPE" in t)
+    assert e.line == line and "descriptor" in e.message
+
+
+def test_binary_and_non_utf8_and_empty(tmp_path: Path) -> None:
+    binary = tmp_path / "g.pbtxt"
+    binary.write_bytes(b"node {\n  name: \"x\"\n\x00\x01\x02")
+    assert _err(binary).line == 3
+    latin = tmp_path / "g.txt"
+    latin.write_bytes(b'name: "g"\nop { name: "\xe9" }\n')
+    assert _err(latin).line == 2
+    empty = tmp_path / "g.json"
+    empty.write_text("  \n")
+    assert _err(empty).line == 1
+
+
+def test_json_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "g.json"
+    bad.write_text('{"nodes": [\n{"name": "a", "op": "x"},\n')
+    assert _err(bad).line == 3
+    bad.write_text('{"nodes": 5}')
+    assert "airctl graph JSON" in _err(bad).message
+    bad.write_text('{"nodes": [{"name": "a", "op": "x", "inputs": [1]}]}')
+    assert "wrong type" in _err(bad).message
+    bad.write_text('{"nodes": [{"name": "a", "op": "x"}, {"name": "a", "op": "y"}]}')
+    assert "duplicate" in _err(bad).message
+
+
+def test_py_model_script_is_not_a_dump(tmp_path: Path) -> None:
+    script = tmp_path / "model.py"
+    script.write_text("import torch\nmodel = torch.nn.Linear(2, 2)\n")
+    assert "not a TorchAir graph dump" in _err(script).message
+
+
+def test_duplicate_names_in_dumps(tmp_path: Path) -> None:
+    dup = tmp_path / "d.pbtxt"
+    dup.write_text('node {\n    name: "a"\n    op: "X"\n}\nnode {\n    name: "a"\n    op: "Y"\n}\n')
+    e = _err(dup)
+    assert e.line == 5 and e.node == "a"
+
+
+def test_unknown_write_type() -> None:
+    from airctl.errors import AirctlError
+
+    with pytest.raises(AirctlError):
+        write_graph(read_graph(DUMPS / "fx_after.json"), "out.xml")
