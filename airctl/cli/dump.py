@@ -23,7 +23,9 @@ HELP = (
 def register(app: typer.Typer) -> None:
     @app.command("dump", help=HELP, no_args_is_help=True)
     def dump_cmd(
-        source: Path = typer.Argument(..., help="Dump file, graph .json, or ledger folder.", show_default=False),
+        source: Path = typer.Argument(..., help="Dump file, graph .json, ledger folder, or model script (compiled "
+                                      "first).", show_default=False),
+        mode: str = typer.Option("max-autotune", "--mode", "-m", help="Mode for a model script SOURCE."),
         type_: str = typer.Option("json", "--type", "-t",
                                   help=f"Output: {', '.join(TEXT_TYPES + RENDER_TYPES)}."),
         stage: str = typer.Option(None, "--stage", "-s", help="Ledger stage name or index.", show_default=False),
@@ -31,7 +33,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         from airctl.cli.output import err
 
-        text = dump(source, type_, stage, out)
+        text = dump(source, type_, stage, out, mode)
         if text is None:
             return
         if out is None:
@@ -41,14 +43,14 @@ def register(app: typer.Typer) -> None:
             err.print(f"wrote {out}")
 
 
-def dump(source: Path, type_: str, stage: str | None, out: Path | None) -> str | None:
+def dump(source: Path, type_: str, stage: str | None, out: Path | None, mode: str = "max-autotune") -> str | None:
     """The text to print for ``--type`` (None when a renderer wrote ``out`` itself)."""
     from airctl.errors import AirctlError
     from airctl.io.source import load_source
 
     if type_ not in TEXT_TYPES + RENDER_TYPES:
         raise AirctlError(f"unknown --type {type_!r}", hint=f"choose one of: {', '.join(TEXT_TYPES + RENDER_TYPES)}")
-    graph = load_source(source, stage)
+    graph = load_source(source, stage, mode=mode)
     if type_ in RENDER_TYPES:
         _render(graph, type_, out or Path(f"{source.stem or 'graph'}.{type_}"))
         return None

@@ -5,8 +5,8 @@
 - a graph file: TorchAir ``.pbtxt``/``.txt``/``.py`` dump or airctl ``.json`` (:func:`read_graph`);
 - a ledger folder (has ``index.json``, see docs/ledger.md): a stage picked by name or index,
   default the last stage of the first graph;
-- a ``.py`` *model script* is recognised (it is not a TorchAir py dump) and refused with a clear
-  error until compiling from these commands is wired in.
+- a ``.py`` *model script* (told apart from a TorchAir py dump by content) is compiled first with
+  ``airctl compile`` (a ledger under ``./airctl-runs``), then read like a ledger.
 """
 
 from __future__ import annotations
@@ -80,9 +80,12 @@ def is_ledger(path: Path) -> bool:
     return path.is_dir() and (path / INDEX).is_file()
 
 
-def load_source(source: Path | str, stage: str | None = None, default: str = "last") -> Graph:
+def load_source(source: Path | str, stage: str | None = None, default: str = "last",
+                mode: str = "max-autotune") -> Graph:
     """The graph a SOURCE argument names (see the module docstring)."""
     path = Path(source)
+    if path.suffix == ".py" and path.is_file() and not _py_dump(path):
+        path = compile_script(path, mode)
     if path.is_dir():
         if not is_ledger(path):
             raise LedgerError(f"not a ledger: no {INDEX}", file=str(path),
@@ -94,11 +97,19 @@ def load_source(source: Path | str, stage: str | None = None, default: str = "la
                              hint="a single graph file has no stages")
     if not path.exists():
         raise GraphReadError("no such file", file=str(path))
-    if path.suffix == ".py" and not _py_dump(path):
-        raise ModelScriptError("model scripts are not supported here yet; this .py is not a TorchAir graph dump",
-                               file=str(path),
-                               hint=f"compile it first (`airctl compile {path}`), then pass the ledger folder")
     return read_graph(path)
+
+
+def compile_script(path: Path, mode: str) -> Path:
+    """Compile a model script into ./airctl-runs and return its ledger folder (imports torch)."""
+    from airctl.pipeline.compile import CompileRequest, compile_model
+
+    result = compile_model(CompileRequest(model_path=path, mode=mode, command="dump"))
+    if not result.index.get("graphs"):
+        if result.error is not None:
+            raise result.error
+        raise ModelScriptError("the script compiled no graph", file=str(path))
+    return result.ledger_dir
 
 
 def _py_dump(path: Path) -> bool:

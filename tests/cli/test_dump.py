@@ -72,12 +72,24 @@ def test_ledger_stage_default_is_last_and_by_name(tmp_path: Path) -> None:
     assert isinstance(result.exception, AirctlError) and "aot, after-pre-pass" in (result.exception.hint or "")
 
 
-def test_model_script_gets_a_clear_error(tmp_path: Path) -> None:
+def test_model_script_without_inputs_gets_a_clear_error(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
     script = tmp_path / "model.py"
     script.write_text("import torch\n\ndef get_model():\n    return torch.nn.Linear(2, 2)\n")
     result = invoke("dump", str(script))
     assert isinstance(result.exception, ModelScriptError)
-    assert "airctl compile" in (result.exception.hint or "")
+    assert "get_inputs()" in (result.exception.hint or "")
+    assert (tmp_path / "airctl-runs").is_dir(), "the failed compile keeps its ledger"
+
+
+@pytest.mark.slow
+def test_model_script_is_compiled_first(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    seed = Path(__file__).resolve().parents[2] / "fixtures" / "models" / "seed.py"
+    result = invoke("dump", str(seed), "--type", "json")
+    assert result.exit_code == 0, result.output
+    graph = json.loads(result.stdout)
+    assert {n["op"] for n in graph["nodes"]} >= {"Data", "MatMul", "Abs", "Sub", "NetOutput"}
 
 
 def test_py_dump_is_read_not_refused() -> None:
