@@ -1,0 +1,73 @@
+"""``airctl run``: run a TorchAir script unmodified, with every compiled graph captured."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+HELP = (
+    "Run SCRIPT.py as `python SCRIPT.py ARGS...` would, with airctl's hooks on every TorchAir backend it "
+    "creates (torchair.get_npu_backend, backend=\"npu\" / \"npugraph_ex\"): each compiled graph gets the "
+    "stages of `airctl compile` in a ledger, TorchAir's dumps and the profiler's folders are recorded there, "
+    "and each graph's outputs are compared with its Dynamo graph run eagerly.\n\n"
+    "airctl's options go before SCRIPT.py; everything after it is passed to the script. The exit code is the "
+    "script's (1 with its traceback when it raises); 3 when the script succeeded but a compiled graph's "
+    "outputs differ from eager.\n\n"
+    "[bold]Examples[/bold]\n\n"
+    "  airctl run custom_pass_multistream.py\n\n"
+    "  airctl run --out runs/ --backend sim train.py --steps 10\n"
+)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(
+        "run", help=HELP, no_args_is_help=True,
+        context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True},
+    )
+    def run_cmd(
+        script: Path = typer.Argument(..., help="The Python script to run.", show_default=False),
+        args: list[str] = typer.Argument(None, help="Arguments for the script.", show_default=False),
+        out: Path = typer.Option(Path("airctl-runs"), "--out", "-o",
+                                 help="Folder for ledgers (one run per subfolder)."),
+        backend: str = typer.Option("auto", "--backend", "-b", help="auto | npu | sim (auto: npu when CANN loads)."),
+        check: bool = typer.Option(True, "--check/--no-check",
+                                   help="Compare each compiled graph's first call with its Dynamo graph run eagerly."),
+        atol: float = typer.Option(1e-5, "--atol", help="Tolerance for the eager comparison."),
+    ) -> None:
+        from airctl.cli.output import err, render_error
+        from airctl.pipeline.run_errors import show
+        from airctl.pipeline.run_script import RunRequest, run_script
+
+        request = RunRequest(script=script, args=list(args or []), out_dir=out, backend=backend, check=check,
+                             atol=atol)
+        result = run_script(request, progress=lambda msg: err.print(f"airctl: {msg}", markup=False,
+                                                                    highlight=False))
+        _print_summary(result)
+        if result.end.failed:
+            show(result.end)
+        elif result.error is not None:
+            render_error(result.error)
+        raise typer.Exit(result.exit_code)
+
+
+def _print_summary(result) -> None:  # noqa: ANN001 - RunResult, imported lazily
+    from airctl.cli.output import err
+
+    index = result.index
+    graphs = index.get("graphs") or []
+    stages = sum(len(g.get("stages") or []) for g in graphs)
+    parts = [f"{len(graphs)} graph{'s' if len(graphs) != 1 else ''}", f"{stages} stages"]
+    if index.get("dumps"):
+        parts.append(f"{len(index['dumps'])} TorchAir dumps")
+    if index.get("profiles"):
+        parts.append(f"{len(index['profiles'])} profile{'s' if len(index['profiles']) != 1 else ''}")
+    execution = index.get("execution")
+    if execution:
+        if execution["matches_eager"] is None:
+            parts.append("outputs not checked")
+        else:
+            verdict = "match" if execution["matches_eager"] else "DIFFER FROM"
+            parts.append(f"outputs of {execution['graphs_checked']}/{execution['graphs']} graphs {verdict} eager "
+                         f"(max abs error {execution['max_abs_error']:.3g})")
+    err.print(f"airctl: ledger {result.ledger_dir} — " + ", ".join(parts), markup=False, highlight=False)

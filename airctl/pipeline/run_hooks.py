@@ -1,0 +1,261 @@
+"""The hooks ``airctl run`` attaches to the TorchAir a user script uses.
+
+The script keeps its own calls; airctl replaces, for the duration of the run, three public
+names with wrappers that call the originals:
+
+- ``torchair.get_npu_backend``: the backend TorchAir returns is wrapped so every Dynamo graph
+  it receives is captured (:func:`~airctl.pipeline.capture.capturing_backend`) and checked
+  against eager (:mod:`~airctl.pipeline.run_check`). The ``"npu"`` and ``"npugraph_ex"``
+  Dynamo backends resolve ``torchair.get_npu_backend`` when they run, so they capture too.
+  Under sim, for the aclgraph modes (reduce-overhead, npugraph_ex), the user's config gets
+  ``debug.run_eagerly = True``: NPU graph capture/replay is a device feature, so TorchAir's
+  generated aclgraph code runs eagerly on the stand-in streams (logged, and listed in
+  ``index.json`` under ``compilers``).
+- ``torchair.get_compiler``: the same config treatment; graphs the script compiles through
+  the bare compiler have no Dynamo stage (airctl does not see them before AOT).
+- ``torch_npu.profiler.tensorboard_trace_handler``: the ``*_ascend_pt`` folders each handler
+  writes are listed in ``index.json`` under ``profiles``.
+
+Under sim one more observer watches the stand-in streams (``torch_npu.npu.OBSERVERS``): native
+``torch.npu.Stream``/``Event`` calls made *while Dynamo traces* a function are plain Python on
+the stand-in, so Dynamo inlines them and they leave no node in the graph (no graph break, no
+error; on an NPU torch_npu makes them graph nodes that TorchAir turns into streams and
+events). Dynamo replays the observer's list append as a side effect of the compiled code, so
+after the run airctl knows they were dropped and says so (``index.json`` ``warnings``).
+
+The stage capture itself comes from TorchAir's observer and concrete-graph patches
+(:mod:`~airctl.pipeline.patched_graph_transform_observer`,
+:mod:`~airctl.pipeline.patched_concrete_graph`) and the :class:`RunSession` active for the
+whole script. TorchAir writes its graph dumps where the script's config says; each dump is
+also copied into the ledger's ``torchair/`` (the index entry keeps the original path in
+``source``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from airctl.instrument import Instrument
+from airctl.ledger.writer import LedgerWriter
+from airctl.pipeline.capture import CaptureSession, capturing_backend
+from airctl.pipeline.compare import DEFAULT_ATOL
+from airctl.pipeline.run_check import GraphCheck, copy_graph_module
+
+ACLGRAPH_MODES = ("reduce-overhead", "npugraph_ex")
+Note = Callable[[str], None]
+
+# Stream/event calls Dynamo traced (and therefore dropped) under sim; appended by Dynamo's
+# replay of the side effect in traced_stream_call, so it must be a module-level global.
+TRACED_STREAM_CALLS: list[str] = []
+
+DROPPED_STREAMS_WARNING = (
+    "native torch.npu stream/event calls inside a compiled function ({calls}) were traced away by Dynamo "
+    "under sim: they are not in the graph and every op of it ran on one stream. On an NPU, torch_npu makes "
+    "them graph nodes that TorchAir turns into streams and events (aclgraph modes only). Use "
+    "torchair.scope.npu_stream_switch and torchair.ops.record/wait to see multi-stream graphs under sim.")
+
+
+def traced_stream_call(kind: str, **_details: Any) -> None:
+    import torch
+
+    if torch.compiler.is_compiling():
+        TRACED_STREAM_CALLS.append(kind)
+
+
+class RunSession(CaptureSession):
+    """A capture session that leaves TorchAir's dumps where the script asked and copies them."""
+
+    def __init__(self, ledger: LedgerWriter, instruments: Sequence[Instrument] = ()) -> None:
+        super().__init__(ledger, instruments, extra_dump_types=())
+
+    def torchair_dump(self, path: Path, graph_name: str | None) -> None:
+        source = Path(path).absolute()
+        target = source
+        ledger_dumps = (self.ledger.root / "torchair").absolute()
+        if source.parent != ledger_dumps and source.is_file():
+            target = ledger_dumps / source.name
+            shutil.copy2(source, target)
+        super().torchair_dump(target, graph_name)
+        for entry in self.ledger.index["dumps"]:
+            if entry["file"] == os.path.relpath(target, self.ledger.root):
+                entry["source"] = str(source)
+        self.ledger.flush()
+
+
+def _value(option: Any) -> Any:
+    return getattr(option, "value", option)
+
+
+class RunHooks:
+    """Installs the wrappers for one run and collects what they saw (``uninstall`` restores)."""
+
+    def __init__(self, session: RunSession, backend_name: str, note: Note, check: bool = True,
+                 atol: float = DEFAULT_ATOL, make_instruments: Callable[[str], list[Any]] | None = None) -> None:
+        self.session = session
+        self.ledger = session.ledger
+        self.backend_name = backend_name
+        self.note = note
+        self.check = check
+        self.atol = atol
+        self.make_instruments = make_instruments
+        self.checks: list[GraphCheck] = []
+        self.compilers: list[dict[str, Any]] = []
+        self.profiles: list[dict[str, Any]] = []
+        self._configs: dict[int, dict[str, Any]] = {}
+        self._restore: list[tuple[Any, str, Any]] = []
+        self._profile_roots: dict[Path, set[Path]] = {}
+
+    # -- install / uninstall -----------------------------------------------------------------
+    def _patch(self, owner: Any, name: str, make: Callable[[Any], Any]) -> None:
+        original = getattr(owner, name, None)
+        if original is None:
+            return
+        self._restore.append((owner, name, original))
+        setattr(owner, name, make(original))
+
+    def install(self, torchair: Any) -> None:
+        self._patch(torchair, "get_npu_backend", self._wrap_get_npu_backend)
+        self._patch(torchair, "get_compiler", self._wrap_get_compiler)
+        profiler = sys.modules.get("torch_npu.profiler")
+        if profiler is None and self.backend_name == "npu":
+            try:
+                import torch_npu.profiler as profiler  # the real one, on an NPU machine
+            except Exception:  # noqa: BLE001 - no profiler, nothing to record
+                profiler = None
+        if profiler is not None:
+            self._patch(profiler, "tensorboard_trace_handler", self._wrap_trace_handler)
+        if self.backend_name == "sim":
+            from airctl.sim.torch_npu import npu
+
+            TRACED_STREAM_CALLS.clear()
+            npu.OBSERVERS.append(traced_stream_call)
+
+    def uninstall(self) -> None:
+        if self.backend_name == "sim":
+            from airctl.sim.torch_npu import npu
+
+            if traced_stream_call in npu.OBSERVERS:
+                npu.OBSERVERS.remove(traced_stream_call)
+        while self._restore:
+            owner, name, original = self._restore.pop()
+            setattr(owner, name, original)
+
+    def warnings(self) -> list[str]:
+        if not TRACED_STREAM_CALLS:
+            return []
+        calls = ", ".join(dict.fromkeys(TRACED_STREAM_CALLS))
+        return [DROPPED_STREAMS_WARNING.format(calls=calls)]
+
+    # -- configs ------------------------------------------------------------------------------
+    def _config_seen(self, config: Any, via: str) -> None:
+        """Record the config (once) and, under sim, switch aclgraph modes to run_eagerly."""
+        if config is None:
+            return
+        entry = self._configs.get(id(config))
+        mode = _value(config.mode)
+        if entry is None:
+            entry = {"via": via, "mode": mode}
+            self._configs[id(config)] = entry
+            self.compilers.append(entry)
+            if self.ledger.index.get("mode") is None:
+                self.ledger.index["mode"] = mode
+                if self.make_instruments is not None:
+                    self.session.instruments.extend(self.make_instruments(mode))
+        entry["mode"] = mode
+        dump = config.debug.graph_dump
+        if getattr(dump, "enabled", False):
+            entry["graph_dump"] = {"type": _value(dump.type), "path": _value(dump.path)}
+        if self.backend_name == "sim" and mode in ACLGRAPH_MODES and _value(config.debug.run_eagerly) != "1":
+            config.debug.run_eagerly = True
+            entry["run_eagerly_set_by_airctl"] = True
+            self.note(f"sim: {mode} — set debug.run_eagerly=True on the script's CompilerConfig "
+                      "(NPU graph capture/replay is not simulated; TorchAir's aclgraph code runs eagerly)")
+        self.ledger.set(compilers=self.compilers)
+
+    # -- torchair.get_npu_backend ------------------------------------------------------------
+    def _wrap_get_npu_backend(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        hooks = self
+
+        def get_npu_backend(*args: Any, **kwargs: Any) -> Any:
+            config = kwargs.get("compiler_config")
+            hooks._config_seen(config, "get_npu_backend")
+            backend = original(*args, **kwargs)
+            if config is None:
+                config = getattr(backend, "keywords", {}).get("compiler_config")
+                hooks._config_seen(config, "get_npu_backend")
+            return hooks.wrap_backend(backend, config)
+
+        get_npu_backend.__doc__ = original.__doc__
+        get_npu_backend.__wrapped__ = original  # type: ignore[attr-defined]
+        return get_npu_backend
+
+    def wrap_backend(self, backend: Any, config: Any) -> Callable[..., Any]:
+        captured = capturing_backend(backend, self.session)
+
+        def backend_with_airctl(gm: Any, example_inputs: Sequence[Any], **kwargs: Any) -> Any:
+            self._config_seen(config, "get_npu_backend")  # the script may change the mode later
+            reference = copy_graph_module(gm) if self.check else None
+            compiled = captured(gm, example_inputs, **kwargs)
+            if reference is None:
+                return compiled
+            check = GraphCheck(self.session.dynamo_count, reference, self._record_check, atol=self.atol)
+            self.checks.append(check)
+            return check.wrap(compiled)
+
+        return backend_with_airctl
+
+    def _record_check(self, number: int, summary: dict[str, Any]) -> None:
+        for graph in self.ledger.index["graphs"]:
+            if graph.get("dynamo_graph") == number and graph["kind"] != "backward":
+                graph["execution"] = summary
+        self.ledger.flush()
+
+    # -- torchair.get_compiler ---------------------------------------------------------------
+    def _wrap_get_compiler(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        hooks = self
+
+        def get_compiler(*args: Any, **kwargs: Any) -> Any:
+            compiler = original(*args, **kwargs)
+            hooks._config_seen(getattr(compiler, "config", None), "get_compiler")
+            return compiler
+
+        get_compiler.__doc__ = original.__doc__
+        get_compiler.__wrapped__ = original  # type: ignore[attr-defined]
+        return get_compiler
+
+    # -- torch_npu.profiler.tensorboard_trace_handler ----------------------------------------
+    def _wrap_trace_handler(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        hooks = self
+
+        def tensorboard_trace_handler(dir_name: str | None = None, *args: Any, **kwargs: Any) -> Any:
+            handler = original(dir_name, *args, **kwargs)
+            root = Path(dir_name).absolute() if dir_name else Path.cwd()
+            hooks._profile_roots.setdefault(root, set(root.glob("*_ascend_pt")) if root.is_dir() else set())
+
+            def on_trace_ready(prof: Any) -> Any:
+                result = handler(prof)
+                hooks.collect_profiles()
+                return result
+
+            return on_trace_ready
+
+        tensorboard_trace_handler.__doc__ = original.__doc__
+        return tensorboard_trace_handler
+
+    def collect_profiles(self) -> None:
+        """List ``*_ascend_pt`` folders that appeared under the handlers' folders during the run."""
+        known = {p["path"] for p in self.profiles}
+        for root, before in self._profile_roots.items():
+            if not root.is_dir():
+                continue
+            for folder in sorted(set(root.glob("*_ascend_pt")) - before):
+                if str(folder) in known:
+                    continue
+                files = sorted(str(f.relative_to(folder)) for f in folder.rglob("*") if f.is_file())
+                self.profiles.append({"path": str(folder), "files": files[:50], "file_count": len(files)})
+        self.ledger.set(profiles=self.profiles)

@@ -1,0 +1,221 @@
+"""``airctl run``: run an unmodified TorchAir script with airctl's hooks on every backend it makes.
+
+>>> result = run_script(RunRequest(Path("train.py"), args=["--steps", "2"]))   # doctest: +SKIP
+>>> result.exit_code, result.ledger_dir                                         # doctest: +SKIP
+(0, PosixPath('airctl-runs/20261122-101500-train-3f2a'))
+
+The script runs as ``python SCRIPT.py ARGS...`` would run it: ``__name__ == "__main__"``,
+``sys.argv == [SCRIPT.py, *ARGS]``, the script's folder first on ``sys.path``, the working
+directory unchanged — in this process, after the backend is prepared (``sim``: the stand-ins
+for ``torch_npu``/``torchair``; both: ``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` when torch-npu is
+installed without CANN, set before the script imports torch). While it runs, a
+:class:`~airctl.pipeline.run_hooks.RunSession` is active and :class:`~airctl.pipeline.run_hooks.RunHooks`
+wrap TorchAir's backend factories, so each graph the script compiles lands in the ledger with
+the same stages as ``airctl compile``, plus a per-graph execution check
+(:mod:`~airctl.pipeline.run_check`).
+
+Ledger additions for ``run`` (layout in docs/ledger.md, the rest as for compile)::
+
+    index.json  command "run"; model {path, argv}; compilers [{via, mode, graph_dump,
+                run_eagerly_set_by_airctl}]; graphs[].execution; execution (all graphs);
+                profiles [{path, files}]; script {exit_code}; status ok | failed | mismatch
+    torchair/   copies of the dumps TorchAir wrote where the script asked (dumps[].source)
+    log.txt     TorchAir's log lines at the level the script set, and airctl's notes
+
+Whatever the script does, the ledger ends with what was captured; a script failure is the
+script's (traceback and exit code as Python shows them, :mod:`~airctl.pipeline.run_errors`).
+"""
+
+from __future__ import annotations
+
+import runpy
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from airctl.backends import BackendChoice, choose
+from airctl.errors import AirctlError, ExecutionMismatch, ModelScriptError
+from airctl.ledger.writer import LedgerWriter
+from airctl.pipeline.compare import DEFAULT_ATOL
+from airctl.pipeline.finish import finish_ledger, verify_instruments
+from airctl.pipeline.run_check import execute_fx_as_ge, run_summary
+from airctl.pipeline.run_errors import ScriptEnd, from_exception, from_system_exit
+from airctl.pipeline.run_hooks import RunHooks, RunSession
+from airctl.pipeline.run_logs import RunLog, tee_torchair_log
+from airctl.torch_env import ensure_torch_importable
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class RunRequest:
+    script: Path
+    args: Sequence[str] = ()
+    out_dir: Path = Path("airctl-runs")
+    backend: str = "auto"
+    check: bool = True  # compare each compiled graph with its Dynamo graph run eagerly
+    atol: float = DEFAULT_ATOL
+    verify: bool = True  # verify-each: the static verifier after every pass
+    report: bool = True
+
+
+@dataclass
+class RunResult:
+    ledger_dir: Path
+    index: dict[str, Any]
+    backend: BackendChoice | None
+    end: ScriptEnd  # how the script ended (exit code, its exception)
+    error: AirctlError | None = None  # airctl's own verdict: bad request, backend, mismatch
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        if self.end.failed:
+            return self.end.exit_code
+        if self.error is not None:
+            return int(self.error.exit_code)
+        return 0
+
+
+def _check_script(path: Path) -> None:
+    if not path.exists():
+        raise ModelScriptError(f"script not found: {path}", file=str(path))
+    if path.is_dir():
+        raise ModelScriptError(f"{path} is a folder, not a script",
+                               hint="give the .py file; `python -m package` style runs are not supported")
+
+
+class _ScriptContext:
+    """``sys.argv``, ``sys.path[0]`` as ``python SCRIPT.py ARGS`` sets them, restored after."""
+
+    def __init__(self, script: Path, args: Sequence[str]) -> None:
+        self.argv = [str(script), *args]
+        self.path0 = str(script.resolve().parent)
+
+    def __enter__(self) -> None:
+        self._argv, self._path = sys.argv[:], sys.path[:]
+        sys.argv[:] = self.argv
+        sys.path.insert(0, self.path0)
+
+    def __exit__(self, *exc: Any) -> None:
+        sys.argv[:] = self._argv
+        sys.path[:] = self._path
+
+
+def run_script(req: RunRequest, progress: Progress | None = None) -> RunResult:
+    say = progress or (lambda _msg: None)
+    notes: list[str] = []
+    open_logs: list[RunLog] = []
+
+    def note(message: str) -> None:
+        notes.append(message)
+        say(message)
+        for log in open_logs:
+            log.note(message)
+
+    script = Path(req.script)
+    ledger = LedgerWriter.create(req.out_dir, script.stem, command="run", mode=None,
+                                 model={"path": str(script), "argv": [str(script), *req.args]})
+    backend: BackendChoice | None = None
+    end = ScriptEnd(0)
+    try:
+        _check_script(script)
+        autoload = ensure_torch_importable()  # before anything (the script included) imports torch
+        if autoload:
+            notes.append(autoload)
+        t0 = time.perf_counter()
+        backend = choose(req.backend)
+        ledger.set(backend=backend.to_json())
+        say(f"backend {backend.name}: {backend.reason}")
+        torchair = backend.prepare()
+        from airctl.pipeline import patched_concrete_graph, patched_graph_transform_observer
+
+        patched_graph_transform_observer.install()
+        patched_concrete_graph.install()
+        ledger.index["timings"]["backend_seconds"] = round(time.perf_counter() - t0, 3)
+    except AirctlError as error:
+        ledger.fail(error.message, error.to_json())
+        ledger.finish("failed")
+        return RunResult(ledger.root, ledger.index, backend, end, error, notes)
+
+    session = RunSession(ledger)
+    hooks = RunHooks(session, backend.name, note, check=req.check, atol=req.atol,
+                     make_instruments=verify_instruments if req.verify else None)
+    restore_executor = _use_ge_executor(backend)
+    t0 = time.perf_counter()
+    with tee_torchair_log(ledger.root / "log.txt") as log:
+        for n in notes:
+            log.note(n)
+        open_logs.append(log)
+        hooks.install(torchair)
+        try:
+            with session.active(), _ScriptContext(script, req.args):
+                runpy.run_path(str(script), run_name="__main__")
+        except SystemExit as e:
+            end = from_system_exit(e)
+        except KeyboardInterrupt:
+            ledger.fail("interrupted", {"type": "KeyboardInterrupt"})
+            ledger.finish("interrupted")
+            raise
+        except BaseException as e:  # noqa: BLE001 - the script's failure, reported as Python would
+            end = from_exception(e)
+        finally:
+            hooks.uninstall()
+            for warning in hooks.warnings():
+                note("warning: " + warning)
+            ledger.index["warnings"] = hooks.warnings()
+            hooks.collect_profiles()
+            restore_executor()
+            session.finalize()
+    ledger.index["timings"]["script_seconds"] = round(time.perf_counter() - t0, 3)
+    return _finish(req, ledger, session, hooks, backend, end, notes)
+
+
+def _use_ge_executor(backend: BackendChoice) -> Callable[[], None]:
+    """Under sim, converted FX graphs run with GE's meaning of ``air.wait_tensor`` (Identity).
+
+    The default sim executor runs the GraphModule's forward, where ``air.wait_tensor`` reaches
+    TorchAir's eager kernel, which raises by design; GE converts it to ``Identity`` plus a
+    control edge. Only installed when no other executor is set; undone after the run.
+    """
+    if backend.name != "sim":
+        return lambda: None
+    from airctl.sim import install
+
+    if getattr(install, "_fx_executor", None):
+        return lambda: None
+    install.set_fx_executor(execute_fx_as_ge)
+    return lambda: install.set_fx_executor(None)
+
+
+def _finish(req: RunRequest, ledger: LedgerWriter, session: RunSession, hooks: RunHooks,
+            backend: BackendChoice, end: ScriptEnd, notes: list[str]) -> RunResult:
+    execution = run_summary(hooks.checks)
+    ledger.index["execution"] = execution
+    ledger.index["script"] = {"exit_code": end.exit_code}
+    ledger.index["notes"] = notes
+    error: AirctlError | None = None
+    if end.failed:
+        detail: dict[str, Any] = {"type": "ScriptError", "exit_code": end.exit_code}
+        if end.exception is not None:
+            e = end.exception
+            message = f"{type(e).__name__}: {e}".splitlines()[0] if str(e) else type(e).__name__
+            detail.update(exception=type(e).__name__, message=str(e), traceback=end.traceback)
+        else:
+            message = end.message or f"the script exited with code {end.exit_code}"
+        ledger.fail(message, detail)
+        ledger.finish("failed")
+    elif execution is not None and execution["matches_eager"] is False:
+        error = ExecutionMismatch(
+            "compiled graphs differ from their Dynamo graphs run eagerly: " + "; ".join(execution["mismatches"][:5]),
+            hint="a pass changed the results (TorchAir requires passes to keep them); "
+                 "compare the stages with `airctl diff`, or skip the check with --no-check")
+        ledger.fail(error.message, error.to_json())
+        ledger.finish("mismatch")
+    else:
+        ledger.finish()
+    finish_ledger(ledger, session, write_report=req.report)
+    return RunResult(ledger.root, ledger.index, backend, end, error, notes)

@@ -1,0 +1,62 @@
+"""Mode behaviours under ``airctl run``, as TorchAir has them on an NPU (subprocess per script)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.run.helpers import SCRIPTS, airctl_run
+
+pytestmark = pytest.mark.slow
+
+
+def test_reduce_overhead_leaves_py_dumps_and_generated_code(tmp_path: Path) -> None:
+    r = airctl_run(tmp_path, SCRIPTS / "custom_pass.py", "--mode", "reduce-overhead", "--dump-type", "py")
+    assert r.returncode == 0, r.stderr[-3000:]
+    index = r.index
+    assert index["mode"] == "reduce-overhead"
+    assert index["compilers"][0]["run_eagerly_set_by_airctl"] is True
+    assert "set debug.run_eagerly=True" in r.stderr
+    by_stage = {d["stage"]: d for d in index["dumps"]}
+    assert {"aclgraph-original", "aclgraph-optimized", "generated-code"} <= set(by_stage)
+    code = (r.ledger / by_stage["generated-code"]["file"]).read_text()
+    # TorchAir's aclgraph codegen: the scope becomes a real stream, record/wait real events
+    assert "with torch.npu.stream(_GLOBAL_USER_TAG_TO_STREAM['stream_1']):" in code
+    assert "torch.npu.Event()" in code and ".wait(torch.npu.current_stream())" in code
+    assert (r.ledger / by_stage["aclgraph-original"]["file"]).suffix == ".py"
+    stages = [s["name"] for s in index["graphs"][0]["stages"]]
+    assert "after:post_grad_custom_pre_pass" in stages and "fx-final" in stages
+    assert index["graphs"][0]["execution"]["matches_eager"] is True
+
+
+def test_reduce_overhead_rejects_pbtxt_dumps_with_torchairs_message(tmp_path: Path) -> None:
+    r = airctl_run(tmp_path, SCRIPTS / "custom_pass.py", "--mode", "reduce-overhead", "--dump-type", "pbtxt")
+    assert r.returncode == 1
+    assert "Graph dump for aclGraph only support 'py' type, but got: pbtxt" in r.stderr
+    assert r.index["status"] == "failed"
+
+
+@pytest.mark.parametrize("mode", ["max-autotune", "reduce-overhead"])
+def test_record_wait_runs_in_both_modes(tmp_path: Path, mode: str) -> None:
+    r = airctl_run(tmp_path, SCRIPTS / "record_wait.py", mode)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.index["execution"]["matches_eager"] is True
+
+
+def test_npu_wait_tensor_runs_in_max_autotune(tmp_path: Path) -> None:
+    r = airctl_run(tmp_path, SCRIPTS / "stream_switch_wait_tensor.py", "max-autotune")
+    assert r.returncode == 0, r.stderr[-3000:]
+    (graph,) = r.index["graphs"]
+    ge = next(s for s in graph["stages"] if s["name"] == "ge-original")
+    text = (r.ledger / ge["text"]).read_text()
+    assert "Identity" in text  # GE's form of npu_wait_tensor: Identity + control edge
+    assert graph["execution"]["matches_eager"] is True
+
+
+def test_native_streams_are_reported_as_dropped_under_sim(tmp_path: Path) -> None:
+    r = airctl_run(tmp_path, SCRIPTS / "native_streams.py", "reduce-overhead")
+    assert r.returncode == 0, r.stderr[-3000:]
+    (warning,) = r.index["warnings"]
+    assert "traced away by Dynamo" in warning and "record" in warning
+    assert "traced away by Dynamo" in r.stderr
