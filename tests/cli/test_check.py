@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from airctl.cli.main import build_app, run
 
-CHECKS = Path(__file__).resolve().parents[2] / "fixtures" / "checks"
+REPO = Path(__file__).resolve().parents[2]
+CHECKS = REPO / "fixtures" / "checks"
 DUMPS = Path(__file__).resolve().parents[2] / "fixtures" / "dumps"
 runner = CliRunner()
 
@@ -117,11 +118,29 @@ def test_error_findings_exit_1_through_the_console_entry(capsys: pytest.CaptureF
     assert code == 1
 
 
-def test_model_script_says_compile_first(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_model_script_without_model_exits_2_with_what_was_looked_for(tmp_path: Path, monkeypatch,
+                                                                      capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.chdir(tmp_path)
     script = tmp_path / "model.py"
     script.write_text("model = None\n")
     code, err = _run_cli(capsys, script)
-    assert code == 2 and "airctl compile" in err
+    assert code == 2 and "no model and example inputs found" in err
+
+
+@pytest.mark.slow
+def test_model_script_with_pass_file_is_compiled_and_checked(tmp_path: Path, monkeypatch) -> None:
+    """The docs' seed plan races in reduce-overhead (add reads abs_1 before the wait) but not in max-autotune."""
+    passes = REPO / "passes" / "stream.yaml"
+    if not passes.is_file():
+        pytest.skip("passes/stream.yaml not shipped in this build")
+    monkeypatch.chdir(tmp_path)
+    seed = REPO / "fixtures" / "models" / "seed.py"
+    r = check(seed, "--passes", str(passes), "--mode", "reduce-overhead", "--json")
+    assert r.exit_code == 1, r.output
+    rules = {f["rule"] for f in json.loads(r.stdout)["findings"] if f["severity"] == "error"}
+    assert rules == {"race_cross_stream_without_wait"}
+    r = check(seed, "--passes", str(passes), "--mode", "max-autotune", "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["errors"] == 0
 
 
 def test_torchair_dump() -> None:
