@@ -157,6 +157,10 @@ class CaptureSession:
                               changed=changed, fingerprint=fp)
 
     def fx_pass_failed(self, name: str, gm: Any, error: BaseException, seconds: float) -> None:
+        if type(error).__name__ == "PlanStop":  # --plan stops TorchAir after this pass: it did not fail
+            if fingerprint(read_fx(gm)) != self._before.get(name):  # the user's own post pass ran in it
+                self.after_fx_pass(name, gm, seconds, None)
+            return
         graph = read_fx(gm, self.current or "graph")
         if self.current is not None:
             self.ledger.add_stage(self.current, f"failed:{name}", graph, text=fx_text(gm), changed=None,
