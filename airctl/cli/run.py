@@ -68,6 +68,6 @@ def _print_summary(result) -> None:  # noqa: ANN001 - RunResult, imported lazily
             parts.append("outputs not checked")
         else:
             verdict = "match" if execution["matches_eager"] else "DIFFER FROM"
-            parts.append(f"outputs of {execution['graphs_checked']}/{execution['graphs']} graphs {verdict} eager "
-                         f"(max abs error {execution['max_abs_error']:.3g})")
+            parts.append(f"outputs of {execution['graphs_checked']}/{execution['graphs']} compiled graphs {verdict} "
+                         f"eager (max abs error {execution['max_abs_error']:.3g})")
     err.print(f"airctl: ledger {result.ledger_dir} — " + ", ".join(parts), markup=False, highlight=False)

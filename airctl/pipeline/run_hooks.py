@@ -73,6 +73,19 @@ class RunSession(CaptureSession):
     def __init__(self, ledger: LedgerWriter, instruments: Sequence[Instrument] = ()) -> None:
         super().__init__(ledger, instruments, extra_dump_types=())
 
+    # With TORCH_COMPILE_DEBUG=1 (which a script may set) TorchAir also dumps the graph after
+    # every pass it already reports through apply_gm_pass/apply_gegraph_pass; those dumps would
+    # repeat the stage just captured.
+    def dumped_fx_pass(self, name: str, gm: Any) -> None:
+        if name in self._before:  # inside apply_gm_pass: after_fx_pass captures this stage
+            return
+        super().dumped_fx_pass(name, gm)
+
+    def ge_stage(self, file_name: str, ge: Any) -> None:
+        if file_name.startswith("graph_after_"):
+            return
+        super().ge_stage(file_name, ge)
+
     def torchair_dump(self, path: Path, graph_name: str | None) -> None:
         source = Path(path).absolute()
         target = source
@@ -109,6 +122,8 @@ class RunHooks:
         self._configs: dict[int, dict[str, Any]] = {}
         self._restore: list[tuple[Any, str, Any]] = []
         self._profile_roots: dict[Path, set[Path]] = {}
+        self._debug_root = Path.cwd() / "torch_compile_debug"
+        self._debug_before = set(self._debug_root.glob("run_*")) if self._debug_root.is_dir() else set()
 
     # -- install / uninstall -----------------------------------------------------------------
     def _patch(self, owner: Any, name: str, make: Callable[[Any], Any]) -> None:
@@ -207,6 +222,8 @@ class RunHooks:
             self.checks.append(check)
             return check.wrap(compiled)
 
+        # Dynamo names the backend in its errors (BackendCompilerFailed: backend=...): keep TorchAir's
+        backend_with_airctl.__name__ = getattr(backend, "__name__", None) or str(backend)
         return backend_with_airctl
 
     def _record_check(self, number: int, summary: dict[str, Any]) -> None:
@@ -259,3 +276,10 @@ class RunHooks:
                 files = sorted(str(f.relative_to(folder)) for f in folder.rglob("*") if f.is_file())
                 self.profiles.append({"path": str(folder), "files": files[:50], "file_count": len(files)})
         self.ledger.set(profiles=self.profiles)
+
+    def collect_debug_dirs(self) -> None:
+        """``TORCH_COMPILE_DEBUG=1`` trees TorchAir/torch wrote under ./torch_compile_debug during the run."""
+        if self._debug_root.is_dir():
+            new = sorted(set(self._debug_root.glob("run_*")) - self._debug_before)
+            if new:
+                self.ledger.set(torch_compile_debug=[str(p) for p in new])

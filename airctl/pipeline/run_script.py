@@ -18,7 +18,8 @@ Ledger additions for ``run`` (layout in docs/ledger.md, the rest as for compile)
 
     index.json  command "run"; model {path, argv}; compilers [{via, mode, graph_dump,
                 run_eagerly_set_by_airctl}]; graphs[].execution; execution (all graphs);
-                profiles [{path, files}]; script {exit_code}; status ok | failed | mismatch
+                profiles [{path, files}]; torch_compile_debug [folders]; warnings; notes;
+                script {exit_code}; status ok | failed | mismatch
     torchair/   copies of the dumps TorchAir wrote where the script asked (dumps[].source)
     log.txt     TorchAir's log lines at the level the script set, and airctl's notes
 
@@ -168,6 +169,7 @@ def run_script(req: RunRequest, progress: Progress | None = None) -> RunResult:
                 note("warning: " + warning)
             ledger.index["warnings"] = hooks.warnings()
             hooks.collect_profiles()
+            hooks.collect_debug_dirs()
             restore_executor()
             session.finalize()
     ledger.index["timings"]["script_seconds"] = round(time.perf_counter() - t0, 3)

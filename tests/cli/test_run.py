@@ -117,7 +117,7 @@ def test_record_wait_max_autotune_captures_every_stage_and_checks_outputs(tmp_pa
     assert all(Path(d["source"]).parent == tmp_path / "graph_dump" for d in index["dumps"])
     assert index["compilers"] == [{"via": "get_npu_backend", "mode": "max-autotune",
                                    "graph_dump": {"type": "pbtxt", "path": str(tmp_path / "graph_dump")}}]
-    assert "outputs of 1/1 graphs match eager" in r.stderr
+    assert "outputs of 1/1 compiled graphs match eager" in r.stderr
 
 
 @pytest.mark.slow
@@ -131,3 +131,21 @@ def test_npu_wait_tensor_fails_in_reduce_overhead_with_torchairs_message(tmp_pat
     assert index["status"] == "failed"
     assert index["compilers"][0]["run_eagerly_set_by_airctl"] is True
     assert "npu_wait_tensor is not support in this mode" in index["error_detail"]["message"]
+
+
+@pytest.mark.slow
+def test_npu_device_streams_backend_string_and_scope_attributes(tmp_path: Path) -> None:
+    from airctl.io.read import read_graph
+
+    out = tmp_path / "runs"
+    r = run("--out", out, "--backend", "sim", SCRIPTS / "npu_api_tour.py", cwd=tmp_path)
+    assert r.exit_code == 0, r.output
+    index = Ledger.open(only_ledger(out)).index
+    # the get_npu_backend graph and the backend="npu" graph are both captured and checked
+    assert len(index["graphs"]) == 2
+    assert all(g["execution"]["matches_eager"] for g in index["graphs"])
+    assert [c["via"] for c in index["compilers"]] == ["get_npu_backend", "get_npu_backend"]
+    (dump,) = (tmp_path / "graph_dump").glob("dynamo_original_graph_*.pbtxt")
+    attrs = {n.op: n.attrs for n in read_graph(dump).nodes}
+    assert attrs["MatMul"]["_op_aicore_num"] == "4" and attrs["MatMul"]["_super_kernel_scope"] == "sk"
+    assert attrs["Abs"]["_op_exec_never_timeout"] is True and "_super_kernel_scope" not in attrs["Abs"]

@@ -34,8 +34,8 @@ class Run:
         return json.loads((self.ledger / "index.json").read_text())
 
 
-def airctl_run(cwd: Path, *args: str | Path, timeout: int = 300) -> Run:
-    env = dict(os.environ)
+def airctl_run(cwd: Path, *args: str | Path, timeout: int = 300, env_extra: dict[str, str] | None = None) -> Run:
+    env = dict(os.environ, **(env_extra or {}))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     proc = subprocess.run([sys.executable, "-m", "airctl", "run", "--backend", "sim", *map(str, args)], cwd=cwd,
                           env=env, capture_output=True, text=True, timeout=timeout)

@@ -60,3 +60,19 @@ def test_native_streams_are_reported_as_dropped_under_sim(tmp_path: Path) -> Non
     (warning,) = r.index["warnings"]
     assert "traced away by Dynamo" in warning and "record" in warning
     assert "traced away by Dynamo" in r.stderr
+
+
+@pytest.mark.parametrize("mode", ["max-autotune", "reduce-overhead"])
+def test_torch_compile_debug_tree_is_recorded_without_repeating_stages(tmp_path: Path, mode: str) -> None:
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "debug").mkdir()
+    plain = airctl_run(tmp_path / "plain", SCRIPTS / "record_wait.py", mode)
+    debug = airctl_run(tmp_path / "debug", SCRIPTS / "record_wait.py", mode, env_extra={"TORCH_COMPILE_DEBUG": "1"})
+    assert plain.returncode == 0 and debug.returncode == 0, debug.stderr[-3000:]
+
+    def names(run) -> list[str]:  # noqa: ANN001
+        return [s["name"] for s in run.index["graphs"][0]["stages"]]
+
+    assert names(debug) == names(plain)
+    (tree,) = debug.index["torch_compile_debug"]
+    assert Path(tree).parent == tmp_path / "debug" / "torch_compile_debug" and (Path(tree) / "torchair").is_dir()
