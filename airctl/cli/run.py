@@ -70,4 +70,8 @@ def _print_summary(result) -> None:  # noqa: ANN001 - RunResult, imported lazily
             verdict = "match" if execution["matches_eager"] else "DIFFER FROM"
             parts.append(f"outputs of {execution['graphs_checked']}/{execution['graphs']} compiled graphs {verdict} "
                          f"eager (max abs error {execution['max_abs_error']:.3g})")
-    err.print(f"airctl: ledger {result.ledger_dir} — " + ", ".join(parts), markup=False, highlight=False)
+    import os
+
+    where = os.path.relpath(result.ledger_dir)
+    where = where if not where.startswith("..") else str(result.ledger_dir)
+    err.print(f"airctl: ledger {where} — " + ", ".join(parts), markup=False, highlight=False)

@@ -118,7 +118,8 @@ def run_script(req: RunRequest, progress: Progress | None = None) -> RunResult:
             log.note(message)
 
     script = Path(req.script)
-    ledger = LedgerWriter.create(req.out_dir, script.stem, command="run", mode=None,
+    # absolute: the script may chdir, and the ledger must stay where the user asked
+    ledger = LedgerWriter.create(Path(req.out_dir).absolute(), script.stem, command="run", mode=None,
                                  model={"path": str(script), "argv": [str(script), *req.args]})
     backend: BackendChoice | None = None
     end = ScriptEnd(0)

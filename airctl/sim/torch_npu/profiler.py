@@ -35,6 +35,7 @@ import socket
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -367,65 +368,91 @@ def _folder_name(prof: Any, worker_name: str | None) -> str:
     return f"{worker_name or socket.gethostname()}_{os.getpid()}_{stamp}_ascend_pt"
 
 
-def _step_ranges(events: list[Any], steps: list[int]) -> list[tuple[int, float, float]]:
-    """(step, start, end) per step range; torch names every step range ``ProfilerStep*``, so the
-    ranges are matched in time order with the step numbers the profiler recorded."""
-    ranges = sorted((e for e in events if e.name.startswith("ProfilerStep")), key=lambda e: e.time_range.start)
-    return [(steps[i] if i < len(steps) else i, e.time_range.start, e.time_range.end) for i, e in enumerate(ranges)]
+@dataclass
+class _Span:
+    """One complete ("X") event of the exported Chrome trace; times in microseconds."""
+
+    name: str
+    cat: str
+    tid: Any
+    start: float
+    dur: float
+
+    @property
+    def end(self) -> float:
+        return self.start + self.dur
 
 
-def _kernels(events: list[Any]) -> list[Any]:
-    """ATen ops the program called (no ATen op above them): on an NPU each is a launched kernel;
-    the ATen calls they make internally are host-side details of the CPU implementation."""
+def _read_trace(path: Path) -> list[_Span]:
+    """The spans of the trace torch wrote. The layout is built from this file rather than from
+    ``profile.events()``: with ``with_stack=True`` torch 2.13 intermittently returns corrupted
+    event names from ``events()``, while the exported trace is sound."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    events = doc.get("traceEvents", []) if isinstance(doc, dict) else doc
+    return [_Span(str(e.get("name", "")), str(e.get("cat", "")), e.get("tid", 0), float(e.get("ts", 0.0)),
+                  float(e.get("dur", 0.0)))
+            for e in events if isinstance(e, dict) and e.get("ph") == "X"]
+
+
+def _step_ranges(spans: list[_Span], steps: list[int]) -> list[tuple[int, float, float]]:
+    """(step, start, end) per ``ProfilerStep#N`` range, numbered as the profiler recorded them."""
+    ranges = sorted((s for s in spans if s.name.startswith("ProfilerStep")), key=lambda s: s.start)
     out = []
-    for e in events:
-        if not e.name.startswith("aten::"):
-            continue
-        parent = getattr(e, "cpu_parent", None)
-        while parent is not None and not parent.name.startswith("aten::"):
-            parent = getattr(parent, "cpu_parent", None)
-        if parent is None:
-            out.append(e)
+    for i, s in enumerate(ranges):
+        number = s.name.partition("#")[2]
+        step = int(number) if number.isdigit() else (steps[i] if i < len(steps) else i)
+        out.append((step, s.start, s.end))
     return out
+
+
+def _kernels(spans: list[_Span]) -> list[_Span]:
+    """ATen ops the program called (no ATen op encloses them on their thread): on an NPU each is
+    a launched kernel; the ATen calls they make internally are host-side details of the CPU."""
+    out: list[_Span] = []
+    by_thread: dict[Any, list[_Span]] = defaultdict(list)
+    for s in spans:
+        if s.name.startswith("aten::"):
+            by_thread[s.tid].append(s)
+    for ops in by_thread.values():
+        open_until = float("-inf")
+        for s in sorted(ops, key=lambda s: (s.start, -s.dur)):
+            if s.start >= open_until:
+                out.append(s)
+                open_until = s.end
+    return sorted(out, key=lambda s: s.start)
 
 
 def write_ascend_layout(prof: profile, root: Path, worker_name: str | None = None) -> Path:
     """Write one saved trace of ``prof`` as ``<root>/<...>_ascend_pt``; returns the folder."""
-    torch_prof = prof._require_trace() if isinstance(prof, profile) else prof
     out = Path(root) / _folder_name(prof, worker_name)
     result = out / "ASCEND_PROFILER_OUTPUT"
     result.mkdir(parents=True, exist_ok=True)
-    # events() before export_chrome_trace: with with_stack=True, torch 2.13 returns corrupted
-    # event names when the kineto results are read after the export
-    events = list(torch_prof.events() or [])
-    if isinstance(prof, profile):
-        prof.export_chrome_trace(str(result / "trace_view.json"))
-    else:
-        torch_prof.export_chrome_trace(str(result / "trace_view.json"))
-    steps = _step_ranges(events, list(getattr(prof, "trace_steps", [])))
+    trace_file = result / "trace_view.json"
+    prof.export_chrome_trace(str(trace_file))
+    spans = _read_trace(trace_file)
+    steps = _step_ranges(spans, list(getattr(prof, "trace_steps", [])))
     default_step = steps[0][0] if steps else getattr(prof, "step_num", 0)
 
-    def step_of(e: Any) -> int:
+    def step_of(e: _Span) -> int:
         for step, start, end in steps:
-            if start <= e.time_range.start <= end:
+            if start <= e.start <= end:
                 return step
         return default_step
 
-    kernels = _kernels(events)
+    kernels = _kernels(spans)
     with open(result / "kernel_details.csv", "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["Step Id", "Name", "Type", "Accelerator Core", "Start Time(us)", "Duration(us)",
                     "Wait Time(us)", "Block Num", "Thread Id"])
-        previous_end: dict[int, float] = {}
-        for e in sorted(kernels, key=lambda e: e.time_range.start):
-            thread = getattr(e, "thread", 0)
-            wait = max(0.0, e.time_range.start - previous_end.get(thread, e.time_range.start))
-            previous_end[thread] = e.time_range.end
-            w.writerow([step_of(e), e.name, e.name.split("::")[-1], "CPU(sim)", f"{e.time_range.start:.3f}",
-                        f"{e.time_range.elapsed_us():.3f}", f"{wait:.3f}", "0", thread])
+        previous_end: dict[Any, float] = {}
+        for e in kernels:
+            wait = max(0.0, e.start - previous_end.get(e.tid, e.start))
+            previous_end[e.tid] = e.end
+            w.writerow([step_of(e), e.name, e.name.split("::")[-1], "CPU(sim)", f"{e.start:.3f}", f"{e.dur:.3f}",
+                        f"{wait:.3f}", "0", e.tid])
     stats: dict[str, list[float]] = defaultdict(list)
     for e in kernels:
-        stats[e.name.split("::")[-1]].append(e.time_range.elapsed_us())
+        stats[e.name.split("::")[-1]].append(e.dur)
     total = sum(sum(v) for v in stats.values()) or 1.0
     with open(result / "op_statistic.csv", "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
@@ -440,7 +467,7 @@ def write_ascend_layout(prof: profile, root: Path, worker_name: str | None = Non
                     "Free", "Stage", "Bubble", "Communication(Not Overlapped and Exclude Receive)"])
         by_step: dict[int, float] = defaultdict(float)
         for e in kernels:
-            by_step[step_of(e)] += e.time_range.elapsed_us()
+            by_step[step_of(e)] += e.dur
         for step in sorted(by_step) or [default_step]:
             w.writerow([step, f"{by_step.get(step, 0.0):.3f}", "0", "0", "0", "0", "0", "0", "0"])
     import torch
