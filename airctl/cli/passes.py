@@ -1,0 +1,247 @@
+"""``airctl passes``: apply, plan, diff and explain declarative YAML passes (docs/passes.md).
+
+The commands only parse options, call :mod:`airctl.passes.apply` and render what it returns;
+``--json`` prints only JSON on stdout. Nothing here imports torch at import time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+HELP = (
+    "Declarative pass plugins: YAML files that put ops on other streams (scope_enter/scope_exit, record, wait), "
+    "set TorchAir scope attributes, or call your own Python pass — through TorchAir's custom-pass hooks, with "
+    "every pass snapshotted, timed and checked in the ledger.\n\n"
+    "[bold]Examples[/bold]\n\n"
+    "  airctl passes list\n\n"
+    "  airctl passes apply passes/stream.yaml --model fixtures/models/seed.py --diff\n\n"
+    "  airctl passes apply passes/stream.yaml --model fixtures/models/seed.py --plan\n\n"
+    "  airctl passes explain passes/transformer_two_streams.yaml --model fixtures/models/transformer.py\n"
+)
+
+APPLY_HELP = (
+    "Compile MODEL with the passes of FILE.yaml, run it once and compare with eager PyTorch. Each pass becomes a "
+    "ledger stage yaml:<name> (snapshot, node delta, time, result check). --plan stops after the passes (no GE "
+    "conversion, no execution) and shows what each pass would change; --diff prints a unified diff per pass that "
+    "changed the graph, with node names normalised so renames do not show."
+)
+
+MODEL_OPT = typer.Option(..., "--model", "-M", help="Model script (.py).", show_default=False)
+
+
+def register(app: typer.Typer) -> None:
+    passes = typer.Typer(help=HELP, no_args_is_help=True, rich_markup_mode="rich")
+    app.add_typer(passes, name="passes")
+
+    @passes.command("apply", help=APPLY_HELP, no_args_is_help=True)
+    def apply_cmd(
+        file: Path = typer.Argument(..., help="YAML pass file.", show_default=False),
+        model: Path = MODEL_OPT,
+        mode: str = typer.Option("max-autotune", "--mode", "-m", help="max-autotune | reduce-overhead."),
+        plan: bool = typer.Option(False, "--plan", help="Stop after the passes: show their effect, compile nothing."),
+        diff: bool = typer.Option(False, "--diff", help="Print a unified diff for every pass that changed the graph."),
+        out: Path = typer.Option(Path("airctl-runs"), "--out", "-o", help="Folder for ledgers."),
+        backend: str = typer.Option("auto", "--backend", "-b", help="auto | npu | sim."),
+        entry: str = typer.Option(None, "--entry", help="Function returning (model, inputs).", show_default=False),
+        as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+    ) -> None:
+        from airctl.cli.output import err, print_json, render_error
+        from airctl.passes.apply import apply_passes
+
+        with err.status("applying passes…", spinner="dots") as status:
+            result = apply_passes(file, model, mode=mode, out=out, backend=backend, entry=entry, plan=plan,
+                                  with_diff=diff or plan or as_json, progress=lambda msg: status.update(msg))
+        if as_json:
+            print_json(result.to_json())
+        else:
+            render_apply(result, diff=diff or plan)
+        for warning in result.warnings:
+            _render_warning(warning)
+        if result.error is not None:
+            render_error(result.error)
+            raise typer.Exit(int(result.error.exit_code))
+
+    @passes.command("list", help="The pass kinds of the YAML format and their fields (from the schema).")
+    def list_cmd(
+        kind: str = typer.Argument(None, help="Show one kind only.", show_default=False),
+        as_json: bool = typer.Option(False, "--json", help="Print the whole schema as JSON."),
+    ) -> None:
+        from airctl.cli.output import print_json
+        from airctl.errors import AirctlError
+        from airctl.passes import schema
+
+        if as_json:
+            print_json(schema.as_json())
+            return
+        kinds = list(schema.KINDS)
+        if kind is not None:
+            if kind not in schema.KINDS:
+                guess = schema.closest(kind, kinds)
+                raise AirctlError(f"unknown pass kind `{kind}`",
+                                  hint=(f"did you mean `{guess}`? " if guess else "") + "kinds: " + ", ".join(kinds))
+            kinds = [kind]
+        render_kinds(kinds)
+
+    @passes.command("explain", no_args_is_help=True,
+                    help="For every selector of FILE.yaml: what it matches in MODEL's graphs (name, op, source line), "
+                         "or, when nothing, the closest candidates. Compiles up to the passes only.")
+    def explain_cmd(
+        file: Path = typer.Argument(..., help="YAML pass file.", show_default=False),
+        model: Path = MODEL_OPT,
+        mode: str = typer.Option("max-autotune", "--mode", "-m", help="max-autotune | reduce-overhead."),
+        out: Path = typer.Option(Path("airctl-runs"), "--out", "-o", help="Folder for ledgers."),
+        backend: str = typer.Option("auto", "--backend", "-b", help="auto | npu | sim."),
+        entry: str = typer.Option(None, "--entry", help="Function returning (model, inputs).", show_default=False),
+        as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+    ) -> None:
+        from airctl.cli.output import err, print_json, render_error
+        from airctl.errors import ExitCode
+        from airctl.passes.apply import explain_passes
+
+        with err.status("compiling up to the passes…", spinner="dots") as status:
+            result = explain_passes(file, model, mode=mode, out=out, backend=backend, entry=entry,
+                                    progress=lambda msg: status.update(msg))
+        if as_json:
+            print_json(result.to_json())
+        else:
+            render_explain(result)
+        if result.error is not None:
+            render_error(result.error)
+            raise typer.Exit(int(result.error.exit_code))
+        if result.unmatched:
+            raise typer.Exit(int(ExitCode.FINDINGS))
+
+
+# -- rendering --------------------------------------------------------------------------------------
+def _render_warning(warning: Any) -> None:
+    from rich.markup import escape
+
+    from airctl.cli.output import err
+
+    where = f"{escape(warning.location)}: " if warning.location else ""
+    err.print(f"{where}[bold yellow]warning:[/bold yellow] {escape(warning.message)}")
+    if warning.hint:
+        err.print(f"[cyan]hint:[/cyan] {escape(warning.hint)}")
+
+
+def _ms(seconds: float | None) -> str:
+    return "" if seconds is None else f"{seconds * 1000:.2f} ms"
+
+
+def _check_text(check: dict[str, Any] | None) -> str:
+    if not check:
+        return "[dim]not checked[/dim]"
+    if check.get("matches") is True:
+        return "results kept"
+    if check.get("matches") is False:
+        return "[red]results changed[/red]"
+    return f"[dim]check skipped: {check.get('skipped')}[/dim]"
+
+
+def render_apply(result: Any, diff: bool) -> None:
+    from rich.markup import escape
+
+    from airctl.cli.output import out
+
+    out.print(f"passes from {escape(str(result.pass_file))}:")
+    width = max((len(r.name) for r in result.passes), default=0)
+    for run in result.passes:
+        if run.error:
+            change = "[red]failed[/red]"
+        elif run.skipped:
+            change = "[dim]skipped (optional)[/dim]"
+        elif run.changed:
+            delta = run.node_delta or 0
+            change = f"[yellow]changed[/yellow] {'+' if delta >= 0 else ''}{delta} → {run.nodes} nodes"
+        else:
+            change = "[dim]unchanged[/dim]"
+        check = _check_text(run.eager_check) if not run.error else escape(run.error)
+        out.print(f"  {escape(run.graph)}  {escape(run.name.ljust(width))}  {escape((run.kind or '').ljust(14))}"
+                  f"  {change}  {_ms(run.seconds)}  {check}")
+    if not result.passes:
+        out.print("  [dim]no YAML pass ran (the compile stopped before TorchAir's pass hooks)[/dim]")
+    if diff:
+        unchanged = [f"{r.graph}/{r.stage}" for r in result.passes if r.changed is False]
+        for run in result.passes:
+            if run.diff:
+                out.print()
+                for line in run.diff.splitlines():
+                    style = ("bold" if line.startswith(("---", "+++")) else "green" if line.startswith("+")
+                             else "red" if line.startswith("-") else "cyan" if line.startswith("@@") else "")
+                    out.print(f"[{style}]{escape(line)}[/{style}]" if style else escape(line))
+        if unchanged:
+            out.print(f"\n[dim]unchanged: {escape(', '.join(unchanged))}[/dim]")
+    if result.plan and result.status == "planned":
+        out.print("\nplan only: stopped after the passes (no conversion, no execution)")
+    elif result.execution:
+        ex = result.execution
+        verdict = "[green]matches eager[/green]" if ex.get("matches_eager") else "[red]differs from eager[/red]"
+        out.print(f"\nexecution: {verdict} (max abs error {ex.get('max_abs_error', 0):.3g})")
+    if result.ledger_dir:
+        out.print(f"ledger: {escape(str(result.ledger_dir))}")
+
+
+def render_kinds(kinds: list[str]) -> None:
+    from rich.markup import escape
+
+    from airctl.cli.output import out
+    from airctl.passes import schema
+
+    out.print(f"YAML pass files, version {schema.VERSION}: `version: 1` and a list `passes:` (docs/passes.md)\n")
+    common = set(schema.COMMON)
+    for kind in kinds:
+        sch = schema.KINDS[kind]
+        out.print(f"[bold]{kind}[/bold] — {escape(sch['description'])}")
+        for row in schema.fields_of(kind):
+            if row["field"] in common:
+                continue
+            bits = [row["type"]] + ([row["required"]] if row["required"] else [])
+            if row["default"] is not None:
+                bits.append(f"default {row['default']!r}")
+            out.print(f"  {row['field']} ({escape(', '.join(bits))}): {escape(row['description'])}")
+        if "scope_keys" in sch:
+            keys = ", ".join(f"{f}→{k}" for f, k in sch["scope_keys"])
+            out.print(f"  [dim]scope_enter keys: {escape(keys)} (values are strings)[/dim]")
+        out.print()
+    out.print("[bold]every pass[/bold]: " + ", ".join(
+        f"{k} ({v.get('type')}{', default ' + repr(v['default']) if 'default' in v else ''})"
+        for k, v in schema.COMMON.items()))
+    fields = ", ".join(f"{k} ({v.get('description', '')})" for k, v in schema.SELECTOR["properties"].items())
+    out.print(f"[bold]selector[/bold]: {escape(fields)}")
+    out.print(f"[bold]range[/bold]: {{from: selector, to: selector}} — {escape(schema.RANGE['description'])}")
+
+
+def render_explain(result: Any) -> None:
+    from rich.markup import escape
+
+    from airctl.cli.output import out
+
+    current = None
+    for row in result.rows:
+        head = (row.get("graph"), row["pass"])
+        if head != current:
+            current = head
+            out.print(f"\n[bold]{escape(row['pass'])}[/bold] (stage {row.get('stage')}, graph {row.get('graph')})")
+        if row.get("role") == "apply":
+            out.print(f"  [red]could not apply[/red]: {escape(row.get('error', ''))}")
+            continue
+        matches = row.get("matches") or []
+        label = f"  {row['role']}: {escape(row['description'])}"
+        if matches:
+            out.print(f"{label} → {len(matches)} node(s)")
+            for m in matches[:8]:
+                module = f"  ({m['module']})" if m.get("module") else ""
+                out.print("    " + escape(f"{m['name']}  {m['op']}  {m.get('source') or ''}{module}"))
+            if len(matches) > 8:
+                out.print(f"    … {len(matches) - 8} more")
+        else:
+            opt = " [dim](optional: the pass is skipped)[/dim]" if row.get("optional") else ""
+            out.print(f"{label} → [red]no match[/red]{opt}: {escape(row.get('message', ''))}")
+            for c in row.get("candidates", [])[:5]:
+                where = f" at {c['source']}" if c.get("source") else ""
+                out.print(f"    closest {c['field']}: {escape(str(c['value']))} ({escape(c['why'])}{escape(where)})")
+    if result.ledger_dir:
+        out.print(f"\nledger: {escape(str(result.ledger_dir))}")

@@ -1,0 +1,180 @@
+"""What ``airctl passes apply`` and ``airctl passes explain`` run, as library calls returning data.
+
+:func:`apply_passes` builds the hooks, compiles the model with them (``plan=True`` stops after the
+passes, before GE conversion or aclgraph codegen) and reads back, from the ledger, one row per
+YAML pass and graph: changed, node delta, time, inserted/removed nodes, the result check and a
+rename-proof unified diff against the stage before it. A pass error that Dynamo wrapped is
+unwrapped (``PassHooks.errors``) and written back into ``index.json``, so the ledger names the pass.
+A pass file that does not load still leaves a ledger with the error: every run keeps one.
+
+:func:`explain_passes` compiles in explain mode (selectors recorded, never fatal, stop after the
+passes) and returns what each selector matched or its closest candidates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from airctl.errors import AirctlError, ExecutionMismatch, PassError, SpecError
+from airctl.passes.compose import PassHooks, build_hooks
+
+COMMAND = "passes apply"
+
+
+@dataclass
+class PassRun:
+    name: str  # the YAML pass name
+    graph: str
+    stage: str  # ledger stage name: yaml:<name> or failed:yaml:<name>
+    kind: str | None
+    changed: bool | None
+    nodes: int
+    node_delta: int | None
+    seconds: float | None
+    inserted: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    eager_check: dict[str, Any] | None = None
+    skipped: str | None = None
+    error: str | None = None
+    returned_new_graph: str | None = None
+    diff: str | None = None
+    snapshot: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class ApplyResult:
+    pass_file: Path
+    ledger_dir: Path | None
+    status: str
+    passes: list[PassRun] = field(default_factory=list)
+    execution: dict[str, Any] | None = None
+    error: AirctlError | None = None
+    warnings: list[AirctlError] = field(default_factory=list)
+    plan: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pass_file": str(self.pass_file), "ledger": str(self.ledger_dir) if self.ledger_dir else None,
+            "status": self.status, "plan": self.plan, "passes": [p.to_json() for p in self.passes],
+            "execution": self.execution, "error": self.error.to_json() if self.error else None,
+            "warnings": [w.to_json() for w in self.warnings],
+        }
+
+
+def _failed_ledger(out: Path, model: Path, mode: str, pass_file: Path, error: AirctlError) -> Path:
+    from airctl.ledger.writer import LedgerWriter
+
+    ledger = LedgerWriter.create(out, Path(model).stem, command=COMMAND, mode=mode,
+                                 model={"path": str(model), "entry": None}, passes=str(pass_file))
+    ledger.fail(error.message, error.to_json())
+    ledger.finish("failed")
+    return ledger.root
+
+
+def pass_runs(ledger_dir: Path, index: dict[str, Any], with_diff: bool = True) -> list[PassRun]:
+    """One row per YAML pass stage of every graph of a ledger, with its diff to the stage before."""
+    from airctl.io.json_io import read_json
+    from airctl.passes.textdiff import unified
+
+    rows: list[PassRun] = []
+    for graph in index.get("graphs", []):
+        stages = graph.get("stages", [])
+        for i, s in enumerate(stages):
+            name = s["name"]
+            if not (name.startswith("yaml:") or name.startswith("failed:yaml:")):
+                continue
+            run = PassRun(
+                name=name.split("yaml:", 1)[1], graph=graph["id"], stage=name, kind=s.get("pass_kind"),
+                changed=s.get("changed"), nodes=s["nodes"], node_delta=s.get("node_delta"), seconds=s.get("seconds"),
+                inserted=s.get("inserted", []), removed=s.get("removed", []), eager_check=s.get("eager_check"),
+                skipped=s.get("skipped"), error=s.get("error"), returned_new_graph=s.get("returned_new_graph"),
+                snapshot=s.get("file"),
+            )
+            if with_diff and i > 0 and s.get("changed") is not False:
+                prev = stages[i - 1]
+                run.diff = unified(read_json(ledger_dir / prev["file"]), read_json(ledger_dir / s["file"]),
+                                   f"{graph['id']}/{prev['name']}", f"{graph['id']}/{name}")
+            rows.append(run)
+    return rows
+
+
+def _pass_error(hooks: PassHooks, error: AirctlError | None) -> AirctlError | None:
+    """The pass-named error, when the compile failed inside the YAML hooks."""
+    named = next((e for e in hooks.errors if isinstance(e, PassError)), None)
+    if named is not None:
+        return named
+    if isinstance(error, ExecutionMismatch):
+        changers = [r["pass"] for r in hooks.runs if r.get("changed")]
+        unchecked = [r["pass"] for r in hooks.runs if r.get("changed") and not (r.get("eager_check") or {}).get(
+            "matches")]
+        if unchecked:
+            return PassError(
+                f"{error.message}; passes that changed the graph without a result check: " + ", ".join(unchecked),
+                hint="their result check was off or could not run (see eager_check in the ledger stages)")
+        if changers:
+            error.hint = ("every YAML pass kept the results when its graph ran eagerly, so the difference comes "
+                          "from stream ordering at run time or from TorchAir; `airctl check` the ledger")
+    return error
+
+
+def apply_passes(pass_file: Path, model: Path, *, mode: str = "max-autotune", out: Path = Path("airctl-runs"),
+                 backend: str = "auto", entry: str | None = None, plan: bool = False, with_diff: bool = True,
+                 progress: Any = None, report: bool = True) -> ApplyResult:
+    from airctl.pipeline.compile import CompileRequest, compile_model
+
+    try:
+        hooks = build_hooks(pass_file)
+    except SpecError as e:
+        return ApplyResult(pass_file, _failed_ledger(out, model, mode, pass_file, e), "failed", error=e, plan=plan)
+    request = CompileRequest(model_path=model, mode=mode, out_dir=out, backend=backend, entry=entry,
+                             pre_pass=hooks.pre_pass, post_pass=hooks.post_pass, command=COMMAND,
+                             passes_file=str(pass_file), stop_after_passes=plan, report=report)
+    result = compile_model(request, progress=progress)
+    error = _pass_error(hooks, result.error)
+    if error is not None and error is not result.error and result.session is not None:
+        ledger = result.session.ledger  # keep the pass-named error in index.json
+        ledger.index["error"] = error.message
+        ledger.index["error_detail"] = dict(error.to_json(), wrapped=result.error.to_json() if result.error else None)
+        ledger.flush()
+    index = result.index
+    return ApplyResult(
+        pass_file, result.ledger_dir, index.get("status", "failed"), pass_runs(result.ledger_dir, index, with_diff),
+        index.get("execution"), error, list(hooks.warnings), plan)
+
+
+@dataclass
+class ExplainResult:
+    pass_file: Path
+    ledger_dir: Path | None
+    rows: list[dict[str, Any]]
+    error: AirctlError | None = None
+
+    @property
+    def unmatched(self) -> list[dict[str, Any]]:
+        return [r for r in self.rows if r.get("role") != "apply" and not r.get("matches") and not r.get("optional")]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pass_file": str(self.pass_file), "ledger": str(self.ledger_dir) if self.ledger_dir else None,
+                "selectors": self.rows, "unmatched": len(self.unmatched),
+                "error": self.error.to_json() if self.error else None}
+
+
+def explain_passes(pass_file: Path, model: Path, *, mode: str = "max-autotune", out: Path = Path("airctl-runs"),
+                   backend: str = "auto", entry: str | None = None, progress: Any = None) -> ExplainResult:
+    from airctl.pipeline.compile import CompileRequest, compile_model
+
+    hooks = build_hooks(pass_file, explain=True)
+    request = CompileRequest(model_path=model, mode=mode, out_dir=out, backend=backend, entry=entry,
+                             pre_pass=hooks.pre_pass, post_pass=hooks.post_pass, command="passes explain",
+                             passes_file=str(pass_file), stop_after_passes=True, report=False)
+    result = compile_model(request, progress=progress)
+    error = result.error
+    if error is None and not hooks.explanations:
+        error = AirctlError("no graph reached the pass hooks, so no selector could be explained",
+                            hint="does the model compile? try `airctl compile` on it")
+    return ExplainResult(pass_file, result.ledger_dir, hooks.explanations, error)

@@ -1,0 +1,129 @@
+"""Does a pass keep the graph's results? Run the FX graph eagerly before and after it.
+
+TorchAir requires custom passes to preserve results, but a compile only shows that the final
+outputs differ from eager PyTorch — not which pass broke them. Inside the composed hook the
+example inputs are FakeTensors, so this check makes real inputs from their metadata (seeded
+``randn`` for floating dtypes, zeros for integer and bool ones, so index tensors stay in range),
+then runs the graph with :class:`torch.fx.Interpreter` (no recompile needed, fake mode switched
+off, ``torch.manual_seed(0)`` before each run so random ops repeat) before the first pass and after
+each pass. A pass whose outputs differ from those of the graph it received is the one that
+changed results. The air ops are no-ops eagerly (scope_enter/exit without ``need_execute``,
+``record`` an empty token, ``wait`` nothing), so stream passes compare equal, as they must.
+
+This is differential testing on one synthetic input, not a proof: it catches a pass that replaces
+``add`` by ``sub``, not one that only differs on inputs it never sees. Stream races are a run-time
+matter and are checked by the executor and the final eager comparison. Graphs with symbolic
+shapes, or ops with no CPU kernel, are reported as ``skipped`` and never fail the compile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+DEFAULT_ATOL = 1e-5
+
+
+@dataclass
+class Outcome:
+    outputs: list[Any] | None  # flattened tensors, None when skipped
+    skipped: str | None = None
+
+
+def real_inputs(example_inputs: Any) -> list[Any] | None:
+    """Real tensors shaped like ``example_inputs`` (None if a shape is symbolic)."""
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    with unset_fake_temporarily():
+        return _real_inputs(example_inputs)
+
+
+def _real_inputs(example_inputs: Any) -> list[Any] | None:
+    import torch
+
+    generator = torch.Generator().manual_seed(1234)
+    out: list[Any] = []
+    for value in example_inputs:
+        if isinstance(value, torch.Tensor):
+            shape = list(value.shape)
+            if not all(isinstance(d, int) for d in shape):
+                return None
+            dtype = value.dtype
+            if dtype.is_floating_point or dtype.is_complex:
+                t = torch.randn(shape, generator=generator, dtype=torch.float32).to(dtype)
+            else:
+                t = torch.zeros(shape, dtype=dtype)
+            if list(value.stride()) != list(t.stride()) and all(isinstance(s, int) for s in value.stride()):
+                try:
+                    t = torch.empty_strided(shape, list(value.stride()), dtype=dtype).copy_(t)
+                except RuntimeError:
+                    pass
+            out.append(t)
+        elif isinstance(value, (int, float, bool)) or value is None:
+            out.append(value)
+        else:
+            return None
+    return out
+
+
+def _flatten(value: Any) -> list[Any]:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _flatten(v)]
+    return [value]
+
+
+def run(gm: Any, inputs: list[Any] | None) -> Outcome:
+    """Run ``gm``'s graph eagerly on copies of ``inputs``."""
+    if inputs is None:
+        return Outcome(None, "symbolic or non-tensor inputs")
+    import torch
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    with unset_fake_temporarily(), torch.no_grad():
+        args = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        torch.manual_seed(0)
+        try:
+            result = torch.fx.Interpreter(gm, garbage_collect_values=True).run(*args)
+        except Exception as e:  # noqa: BLE001 - a check that cannot run must not break the compile
+            return Outcome(None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200])
+        return Outcome([t.detach().clone() if isinstance(t, torch.Tensor) else t for t in _flatten(result)])
+
+
+def compare(before: Outcome, after: Outcome, atol: float = DEFAULT_ATOL) -> dict[str, Any]:
+    """``{"matches": bool|None, "max_abs_error", "mismatches", "skipped"}`` (None: could not tell)."""
+    if before.outputs is None or after.outputs is None:
+        return {"matches": None, "skipped": before.skipped or after.skipped}
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    with unset_fake_temporarily():
+        return _compare(before.outputs, after.outputs, atol)
+
+
+def _compare(before: list[Any], after: list[Any], atol: float) -> dict[str, Any]:
+    import torch
+
+    mismatches: list[str] = []
+    worst = 0.0
+    if len(before) != len(after):
+        mismatches.append(f"{len(before)} outputs before, {len(after)} after")
+    for i, (x, y) in enumerate(zip(before, after, strict=False)):
+        if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
+            if x.shape != y.shape or x.dtype != y.dtype:
+                mismatches.append(f"output {i}: {tuple(x.shape)} {x.dtype} before, {tuple(y.shape)} {y.dtype} after")
+                continue
+            if x.numel() == 0:
+                continue
+            a, b = x.double(), y.double()
+            diff = (a - b).abs().nan_to_num(nan=0.0)
+            err = float(diff.max())
+            worst = max(worst, err)
+            if not torch.allclose(a, b, atol=atol, rtol=atol, equal_nan=True):
+                mismatches.append(f"output {i}: max abs error {err:.3g}")
+        elif isinstance(x, torch.Tensor) != isinstance(y, torch.Tensor) or (
+                not isinstance(x, torch.Tensor) and x != y):
+            mismatches.append(f"output {i}: {x!r} before, {y!r} after")
+    return {"matches": not mismatches, "max_abs_error": worst, "mismatches": mismatches, "skipped": None}
