@@ -69,7 +69,7 @@ def register(app: typer.Typer) -> None:
         kind: str = typer.Argument(None, help="Show one kind only.", show_default=False),
         as_json: bool = typer.Option(False, "--json", help="Print the whole schema as JSON."),
     ) -> None:
-        from airctl.cli.output import print_json
+        from airctl.cli.output import print_json, render_error
         from airctl.errors import AirctlError
         from airctl.passes import schema
 
@@ -80,8 +80,10 @@ def register(app: typer.Typer) -> None:
         if kind is not None:
             if kind not in schema.KINDS:
                 guess = schema.closest(kind, kinds)
-                raise AirctlError(f"unknown pass kind `{kind}`",
-                                  hint=(f"did you mean `{guess}`? " if guess else "") + "kinds: " + ", ".join(kinds))
+                error = AirctlError(f"unknown pass kind `{kind}`",
+                                    hint=(f"did you mean `{guess}`? " if guess else "") + "kinds: " + ", ".join(kinds))
+                render_error(error)
+                raise typer.Exit(int(error.exit_code))
             kinds = [kind]
         render_kinds(kinds)
 
@@ -98,12 +100,16 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     ) -> None:
         from airctl.cli.output import err, print_json, render_error
-        from airctl.errors import ExitCode
+        from airctl.errors import AirctlError, ExitCode
         from airctl.passes.apply import explain_passes
 
-        with err.status("compiling up to the passes…", spinner="dots") as status:
-            result = explain_passes(file, model, mode=mode, out=out, backend=backend, entry=entry,
-                                    progress=lambda msg: status.update(msg))
+        try:
+            with err.status("compiling up to the passes…", spinner="dots") as status:
+                result = explain_passes(file, model, mode=mode, out=out, backend=backend, entry=entry,
+                                        progress=lambda msg: status.update(msg))
+        except AirctlError as e:  # the pass file itself is bad: nothing to explain
+            render_error(e)
+            raise typer.Exit(int(e.exit_code)) from None
         if as_json:
             print_json(result.to_json())
         else:

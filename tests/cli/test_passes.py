@@ -1,0 +1,117 @@
+"""``airctl passes`` in-process: list, apply (--diff, --plan, --json), explain, and bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from airctl.cli.main import build_app
+
+REPO = Path(__file__).resolve().parents[2]
+SEED = REPO / "fixtures" / "models" / "seed.py"
+PASSES = REPO / "passes"
+BAD = REPO / "fixtures" / "passes"
+runner = CliRunner()
+
+
+def airctl(*args: object):  # noqa: ANN201
+    return runner.invoke(build_app(), ["passes", *map(str, args)])
+
+
+def test_list_shows_every_kind_from_the_schema() -> None:
+    from airctl.passes.schema import KINDS
+
+    r = airctl("list")
+    assert r.exit_code == 0, r.output
+    for kind in KINDS:
+        assert kind in r.stdout
+    assert "stream→_user_stream_label" in r.stdout and "aicore_num→_op_aicore_num" in r.stdout
+
+
+def test_list_json_is_the_schema() -> None:
+    r = airctl("list", "--json")
+    doc = json.loads(r.stdout)
+    assert doc["version"] == 1
+    assert doc["kinds"]["wait"]["required"] == ["name", "kind", "before", "on"]
+    assert set(doc["selector"]["properties"]) == {"target", "name", "source", "module", "index", "nth"}
+
+
+def test_list_unknown_kind_suggests() -> None:
+    r = airctl("list", "stream_scop")
+    assert r.exit_code == 2 and "did you mean `stream_scope`?" in r.output
+
+
+@pytest.mark.slow
+def test_apply_diff_shows_exactly_the_four_inserted_nodes(tmp_path: Path) -> None:
+    """Acceptance 3: --diff on the seed example: scope_enter, record, scope_exit, wait, nothing else."""
+    r = airctl("apply", PASSES / "stream.yaml", "--model", SEED, "--diff", "--backend", "sim", "--out", tmp_path)
+    assert r.exit_code == 0, r.output
+    added = [ln for ln in r.stdout.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+    removed = [ln for ln in r.stdout.splitlines() if ln.startswith("-") and not ln.startswith("---")]
+    assert removed == []
+    assert [ln.split(" = ")[1].split("(")[0] for ln in added] == [
+        "air.scope_enter.default", "air.record.default", "air.scope_exit.default", "air.wait.default"]
+    assert "air.scope_enter.default(['_user_stream_label'], ['stream_1'])" in added[0]
+    assert "air.wait.default([record#0])" in added[3]
+    assert "execution: matches eager" in r.stdout
+
+
+@pytest.mark.slow
+def test_apply_plan_stops_before_conversion(tmp_path: Path) -> None:
+    r = airctl("apply", PASSES / "stream.yaml", "--model", SEED, "--plan", "--backend", "sim", "--out", tmp_path,
+               "--json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["status"] == "planned" and doc["plan"] is True and doc["execution"] is None
+    assert [p["name"] for p in doc["passes"]] == ["mm-abs-on-stream1", "sub-waits"]
+    assert all(p["diff"] for p in doc["passes"])
+    index = json.loads((Path(doc["ledger"]) / "index.json").read_text())
+    assert index["status"] == "planned" and index["command"] == "passes apply"
+
+
+@pytest.mark.slow
+def test_apply_unchanged_passes_collapse_into_one_line(tmp_path: Path) -> None:
+    r = airctl("apply", BAD / "optional_no_match.yaml", "--model", SEED, "--diff", "--backend", "sim", "--out",
+               tmp_path)
+    assert r.exit_code == 0, r.output
+    assert "unchanged: 1-inference/yaml:matmul-on-s1" in r.stdout
+    assert "@@" not in r.stdout
+
+
+def test_bad_yaml_exits_2_with_location_and_keeps_a_ledger(tmp_path: Path) -> None:
+    r = airctl("apply", BAD / "unknown_key.yaml", "--model", SEED, "--backend", "sim", "--out", tmp_path)
+    assert r.exit_code == 2
+    assert "unknown_key.yaml:7:5: error: unknown key `strem`" in r.output
+    assert "did you mean `stream`?" in r.output
+    (ledger,) = tmp_path.iterdir()
+    assert json.loads((ledger / "index.json").read_text())["status"] == "failed"
+
+
+@pytest.mark.slow
+def test_result_changing_pass_exits_3_naming_it(tmp_path: Path) -> None:
+    r = airctl("apply", BAD / "add_to_sub.yaml", "--model", SEED, "--backend", "sim", "--out", tmp_path)
+    assert r.exit_code == 3
+    assert "pass `add-becomes-sub` changes the graph's results" in r.output
+
+
+@pytest.mark.slow
+def test_explain_lists_matches_with_source_lines(tmp_path: Path) -> None:
+    r = airctl("explain", PASSES / "stream.yaml", "--model", SEED, "--backend", "sim", "--out", tmp_path, "--json")
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)["selectors"]
+    by_role = {(row["pass"], row["role"]): row for row in rows}
+    (mm,) = by_role[("mm-abs-on-stream1", "from")]["matches"]
+    assert mm["name"] == "mm" and mm["op"] == "aten.mm.default" and mm["source"].endswith("seed.py:8")
+    (sub,) = by_role[("sub-waits", "before")]["matches"]
+    assert sub["source"].endswith("seed.py:11")
+
+
+@pytest.mark.slow
+def test_explain_no_match_shows_candidates_and_exits_1(tmp_path: Path) -> None:
+    r = airctl("explain", BAD / "no_match.yaml", "--model", SEED, "--backend", "sim", "--out", tmp_path)
+    assert r.exit_code == 1, r.output
+    assert "no match" in r.stdout
+    assert "closest target: aten.mm.default" in r.stdout and "seed.py:8" in r.stdout
