@@ -73,6 +73,13 @@ class RunSession(CaptureSession):
     def __init__(self, ledger: LedgerWriter, instruments: Sequence[Instrument] = ()) -> None:
         super().__init__(ledger, instruments, extra_dump_types=())
 
+    def aot_graph(self, gm: Any, phase: str) -> None:
+        if phase != "backward" and self._pending_dynamo is None:
+            # compiled without a Dynamo graph airctl saw (torchair.get_compiler in the script's
+            # own AOT backend): a graph number of its own, so graphs do not merge
+            self.dynamo_count += 1
+        super().aot_graph(gm, phase)
+
     # With TORCH_COMPILE_DEBUG=1 (which a script may set) TorchAir also dumps the graph after
     # every pass it already reports through apply_gm_pass/apply_gegraph_pass; those dumps would
     # repeat the stage just captured.

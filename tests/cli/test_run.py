@@ -149,3 +149,15 @@ def test_npu_device_streams_backend_string_and_scope_attributes(tmp_path: Path) 
     attrs = {n.op: n.attrs for n in read_graph(dump).nodes}
     assert attrs["MatMul"]["_op_aicore_num"] == "4" and attrs["MatMul"]["_super_kernel_scope"] == "sk"
     assert attrs["Abs"]["_op_exec_never_timeout"] is True and "_super_kernel_scope" not in attrs["Abs"]
+
+
+@pytest.mark.slow
+def test_bare_compiler_graphs_are_captured_from_aot_on(tmp_path: Path) -> None:
+    r = run("--out", tmp_path, "--backend", "sim", SCRIPTS / "bare_compiler.py")
+    assert r.exit_code == 0, r.output
+    index = Ledger.open(only_ledger(tmp_path)).index
+    assert index["compilers"] == [{"via": "get_compiler", "mode": "max-autotune"}]
+    (graph,) = index["graphs"]
+    stages = [s["name"] for s in graph["stages"]]
+    assert graph["id"] == "1-inference" and stages[0] == "aot-inference" and "ge-optimized" in stages
+    assert index["execution"] is None  # no Dynamo graph seen, so no eager reference
