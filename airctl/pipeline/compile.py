@@ -137,9 +137,22 @@ def _root_message(exc: BaseException) -> str:
     return "\n".join(lines[:6])
 
 
+def _chained_airctl_error(exc: BaseException) -> AirctlError | None:
+    """An AirctlError (a PassError from a YAML pass, say) that Dynamo wrapped in its own exception."""
+    seen: BaseException | None = exc
+    for _ in range(32):
+        if seen is None:
+            return None
+        if isinstance(seen, AirctlError):
+            return seen
+        seen = getattr(seen, "inner_exception", None) or seen.__cause__ or seen.__context__
+    return None
+
+
 def _translate(exc: BaseException, session: CaptureSession | None, ledger: LedgerWriter) -> AirctlError:
-    if isinstance(exc, AirctlError):
-        return exc
+    inner = _chained_airctl_error(exc)
+    if inner is not None:
+        return inner
     message = _root_message(exc)
     node, source = _locate_node(session, ledger, message)
     file = line = None
