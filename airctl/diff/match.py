@@ -57,37 +57,53 @@ class _Side:
         self.is_a = is_a
         nodes = graph.nodes
         self.nodes = nodes
-        self.n = len(nodes)
+        n = self.n = len(nodes)
         index = {node.name: i for i, node in enumerate(nodes)}
         self.index = index
         self.op_id = [hash(node.op) for node in nodes]
         self.stream_id = [hash(node.stream) for node in nodes]
-        self.attr_id = [_attr_hash(node) for node in nodes]
-        producer: dict[str, int] = {}
-
-        def resolve(ref: str) -> int:
-            found = producer.get(ref)
-            if found is None:
-                found = producer[ref] = index.get(Node.producer(ref), -1)
-            return found
-
-        self.data_in: list[list[int]] = [[resolve(r) for r in node.inputs] for node in nodes]
-        self.ctrl_in: list[list[int]] = [[resolve(r) for r in node.control_inputs] for node in nodes]
-        users: list[list[tuple[int, int]]] = [[] for _ in nodes]
-        for i in range(self.n):
-            for slot, p in enumerate(self.data_in[i]):
+        self.attr_id = [_attr_hash(node.attrs) if node.attrs else 0 for node in nodes]
+        refs = _Refs(index)  # each distinct input reference is resolved once
+        self.data_in: list[list[int]] = [[refs[r] for r in node.inputs] for node in nodes]
+        self.ctrl_in: list[list[int]] = [[refs[r] for r in node.control_inputs] if node.control_inputs else []
+                                         for node in nodes]
+        self.strict_id = [hash(k) for k in zip(self.op_id, self.stream_id, self.attr_id, strict=True)]
+        users: list[list[tuple[int, int]]] = [[] for _ in range(n)]  # (user, input slot; -1: control)
+        user_ids: list[list[int]] = [[] for _ in range(n)]  # the same, as parallel lists
+        user_slots: list[list[int]] = [[] for _ in range(n)]
+        indeg = [0] * n
+        ctrl_producers = []
+        for i, ins in enumerate(self.data_in):
+            for slot, p in enumerate(ins):
                 if p >= 0:
                     users[p].append((i, slot))
-            for p in self.ctrl_in[i]:
-                if p >= 0:
-                    users[p].append((i, -1))
+                    user_ids[p].append(i)
+                    user_slots[p].append(slot)
+                    indeg[i] += 1
+            ctrl = self.ctrl_in[i]
+            if ctrl:
+                for p in ctrl:
+                    if p >= 0:
+                        users[p].append((i, -1))
+                        user_ids[p].append(i)
+                        user_slots[p].append(-1)
+                        indeg[i] += 1
+                        ctrl_producers.append(p)
         self.users = users
-        self.topo = _topo_order(self.n, self.data_in, self.ctrl_in)
-        self.rank = [0] * self.n
+        self.user_ids, self.user_slots = user_ids, user_slots
+        # data users only (control users dropped), for the relaxed and unordered levels
+        self.data_user_ids, self.data_user_slots = user_ids[:], user_slots[:]
+        for p in set(ctrl_producers):
+            kept = [k for k, slot in enumerate(user_slots[p]) if slot >= 0]
+            self.data_user_ids[p] = [user_ids[p][k] for k in kept]
+            self.data_user_slots[p] = [user_slots[p][k] for k in kept]
+        self.topo = _topo_order(n, users, indeg)
+        rank = [0] * n
         for r, i in enumerate(self.topo):
-            self.rank[i] = r
-        self.pair = [-1] * self.n  # index in the other graph, or -1
-        self.anchor = [0] * self.n  # matched: _ANCHOR + the a-side index of the pair
+            rank[i] = r
+        self.rank = rank
+        self.pair = [-1] * n  # index in the other graph, or -1
+        self.anchor = [0] * n  # matched: _ANCHOR + the a-side index of the pair
         self.fresh: list[int] = []  # a side: matched since the last propagation
         self._todo = self.topo
 
@@ -98,35 +114,52 @@ class _Side:
         return self._todo
 
 
-def _attr_hash(node: Node) -> int:
-    if not node.attrs:
-        return 0
-    text = repr(sorted(node.attrs.items(), key=lambda kv: kv[0]))
+class _Refs(dict[str, int]):
+    """Input reference -> producer index (-1: not in the graph), computed on first use."""
+
+    def __init__(self, index: dict[str, int]) -> None:
+        super().__init__()
+        self.index = index
+
+    def __missing__(self, ref: str) -> int:
+        found = self[ref] = self.index.get(Node.producer(ref), -1)
+        return found
+
+
+def _attr_hash(attrs: dict[str, Any]) -> int:
+    text = repr(sorted(attrs.items(), key=lambda kv: kv[0]))
     # FX args name their inputs ("%mm"); those names change with renumbering, so they are masked
     return hash(_REF.sub("'%'", text) if "'%" in text else text)
 
 
-def _topo_order(n: int, data_in: list[list[int]], ctrl_in: list[list[int]]) -> list[int]:
-    """Kahn's order, ties by file order; nodes on cycles (malformed input) follow in file order."""
-    indeg = [0] * n
-    outs: list[list[int]] = [[] for _ in range(n)]
-    for i in range(n):
-        for p in data_in[i] + ctrl_in[i]:
-            if p >= 0:
-                indeg[i] += 1
-                outs[p].append(i)
+def _topo_order(n: int, users: list[list[tuple[int, int]]], indeg: list[int]) -> list[int]:
+    """Kahn's order, ties by file order; nodes on cycles (malformed input) follow in file order.
+
+    Depth-first among ready nodes: the nodes a node releases are taken next, smallest index first.
+    """
+    indeg = indeg[:]
     ready = [i for i in range(n) if indeg[i] == 0]
     ready.reverse()
     order: list[int] = []
+    append, pop, extend = order.append, ready.pop, ready.extend
     while ready:
-        i = ready.pop()
-        order.append(i)
+        i = pop()
+        append(i)
+        outs = users[i]
+        if not outs:
+            continue
         released = []
-        for u in outs[i]:
-            indeg[u] -= 1
-            if indeg[u] == 0:
+        for u, _slot in outs:
+            left = indeg[u] - 1
+            indeg[u] = left
+            if not left:
                 released.append(u)
-        ready.extend(sorted(released, reverse=True))
+        if len(released) == 1:
+            append_ready = released[0]
+            ready.append(append_ready)
+        elif released:
+            released.sort(reverse=True)
+            extend(released)
     if len(order) < n:
         seen = set(order)
         order += [i for i in range(n) if i not in seen]
@@ -137,35 +170,45 @@ _ANCHOR = 1 << 62
 
 
 def _forward(side: _Side, level: str, todo: list[int]) -> list[int]:
-    label = side.anchor[:]  # matched nodes keep their anchor; unmatched ones are computed in topo order
-    strict = level == "strict"
-    data_in, op_id = side.data_in, side.op_id
-    for i in todo:
-        ins = tuple([label[p] if p >= 0 else -1 for p in data_in[i]])
-        if level == "unordered":
-            ins = tuple(sorted(ins))
-        if strict:
-            ctrl = tuple(sorted([label[p] if p >= 0 else -1 for p in side.ctrl_in[i]]))
-            label[i] = hash((1, op_id[i], side.stream_id[i], side.attr_id[i], ins, ctrl))
-        else:
-            label[i] = hash((2, op_id[i], ins))
+    # matched nodes keep their anchor; unmatched ones are computed in topo order. The extra last
+    # entry is what a dangling input (index -1) reads.
+    label = side.anchor + [-1]
+    get = label.__getitem__
+    data_in = side.data_in
+    if level == "strict":
+        ctrl_in, key = side.ctrl_in, side.strict_id
+        for i in todo:
+            ctrl = ctrl_in[i]
+            label[i] = hash((key[i], tuple(map(get, data_in[i])), tuple(sorted(map(get, ctrl))) if ctrl else ()))
+    elif level == "relaxed":
+        key = side.op_id
+        for i in todo:
+            label[i] = hash((2, key[i], tuple(map(get, data_in[i]))))
+    else:
+        key = side.op_id
+        for i in todo:
+            label[i] = hash((2, key[i], tuple(sorted(map(get, data_in[i])))))
     return label
 
 
 def _backward(side: _Side, level: str, todo: list[int]) -> list[int]:
     label = side.anchor[:]
-    strict = level == "strict"
-    for i in reversed(todo):
-        users = side.users[i]
-        if strict:
-            outs = tuple(sorted([(label[u], slot) for u, slot in users]))
-            label[i] = hash((3, side.op_id[i], side.stream_id[i], side.attr_id[i], outs))
-        elif level == "relaxed":
-            outs = tuple(sorted([(label[u], slot) for u, slot in users if slot >= 0]))
-            label[i] = hash((4, side.op_id[i], outs))
-        else:
-            outs = tuple(sorted([label[u] for u, slot in users if slot >= 0]))
-            label[i] = hash((5, side.op_id[i], outs))
+    get = label.__getitem__
+    if level == "strict":
+        key, users, slots = side.strict_id, side.user_ids, side.user_slots
+        for i in reversed(todo):
+            us = users[i]
+            label[i] = hash((key[i], tuple(sorted(zip(map(get, us), slots[i], strict=True))) if us else ()))
+    elif level == "relaxed":
+        key, users, slots = side.op_id, side.data_user_ids, side.data_user_slots
+        for i in reversed(todo):
+            us = users[i]
+            label[i] = hash((4, key[i], tuple(sorted(zip(map(get, us), slots[i], strict=True))) if us else ()))
+    else:
+        key, users = side.op_id, side.data_user_ids
+        for i in reversed(todo):
+            us = users[i]
+            label[i] = hash((5, key[i], tuple(sorted(map(get, us))) if us else ()))
     return label
 
 

@@ -120,52 +120,40 @@ def _node_change(a: Node, b: Node, names: dict[str, str], mapped: list[str | Non
     return changes
 
 
-def _edges(graph: Graph, side: Any) -> Counter[tuple[str, str, str]]:
-    """Same edges as :meth:`Graph.edges`, from the matcher's resolved inputs when it has them."""
-    if side is None:
-        return Counter((e.src, e.dst, e.kind) for e in graph.edges())
-    nodes = graph.nodes
-    out: Counter[tuple[str, str, str]] = Counter()
-    for i, node in enumerate(nodes):
-        is_wait = node.op.startswith("air.wait")
-        for p in side.data_in[i]:
-            if p >= 0:
-                kind = "sync" if is_wait and nodes[p].op.startswith("air.record") else "data"
-                out[(nodes[p].name, node.name, kind)] += 1
-        for p in side.ctrl_in[i]:
-            if p >= 0:
-                out[(nodes[p].name, node.name, "control")] += 1
-    return out
+def _edges(graph: Graph) -> Counter[tuple[str, str, str]]:
+    return Counter((e.src, e.dst, e.kind) for e in graph.edges())
 
 
 def build_report(a: Graph, b: Graph, matching: Matching) -> DiffReport:
+    side_a, side_b = matching.sides or (None, None)
+    if side_a is not None and side_b is not None and len(side_a.index) == side_a.n \
+            and len(side_b.index) == side_b.n and side_a.nodes is a.nodes and side_b.nodes is b.nodes:
+        return _build_indexed(a, b, matching, side_a, side_b)
+    return _build_by_name(a, b, matching)
+
+
+def _build_by_name(a: Graph, b: Graph, matching: Matching) -> DiffReport:
+    """The report from node names alone (a matching without the matcher's arrays, or duplicate names)."""
     names = matching.a_to_b
     back = matching.b_to_a
     report = DiffReport(a.name, b.name, len(a), len(b))
     report.removed = [n for n in a.nodes if n.name not in names]
     report.added = [n for n in b.nodes if n.name not in back]
     b_index = {n.name: n for n in b.nodes}
-    side_a, side_b = matching.sides or (None, None)
-    for i, node in enumerate(a.nodes):
+    for node in a.nodes:
         other = names.get(node.name)
         if other is None:
             continue
         if other != node.name:
             report.renamed.append((node.name, other))
         peer = b_index[other]
-        if side_a is not None and side_b is not None:
-            j = side_a.pair[i]
-            mapped = [b.nodes[side_a.pair[p]].name if p >= 0 and side_a.pair[p] >= 0 else None
-                      for p in side_a.data_in[i]]
-            actual = [b.nodes[q].name if q >= 0 else None for q in side_b.data_in[j]]
-        else:
-            mapped = [names.get(Node.producer(r)) for r in node.inputs]
-            actual = [Node.producer(r) for r in peer.inputs]
+        mapped = [names.get(Node.producer(r)) for r in node.inputs]
+        actual = [Node.producer(r) for r in peer.inputs]
         changes = _node_change(node, peer, names, mapped, actual)
         if changes:
             report.changed.append(NodeChange(other, node.name, peer.op, node.op, changes))
-    edges_a = _edges(a, side_a)
-    edges_b = _edges(b, side_b)
+    edges_a = _edges(a)
+    edges_b = _edges(b)
     mapped_a: Counter[tuple[str, str, str]] = Counter()
     for (src, dst, kind), count in edges_a.items():
         if src in names and dst in names:
@@ -179,6 +167,95 @@ def build_report(a: Graph, b: Graph, matching: Matching) -> DiffReport:
     for (src, dst, kind), count in edges_b.items():
         extra = count - mapped_a.get((src, dst, kind), 0)
         report.edges_added += [(src, dst, kind)] * max(extra, 0)
+    report.matched_by = dict(Counter(matching.how.values()))
+    return report
+
+
+def _in_edges(side: Any, i: int, is_wait: bool, is_record: list[bool]) -> list[tuple[int, str]]:
+    """Node ``i``'s incoming edges as (producer index, kind), in :meth:`Graph.edges` order."""
+    out = [(p, "sync" if is_wait and is_record[p] else "data") for p in side.data_in[i] if p >= 0]
+    out += [(p, "control") for p in side.ctrl_in[i] if p >= 0]
+    return out
+
+
+def _mapped_equal(ins_a: list[int], ins_b: list[int], pa_ext: list[int]) -> bool:
+    mapped = [pa_ext[p] for p in ins_a]
+    return mapped == ins_b and -1 not in mapped
+
+
+def _build_indexed(a: Graph, b: Graph, matching: Matching, side_a: Any, side_b: Any) -> DiffReport:
+    """The same report as :func:`_build_by_name`, from the matcher's index arrays (names are unique).
+
+    An edge's destination fixes the node it is listed under, so edges are compared node by node: a
+    matched pair whose inputs map one to one (the common case) has no edge changes at all, and only
+    the others count their incoming edges as multisets.
+    """
+    names = matching.a_to_b
+    a_nodes, b_nodes = a.nodes, b.nodes
+    pa, pb = side_a.pair, side_b.pair
+    pa_ext = pa + [-2]  # a dangling input (-1) maps to -2, which no b input equals
+    report = DiffReport(a.name, b.name, len(a), len(b))
+    report.removed = [a_nodes[i] for i in range(side_a.n) if pa[i] < 0]
+    report.added = [b_nodes[j] for j in range(side_b.n) if pb[j] < 0]
+    wait_a = [n.op.startswith("air.wait") for n in a_nodes]
+    wait_b = [n.op.startswith("air.wait") for n in b_nodes]
+    record_a = [n.op.startswith("air.record") for n in a_nodes]
+    record_b = [n.op.startswith("air.record") for n in b_nodes]
+    data_a, data_b, ctrl_a, ctrl_b = side_a.data_in, side_b.data_in, side_a.ctrl_in, side_b.ctrl_in
+    same_edges = [False] * side_a.n  # matched pairs whose incoming edges correspond exactly
+    renamed, changed, removed_edges = report.renamed, report.changed, report.edges_removed
+    for i, node in enumerate(a_nodes):
+        j = pa[i]
+        if j < 0:
+            for (p, kind), count in Counter(_in_edges(side_a, i, wait_a[i], record_a)).items():
+                removed_edges += [(a_nodes[p].name, node.name, kind)] * count
+            continue
+        peer = b_nodes[j]
+        if peer.name != node.name:
+            renamed.append((node.name, peer.name))
+        ins_a, ins_b = data_a[i], data_b[j]
+        mapped = [pa_ext[p] for p in ins_a]
+        reordered = None
+        if mapped == ins_b:
+            ca, cb = ctrl_a[i], ctrl_b[j]
+            # equal lists without -1 (an unmatched producer): every input edge has its counterpart
+            same_edges[i] = -1 not in mapped and not wait_a[i] and not wait_b[j] and (
+                ca == cb == [] or _mapped_equal(ca, cb, pa_ext))
+        elif min(mapped, default=0) >= 0 and sorted(mapped) == sorted(ins_b):
+            reordered = {"old": [b_nodes[q].name for q in mapped], "new": [b_nodes[q].name for q in ins_b]}
+        changes: dict[str, Any] = {}
+        if node.op != peer.op:
+            changes["op"] = {"old": node.op, "new": peer.op}
+        if node.stream != peer.stream:
+            changes["stream"] = {"old": node.stream, "new": peer.stream}
+        if node.attrs != peer.attrs:
+            attrs = _attr_changes(node, peer, names)
+            if attrs:
+                changes["attrs"] = attrs
+        if reordered is not None:
+            changes["inputs_reordered"] = reordered
+        if changes:
+            changed.append(NodeChange(peer.name, node.name, peer.op, node.op, changes))
+        if not same_edges[i]:
+            in_b = Counter(_in_edges(side_b, j, wait_b[j], record_b))
+            in_a = _in_edges(side_a, i, wait_a[i], record_a)
+            for (p, kind), count in Counter(in_a).items():
+                q = pa[p]
+                extra = count - in_b.get((q, kind), 0) if q >= 0 else count
+                removed_edges += [(a_nodes[p].name, node.name, kind)] * max(extra, 0)
+    added_edges = report.edges_added
+    for j, peer in enumerate(b_nodes):
+        i = pb[j]
+        if i >= 0 and same_edges[i]:
+            continue
+        in_b = _in_edges(side_b, j, wait_b[j], record_b)
+        if not in_b:
+            continue
+        in_a = Counter(_in_edges(side_a, i, wait_a[i], record_a)) if i >= 0 else Counter()
+        for (q, kind), count in Counter(in_b).items():
+            p = pb[q]
+            extra = count - in_a.get((p, kind), 0) if p >= 0 and i >= 0 else count
+            added_edges += [(b_nodes[q].name, peer.name, kind)] * max(extra, 0)
     report.matched_by = dict(Counter(matching.how.values()))
     return report
 
