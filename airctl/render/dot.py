@@ -1,0 +1,134 @@
+"""Graphviz DOT for small graphs: streams as coloured clusters, a legend, distinct edge styles.
+
+``dot`` lays out a few hundred nodes beautifully but grows as about n^2.6 (reference/spike.md §3),
+so :func:`airctl.render.render_to` only hands it graphs below :data:`DOT_LIMIT` nodes. The DOT
+text itself can be written for any size (``--type dot``), for use with ``sfdp`` and friends.
+
+Node ids are ``n<index>``; names, ops and tooltips are quoted DOT strings (``"`` and ``\\``
+escaped), and Graphviz XML-escapes them in its SVG, so graph contents never become markup.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from airctl.errors import AirctlError
+from airctl.graph.model import Graph
+from airctl.render.style import EDGE_STYLE, NODE_STROKE, STATUS_STROKE, stream_fills, stream_label
+
+DOT_LIMIT = 2000  # nodes; dot takes 7-8 s at 2k nodes and 82 s at 5k
+DOT_TIMEOUT = 120.0
+
+
+def quote(text: object) -> str:
+    """A DOT double-quoted string; backslashes are doubled so ``\\n``/``\\l`` escapes in names stay literal."""
+    s = str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "")
+    return f'"{s}"'
+
+
+def _clusters(graph: Graph, cluster: str) -> dict[str, list[int]]:
+    groups: dict[str, list[int]] = {}
+    for i, n in enumerate(graph.nodes):
+        key = n.stream if cluster == "stream" else n.module
+        if key:
+            groups.setdefault(key, []).append(i)
+    return groups
+
+
+def pick_cluster(graph: Graph) -> str:
+    """Cluster by stream when the graph uses more than one, else by module when nodes have one."""
+    if any(n.stream for n in graph.nodes):
+        return "stream"
+    if any(n.module for n in graph.nodes):
+        return "module"
+    return "none"
+
+
+def dot_source(graph: Graph, status: dict[str, str] | None = None, cluster: str | None = None) -> str:
+    status = status or {}
+    cluster = cluster or pick_cluster(graph)
+    used = graph.streams()
+    fills = stream_fills(used)
+    index = {n.name: i for i, n in enumerate(graph.nodes)}
+    lines = [
+        f"digraph {quote(graph.name)} {{",
+        '  graph [rankdir=TB, fontname="Helvetica", fontsize=11, newrank=true];',
+        f'  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10, color="{NODE_STROKE}"];',
+        '  edge [arrowsize=0.6];',
+    ]
+
+    def node_line(i: int) -> str:
+        n = graph.nodes[i]
+        tip = f"{n.name}\nop: {n.op}\nstream: {stream_label(n.stream)}"
+        if n.module:
+            tip += f"\nmodule: {n.module}"
+        if n.source:
+            tip += f"\nsource: {n.source}"
+        attrs = [f"label={quote(n.op + chr(10) + n.name)}", f'fillcolor="{fills[n.stream]}"',
+                 f"tooltip={quote(tip)}"]
+        st = status.get(n.name)
+        if st:
+            style = "rounded,filled,dashed" if st == "removed" else "rounded,filled"
+            attrs += [f'color="{STATUS_STROKE[st]}"', "penwidth=3", f'style="{style}"']
+        return f"  n{i} [{', '.join(attrs)}];"
+
+    clustered: set[int] = set()
+    if cluster != "none":
+        for k, (key, members) in enumerate(_clusters(graph, cluster).items()):
+            label = f"{cluster}: {key}"
+            colour = fills.get(key, "#f8f9fa") if cluster == "stream" else "#f8f9fa"
+            lines.append(f"  subgraph cluster_{k} {{")
+            lines.append(f'    label={quote(label)}; style="dashed,rounded"; color="{NODE_STROKE}"; '
+                         f'bgcolor="{colour}40";')
+            lines += ["  " + node_line(i) for i in members]
+            lines.append("  }")
+            clustered.update(members)
+    lines += [node_line(i) for i in range(len(graph.nodes)) if i not in clustered]
+    for e in graph.edges():
+        colour, dash, width = EDGE_STYLE[e.kind]
+        style = ', style="dashed"' if dash else ""
+        lines.append(f'  n{index[e.src]} -> n{index[e.dst]} [color="{colour}", penwidth={width}{style}];')
+    lines += _legend(used, fills, set(status.values()))
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _legend(used: list[str | None], fills: dict[str | None, str], statuses: set[str]) -> list[str]:
+    rows = [f'<TR><TD BGCOLOR="{fills[s]}">  </TD><TD ALIGN="LEFT">{_html_text(stream_label(s))}</TD></TR>'
+            for s in used]
+    rows += [f'<TR><TD><FONT COLOR="{c}">{"- - -" if d else "———"}</FONT></TD><TD ALIGN="LEFT">{k} edge</TD></TR>'
+             for k, (c, d, _w) in EDGE_STYLE.items()]
+    rows += [f'<TR><TD BORDER="2" COLOR="{STATUS_STROKE[s]}">  </TD><TD ALIGN="LEFT">{s}</TD></TR>'
+             for s in ("added", "removed", "changed") if s in statuses]
+    table = f'<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="2">{"".join(rows)}</TABLE>>'
+    return ["  subgraph cluster_legend {", '    label="legend"; style="rounded"; color="#adb5bd";',
+            f"    legend [shape=plaintext, style=\"\", label={table}];", "  }"]
+
+
+def _html_text(text: str) -> str:
+    """Text inside a Graphviz HTML-like label (only the stream names reach it)."""
+    import html
+
+    return html.escape(text, quote=True)
+
+
+def has_dot() -> bool:
+    return shutil.which("dot") is not None
+
+
+def run_dot(source: str, fmt: str, out: Path) -> None:
+    """Render DOT text with the ``dot`` binary into ``out`` (``fmt``: svg or png)."""
+    exe = shutil.which("dot")
+    if exe is None:
+        raise AirctlError("Graphviz's `dot` is not installed", hint="apt-get install graphviz (or use --type html)")
+    try:
+        proc = subprocess.run([exe, f"-T{fmt}", "-o", str(out)], input=source.encode("utf-8"),
+                              capture_output=True, timeout=DOT_TIMEOUT, check=False)
+    except subprocess.TimeoutExpired as e:
+        raise AirctlError(f"dot did not finish in {DOT_TIMEOUT:.0f} s", file=str(out),
+                          hint="use --type html, which lays out big graphs itself") from e
+    if proc.returncode != 0:
+        raise AirctlError(f"dot failed: {proc.stderr.decode('utf-8', 'replace').strip()[:500]}", file=str(out),
+                          hint="write --type dot and run Graphviz yourself to see the full error")

@@ -1,0 +1,35 @@
+"""Colours and line styles shared by every renderer (dot, svg, the HTML viewer), so a stream or a
+diff status looks the same wherever a graph is drawn.
+
+Streams are coloured in order of first appearance; the default stream (``None``) is grey.
+Edge kinds: data solid grey, control dashed blue, sync (record -> wait) dashed red and thicker.
+Diff status: added green, removed red (dashed outline), changed orange.
+"""
+
+from __future__ import annotations
+
+DEFAULT_STREAM_FILL = "#e9ecef"
+STREAM_FILLS = ("#9ecae1", "#fdd49e", "#c7e9c0", "#dadaeb", "#fcbba1", "#fff3a0", "#c6dbef", "#d9f0d3",
+                "#f2d7ee", "#ffe0b2")
+EDGE_STYLE = {  # kind -> (colour, dash, width)
+    "data": ("#8a8f98", "", 1.0),
+    "control": ("#2f6fdb", "6,4", 1.4),
+    "sync": ("#d62728", "4,3", 2.2),
+}
+STATUS_STROKE = {"added": "#1a7f37", "removed": "#cf222e", "changed": "#e36209"}
+NODE_STROKE = "#495057"
+
+
+def stream_fills(streams: list[str | None]) -> dict[str | None, str]:
+    """Stream -> fill colour, in the given order (the default stream grey)."""
+    out: dict[str | None, str] = {None: DEFAULT_STREAM_FILL}
+    k = 0
+    for s in streams:
+        if s is not None and s not in out:
+            out[s] = STREAM_FILLS[k % len(STREAM_FILLS)]
+            k += 1
+    return out
+
+
+def stream_label(stream: str | None) -> str:
+    return "default stream" if stream is None else stream

@@ -1,0 +1,120 @@
+"""SVG of a graph from airctl's own layered layout (:mod:`airctl.render.layout`), for graphs too
+big for ``dot`` (>= 2k nodes) or machines without Graphviz.
+
+Every node is a box filled with its stream's colour, labelled with its op and name, with a
+``<title>`` tooltip (name, op, stream, module, source). Edges of one kind are drawn as one
+``<path>`` (a 50k-node graph stays a few element per node). Everything taken from the graph goes
+through :func:`html.escape`, so node names such as ``<script>`` stay text.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from airctl.graph.model import Graph, Node
+from airctl.render.layout import layered_layout
+from airctl.render.style import EDGE_STYLE, NODE_STROKE, STATUS_STROKE, stream_fills, stream_label
+
+W, H = 160.0, 36.0  # node box
+MARGIN = 40.0
+LABEL_CHARS = 26
+
+
+def esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def clip(text: str, limit: int = LABEL_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def indexed_edges(graph: Graph) -> tuple[dict[str, int], list[tuple[int, int, str]]]:
+    """Node name -> index, and edges as (src index, dst index, kind)."""
+    index = {n.name: i for i, n in enumerate(graph.nodes)}
+    return index, [(index[e.src], index[e.dst], e.kind) for e in graph.edges()]
+
+
+def _tooltip(node: Node) -> str:
+    parts = [node.name, f"op: {node.op}", f"stream: {stream_label(node.stream)}"]
+    if node.module:
+        parts.append(f"module: {node.module}")
+    if node.source:
+        parts.append(f"source: {node.source}")
+    return "\n".join(parts)
+
+
+def _legend(fills: dict[str | None, str], used: list[str | None], statuses: set[str], x0: float, y0: float
+            ) -> list[str]:
+    out = [f'<g class="legend" font-size="12" transform="translate({x0:.0f},{y0:.0f})">']
+    y = 0.0
+    for s in used:
+        out.append(f'<rect x="0" y="{y:.0f}" width="14" height="14" fill="{fills[s]}" stroke="{NODE_STROKE}"/>'
+                   f'<text x="20" y="{y + 11:.0f}">{esc(stream_label(s))}</text>')
+        y += 18
+    for kind, (colour, dash, width) in EDGE_STYLE.items():
+        dashes = f' stroke-dasharray="{dash}"' if dash else ""
+        out.append(f'<line x1="0" y1="{y + 7:.0f}" x2="14" y2="{y + 7:.0f}" stroke="{colour}" '
+                   f'stroke-width="{width}"{dashes}/><text x="20" y="{y + 11:.0f}">{kind} edge</text>')
+        y += 18
+    for status in ("added", "removed", "changed"):
+        if status in statuses:
+            out.append(f'<rect x="0" y="{y:.0f}" width="14" height="14" fill="none" stroke-width="3" '
+                       f'stroke="{STATUS_STROKE[status]}"/><text x="20" y="{y + 11:.0f}">{status}</text>')
+            y += 18
+    out.append("</g>")
+    return out
+
+
+def write_svg(graph: Graph, out: Path, status: dict[str, str] | None = None) -> None:
+    """Write ``graph`` as SVG to ``out``; ``status`` maps node names to added/removed/changed."""
+    out.write_text(svg_text(graph, status), encoding="utf-8")
+
+
+def svg_text(graph: Graph, status: dict[str, str] | None = None) -> str:
+    status = status or {}
+    nodes = graph.nodes
+    _, edges = indexed_edges(graph)
+    lay = layered_layout(len(nodes), ((s, d) for s, d, _ in edges), dx=W + 24, dy=H + 44)
+    min_x, min_y, max_x, max_y = lay.bounds()
+    legend_w = 190.0
+    ox = MARGIN + legend_w + W / 2 - min_x
+    oy = MARGIN + H / 2 - min_y
+    width = max_x - min_x + W + 2 * MARGIN + legend_w
+    height = max(max_y - min_y + H + 2 * MARGIN, 260.0)
+    used = graph.streams()
+    fills = stream_fills(used)
+    parts = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+        f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="Helvetica,Arial,sans-serif">',
+        f"<title>{esc(graph.name)}: {len(nodes)} nodes</title>",
+        f'<rect width="{width:.0f}" height="{height:.0f}" fill="#ffffff"/>',
+    ]
+    xs = [x + ox for x in lay.x]
+    ys = [y + oy for y in lay.y]
+    for kind, (colour, dash, width_) in EDGE_STYLE.items():
+        segs = [f"M{xs[s]:.0f} {ys[s] + H / 2:.0f}L{xs[d]:.0f} {ys[d] - H / 2:.0f}"
+                for s, d, k in edges if k == kind]
+        if segs:
+            dashes = f' stroke-dasharray="{dash}"' if dash else ""
+            parts.append(f'<path class="edges-{kind}" fill="none" stroke="{colour}" stroke-width="{width_}"'
+                         f'{dashes} d="{"".join(segs)}"/>')
+    parts.append('<g class="nodes" font-size="11" text-anchor="middle">')
+    for i, node in enumerate(nodes):
+        x, y = xs[i] - W / 2, ys[i] - H / 2
+        st = status.get(node.name)
+        stroke = STATUS_STROKE.get(st or "", NODE_STROKE)
+        extra = ' stroke-width="3"' if st else ""
+        if st == "removed":
+            extra += ' stroke-dasharray="5,3" opacity="0.75"'
+        parts.append(
+            f'<g><title>{esc(_tooltip(node))}</title>'
+            f'<rect x="{x:.0f}" y="{y:.0f}" width="{W:.0f}" height="{H:.0f}" rx="5" fill="{fills[node.stream]}" '
+            f'stroke="{stroke}"{extra}/>'
+            f'<text x="{xs[i]:.0f}" y="{y + 15:.0f}" font-weight="bold">{esc(clip(node.op))}</text>'
+            f'<text x="{xs[i]:.0f}" y="{y + 29:.0f}">{esc(clip(node.name))}</text></g>')
+    parts.append("</g>")
+    parts += _legend(fills, used, set(status.values()), MARGIN / 2, MARGIN)
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"

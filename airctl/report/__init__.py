@@ -1,0 +1,48 @@
+"""``report.html``: the single-file viewer written into every ledger at the end of a run (docs/report.md).
+
+>>> write_report(Path("airctl-runs/<run-id>"))       # doctest: +SKIP
+PosixPath('airctl-runs/<run-id>/report.html')
+
+Called by :func:`airctl.pipeline.finish.finish_ledger`; also usable on any ledger folder.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from airctl.errors import LedgerError
+
+REPORT = "report.html"
+
+
+def write_report(ledger_dir: Path) -> Path | None:
+    """Write ``<ledger_dir>/report.html`` from the ledger's index, snapshots, findings and profile."""
+    from airctl.report.ledger_data import ledger_payload, read_profile
+    from airctl.report.page import html_page
+
+    root = Path(ledger_dir)
+    index_path = root / "index.json"
+    if not index_path.is_file():
+        return None
+    try:
+        index = json.loads(index_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise LedgerError(f"corrupt index.json: {e.msg}", file=str(index_path), line=e.lineno, column=e.colno,
+                          hint="the run was interrupted while writing it; rerun the command") from e
+    payload = ledger_payload(root, index)
+    profile = read_profile(root)
+    timeline = None
+    if profile is not None:
+        payload["profile"] = profile
+        svg = root / "profile" / "timeline.svg"
+        if svg.is_file():
+            timeline = svg.read_bytes()
+    out = root / REPORT
+    tmp = root / (REPORT + ".tmp")
+    tmp.write_text(html_page(payload, timeline), encoding="utf-8")
+    tmp.replace(out)
+    return out
+
+
+__all__ = ["REPORT", "write_report"]

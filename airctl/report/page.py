@@ -1,0 +1,165 @@
+"""Assemble the single-file HTML viewer: inline CSS, airctl's own JS, and the payload as JSON.
+
+The payload sits in ``<script type="application/json">`` with ``<``, ``>`` and ``&`` written as
+``\\u003c``/``\\u003e``/``\\u0026``, so no string in a graph (``</script>``, ``<!--``) can end the block;
+the JS reads it with ``JSON.parse`` and writes only through ``textContent`` and the canvas. The
+only markup built here from run data is escaped with :func:`html.escape`. The profile timeline
+SVG is embedded as a base64 ``<img>``: an SVG shown as an image cannot run scripts.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from airctl.diff import DiffReport
+from airctl.graph.model import Graph
+from airctl.report.payload import Group
+
+HERE = Path(__file__).parent
+MAX_TIMELINE_BYTES = 20 * 1024 * 1024
+
+TEMPLATE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; \
+style-src 'unsafe-inline'; img-src data:">
+<title>@@title@@</title>
+<style>@@css@@</style>
+</head>
+<body>
+<header><h1 id="title">@@title@@</h1><span id="run-line" class="run"></span></header>
+<nav class="tabs">
+<button data-tab="graph" class="active">Graph</button>
+<button data-tab="findings" id="tab-btn-findings">Findings</button>
+<button data-tab="profile" id="tab-btn-profile">Profile</button>
+<button data-tab="run">Run</button>
+</nav>
+<main>
+<section class="tab active" id="tab-graph">
+ <div class="side">
+  <label>graph <select id="graph-select"></select></label>
+  <div class="stage-head"><h2>Stages</h2>
+   <label title="also list passes that did not change the graph"><input type="checkbox" id="show-all"> show all</label>
+  </div>
+  <div id="hidden-count" class="muted"></div>
+  <ul id="stages"></ul>
+  <p class="muted">j/k or \u2191/\u2193 step through stages \u00b7 / search \u00b7 f fit \u00b7
+   drag to pan, wheel to zoom</p>
+ </div>
+ <div id="canvas-wrap">
+  <canvas id="canvas"></canvas>
+  <div id="toolbar"><button id="fit">fit</button><span id="node-count"></span></div>
+  <div id="legend"></div>
+ </div>
+ <div class="side right">
+  <input id="search" type="search" placeholder="search name or op" autocomplete="off">
+  <div id="hit-count"></div>
+  <ul id="hits"></ul>
+  <div id="details"></div>
+ </div>
+</section>
+<section class="tab" id="tab-findings"><div class="pad" id="findings"></div></section>
+<section class="tab" id="tab-profile"><div class="pad" id="profile">@@timeline@@</div></section>
+<section class="tab" id="tab-run"><div class="pad" id="run"></div></section>
+</main>
+<noscript>This report needs JavaScript to draw the graphs.</noscript>
+<script type="application/json" id="airctl-data">@@data@@</script>
+<script>@@js@@</script>
+</body>
+</html>
+"""
+
+
+@cache
+def _asset(name: str) -> str:
+    return (HERE / name).read_text(encoding="utf-8")
+
+
+def script_json(obj: Any) -> str:
+    """JSON safe to place inside a ``<script>`` element."""
+    text = json.dumps(obj, separators=(",", ":"), default=str, allow_nan=False)
+    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def timeline_img(svg: bytes | None) -> str:
+    if not svg or len(svg) > MAX_TIMELINE_BYTES:
+        return ""
+    b64 = base64.b64encode(svg).decode("ascii")
+    return ('<div id="timeline"><h2>Timeline</h2>'
+            f'<img alt="stream timeline" src="data:image/svg+xml;base64,{b64}"></div>')
+
+
+def html_page(payload: dict[str, Any], timeline_svg: bytes | None = None) -> str:
+    """The whole report page for ``payload`` (see :mod:`airctl.report.payload`)."""
+    values = {"title": html.escape(str(payload.get("title") or "airctl"), quote=True),
+              "css": _asset("viewer.css"), "js": _asset("viewer.js"), "data": script_json(_nan_free(payload)),
+              "timeline": timeline_img(timeline_svg)}
+    # one pass over the template: inserted text is never scanned for markers again
+    return re.sub(r"@@(\w+)@@", lambda m: values[m.group(1)], TEMPLATE)
+
+
+def _nan_free(payload: dict[str, Any]) -> dict[str, Any]:
+    """JSON has no NaN/Infinity; graph attributes may hold them (a float constant). Replace by strings."""
+    try:
+        json.dumps(payload, allow_nan=False, default=str)
+        return payload
+    except ValueError:
+        text = json.dumps(payload, default=str)  # NaN/Infinity tokens outside strings
+        return json.loads(text, parse_constant=lambda name: name)
+
+
+def _stage(index: int, name: str, graph: Graph, snap: int, diff: dict[str, Any] | None) -> dict[str, Any]:
+    return {"index": index, "name": name, "changed": None, "nodes": len(graph), "node_delta": None, "seconds": None,
+            "dialect": graph.dialect, "group": 0, "snap": snap, "diff": diff}
+
+
+def graph_page(graph: Graph, status: dict[str, str] | None = None, title: str | None = None) -> str:
+    """A standalone viewer for one graph; ``status`` (name -> added/removed/changed) colours nodes."""
+    group = Group("graph", graph.dialect)
+    snap, _ = group.add(graph)
+    diff = None
+    if status:
+        pos = group.key_index
+        diff = {"added": [], "removed": [], "changed": [], "edges_added": [], "edges_removed": [],
+                "summary": {"added": 0, "removed": 0, "changed": 0, "edges_added": 0, "edges_removed": 0,
+                            "renamed": 0}}
+        for name, st in status.items():
+            if name in pos and st in ("added", "removed", "changed"):
+                diff[st].append([pos[name], st] if st == "changed" else pos[name])
+                diff["summary"][st] += 1
+    payload = {
+        "title": title or f"{graph.name} ({graph.dialect}, {len(graph)} nodes)",
+        "run": {},
+        "graphs": [{"id": graph.name, "kind": graph.dialect, "name": None,
+                    "stages": [_stage(0, graph.name, graph, snap, diff)]}],
+        "groups": [group.to_json()],
+        "findings": [],
+    }
+    return html_page(payload)
+
+
+def diff_page(a: Graph, b: Graph, report: DiffReport, title: str | None = None) -> str:
+    """Two stages, A then B, laid out together; B shows the diff (removed nodes as ghosts)."""
+    group = Group("diff", b.dialect)
+    snap_a, _ = group.add(a)
+    snap_b, diff = group.add(b, report)
+    payload = {
+        "title": title or f"diff: {a.name} \u2192 {b.name}",
+        "run": {"a": {"name": a.name, "nodes": len(a)}, "b": {"name": b.name, "nodes": len(b)},
+                "summary": report.summary()},
+        "graphs": [{"id": "diff", "kind": None, "name": None,
+                    "stages": [_stage(0, f"A: {a.name}", a, snap_a, None),
+                               _stage(1, f"B: {b.name}", b, snap_b, diff)]}],
+        "groups": [group.to_json()],
+        "findings": [],
+    }
+    return html_page(payload)

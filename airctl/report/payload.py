@@ -1,0 +1,167 @@
+"""The data the HTML viewer draws: every stage of every graph, laid out once per graph and dialect.
+
+Stepping through passes should not make the picture jump, so the stages of one graph that share
+a dialect form a *group* with one layout over the union of their nodes; a node keeps its place
+in every stage. A node's place is its identity, followed through renames with the structural
+diff (:func:`airctl.diff.diff_graphs`): ``Add_1`` in one stage and the ``Add_2`` it was matched to
+in the next share a place. Each stage also carries its diff against the previous stage
+(added/removed/changed nodes, added/removed edges), which the viewer highlights.
+
+Layout of the JSON (compact: per-node values are parallel integer arrays)::
+
+    group:    {dialect, keys[], x[], y[], ops[], streams[], details[], snapshots[]}
+    snapshot: {nodes[] (union index), names{pos: name} (where not the key), op[], stream[], det[],
+               edges: {data: [src, dst, ...], control: [...], sync: [...]}}
+    stage:    {index, name, changed, nodes, node_delta, seconds, group, snap, diff}
+    diff:     {added[], removed[], changed: [[u, "op,stream,attrs"]...], summary{}, edges_added/removed: [[s, d, kind]]}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from airctl.diff import DiffReport, diff_graphs
+from airctl.graph.model import Graph, Node
+from airctl.render.layout import layered_layout
+from airctl.render.style import stream_fills
+
+MAX_DIFF_EDGES = 5000  # highlighted edges per stage; the summary keeps the full counts
+NODE_W = 150.0
+
+
+def _detail(node: Node) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": node.kind}
+    if node.inputs:
+        out["inputs"] = node.inputs
+    if node.control_inputs:
+        out["control_inputs"] = node.control_inputs
+    if node.attrs:
+        out["attrs"] = node.attrs
+    if node.source:
+        out["source"] = node.source
+    if node.module:
+        out["module"] = node.module
+    if node.meta:
+        out["meta"] = node.meta
+    return out
+
+
+@dataclass
+class Group:
+    """The stages of one graph in one dialect, sharing one layout."""
+
+    graph_id: str
+    dialect: str
+    keys: list[str] = field(default_factory=list)
+    key_index: dict[str, int] = field(default_factory=dict)
+    edges: set[tuple[int, int]] = field(default_factory=set)
+    ops: dict[str, int] = field(default_factory=dict)
+    streams: dict[str | None, int] = field(default_factory=dict)
+    details: list[dict[str, Any]] = field(default_factory=list)
+    snapshots: list[dict[str, Any]] = field(default_factory=list)
+    _prev: Graph | None = None
+    _prev_u: dict[str, int] = field(default_factory=dict)  # name in the previous snapshot -> union index
+    _prev_det: dict[int, tuple[Node, int]] = field(default_factory=dict)
+
+    def _slot(self, name: str, used: set[int]) -> int:
+        u = self.key_index.get(name)
+        if u is not None and u not in used:
+            return u
+        key, k = name, 1
+        while key in self.key_index:
+            k += 1
+            key = f"{name}#{k}"
+        u = self.key_index[key] = len(self.keys)
+        self.keys.append(key)
+        return u
+
+    def add(self, graph: Graph, report: DiffReport | None = None) -> tuple[int, dict[str, Any] | None]:
+        """Add a snapshot; returns its index and its diff against the previous snapshot (None for the first)."""
+        prev = self._prev
+        if prev is not None and report is None:
+            report = diff_graphs(prev, graph)
+        cur_u: dict[str, int] = {}
+        used: set[int] = set()
+        later: list[Node] = []
+        if prev is not None and report is not None:
+            back = {b: a for a, b in report.renamed}
+            added = {n.name for n in report.added}
+            for node in graph.nodes:
+                if node.name in added:
+                    later.append(node)
+                    continue
+                u = self._prev_u.get(back.get(node.name, node.name))
+                if u is None or u in used:
+                    later.append(node)
+                    continue
+                cur_u[node.name] = u
+                used.add(u)
+        else:
+            later = graph.nodes
+        for node in later:
+            if node.name not in cur_u:
+                u = self._slot(node.name, used)
+                cur_u[node.name] = u
+                used.add(u)
+        positions = [cur_u[n.name] for n in graph.nodes]
+        renamed = {str(i): n.name for i, n in enumerate(graph.nodes) if self.keys[positions[i]] != n.name}
+        ops, streams = self.ops, self.streams
+        op_ids = [ops.setdefault(n.op, len(ops)) for n in graph.nodes]
+        stream_ids = [streams.setdefault(n.stream, len(streams)) for n in graph.nodes]
+        det: list[int] = []
+        prev_det = self._prev_det
+        new_det: dict[int, tuple[Node, int]] = {}
+        for node, u in zip(graph.nodes, positions, strict=True):
+            old = prev_det.get(u)
+            if old is not None and old[0] == node:
+                d = old[1]
+            else:
+                d = len(self.details)
+                self.details.append(_detail(node))
+            det.append(d)
+            new_det[u] = (node, d)
+        edges: dict[str, list[int]] = {"data": [], "control": [], "sync": []}
+        union_edges = self.edges
+        for e in graph.edges():
+            s, d = cur_u[e.src], cur_u[e.dst]
+            edges[e.kind] += (s, d)
+            union_edges.add((s, d))
+        snap = {"nodes": positions, "names": renamed, "op": op_ids, "stream": stream_ids, "det": det,
+                "edges": edges}
+        self.snapshots.append(snap)
+        diff = None if prev is None or report is None else self._diff(report, cur_u)
+        self._prev, self._prev_u, self._prev_det = graph, cur_u, new_det
+        return len(self.snapshots) - 1, diff
+
+    def _diff(self, report: DiffReport, cur_u: dict[str, int]) -> dict[str, Any]:
+        prev_u = self._prev_u
+
+        def edge_list(edges: list[tuple[str, str, str]], where: dict[str, int]) -> list[list[Any]]:
+            return [[where[s], where[d], k] for s, d, k in edges[:MAX_DIFF_EDGES] if s in where and d in where]
+
+        return {
+            "added": [cur_u[n.name] for n in report.added],
+            "removed": [prev_u[n.name] for n in report.removed if n.name in prev_u],
+            "changed": [[cur_u[c.name], ",".join(c.changes)] for c in report.changed if c.name in cur_u],
+            "summary": report.summary(),
+            "edges_added": edge_list(report.edges_added, cur_u),
+            "edges_removed": edge_list(report.edges_removed, prev_u),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        lay = layered_layout(len(self.keys), self.edges, dx=NODE_W + 30, dy=70.0)
+        stream_names = list(self.streams)
+        fills = stream_fills(stream_names)
+        return {
+            "graph": self.graph_id,
+            "dialect": self.dialect,
+            "keys": self.keys,
+            "x": [round(v) for v in lay.x],
+            "y": [round(v) for v in lay.y],
+            "ops": list(self.ops),
+            "streams": stream_names,
+            "fills": [fills[s] for s in stream_names],
+            "details": self.details,
+            "snapshots": self.snapshots,
+        }
