@@ -1,0 +1,315 @@
+"""``airctl profile``: time a model per stream (or read a torch_npu profiler folder) and summarise it.
+
+Two forms share one command, so that ``--help`` shows every option once, grouped:
+
+    airctl profile MODEL.py [--passes FILE.yaml] [--mode M] [--steps N] [--warmup N] [--compare] [--json]
+    airctl profile analyze DIR [--ledger RUN] [--json]
+
+Thin (style.md §8): the run is :func:`airctl.execute.profile_run.profile_model`, the numbers
+:mod:`airctl.profile.summary`, the files :mod:`airctl.profile.write`; this module renders. Exit 1
+when races were found (as ``airctl check``), errors via AirctlError. No torch at import time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+HELP = (
+    "Profile a model per stream: a Chrome trace with one lane per stream and record→wait arrows (open it in "
+    "https://ui.perfetto.dev), busy/idle time per stream, overlap between streams, the critical path through "
+    "sync edges, top ops, races, and a timeline picture; all kept in the ledger (profile/).\n\n"
+    "Or read what torch_npu.profiler wrote: [bold]airctl profile analyze DIR[/bold] (docs/profile.md).\n\n"
+    "[bold]Examples[/bold]\n\n"
+    "  airctl profile fixtures/models/seed.py --passes passes/stream.yaml\n\n"
+    "  airctl profile fixtures/models/transformer.py --passes passes/transformer_two_streams.yaml --compare\n\n"
+    "  airctl profile analyze ./prof --ledger airctl-runs/<run>\n\n"
+    "Exit code 1 when a race was found, 0 otherwise."
+)
+RUN = "Profile a model"
+ANALYZE = "analyze DIR"
+OUTPUT = "Output"
+PATH_ROWS = 12
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("profile", help=HELP, no_args_is_help=True)
+    def profile(
+        target: str = typer.Argument(..., metavar="MODEL.py|analyze", show_default=False,
+                                     help="A model script, or the word `analyze` followed by a profiler folder."),
+        folder: Path = typer.Argument(None, metavar="DIR", show_default=False,
+                                      help="With `analyze`: a torch_npu profiler folder (*_ascend_pt, or its parent)."),
+        passes: Path = typer.Option(None, "--passes", "-p", show_default=False, rich_help_panel=RUN,
+                                    help="YAML pass file applied before the run (docs/passes.md)."),
+        mode: str = typer.Option("max-autotune", "--mode", "-m", rich_help_panel=RUN,
+                                 help="max-autotune | reduce-overhead."),
+        steps: int = typer.Option(5, "--steps", min=1, rich_help_panel=RUN, help="Profiled steps."),
+        warmup: int = typer.Option(1, "--warmup", min=0, rich_help_panel=RUN, help="Unprofiled steps first."),
+        compare: bool = typer.Option(False, "--compare", rich_help_panel=RUN,
+                                     help="Also run without --passes and show both side by side."),
+        backend: str = typer.Option("auto", "--backend", "-b", rich_help_panel=RUN, help="auto | npu | sim."),
+        entry: str = typer.Option(None, "--entry", show_default=False, rich_help_panel=RUN,
+                                  help="Function returning (model, inputs)."),
+        ledger: Path = typer.Option(None, "--ledger", show_default=False, rich_help_panel=ANALYZE,
+                                    help="Ledger of the same model: link tasks to graph nodes; files go to its "
+                                         "profile/."),
+        out: Path = typer.Option(Path("airctl-runs"), "--out", "-o", rich_help_panel=OUTPUT,
+                                 help="Folder for ledgers (analyze without --ledger: <out>/analyze-<folder>/)."),
+        png: bool = typer.Option(False, "--png", rich_help_panel=OUTPUT,
+                                 help="Also write timeline.png (headless Chromium)."),
+        top: int = typer.Option(10, "--top", min=1, rich_help_panel=OUTPUT, help="Rows of top ops."),
+        as_json: bool = typer.Option(False, "--json", rich_help_panel=OUTPUT, help="Print only JSON on stdout."),
+    ) -> None:
+        from airctl.cli.output import render_error
+        from airctl.errors import AirctlError
+
+        try:
+            _dispatch(target, folder, passes, compare, ledger, as_json,
+                      dict(mode=mode, steps=steps, warmup=warmup, backend=backend, entry=entry, out=out, png=png,
+                           top=top))
+        except AirctlError as e:  # rendered here so that CliRunner and the shell see the same exit code
+            render_error(e)
+            raise SystemExit(int(e.exit_code)) from None
+
+
+def _dispatch(target: str, folder: Path | None, passes: Path | None, compare: bool, ledger: Path | None,
+              as_json: bool, options: dict[str, Any]) -> None:
+    from airctl.errors import AirctlError
+
+    if target == "analyze":
+        if folder is None:
+            raise AirctlError("`airctl profile analyze` needs a profiler folder",
+                              hint="airctl profile analyze ./prof   (the dir given to tensorboard_trace_handler)")
+        _analyze(folder, ledger, options["out"], options["png"], options["top"], as_json)
+        return
+    if folder is not None:
+        raise AirctlError(f"unexpected argument {str(folder)!r} after the model script",
+                          hint="to read a profiler folder: airctl profile analyze DIR")
+    if ledger is not None:
+        raise AirctlError("--ledger goes with `airctl profile analyze DIR`",
+                          hint="a model run writes its own ledger under --out")
+    if compare and passes is None:
+        raise AirctlError("--compare needs --passes FILE.yaml (it runs the model without and with it)")
+    if compare:
+        _compare(Path(target), passes, as_json, **options)  # type: ignore[arg-type]
+    else:
+        _profile(Path(target), passes, as_json, **options)  # type: ignore[arg-type]
+
+
+# -- the three flows ------------------------------------------------------------------------------
+def _run(model: Path, passes: Path | None, *, mode: str, steps: int, warmup: int, backend: str, entry: str | None,
+         out: Path, label: str = "") -> Any:
+    from airctl.cli.output import err
+    from airctl.errors import AirctlError
+
+    try:
+        from airctl.execute.profile_run import ProfileRequest, profile_model
+    except ImportError as e:
+        raise AirctlError(f"profiling a model needs airctl.execute.profile_run, which this build lacks ({e})",
+                          hint="read a torch_npu profiler folder instead: airctl profile analyze DIR") from e
+    req = ProfileRequest(model_path=model, mode=mode, passes_file=passes, steps=steps, warmup=warmup, out_dir=out,
+                         backend=backend, entry=entry)
+    with err.status(f"profiling {label}…", spinner="dots") as status:
+        return profile_model(req, progress=lambda msg: status.update(f"{label}{msg}"))
+
+
+def _summarize_run(run: Any, model: Path, passes: Path | None, mode: str, png: bool, top: int) -> Any:
+    from airctl.profile.summary import summarize
+    from airctl.profile.write import PROFILE_DIR, write_profile
+
+    summary = summarize(run.timelines, races=list(run.races), step_seconds=list(run.step_seconds) or None, top=top)
+    summary.meta.update({"ledger": str(run.ledger_dir), "model": str(model),
+                         "passes_file": str(passes) if passes else None, "mode": mode,
+                         "matches_eager": run.matches_eager, "max_abs_error": run.max_abs_error})
+    title = f"{model.name}" + (f" + {passes.name}" if passes else "") + f" ({mode})"
+    write_profile(Path(run.ledger_dir) / PROFILE_DIR, run.timelines, summary, title=title, png=png)
+    return summary
+
+
+def _fail_if_error(run: Any) -> None:
+    from airctl.cli.output import render_error
+
+    if run.error is not None:
+        render_error(run.error)
+        raise SystemExit(int(run.error.exit_code))
+
+
+def _profile(model: Path, passes: Path | None, as_json: bool, *, png: bool, top: int, **options: Any) -> None:
+    from airctl.cli.output import print_json
+
+    run = _run(model, passes, **options)
+    if not run.timelines:
+        _fail_if_error(run)
+    summary = _summarize_run(run, model, passes, options["mode"], png, top)
+    if as_json:
+        print_json(summary.to_json())
+    else:
+        render_summary(summary, top)
+    _fail_if_error(run)
+    _exit_on_races(summary.races)
+
+
+def _compare(model: Path, passes: Path, as_json: bool, *, png: bool, top: int, **options: Any) -> None:
+    from airctl.cli.output import print_json
+    from airctl.profile.compare import Comparison
+    from airctl.profile.write import COMPARE_FILE, PROFILE_DIR, write_json
+
+    base = _run(model, None, label="without passes: ", **options)
+    if not base.timelines:
+        _fail_if_error(base)
+    with_run = _run(model, passes, label=f"with {passes.name}: ", **options)
+    if not with_run.timelines:
+        _fail_if_error(with_run)
+    comparison = Comparison(_summarize_run(base, model, None, options["mode"], png, top),
+                            _summarize_run(with_run, model, passes, options["mode"], png, top), str(passes))
+    data = comparison.to_json()
+    write_json(Path(with_run.ledger_dir) / PROFILE_DIR / COMPARE_FILE, data)
+    if as_json:
+        print_json(data)
+    else:
+        render_comparison(comparison)
+    _fail_if_error(base)
+    _fail_if_error(with_run)
+    _exit_on_races(comparison.with_passes.races + comparison.without.races)
+
+
+def _analyze(folder: Path, ledger: Path | None, out: Path, png: bool, top: int, as_json: bool) -> None:
+    from airctl.cli.output import print_json
+    from airctl.profile.analyze import analyze_folder
+    from airctl.profile.summary import summarize
+    from airctl.profile.write import PROFILE_DIR, write_profile
+
+    timeline = analyze_folder(folder, ledger)
+    summary = summarize([timeline], top=top)
+    summary.meta.update({"folder": timeline.meta.get("folder"), "tasks_from": timeline.meta.get("tasks_from"),
+                         "simulated": timeline.meta.get("simulated"), "notes": timeline.meta.get("notes", []),
+                         "links": timeline.meta.get("links")})
+    target = Path(ledger) / PROFILE_DIR if ledger else Path(out) / f"analyze-{timeline.graph}" / PROFILE_DIR
+    write_profile(target, [timeline], summary, title=f"{timeline.graph} (torch_npu profiler)", png=png)
+    if as_json:
+        print_json(summary.to_json())
+    else:
+        render_summary(summary, top)
+    _exit_on_races(summary.races)
+
+
+def _exit_on_races(races: list) -> None:
+    from airctl.errors import ExitCode
+
+    if races:
+        # SystemExit, not typer.Exit: see airctl/cli/check.py (standalone_mode=False drops an Exit's code)
+        raise SystemExit(int(ExitCode.FINDINGS))
+
+
+# -- rendering --------------------------------------------------------------------------------------
+def _t(seconds: float | None) -> str:
+    from airctl.profile.timeline_svg import format_time
+
+    return "-" if seconds is None else format_time(seconds)
+
+
+def render_summary(summary: Any, top: int = 10) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from airctl.cli.output import err, out
+
+    for note in summary.meta.get("notes") or []:
+        err.print(f"[dim]note: {escape(note)}[/dim]")
+    table = Table(title="streams (mean per step)", title_justify="left")
+    for col in ("stream", "busy", "idle", "busy %", "ops", "longest gap"):
+        table.add_column(col, justify="left" if col == "stream" else "right")
+    for s in summary.streams:
+        table.add_row(escape(s.stream), _t(s.busy_s), _t(s.idle_s), f"{s.busy_pct:.1f}", str(s.ops),
+                      _t(s.largest_gap_s))
+    out.print(table)
+    share = f" ({100 * summary.overlap_s / summary.span_s:.1f}% of the span)" if summary.span_s else ""
+    out.print(f"overlap: [bold]{_t(summary.overlap_s)}[/bold]{share}   op span: {_t(summary.span_s)}"
+              f"   step time (median of {len(summary.step_seconds)}): {_t(summary.step_s)}")
+    path = summary.critical_path
+    out.print(f"\n[bold]critical path[/bold]: {_t(summary.critical_path_s)} of work in {len(path)} ops")
+    for p in path[:PATH_ROWS]:
+        via = f"[red]{escape(p.via)}[/red]" if p.via.startswith("sync") else f"[dim]{escape(p.via)}[/dim]"
+        took = _t(p.dur_s) if p.work_s or not p.dur_s else f"[dim]{_t(p.dur_s)} sync[/dim]"  # a wait's is blocking
+        out.print(f"  {escape(p.node)}  [dim]{escape(p.op)}[/dim]  stream {escape(p.stream)}  {took}  "
+                  f"{via}  {escape(p.source or '')}")
+    if len(path) > PATH_ROWS:
+        out.print(f"  … {len(path) - PATH_ROWS} more (summary.json)")
+    if summary.top_ops:
+        ops = Table(title=f"top ops (per step, top {top})", title_justify="left")
+        for col in ("op", "calls", "total", "mean", "share"):
+            ops.add_column(col, justify="left" if col == "op" else "right")
+        for o in summary.top_ops:
+            ops.add_row(escape(o.op), str(o.count), _t(o.total_s), _t(o.mean_s), f"{100 * o.share:.1f}%")
+        out.print(ops)
+    _render_races(summary.races)
+    meta = summary.meta
+    if meta.get("matches_eager") is not None:
+        verdict = "[green]matches eager[/green]" if meta["matches_eager"] else "[red]differs from eager[/red]"
+        out.print(f"execution: {verdict} (max abs error {meta.get('max_abs_error') or 0:.3g})")
+    if meta.get("links"):
+        links = meta["links"]
+        out.print(f"linked to graph nodes: {links['linked']} task(s), {links['unlinked']} not linked")
+    if meta.get("simulated"):
+        out.print("[dim]sim: CPU timings (streams are threads), not NPU kernels[/dim]")
+    if summary.trace:
+        out.print(f"trace: {escape(summary.trace)}  (open in https://ui.perfetto.dev)")
+    if meta.get("svg"):
+        out.print(f"picture: {escape(meta['png'] if meta.get('png') else meta['svg'])}")
+    if meta.get("ledger"):
+        out.print(f"ledger: {escape(str(meta['ledger']))}")
+
+
+def _render_races(races: list) -> None:
+    from rich.markup import escape
+
+    from airctl.cli.output import out
+
+    if not races:
+        out.print("races: none")
+        return
+    out.print(f"[bold red]{len(races)} race(s)[/bold red]")
+    for r in races:
+        out.print(f"  [red]{escape(r.reader)}[/red] (stream {escape(r.reader_stream)}, "
+                  f"{escape(r.reader_source or '?')}) reads [red]{escape(r.producer)}[/red] "
+                  f"(stream {escape(r.producer_stream)}, {escape(r.producer_source or '?')}) with no ordering")
+        if r.message:
+            out.print(f"    [dim]{escape(r.message)}[/dim]")
+
+
+def render_comparison(c: Any) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from airctl.cli.output import out
+
+    a, b = c.without, c.with_passes
+    table = Table(title=f"without vs with {escape(Path(c.passes_file).name if c.passes_file else 'passes')}",
+                  title_justify="left")
+    for col in ("", "without", "with", "change"):
+        table.add_column(col, justify="left" if not col else "right")
+
+    def row(label: str, x: float | None, y: float | None) -> None:
+        change = "-" if x is None or y is None else (f"{y / x:.2f}×" if x else f"+{_t(y)}")
+        table.add_row(label, _t(x), _t(y), change)
+
+    row("step time (median)", a.step_s, b.step_s)
+    row("op span", a.span_s, b.span_s)
+    row("overlap", a.overlap_s, b.overlap_s)
+    row("critical path", a.critical_path_s, b.critical_path_s)
+    for s in c.stream_rows():
+        row(f"busy: stream {escape(s['stream'])}", s["busy_without_s"], s["busy_with_s"])
+    out.print(table)
+    ratio = c.step_time_ratio
+    speed = "" if not ratio else (f" ({1 / ratio:.2f}× faster)" if ratio < 1 else f" ({ratio:.2f}× slower)")
+    out.print(f"step time ratio (with/without): [bold]{'-' if ratio is None else f'{ratio:.3f}'}[/bold]{speed}")
+    gained = c.overlap_gained_s
+    out.print(f"overlap gained: [bold]{'+' if gained >= 0 else '-'}{_t(abs(gained))}[/bold]")
+    _render_races(b.races)
+    for label, s in (("without", a), ("with", b)):
+        if s.trace:
+            out.print(f"trace ({label}): {escape(s.trace)}")
+    if a.meta.get("simulated") or b.meta.get("simulated"):
+        out.print("[dim]sim: CPU timings (streams are threads), not NPU kernels[/dim]")

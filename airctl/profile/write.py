@@ -1,0 +1,61 @@
+"""The files a profile leaves in its ledger, which ``report.html`` embeds (its Profile section)::
+
+    <ledger>/profile/trace.json      Chrome trace (chrome_trace.py): open in https://ui.perfetto.dev
+    <ledger>/profile/summary.json    the object ``airctl profile --json`` prints (summary.py)
+    <ledger>/profile/timeline.svg    the picture (timeline_svg.py)
+    <ledger>/profile/timeline.png    the same, with --png (headless Chromium)
+    <ledger>/profile/compare.json    with --compare: the side-by-side numbers (compare.py)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from airctl.execute.timeline import Timeline
+from airctl.profile.chrome_trace import to_chrome_trace
+from airctl.profile.summary import ProfileSummary
+from airctl.profile.timeline_svg import render_svg, svg_to_png
+
+PROFILE_DIR = "profile"
+TRACE_FILE = "trace.json"
+SUMMARY_FILE = "summary.json"
+SVG_FILE = "timeline.svg"
+PNG_FILE = "timeline.png"
+COMPARE_FILE = "compare.json"
+
+
+@dataclass
+class ProfileFiles:
+    folder: Path
+    trace: Path
+    summary: Path
+    svg: Path
+    png: Path | None = None
+
+
+def write_profile(folder: Path, timelines: list[Timeline], summary: ProfileSummary, *, title: str | None = None,
+                  png: bool = False, meta: dict[str, Any] | None = None) -> ProfileFiles:
+    """Write the trace, the summary (its ``trace`` field set to the trace's path) and the picture into
+    ``folder`` (usually ``<ledger>/profile``)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    files = ProfileFiles(folder, folder / TRACE_FILE, folder / SUMMARY_FILE, folder / SVG_FILE)
+    trace_meta = {**summary.meta, **(meta or {})}
+    files.trace.write_text(json.dumps(to_chrome_trace(timelines, trace_meta), default=str), encoding="utf-8")
+    summary.trace = str(files.trace)
+    files.svg.write_text(render_svg(timelines, title), encoding="utf-8")
+    if png:
+        files.png = svg_to_png(files.svg, folder / PNG_FILE)
+        summary.meta["png"] = str(files.png)
+    summary.meta["svg"] = str(files.svg)
+    files.summary.write_text(json.dumps(summary.to_json(), indent=2, default=str) + "\n", encoding="utf-8")
+    return files
+
+
+def write_json(path: Path, data: dict[str, Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+    return path
