@@ -15,7 +15,8 @@ HELP = (
     "two of its stages (default: first and last). Exit status 0 whatever the differences; 2 for unreadable input.\n\n"
     "[bold]Examples[/bold]\n\n"
     "  airctl diff dynamo_original_graph_1.pbtxt dynamo_optimized_graph_1.txt\n\n"
-    "  airctl diff airctl-runs/<run-id> --from aot --to fx-final --json\n"
+    "  airctl diff airctl-runs/<run-id> --from aot --to fx-final --json\n\n"
+    "  airctl diff before.json after.json --html diff.html --svg diff.svg\n"
 )
 
 
@@ -29,18 +30,45 @@ def register(app: typer.Typer) -> None:
         to_stage: str = typer.Option(None, "--to", help="Stage of B, or of A when B is omitted.",
                                      show_default=False),
         as_json: bool = typer.Option(False, "--json", help="Print the report as JSON on stdout."),
+        html: Path = typer.Option(None, "--html", help="Also write a standalone HTML view: A and B as two steps, "
+                                  "B coloured by the diff.", show_default=False),
+        svg: Path = typer.Option(None, "--svg", help="Also write an SVG of B with A's removed nodes, coloured "
+                                 "(green added, red removed, orange changed).", show_default=False),
     ) -> None:
-        from airctl.cli.output import print_json
+        from airctl.cli.output import err, print_json
 
-        report = run_diff(a, b, from_stage, to_stage)
+        old, new = load_pair(a, b, from_stage, to_stage)
+        report = diff_pair(old, new)
         if as_json:
             print_json(report.to_json())
         else:
             render(report)
+        if html is not None:
+            from airctl.report.page import diff_page
+
+            html.write_text(diff_page(old, new, report), encoding="utf-8")
+            err.print(f"wrote {html}")
+        if svg is not None:
+            from airctl.render import render_to
+            from airctl.render.diffview import merged_graph
+
+            merged, status = merged_graph(old, new, report)
+            render_to(merged, "svg", svg, status=status)
+            err.print(f"wrote {svg}")
 
 
 def run_diff(a: Path, b: Path | None, from_stage: str | None, to_stage: str | None) -> Any:
+    return diff_pair(*load_pair(a, b, from_stage, to_stage))
+
+
+def diff_pair(old: Any, new: Any) -> Any:
     from airctl.diff import diff_graphs
+
+    return diff_graphs(old, new)
+
+
+def load_pair(a: Path, b: Path | None, from_stage: str | None, to_stage: str | None) -> tuple[Any, Any]:
+    """The two graphs to compare: two sources, or two stages of ledger ``a``."""
     from airctl.errors import AirctlError
     from airctl.io.source import is_ledger, load_source
 
@@ -53,7 +81,7 @@ def run_diff(a: Path, b: Path | None, from_stage: str | None, to_stage: str | No
     else:
         old = load_source(a, from_stage)
         new = load_source(b, to_stage)
-    return diff_graphs(old, new)
+    return old, new
 
 
 def _fmt(value: Any) -> str:

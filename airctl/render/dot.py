@@ -53,7 +53,7 @@ def dot_source(graph: Graph, status: dict[str, str] | None = None, cluster: str 
     fills = stream_fills(used)
     index = {n.name: i for i, n in enumerate(graph.nodes)}
     lines = [
-        f"digraph {quote(graph.name)} {{",
+        "digraph airctl {",  # Graphviz copies the graph id into an SVG comment: keep names out of it
         '  graph [rankdir=TB, fontname="Helvetica", fontsize=11, newrank=true];',
         f'  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10, color="{NODE_STROKE}"];',
         '  edge [arrowsize=0.6];',

@@ -1,6 +1,6 @@
 /* airctl report viewer (airctl's own code, no libraries).
  *
- * Reads the JSON payload from <script id="airctl-data" type="application/json">, draws the graph
+ * Reads the JSON payload from the "airctl-data" script element (application/json), draws the graph
  * of the selected stage on a canvas (only the nodes in view, found through a grid), and builds the
  * side panels with textContent only: graph contents never become markup.
  * URL hash: #graph=<index|id>&stage=<index|name>&search=<text>&node=<name>&tab=<graph|findings|profile|run>

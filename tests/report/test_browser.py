@@ -1,0 +1,80 @@
+"""report.html in headless Chromium: the DOM after the viewer ran (stage list, node count, search
+hits, node details), a screenshot, and graph contents staying inert (XSS)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from airctl.render import render_to
+from airctl.report import write_report
+from tests.report.browser import dump_dom, need_chromium, screenshot
+from tests.report.ledgers import EVIL, evil_graph, evil_ledger, make_ledger
+
+
+def test_report_in_chromium(tmp_path: Path) -> None:
+    need_chromium()
+    page = write_report(make_ledger(tmp_path / "runs"))
+    dom = dump_dom(page, "stage=fx-final&search=mm")
+    assert 'data-ready="1"' in dom
+    stages = re.findall(r'<li class="stage[^"]*"[^>]*>.*?<span class="name">([^<]*)</span>', dom)
+    # changed-only by default: the unchanged pass is hidden
+    assert stages == ["aot-inference", "yaml:mm-abs-on-stream1", "fx-final", "ge-original", "ge-optimized"]
+    assert "1 unchanged stage hidden" in dom
+    assert re.search(r'<span id="node-count" data-nodes="10">stage 003 fx-final · 10 nodes', dom)
+    hits = re.findall(r'<li class="hit"><span class="name">([^<]*)</span>', dom)
+    assert hits == ["mm"]
+    assert "1 match for" in dom
+    # the first hit is selected: its attributes, stream and source line are shown
+    assert re.search(r"<h2>mm</h2>", dom)
+    assert "stream_1" in dom and "aten.mm.default" in dom
+    # show all + a GE stage
+    dom = dump_dom(page, "all=1&stage=ge-optimized&search=MatMul")
+    assert "after:optimize_noop_ops" in dom and "unchanged stage" not in dom.split('id="hidden-count"')[1][:40]
+    assert re.search(r'data-nodes="\d+">stage 005 ge-optimized', dom)
+    assert "status-changed" in dom  # MatMul moved to stream_1 in this stage
+    png = tmp_path / "report.png"
+    screenshot(page, png, "stage=yaml:mm-abs-on-stream1")
+    assert png.stat().st_size > 5000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_findings_and_profile_tabs(tmp_path: Path) -> None:
+    need_chromium()
+    page = write_report(make_ledger(tmp_path / "runs", profile=True))
+    dom = dump_dom(page, "tab=findings")
+    assert "Findings (1)" in dom and "wait_dropped_at_tail" in dom and 'class="node-link">wait_default<' in dom
+    assert "Overlap between streams: 0.25 s" in dom
+    assert not PWNED.search(dom)  # the timeline SVG's script did not run
+
+
+PWNED = re.compile(r"<[a-z]+[^<>]*\sdata-pwned=")  # an element whose attribute an injected script set
+
+
+def _assert_inert(dom: str) -> None:
+    assert not PWNED.search(dom)
+    assert "<script>alert(1)</script>" not in dom
+    assert "<img src=\"x\"" not in dom and "<img src=x" not in dom
+    assert dom.count("<script") == 2  # the payload block and the viewer
+
+
+def test_xss_report_is_inert(tmp_path: Path) -> None:
+    need_chromium()
+    page = write_report(evil_ledger(tmp_path / "runs"))
+    raw = page.read_text()
+    assert raw.count("<script") == 2 and EVIL not in raw
+    for fragment in ("search=script", "tab=findings", "tab=run", "search=img&all=1"):
+        dom = dump_dom(page, fragment)
+        assert 'data-ready="1"' in dom, fragment
+        _assert_inert(dom)
+    dom = dump_dom(page, "search=script")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom  # shown as text in the hit list and details
+
+
+def test_xss_dump_html_is_inert(tmp_path: Path) -> None:
+    need_chromium()
+    out = render_to(evil_graph(), "html", tmp_path / "g.html")
+    assert EVIL not in out.read_text()
+    dom = dump_dom(out, "search=alert")
+    assert 'data-ready="1"' in dom
+    _assert_inert(dom)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom

@@ -1,0 +1,121 @@
+"""report.html: payload from a ledger (stages, diffs, stable layout), findings, profile, page safety."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from airctl.report import write_report
+from airctl.report.page import script_json
+from tests.report.ledgers import make_ledger
+
+
+def payload(page: Path) -> dict:
+    m = re.search(r'<script type="application/json" id="airctl-data">(.*?)</script>', page.read_text(), re.S)
+    assert m is not None
+    return json.loads(m.group(1))
+
+
+def test_report_lists_every_stage_with_diffs(tmp_path: Path) -> None:
+    root = make_ledger(tmp_path)
+    out = write_report(root)
+    assert out == root / "report.html"
+    data = payload(out)
+    (graph,) = data["graphs"]
+    names = [s["name"] for s in graph["stages"]]
+    assert names == ["aot-inference", "yaml:mm-abs-on-stream1", "after:optimize_noop_ops", "fx-final",
+                     "ge-original", "ge-optimized"]
+    stages = {s["name"]: s for s in graph["stages"]}
+    assert stages["aot-inference"]["diff"] is None  # first stage
+    d = stages["yaml:mm-abs-on-stream1"]["diff"]
+    assert d["summary"]["added"] == 4 and d["summary"]["changed"] == 2
+    group = data["groups"][stages["yaml:mm-abs-on-stream1"]["group"]]
+    assert sorted(group["keys"][u] for u in d["added"]) == ["record_default", "scope_enter_default",
+                                                            "scope_exit_default", "wait_default"]
+    assert ["record_default", "wait_default", "sync"] in [[group["keys"][s], group["keys"][t], k]
+                                                          for s, t, k in d["edges_added"]]
+    # an unchanged pass shares the snapshot and has an empty diff
+    assert stages["after:optimize_noop_ops"]["snap"] == stages["yaml:mm-abs-on-stream1"]["snap"]
+    assert stages["after:optimize_noop_ops"]["diff"]["summary"]["added"] == 0
+    # FX and GE stages are laid out separately; the first GE stage has no diff
+    assert stages["ge-original"]["group"] != stages["fx-final"]["group"]
+    assert stages["ge-original"]["diff"] is None
+    ge = stages["ge-optimized"]["diff"]
+    ge_group = data["groups"][stages["ge-optimized"]["group"]]
+    assert sorted(ge_group["keys"][u] for u, _ in ge["changed"]) == ["Abs", "MatMul"]
+    assert data["findings"][0]["rule"] == "wait_dropped_at_tail"
+
+
+def test_layout_is_one_per_group_over_the_union(tmp_path: Path) -> None:
+    data = payload(write_report(make_ledger(tmp_path)))
+    fx = data["groups"][0]
+    assert fx["dialect"] == "fx"
+    n = len(fx["keys"])
+    assert len(fx["x"]) == len(fx["y"]) == n == len(set(fx["keys"]))
+    snaps = fx["snapshots"]
+    assert {fx["keys"][u] for u in snaps[0]["nodes"]} < {fx["keys"][u] for u in snaps[1]["nodes"]}
+    assert len({(x, y) for x, y in zip(fx["x"], fx["y"], strict=True)}) == n  # no two nodes on one spot
+
+
+def test_renamed_nodes_keep_their_place(tmp_path: Path) -> None:
+    from airctl.graph.model import Graph, Node
+    from airctl.ledger.writer import LedgerWriter
+
+    w = LedgerWriter.create(tmp_path, "ren")
+    w.graph("g", "inference")
+    a = Graph("g", "ge", [Node("x", "Data"), Node("Add_1", "Add", inputs=["x:0", "x:0"]),
+                          Node("out", "NetOutput", inputs=["Add_1:0"])])
+    b = Graph("g", "ge", [Node("x", "Data"), Node("Add_2", "Add", inputs=["x:0", "x:0"]),
+                          Node("out", "NetOutput", inputs=["Add_2:0"])])
+    w.add_stage("g", "one", a)
+    w.add_stage("g", "two", b, changed=True)
+    data = payload(write_report(w.root))
+    group = data["groups"][0]
+    assert group["keys"] == ["x", "Add_1", "out"]  # Add_2 took Add_1's place
+    snap = group["snapshots"][1]
+    assert snap["names"] == {"1": "Add_2"}
+    assert data["graphs"][0]["stages"][1]["diff"]["summary"]["added"] == 0
+
+
+def test_profile_section_and_timeline_as_image(tmp_path: Path) -> None:
+    root = make_ledger(tmp_path, profile=True)
+    text = write_report(root).read_text()
+    data = payload(root / "report.html")
+    assert data["profile"]["overlap_s"] == 0.25
+    assert 'src="data:image/svg+xml;base64,' in text
+    assert 'data-pwned' not in text  # the timeline's own script is inside base64, shown as an image
+
+
+def test_missing_snapshot_and_failed_run(tmp_path: Path) -> None:
+    root = make_ledger(tmp_path, findings=False)
+    index = json.loads((root / "index.json").read_text())
+    (root / index["graphs"][0]["stages"][-1]["file"]).unlink()
+    index["status"] = "failed"
+    index["error"] = "boom"
+    (root / "index.json").write_text(json.dumps(index))
+    data = payload(write_report(root))
+    assert data["graphs"][0]["stages"][-1]["missing"] is True
+    assert data["run"]["error"] == "boom"
+
+
+def test_no_index_means_no_report(tmp_path: Path) -> None:
+    assert write_report(tmp_path) is None
+
+
+def test_script_json_cannot_close_the_script_block() -> None:
+    text = script_json({"name": "</script><!--<script>&"})
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert json.loads(text) == {"name": "</script><!--<script>&"}
+
+
+@pytest.mark.slow
+def test_compile_writes_report(compile_fixture) -> None:
+    result = compile_fixture("seed")
+    root = Path(result.ledger_dir)
+    index = json.loads((root / "index.json").read_text())
+    assert index.get("report") == "report.html", index.get("report_error")
+    data = payload(root / "report.html")
+    assert data["graphs"] and data["groups"]
