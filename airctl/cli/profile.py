@@ -229,7 +229,9 @@ def render_summary(summary: Any, top: int = 10) -> None:
     out.print(f"overlap: [bold]{_t(summary.overlap_s)}[/bold]{share}   op span: {_t(summary.span_s)}"
               f"   step time (median of {len(summary.step_seconds)}): {_t(summary.step_s)}")
     path = summary.critical_path
-    out.print(f"\n[bold]critical path[/bold]: {_t(summary.critical_path_s)} of work in {len(path)} ops")
+    steps = ", ".join(f"{g.graph} step {g.step}" for g in summary.graphs if g.step is not None)
+    out.print(f"\n[bold]critical path[/bold] ({escape(steps)}, the median step): {_t(summary.critical_path_s)} "
+              f"of work in {len(path)} ops")
     for p in path[:PATH_ROWS]:
         via = f"[red]{escape(p.via)}[/red]" if p.via.startswith("sync") else f"[dim]{escape(p.via)}[/dim]"
         took = _t(p.dur_s) if p.work_s or not p.dur_s else f"[dim]{_t(p.dur_s)} sync[/dim]"  # a wait's is blocking
