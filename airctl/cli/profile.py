@@ -218,7 +218,7 @@ def render_summary(summary: Any, top: int = 10) -> None:
 
     for note in summary.meta.get("notes") or []:
         err.print(f"[dim]note: {escape(note)}[/dim]")
-    table = Table(title="streams (mean per step)", title_justify="left")
+    table = Table(title="streams (median step)", title_justify="left")
     for col in ("stream", "busy", "idle", "busy %", "ops", "longest gap"):
         table.add_column(col, justify="left" if col == "stream" else "right")
     for s in summary.streams:

@@ -8,8 +8,8 @@ Definitions (docs/profile.md §Summaries):
 - *overlap* is the time during which at least two streams are busy;
 - the *critical path* is the longest chain, by op duration, through program order on each stream
   and the sync edges between streams, ending at the step's last op (markers weigh 0);
-- busy, idle, overlap and span are means over the profiled steps; the critical path is that of
-  the step with the median span. Several graphs add up (they run one after the other).
+- every number comes from the step with the median span (one slow first step does not speak for
+  the run), except the top ops (mean per step). Several graphs add up (they run one after the other).
 
 >>> from airctl.execute.timeline import OpEvent, Timeline
 >>> t = Timeline("graph_1", "max-autotune", events=[OpEvent("mm", "aten.mm", "s1", 0.0, 2.0),
@@ -36,8 +36,8 @@ class StreamStats:
     busy_s: float
     idle_s: float
     busy_pct: float
-    ops: int  # ops per step
-    largest_gap_s: float = 0.0  # longest idle stretch between two of its ops (representative step)
+    ops: int  # ops in the step (markers not counted)
+    largest_gap_s: float = 0.0  # longest idle stretch between two of its ops
 
 
 @dataclass
@@ -201,29 +201,21 @@ def _topological(preds: list[list[tuple[int, str]]]) -> list[int]:
 
 
 def summarize_graph(timeline: Timeline) -> GraphSummary:
+    """The numbers of one graph, all from its median step (:func:`events.representative_step`)."""
     ids = ev.step_ids(timeline)
-    n = max(len(ids), 1)
-    busy: dict[str, float] = defaultdict(float)
-    ops: dict[str, int] = defaultdict(int)
-    span_total = overlap_total = 0.0
-    for step in ids:
-        events = ev.step_events(timeline, step)
-        a, b = ev.span(events)
-        span_total += b - a
-        per = _intervals(events)
-        for stream, intervals in per.items():
-            busy[stream] += ev.length(ev.union(intervals))
-            ops[stream] += len(intervals)
-        overlap_total += ev.overlap(per)
-    span_s = span_total / n
     rep = ev.representative_step(timeline)
-    gaps = _largest_gaps(ev.step_events(timeline, rep)) if rep is not None else {}
-    streams = [StreamStats(s, busy[s] / n, max(span_s - busy[s] / n, 0.0),
-                           100.0 * busy[s] / n / span_s if span_s > 0 else 0.0, round(ops[s] / n),
-                           gaps.get(s, 0.0))
-               for s in timeline.streams()]
+    events = ev.step_events(timeline, rep) if rep is not None else []
+    a, b = ev.span(events)
+    span_s = b - a
+    per = _intervals(events)
+    gaps = _largest_gaps(events)
+    streams = []
+    for s in timeline.streams():
+        busy = ev.length(ev.union(per.get(s, [])))
+        streams.append(StreamStats(s, busy, max(span_s - busy, 0.0), 100.0 * busy / span_s if span_s > 0 else 0.0,
+                                   len(per.get(s, [])), gaps.get(s, 0.0)))
     path = critical_path(timeline, rep) if rep is not None else []
-    return GraphSummary(timeline.graph, timeline.mode, len(ids), span_s, streams, overlap_total / n, path,
+    return GraphSummary(timeline.graph, timeline.mode, len(ids), span_s, streams, ev.overlap(per), path,
                         sum(p.work_s for p in path), rep)
 
 

@@ -66,15 +66,14 @@ def _panel(t: Timeline, y0: float, colors: dict[str, str]) -> tuple[list[str], f
     step = ev.representative_step(t)
     events = ev.step_events(t, step) if step is not None else []
     lanes = {s: i for i, s in enumerate(t.streams())}
-    lo, hi = ev.span(events)
-    lo = min(lo, 0.0)
+    lo, hi = ev.span(events)  # the axis covers the ops; its labels are times from the step's start
     scale = (WIDTH - LABEL_W - 4 * PAD) / (hi - lo) if hi > lo else 1.0
 
     def x(sec: float) -> float:
         return LABEL_W + PAD + (sec - lo) * scale
 
     parts = [f'<text x="{PAD}" y="{y0 + 16}" class="title">{escape(t.graph)} ({escape(t.mode)}), '
-             f'step {step if step is not None else "-"}: {escape(format_time(hi - lo))}</text>']
+             f'step {step if step is not None else "-"}: ops span {escape(format_time(hi - lo))}</text>']
     top = y0 + TITLE_H
     lanes_y = top + AXIS_H
     for tick in _ticks(lo, hi):
