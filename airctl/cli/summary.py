@@ -1,4 +1,4 @@
-"""The terminal summary of a compile run: graphs, stages, node counts, changes, timings, check.
+"""The terminal summary of a compile run: graphs, stages, node counts, changes, timings, check, races.
 
 The ledger path is printed last, on stdout, so ``airctl compile ... | tail -1`` gives it.
 """
@@ -41,6 +41,18 @@ def stage_table(graph: dict[str, Any], show_all: bool = False) -> Table:
     return table
 
 
+def print_races(races: list[dict[str, Any]], limit: int = 5) -> None:
+    """Stream races the multi-stream executor saw (sim): reads no record/wait orders."""
+    if not races:
+        return
+    out.print(f"[red]stream races: {len(races)}[/red] (reads of a value produced on another stream with no "
+              f"record/wait ordering them; outputs were computed as eager would, a device may not)")
+    for row in races[:limit]:
+        out.print(f"  {escape(str(row.get('graph')))}: {escape(str(row.get('message')))}")
+    if len(races) > limit:
+        out.print(f"  … and {len(races) - limit} more (index.json execution.races)")
+
+
 def print_summary(result: Any, show_all: bool = False) -> None:
     index = result.index
     backend = index.get("backend") or {}
@@ -67,6 +79,7 @@ def print_summary(result: Any, show_all: bool = False) -> None:
                       f"{execution['outputs']} outputs)")
         else:
             out.print(f"execution check: [red]MISMATCH[/red] (max abs error {execution['max_abs_error']:.3g})")
+        print_races(execution.get("races") or [])
     timings = index.get("timings") or {}
     if timings:
         parts = [f"{k.removesuffix('_seconds')} {_fmt_s(v)}" for k, v in timings.items() if v is not None]

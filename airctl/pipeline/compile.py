@@ -53,6 +53,11 @@ class CompileRequest:
     stop_after_passes: bool = False  # --plan: stop before conversion and execution
     verify: bool = True  # verify-each: run the static verifier after every pass
     report: bool = True  # write report.html into the ledger
+    # after the checked run: called with a function that runs the compiled model once more
+    # (``airctl profile`` runs its warmup and profiled steps here, with the ledger still open)
+    after_run: Callable[[Callable[[], Any]], None] | None = None
+    threads_per_stream: int | None = None  # multi-stream executor (sim): intra-op threads per stream
+    stream_timeout_s: float = 60.0  # multi-stream executor (sim): longest wait before it stops the run
 
 
 @dataclass
@@ -63,6 +68,7 @@ class CompileResult:
     execution: Comparison | None
     error: AirctlError | None = None
     session: CaptureSession | None = field(default=None, repr=False)
+    races: list[dict[str, Any]] = field(default_factory=list)  # multi-stream executor (sim), execution.races
 
 
 class PlanStop(Exception):
@@ -149,11 +155,32 @@ def _chained_airctl_error(exc: BaseException) -> AirctlError | None:
     return None
 
 
+def _deadlock_error(session: CaptureSession | None, message: str) -> AirctlError | None:
+    """A forward reference TorchAir (FX lint) refuses is, in a stream plan, a wait on a record that
+    only comes later: when the verifier found a ``deadlock_cycle`` say that, not "used before defined"."""
+    if session is None or "before it has been defined" not in message:
+        return None
+    rows = [r for inst in session.instruments if hasattr(inst, "rows") for r in inst.rows()]
+    cycle = next((r for r in rows if r.get("rule") == "deadlock_cycle"), None)
+    if cycle is None:
+        return None
+    nodes = cycle.get("nodes") or []
+    return CompileError(
+        f"the stream plan deadlocks (verifier rule deadlock_cycle, first after stage {cycle.get('stage')} of graph "
+        f"{cycle.get('graph')}): {cycle.get('message')}; TorchAir refused the graph before anything ran",
+        node=nodes[0] if nodes else None,
+        hint="a pass put a wait before the record it waits for: make every wait come after its records "
+             "(`airctl check` on the ledger shows the cycle)")
+
+
 def _translate(exc: BaseException, session: CaptureSession | None, ledger: LedgerWriter) -> AirctlError:
     inner = _chained_airctl_error(exc)
     if inner is not None:
         return inner
     message = _root_message(exc)
+    deadlock = _deadlock_error(session, message)
+    if deadlock is not None:
+        return deadlock
     node, source = _locate_node(session, ledger, message)
     file = line = None
     if source and ":" in source:
@@ -180,6 +207,7 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
     session: CaptureSession | None = None
     backend: BackendChoice | None = None
     execution: Comparison | None = None
+    races: list[dict[str, Any]] = []
     timings = ledger.index["timings"]
     try:
         if req.mode not in MODES:
@@ -220,9 +248,9 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
             session = CaptureSession(ledger, instruments, extra_dump_types=dump_types[1:])
             if req.stop_after_passes:
                 _install_plan_stop(config, req)
-            execution = _run(loaded, torchair, config, session, req, say, timings)
+            execution = _run(loaded, torchair, config, session, req, say, timings, races)
             if execution is not None:
-                ledger.set(execution=execution.to_json())
+                ledger.set(execution={**execution.to_json(), "races": races})
                 if not execution.matches_eager:
                     raise ExecutionMismatch(
                         "compiled outputs differ from eager PyTorch: " + "; ".join(execution.mismatches[:5]),
@@ -242,13 +270,13 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
         if session is not None:
             session.finalize()
         finish_ledger(ledger, session, write_report=req.report)
-        return CompileResult(ledger.root, ledger.index, backend, execution, error, session)
+        return CompileResult(ledger.root, ledger.index, backend, execution, error, session, races)
     finally:
         if session is not None:
             session.finalize()
     ledger.finish("planned" if req.stop_after_passes else None)
     finish_ledger(ledger, session, write_report=req.report)
-    return CompileResult(ledger.root, ledger.index, backend, execution, None, session)
+    return CompileResult(ledger.root, ledger.index, backend, execution, None, session, races)
 
 
 def _install_plan_stop(config: Any, req: CompileRequest) -> None:
@@ -263,8 +291,11 @@ def _install_plan_stop(config: Any, req: CompileRequest) -> None:
 
 
 def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSession, req: CompileRequest,
-         say: Progress, timings: dict[str, Any]) -> Comparison | None:
+         say: Progress, timings: dict[str, Any], races: list[dict[str, Any]]) -> Comparison | None:
     import torch
+
+    from airctl.execute.recorder import Recorder, recording
+    from airctl.execute.sim_hooks import configure
 
     model = loaded.model
     eager_model = copy.deepcopy(model) if isinstance(model, torch.nn.Module) else model
@@ -281,15 +312,30 @@ def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSessio
     compiled = torch.compile(model, backend=backend, dynamic=False)
     t0 = time.perf_counter()
     say(f"compiling through TorchAir ({req.mode}) and running once")
-    with session.active():
+    rec = Recorder()
+    with session.active(), recording(rec), configure(req.threads_per_stream, req.stream_timeout_s):
         try:
-            compiled_out = loaded.call(compiled)
+            try:
+                compiled_out = loaded.call(compiled)
+            finally:
+                races[:] = rec.race_rows()
         except Exception as e:
             if _is_plan_stop(e):
                 raise PlanStop() from None
             raise
-    timings["compile_and_run_seconds"] = round(time.perf_counter() - t0, 3)
-    return compare(eager_out, compiled_out, atol=req.atol, rtol=req.atol)
+        timings["compile_and_run_seconds"] = round(time.perf_counter() - t0, 3)
+        comparison = compare(eager_out, compiled_out, atol=req.atol, rtol=req.atol)
+        if req.after_run is not None:
+            t0 = time.perf_counter()
+            try:
+                req.after_run(lambda: loaded.call(compiled))
+            finally:
+                races[:] = rec.race_rows()
+                session.ledger.set(execution={**comparison.to_json(), "races": races})
+            timings["after_run_seconds"] = round(time.perf_counter() - t0, 3)
+    for row in races:
+        say(f"stream race in {row['graph']}: {row['message']}")
+    return comparison
 
 
 def _is_plan_stop(exc: BaseException) -> bool:

@@ -9,9 +9,11 @@ airctl does own is every Dynamo graph TorchAir compiles, so the reference is per
 2. on the first call of the compiled graph, the copy runs eagerly on clones of the call's
    arguments (RNG state saved and restored, so the compiled call draws the same numbers);
 3. the compiled graph runs on the real arguments — GE (max-autotune: under sim, the FX graph
-   TorchAir converted, node by node) or TorchAir's aclgraph code (reduce-overhead);
+   TorchAir converted) or TorchAir's aclgraph forward (reduce-overhead: under sim, its final FX
+   graph), both on the multi-stream executor (:mod:`airctl.execute`);
 4. the outputs are compared (:func:`airctl.pipeline.compare.compare`) and the result goes into
-   that graph's ``execution`` entry in ``index.json``.
+   that graph's ``execution`` entry in ``index.json``, with the stream races the multi-stream
+   executor saw in that call (``races``; also gathered in the run-level ``execution.races``).
 
 The eager reference gives the ``air`` ops their eager meaning (TorchAir registers it: scopes,
 record and wait do nothing) except ``air.wait_tensor``, whose eager kernel raises by design
@@ -50,9 +52,11 @@ def run_graph_eagerly(gm: Any, args: Sequence[Any]) -> Any:
 
 
 def execute_fx_as_ge(gm: Any, args: Sequence[Any], name: str) -> tuple[Any, ...]:
-    """An executor for :func:`airctl.sim.install.set_fx_executor` with GE's meaning of the air ops."""
-    out = run_graph_eagerly(gm, args)
-    return tuple(out) if isinstance(out, (list, tuple)) else (out,)
+    """An executor for :func:`airctl.sim.install.set_fx_executor` with GE's meaning of the air ops:
+    the multi-stream executor (one thread per stream, races reported; :mod:`airctl.execute`)."""
+    from airctl.execute.sim_hooks import execute_ge
+
+    return execute_ge(gm, args, name)
 
 
 def detached_clone(value: Any) -> Any:
@@ -85,6 +89,7 @@ class GraphCheck:
     limit: int = 1
     calls: int = 0
     results: list[dict[str, Any]] = field(default_factory=list)
+    races: list[dict[str, Any]] = field(default_factory=list)  # multi-stream executor (sim)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def wrap(self, compiled: Callable[..., Any]) -> Callable[..., Any]:
@@ -111,7 +116,12 @@ class GraphCheck:
             reason = f"the eager reference raised {type(e).__name__}: {e}"
         finally:
             torch.set_rng_state(rng)
-        out = compiled(*args)
+        from airctl.execute.recorder import Recorder, recording
+
+        rec = Recorder()
+        with recording(rec):  # stream races the multi-stream executor (sim) sees in this call
+            out = compiled(*args)
+        self.races.extend(r for r in rec.race_rows() if r not in self.races)
         if reason is None:
             cmp = compare(expected, out, atol=self.atol, rtol=self.atol)
             result = {"checked": True, "call": self.calls, **cmp.to_json()}
@@ -128,6 +138,7 @@ class GraphCheck:
             "checked": bool(checked),
             "calls_checked": len(checked),
             "reference": "dynamo graph run eagerly",
+            "races": list(self.races),
         }
         if checked:
             summary.update(
@@ -159,4 +170,5 @@ def run_summary(checks: Sequence[GraphCheck]) -> dict[str, Any] | None:
         "not_checked": [f"graph {c.number}: {s['reason']}" for c, s in zip(checks, summaries, strict=True)
                         if not s["checked"]],
         "reference": "each Dynamo graph run eagerly on clones of its inputs",
+        "races": [{**r, "dynamo_graph": c.number} for c in checks for r in c.races],
     }

@@ -7,7 +7,9 @@ Graph Engine options can be set once per process). After it returns:
 - ``import torchair`` gives TorchAir's own package from the wheel, backed by
   :mod:`airctl.sim.torchair_core`;
 - Dynamo backends ``"npu"`` and ``"npugraph_ex"`` are registered as torch_npu registers them;
-- GE graphs "run" by executing the FX graph TorchAir converted, node by node, on the CPU.
+- GE graphs "run" by executing the FX graph TorchAir converted on the multi-stream executor
+  (one CPU thread per stream, :mod:`airctl.execute`), and aclgraph forwards (reduce-overhead,
+  which runs eagerly under sim) run their final FX graph on the same executor.
 """
 
 from __future__ import annotations
@@ -23,9 +25,15 @@ _fx_executor: list[Callable[[Any, Sequence[Any], str], Sequence[Any]]] = []
 
 
 def _default_execute_fx(gm: Any, args: Sequence[Any], name: str) -> Sequence[Any]:
-    """Run the GraphModule's generated forward: every node, in graph order, air ops included."""
-    out = gm(*args)
-    return tuple(out) if isinstance(out, (list, tuple)) else (out,)
+    """Run the converted FX graph on the multi-stream executor with GE's meaning of the air ops.
+
+    Every stream a ``_user_stream_label`` scope names runs on its own thread, cross-stream data
+    edges are synchronised as GE does, ``air.wait_tensor`` is the identity (GE's ``Identity``
+    plus a control edge), and races are reported (:mod:`airctl.execute`).
+    """
+    from airctl.execute.sim_hooks import execute_ge
+
+    return execute_ge(gm, args, name)
 
 
 def set_fx_executor(fn: Callable[[Any, Sequence[Any], str], Sequence[Any]] | None) -> None:
@@ -98,6 +106,9 @@ def activate() -> Any:
     torchair = load_torchair(path)
     _register_backends(torchair)
     patched_ge_concrete_graph_call.install(_execute_fx)
+    from airctl.execute.sim_hooks import install_aclgraph
+
+    install_aclgraph()  # reduce-overhead under sim: aclgraph forwards run on the same executor
     _active = True
     return torchair
 

@@ -188,6 +188,11 @@ def max_memory_allocated(device=None) -> int:
     return 0
 
 
+# torch.cuda.default_generators' counterpart: one generator per device; under sim the device's
+# random numbers come from the CPU, so device 0's generator is torch's default CPU generator.
+default_generators = (torch.default_generator,)
+
+
 def manual_seed(seed: int) -> None:
     torch.manual_seed(seed)
 

@@ -1,0 +1,207 @@
+"""The static half of a multi-stream run: which stream runs each FX node, and what it waits for.
+
+Built once per GraphModule and mode, then reused on every call. Stream assignment is the
+verifier's (:func:`airctl.verify.plan.build_plan`), so the executor and ``airctl check`` agree
+on where each node runs: in reduce-overhead a scope's label is ``values[0]`` when
+``_user_stream_label`` is among its keys (aclgraph), in max-autotune the zipped
+``_user_stream_label`` (GE); the innermost scope wins.
+
+Per node the schedule holds three lists, all of node indices:
+
+- ``deps``: nodes on *other* streams that must have finished before this one may start, so the
+  emulation computes what eager PyTorch computes: its cross-stream data inputs, and for in-place
+  writes the graph-order readers/writers of the same tensor. Waiting on them orders nothing
+  (a real device would not wait): they only keep the emulated values right.
+- ``syncs``: orderings the mode really gives — ``air.wait`` on its records (or on plain
+  tensors: aclgraph inserts a record after them, GE takes the producer as the controller),
+  TorchAir's closure events (``tagged_event_wait`` on the latest earlier ``tagged_event_record``
+  of its tag), ``air.wait_tensor``'s dependency, and in max-autotune every cross-stream data
+  edge (GE synchronises them). The executor merges their vector clocks and records a sync edge.
+- ``reads``: cross-stream producers whose ordering the race check asks about at run time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from airctl.execute.timeline import DEFAULT_STREAM
+from airctl.io.fx_reader import read_fx
+from airctl.verify.happens_before import is_inplace
+from airctl.verify.plan import build_plan
+
+MAX_AUTOTUNE = "max-autotune"
+REDUCE_OVERHEAD = "reduce-overhead"
+
+# what each role does when it runs
+NOOP_AIR = ("scope_enter", "scope_exit", "record_tagged_stream", "record_tagged_stream_",
+            "tagged_stream_wait_stream")
+TAGGED_RECORD = ("tagged_event_record", "tagged_event_record_on_stream")
+TAGGED_WAIT = ("tagged_event_wait", "tagged_event_wait_on_stream")
+
+
+@dataclass
+class Item:
+    index: int
+    name: str
+    op: str  # "aten.mm.default", "placeholder", "output", ...
+    role: str  # input | op | record | wait | wait_tensor | tagged_record | tagged_wait | noop | output
+    stream: int
+    source: str | None = None
+    module: str | None = None
+    deps: list[int] = field(default_factory=list)
+    syncs: list[tuple[int, str]] = field(default_factory=list)  # (source node index, SyncEdge kind)
+    reads: list[int] = field(default_factory=list)
+    inplace_target: int | None = None  # in-place write: the node whose tensor it overwrites
+    mutated_reads: list[int] = field(default_factory=list)  # inputs that some node writes in place
+    tag: str | None = None  # tagged events
+
+
+@dataclass
+class Schedule:
+    mode: str
+    streams: list[str]  # stream id -> name ("default" first)
+    items: list[Item]
+    per_stream: list[list[int]]  # stream id -> node indices in graph order
+    signal: set[int]  # nodes another stream waits for (their completion is announced)
+    output: int | None
+    graph_name: str = "graph"
+    notes: list[str] = field(default_factory=list)
+
+    def describe(self, i: int) -> str:
+        it = self.items[i]
+        where = f" ({it.source})" if it.source else ""
+        return f"{it.name}{where} on {stream_word(self.streams[it.stream])}"
+
+
+def stream_word(name: str) -> str:
+    return "the default stream" if name == DEFAULT_STREAM else f"stream {name!r}"
+
+
+def _air(op: str) -> str | None:
+    if not op.startswith("air."):
+        return None
+    parts = op.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+def _role(op: str, plan_role: str) -> str:
+    air = _air(op)
+    if air is None:
+        return plan_role if plan_role in ("input", "output") else "op"
+    if air in NOOP_AIR:
+        return "noop"
+    if air == "record":
+        return "record"
+    if air == "wait":
+        return "wait"
+    if air == "wait_tensor":
+        return "wait_tensor"
+    if air in TAGGED_RECORD:
+        return "tagged_record"
+    if air in TAGGED_WAIT:
+        return "tagged_wait"
+    return "op"
+
+
+def build_schedule(gm: Any, mode: str, graph_name: str = "graph") -> Schedule:
+    """The per-stream schedule of ``gm`` under ``mode`` (max-autotune or reduce-overhead)."""
+    import torch.fx
+
+    mode = REDUCE_OVERHEAD if mode in (REDUCE_OVERHEAD, "npugraph_ex") else MAX_AUTOTUNE
+    graph = read_fx(gm, graph_name)
+    plan = build_plan(graph, mode)
+    fx_nodes = list(gm.graph.nodes)
+    if len(fx_nodes) != len(graph.nodes):
+        raise AssertionError("read_fx must give one node per FX node")
+    names: dict[str | None, int] = {None: 0}
+    for s in plan.stream:
+        names.setdefault(s, len(names))
+    streams = [DEFAULT_STREAM if s is None else str(s) for s in names]
+    index = {n.name: i for i, n in enumerate(fx_nodes)}
+    items: list[Item] = []
+    for i, node in enumerate(graph.nodes):
+        role = _role(node.op, plan.roles[i])
+        if role == "wait_tensor" and mode == REDUCE_OVERHEAD:
+            role = "op"  # aclgraph runs its eager kernel, which raises by design (R12)
+        items.append(Item(i, node.name, node.op, role, names[plan.stream[i]], node.source, node.module))
+    sched = Schedule(mode, streams, items, [[] for _ in streams], set(), None, graph_name)
+
+    last_tag: dict[str, int] = {}
+    writers: dict[int, list[int]] = {}  # tensor (producer index) -> in-place writers so far, graph order
+    readers: dict[int, list[int]] = {}  # tensor -> readers so far
+    mutated = {index[n.args[0].name] for n in fx_nodes
+               if n.op == "call_function" and n.args and isinstance(n.args[0], torch.fx.Node)
+               and is_inplace(items[index[n.name]].op)}
+    for i, fx_node in enumerate(fx_nodes):
+        it = items[i]
+        sched.per_stream[it.stream].append(i)
+        if it.role == "output":
+            sched.output = i
+        inputs = [index[n.name] for n in fx_node.all_input_nodes]
+        if it.role == "input":
+            continue
+        if it.role == "wait":
+            targets = _wait_targets(fx_node, index)
+            it.syncs.extend((t, "record_wait") for t in targets)
+            it.deps.extend(t for t in targets if items[t].stream != it.stream or t > i)
+        elif it.role == "wait_tensor" and len(inputs) > 1:
+            dep = index[fx_node.args[1].name] if isinstance(fx_node.args[1], torch.fx.Node) else None
+            if dep is not None:
+                it.syncs.append((dep, "data"))
+        elif it.role in ("tagged_record", "tagged_wait"):
+            it.tag = str(fx_node.args[0]) if fx_node.args else str(fx_node.kwargs.get("tag", fx_node.kwargs.get(
+                "event_tag", "")))
+            if it.role == "tagged_record":
+                last_tag[it.tag] = i
+            elif it.tag in last_tag:
+                src = last_tag[it.tag]
+                s_src, s_dst = streams[items[src].stream], streams[it.stream]
+                kind = ("fork" if s_src == DEFAULT_STREAM and s_dst != DEFAULT_STREAM
+                        else "join" if s_src != DEFAULT_STREAM and s_dst == DEFAULT_STREAM else "event")
+                it.syncs.append((src, kind))
+                if items[src].stream != it.stream:
+                    it.deps.append(src)
+            else:
+                sched.notes.append(f"{it.name} waits for tag {it.tag!r} that no earlier node records: "
+                                   "on a device it waits for nothing")
+        data_inputs = [j for j in dict.fromkeys(inputs) if items[j].role not in ("input",)]
+        for j in data_inputs:
+            if it.role == "wait":
+                break  # a wait's own arguments are syncs, not reads
+            if items[j].stream != it.stream or j > i:
+                it.deps.append(j)
+                if mode == MAX_AUTOTUNE:
+                    it.syncs.append((j, "data"))  # GE synchronises cross-stream data edges
+                else:
+                    it.reads.append(j)
+        # in-place hazards, by tensor name as the static verifier tracks them
+        target = index[fx_node.args[0].name] if (
+            it.role == "op" and fx_node.op == "call_function" and fx_node.args
+            and isinstance(fx_node.args[0], torch.fx.Node) and is_inplace(it.op)) else None
+        for j in dict.fromkeys(inputs):
+            if j in mutated:
+                it.mutated_reads.append(j)
+                for w in writers.get(j, []):
+                    if items[w].stream != it.stream and w != i:
+                        it.deps.append(w)
+        if target is not None:
+            it.inplace_target = target
+            for r in readers.get(target, []):
+                if items[r].stream != it.stream and r != i:
+                    it.deps.append(r)
+            writers.setdefault(target, []).append(i)
+        for j in dict.fromkeys(inputs):
+            if j in mutated:
+                readers.setdefault(j, []).append(i)
+        it.deps = list(dict.fromkeys(it.deps))
+        sched.signal.update(it.deps)
+    return sched
+
+
+def _wait_targets(fx_node: Any, index: dict[str, int]) -> list[int]:
+    import torch.fx
+
+    args = fx_node.args
+    seq = args[0] if args and isinstance(args[0], (list, tuple)) else fx_node.kwargs.get("x", [])
+    return [index[a.name] for a in seq if isinstance(a, torch.fx.Node)]
