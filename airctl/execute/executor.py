@@ -26,6 +26,7 @@ waits for — never a hang.
 from __future__ import annotations
 
 import ctypes
+import queue
 import threading
 import time
 from collections.abc import Sequence
@@ -128,6 +129,7 @@ class StreamExecutor:
         import torch
 
         sched = self.sched
+        wall0 = time.perf_counter()
         st = _Run(sched)
         origin = recorder.step_origin()
         step, t0 = origin if origin is not None else (0, time.perf_counter())
@@ -137,15 +139,15 @@ class StreamExecutor:
         if self.threads_per_stream and prev_threads != self.threads_per_stream:
             torch.set_num_threads(self.threads_per_stream)
         grad = (torch.is_grad_enabled(), torch.is_inference_mode_enabled())
-        workers = [threading.Thread(target=self._worker, args=(st, s, t0, step, keep, grad),
-                                    name=f"airctl-stream:{sched.streams[s]}", daemon=True)
-                   for s in range(1, len(sched.streams)) if sched.per_stream[s]]
         serial = self.serial or torch._C._autograd._profiler_enabled()
-        if serial:
-            workers = []
+        workers: list[_Job] = []
         try:
-            for w in workers:
-                w.start()
+            if not serial:
+                for s in range(1, len(sched.streams)):
+                    if sched.per_stream[s]:
+                        job = _POOL.submit(self._worker, st, s, t0, step, keep, grad)
+                        job.stream = sched.streams[s]
+                        workers.append(job)
             if serial:
                 self._serial_loop(st, t0, step, keep)
             else:
@@ -156,16 +158,16 @@ class StreamExecutor:
             self._fail(st, e)
         finally:
             for w in workers:
-                w.join(self.timeout_s if not st.aborted else 1.0)
+                w.done.wait(self.timeout_s if not st.aborted else 1.0)
             if self.threads_per_stream and prev_threads != self.threads_per_stream:
                 torch.set_num_threads(prev_threads)
         if st.error is not None:
             raise st.error
-        alive = [w.name for w in workers if w.is_alive()]
+        alive = [w.stream for w in workers if not w.done.is_set()]
         if alive:
-            raise StreamDeadlock(f"{self.name}: {', '.join(alive)} did not finish within {self.timeout_s:g} s",
-                                 hint="raise the executor timeout (--timeout) if the graph is that slow")
-        self._report(st)
+            raise StreamDeadlock(f"{self.name}: stream(s) {', '.join(alive)} still running after {self.timeout_s:g} s",
+                                 hint="raise the executor timeout if the graph is that slow")
+        self._report(st, time.perf_counter() - wall0)
         return st.values[sched.output] if sched.output is not None else None
 
     def _load_inputs(self, st: _Run, args: Sequence[Any]) -> None:
@@ -184,6 +186,7 @@ class StreamExecutor:
     def _worker(self, st: _Run, s: int, t0: float, step: int, keep: bool, grad: tuple[bool, bool]) -> None:
         import torch
 
+        threading.current_thread().name = f"airctl-stream:{self.sched.streams[s]}"
         _name_os_thread(f"air:{self.sched.streams[s]}")
         if self.threads_per_stream:
             torch.set_num_threads(self.threads_per_stream)
@@ -412,7 +415,7 @@ class StreamExecutor:
             for j in it.mutated_reads:
                 st.readers.setdefault(j, {})[s] = (it.index, stamp)
 
-    def _report(self, st: _Run) -> None:
+    def _report(self, st: _Run, seconds: float) -> None:
         sched = self.sched
         if not recorder.active():
             for r in st.races:
@@ -421,7 +424,7 @@ class StreamExecutor:
                     self._warned.add(key)
                     recorder.log.warning("airctl: stream race in %s: %s", self.name, r.message)
             return
-        recorder.report(self.name, self.mode, st.events, st.syncs, st.races, sched.streams, sched.notes)
+        recorder.report(self.name, self.mode, st.events, st.syncs, st.races, sched.streams, sched.notes, seconds)
 
     # -- node execution ---------------------------------------------------------------------------
     def _execute(self, st: _Run, i: int) -> Any:
@@ -453,6 +456,45 @@ class StreamExecutor:
         if node.op == "call_module":
             return self.gm.get_submodule(node.target)(*args, **kwargs)
         raise AirctlError(f"{self.name}: cannot execute FX node {node.name} (op {node.op})", node=node.name)
+
+
+class _Job:
+    def __init__(self, fn: Any, args: tuple) -> None:
+        self.fn, self.args = fn, args
+        self.stream = ""
+        self.done = threading.Event()
+
+
+class _Pool:
+    """Daemon threads kept between runs: a stream's thread is not created per call (a fresh
+    thread costs its first ops some warm-up), and a stuck op never blocks interpreter exit."""
+
+    def __init__(self) -> None:
+        self._idle: list[queue.SimpleQueue] = []
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Any, *args: Any) -> _Job:
+        job = _Job(fn, args)
+        with self._lock:
+            q = self._idle.pop() if self._idle else None
+        if q is None:
+            q = queue.SimpleQueue()
+            threading.Thread(target=self._loop, args=(q,), name="airctl-stream", daemon=True).start()
+        q.put(job)
+        return job
+
+    def _loop(self, q: queue.SimpleQueue) -> None:
+        while True:
+            job = q.get()
+            try:
+                job.fn(*job.args)
+            finally:
+                job.done.set()
+                with self._lock:
+                    self._idle.append(q)
+
+
+_POOL = _Pool()
 
 
 def _fetch_attr(gm: Any, target: str) -> Any:

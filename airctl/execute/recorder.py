@@ -44,9 +44,14 @@ class Recorder:
             return tl
 
     def add_run(self, graph: str, mode: str, events: list[OpEvent], syncs: list[SyncEdge], races: list[Race],
-                streams: list[str], notes: list[str]) -> None:
+                streams: list[str], notes: list[str], seconds: float = 0.0) -> None:
         tl = self.timeline(graph, mode)
         with self._lock:
+            if self.keep_events:  # this graph's share of the step's wall time; steps = steps seen
+                while len(tl.step_seconds) <= self.step:
+                    tl.step_seconds.append(0.0)
+                tl.step_seconds[self.step] += seconds
+                tl.steps = len(tl.step_seconds)
             for race in races:
                 key = (graph, race.reader, race.producer)
                 if key not in self._seen:
@@ -98,14 +103,14 @@ def keep_events() -> bool:
 
 
 def report(graph: str, mode: str, events: list[OpEvent], syncs: list[SyncEdge], races: list[Race],
-           streams: list[str], notes: list[str]) -> None:
+           streams: list[str], notes: list[str], seconds: float = 0.0) -> None:
     recs = active()
     if not recs:
         for race in races:
             log.warning("airctl: stream race in %s: %s", graph, race.message)
         return
     for rec in recs:
-        rec.add_run(graph, mode, events, syncs, races, streams, notes)
+        rec.add_run(graph, mode, events, syncs, races, streams, notes, seconds)
 
 
 def step_origin() -> tuple[int, float] | None:
