@@ -51,26 +51,28 @@ def configure(threads_per_stream: int | None = None, timeout_s: float = DEFAULT_
         SETTINGS.threads_per_stream, SETTINGS.timeout_s, SETTINGS.serial = old
 
 
-def executor_for(gm: Any, mode: str, name: str) -> StreamExecutor:
+def executor_for(gm: Any, mode: str, name: str, args: Sequence[Any] = ()) -> StreamExecutor:
+    from airctl.execute.cuda import CudaStreamExecutor, wants_cuda
+
+    cls = CudaStreamExecutor if wants_cuda(args) else StreamExecutor
     with _lock:
         per_gm = _cache.get(gm)
         if per_gm is None:
             per_gm = _cache[gm] = {}
         ex = per_gm.get(mode)
-    if ex is None or ex.name != name:
-        ex = StreamExecutor(gm, mode, name, threads_per_stream=SETTINGS.threads_per_stream,
-                            timeout_s=SETTINGS.timeout_s)
+    if ex is None or ex.name != name or type(ex) is not cls:
+        ex = cls(gm, mode, name, threads_per_stream=SETTINGS.threads_per_stream, timeout_s=SETTINGS.timeout_s)
         with _lock:
             per_gm[mode] = ex
     ex.threads_per_stream = SETTINGS.threads_per_stream
     ex.timeout_s = SETTINGS.timeout_s
-    ex.serial = SETTINGS.serial
+    ex.serial = SETTINGS.serial or isinstance(ex, CudaStreamExecutor)
     return ex
 
 
 def execute_ge(gm: Any, args: Sequence[Any], name: str) -> tuple[Any, ...]:
     """``set_fx_executor`` executor: the converted FX graph on its streams, GE semantics."""
-    out = executor_for(gm, "max-autotune", name).run(list(args))
+    out = executor_for(gm, "max-autotune", name, args).run(list(args))
     return tuple(out) if isinstance(out, (list, tuple)) else (out,)
 
 
@@ -98,7 +100,7 @@ def install_aclgraph() -> None:
         gm = _acl_graphs.get(str(name)) if name and SETTINGS.enabled else None
         if gm is None:
             return original_run(self, *args, **kwargs)
-        return executor_for(gm, "reduce-overhead", str(name)).run(list(args))
+        return executor_for(gm, "reduce-overhead", str(name), args).run(list(args))
 
     AclConcreteGraph.optimize_graph_without_runtime = optimize_graph_without_runtime
     AclGraph.fx_run_eagerly = fx_run_eagerly
