@@ -1,6 +1,7 @@
 """The executor on real CUDA streams, for graphs whose tensors live on a CUDA device.
 
-**Untested here**: this machine's torch is the CPU wheel. The CPU executor's bookkeeping is
+**Never run on a GPU here**: this machine's torch is the CPU wheel (tests/execute/test_cuda_path.py
+checks the stream/event calls against a recording stand-in for ``torch.cuda``). The CPU executor's bookkeeping is
 reused unchanged (same schedule, same vector clocks, same race and deadlock reports); what
 changes is how nodes are issued:
 
@@ -37,6 +38,7 @@ class CudaStreamExecutor(StreamExecutor):
         self.serial = True
         self._streams: list[Any] | None = None
         self._events: dict[int, Any] = {}
+        self._device: Any = None
         self._sources = {j for it in self.sched.items for j, _ in it.syncs}
 
     def run(self, args: Sequence[Any]) -> Any:
@@ -47,6 +49,7 @@ class CudaStreamExecutor(StreamExecutor):
             self._streams = [None] + [torch.cuda.Stream() for _ in self.sched.streams[1:]]
         self._streams[0] = current
         self._events = {}
+        self._device = next((a.device for a in args if isinstance(a, torch.Tensor)), None)
         for side in self._streams[1:]:
             side.wait_stream(current)  # fork: the graph's inputs are ready
         self.serial = True
@@ -77,5 +80,5 @@ class CudaStreamExecutor(StreamExecutor):
         import torch
 
         if self.sched.items[i].role == "record":
-            return torch.empty(0, device="cuda")
+            return torch.empty(0, device=self._device)
         return super()._execute(st, i)
