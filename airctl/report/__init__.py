@@ -18,6 +18,7 @@ REPORT = "report.html"
 
 def write_report(ledger_dir: Path) -> Path | None:
     """Write ``<ledger_dir>/report.html`` from the ledger's index, snapshots, findings and profile."""
+    from airctl.io.gc_pause import gc_paused
     from airctl.report.ledger_data import ledger_payload, read_profile
     from airctl.report.page import html_page
 
@@ -30,7 +31,8 @@ def write_report(ledger_dir: Path) -> Path | None:
     except json.JSONDecodeError as e:
         raise LedgerError(f"corrupt index.json: {e.msg}", file=str(index_path), line=e.lineno, column=e.colno,
                           hint="the run was interrupted while writing it; rerun the command") from e
-    payload = ledger_payload(root, index)
+    with gc_paused():  # millions of small objects, no cycles (see airctl.io.gc_pause)
+        payload = ledger_payload(root, index)
     profile = read_profile(root)
     timeline = None
     if profile is not None:

@@ -85,7 +85,10 @@ def _asset(name: str) -> str:
 
 def script_json(obj: Any) -> str:
     """JSON safe to place inside a ``<script>`` element."""
-    text = json.dumps(obj, separators=(",", ":"), default=str, allow_nan=False)
+    try:
+        text = json.dumps(obj, separators=(",", ":"), default=str, allow_nan=False)
+    except ValueError:
+        text = _nan_free(json.dumps(obj, separators=(",", ":"), default=str))
     return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
@@ -101,20 +104,15 @@ def timeline_img(svg: bytes | None) -> str:
 def html_page(payload: dict[str, Any], timeline_svg: bytes | None = None) -> str:
     """The whole report page for ``payload`` (see :mod:`airctl.report.payload`)."""
     values = {"title": html.escape(str(payload.get("title") or "airctl"), quote=True),
-              "css": _asset("viewer.css"), "js": _asset("viewer.js"), "data": script_json(_nan_free(payload)),
+              "css": _asset("viewer.css"), "js": _asset("viewer.js"), "data": script_json(payload),
               "timeline": timeline_img(timeline_svg)}
     # one pass over the template: inserted text is never scanned for markers again
     return re.sub(r"@@(\w+)@@", lambda m: values[m.group(1)], TEMPLATE)
 
 
-def _nan_free(payload: dict[str, Any]) -> dict[str, Any]:
-    """JSON has no NaN/Infinity; graph attributes may hold them (a float constant). Replace by strings."""
-    try:
-        json.dumps(payload, allow_nan=False, default=str)
-        return payload
-    except ValueError:
-        text = json.dumps(payload, default=str)  # NaN/Infinity tokens outside strings
-        return json.loads(text, parse_constant=lambda name: name)
+def _nan_free(text: str) -> str:
+    """JSON has no NaN/Infinity; graph attributes may hold them (a float constant). Turn them into strings."""
+    return json.dumps(json.loads(text, parse_constant=lambda name: name), separators=(",", ":"), default=str)
 
 
 def _stage(index: int, name: str, graph: Graph, snap: int, diff: dict[str, Any] | None) -> dict[str, Any]:

@@ -30,21 +30,76 @@ MAX_DIFF_EDGES = 5000  # highlighted edges per stage; the summary keeps the full
 NODE_W = 150.0
 
 
+MAX_TEXT = 2000  # characters of one attribute string kept in the report (tensor constants can be huge)
+MAX_ITEMS = 200  # items of one list/dict kept
+
+
+def _clip(value: Any, depth: int = 0) -> Any:
+    """Bound what one attribute costs the page; the ledger snapshot keeps the full value."""
+    if isinstance(value, str):
+        return value if len(value) <= MAX_TEXT else f"{value[:MAX_TEXT]}… ({len(value)} characters)"
+    if isinstance(value, list):
+        if depth > 6:
+            return "[…]"
+        items = [_clip(v, depth + 1) for v in value[:MAX_ITEMS]]
+        if len(value) > MAX_ITEMS:
+            items.append(f"… ({len(value)} items)")
+        return items
+    if isinstance(value, dict):
+        if depth > 6:
+            return "{…}"
+        out = {str(k): _clip(v, depth + 1) for k, v in list(value.items())[:MAX_ITEMS]}
+        if len(value) > MAX_ITEMS:
+            out["…"] = f"{len(value)} keys"
+        return out
+    return value
+
+
 def _detail(node: Node) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": node.kind}
     if node.inputs:
-        out["inputs"] = node.inputs
+        out["inputs"] = node.inputs if len(node.inputs) <= MAX_ITEMS else _clip(node.inputs)
     if node.control_inputs:
         out["control_inputs"] = node.control_inputs
     if node.attrs:
-        out["attrs"] = node.attrs
+        out["attrs"] = _clip(node.attrs)
     if node.source:
         out["source"] = node.source
     if node.module:
         out["module"] = node.module
     if node.meta:
-        out["meta"] = node.meta
+        out["meta"] = _clip(node.meta)
     return out
+
+
+def _edges(graph: Graph, positions: list[int], where: dict[str, int]) -> dict[str, list[int]]:
+    """Data/control/sync edges as flat [src, dst, ...] union indices; the same rules as :meth:`Graph.edges`,
+    with each distinct input reference resolved once (a 50k-node graph has few distinct references)."""
+    refs: dict[str, int] = {}
+    record = {where[n.name] for n in graph.nodes if n.op.startswith("air.record")}
+    data: list[int] = []
+    control: list[int] = []
+    sync: list[int] = []
+
+    def resolve(ref: str) -> int:
+        u = refs.get(ref)
+        if u is None:
+            u = refs[ref] = where.get(Node.producer(ref), -1)
+        return u
+
+    for node, d in zip(graph.nodes, positions, strict=True):
+        is_wait = node.op.startswith("air.wait")
+        for ref in node.inputs:
+            s = refs.get(ref)
+            if s is None:
+                s = resolve(ref)
+            if s >= 0:
+                (sync if is_wait and s in record else data).extend((s, d))
+        for ref in node.control_inputs:
+            s = resolve(ref)
+            if s >= 0:
+                control.extend((s, d))
+    return {"data": data, "control": control, "sync": sync}
 
 
 @dataclass
@@ -121,12 +176,10 @@ class Group:
                 self.details.append(_detail(node))
             det.append(d)
             new_det[u] = (node, d)
-        edges: dict[str, list[int]] = {"data": [], "control": [], "sync": []}
+        edges = _edges(graph, positions, cur_u)
         union_edges = self.edges
-        for e in graph.edges():
-            s, d = cur_u[e.src], cur_u[e.dst]
-            edges[e.kind] += (s, d)
-            union_edges.add((s, d))
+        for flat in edges.values():
+            union_edges.update(zip(flat[::2], flat[1::2], strict=True))
         snap = {"nodes": positions, "names": renamed, "op": op_ids, "stream": stream_ids, "det": det,
                 "edges": edges}
         self.snapshots.append(snap)

@@ -7,7 +7,9 @@
  */
 (function () {
   "use strict";
+  var t0 = (window.performance || Date).now();
   var data = JSON.parse(document.getElementById("airctl-data").textContent);
+  var parseMs = (window.performance || Date).now() - t0;
   var W = 150, H = 34, CELL = 600;
   var EDGE = { data: ["#8a8f98", [], 1], control: ["#2f6fdb", [6, 4], 1.4], sync: ["#d62728", [4, 3], 2.2] };
   var STATUS = { added: "#1a7f37", removed: "#cf222e", changed: "#e36209" };
@@ -330,12 +332,12 @@
     render();
   }
   function size() { return [canvas.width / dpr, canvas.height / dpr]; }
-  function fit() {
+  function fit(whole) {
     var c = cur();
     if (!c || !c.g) return;
     var b = c.g._bounds, sz = size(), v = view();
     var k = Math.min(sz[0] / (b[2] - b[0]), (sz[1] - 40) / (b[3] - b[1]), 1.5);
-    var tall = k < 0.3;  // a very tall graph: readable width, start at the top
+    var tall = k < 0.3 && whole !== true;  // a very tall graph: readable width, start at the top
     if (tall) k = Math.max(Math.min(sz[0] / (b[2] - b[0]), 1), 0.3);
     v.k = k;
     v.x = sz[0] / 2 - (b[0] + b[2]) / 2 * k;
@@ -391,6 +393,11 @@
     return out;
   }
   function draw() {
+    var start = (window.performance || Date).now();
+    drawFrame();
+    document.body.dataset.drawMs = String(Math.round((window.performance || Date).now() - start));
+  }
+  function drawFrame() {
     if (!canvas || !$("tab-graph").classList.contains("active")) return;
     var sz = size(), v = view(), c = cur();
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -644,14 +651,14 @@
         focusNode(state.hits[state.hitAt]);
       }
     });
-    $("fit").addEventListener("click", fit);
+    $("fit").addEventListener("click", function () { fit(true); });
     document.addEventListener("keydown", function (e) {
       var tag = (e.target && e.target.tagName) || "";
       if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") return;
       if (e.key === "ArrowDown" || e.key === "j") { stepStage(1); e.preventDefault(); }
       else if (e.key === "ArrowUp" || e.key === "k") { stepStage(-1); e.preventDefault(); }
       else if (e.key === "/") { search.focus(); e.preventDefault(); }
-      else if (e.key === "f") { fit(); }
+      else if (e.key === "f") { fit(true); }
     });
     buildFindings(); buildProfile(); buildRun();
     var h = readHash();
@@ -673,7 +680,10 @@
     buildLegend();
     if (h.search) { search.value = h.search; state.search = h.search; runSearch(true); }
     if (h.node) selectByName(h.node);
+    if (h.view === "all") fit(true);
     hashReady = true;
+    document.body.dataset.parseMs = String(Math.round(parseMs));
+    document.body.dataset.readyMs = String(Math.round((window.performance || Date).now() - t0));
     document.body.dataset.ready = "1";
   }
   start();

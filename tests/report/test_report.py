@@ -119,3 +119,15 @@ def test_compile_writes_report(compile_fixture) -> None:
     assert index.get("report") == "report.html", index.get("report_error")
     data = payload(root / "report.html")
     assert data["graphs"] and data["groups"]
+
+
+def test_huge_attributes_are_clipped_in_the_page() -> None:
+    from airctl.graph.model import Graph, Node
+    from airctl.report.payload import MAX_TEXT, Group
+
+    g = Graph("g", "ge", [Node("c", "Const", attrs={"value": {"hex": "ab" * 100_000}, "dims": list(range(1000))})])
+    group = Group("g", "ge")
+    group.add(g)
+    attrs = group.details[0]["attrs"]
+    assert len(attrs["value"]["hex"]) < MAX_TEXT + 40 and attrs["value"]["hex"].endswith("(200000 characters)")
+    assert len(attrs["dims"]) == 201

@@ -1,0 +1,115 @@
+"""Benchmark: report.html and big-graph SVG on synthetic 10k and 50k-node ledgers (target: 50k in <= 10 s).
+
+Each ledger has four stages of one GE graph: the base graph; a pass that moves 1% of the nodes to
+another stream and inserts a node plus a control edge every 500 nodes; an unchanged pass (shares
+the snapshot); and a pass that renames 1% of the nodes and drops one. ``write_report`` reads every
+snapshot, diffs consecutive ones, lays out the union and writes the page. Also timed:
+``airctl dump --type svg`` of the 50k graph (airctl's own layered layout; ``dot`` is never used
+at this size) and, when Chromium is installed, ``--dump-dom`` of the 50k report (the page parsed,
+laid out and drawn once).
+
+    .venv/bin/python bench/bench_report.py [N ...]
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from airctl.graph.model import Graph, Node  # noqa: E402
+from airctl.io.json_io import write_json  # noqa: E402
+from airctl.ledger.writer import LedgerWriter  # noqa: E402
+from airctl.report import write_report  # noqa: E402
+from bench.bench_diff import make_pair  # noqa: E402
+
+
+def renamed(graph: Graph) -> Graph:
+    """1% of the ops renamed (``X`` -> ``X_r``), the last-but-one op dropped."""
+    names = {n.name: (f"{n.name}_r" if i % 100 == 7 and n.op not in ("Data", "NetOutput") else n.name)
+             for i, n in enumerate(graph.nodes)}
+    dropped = graph.nodes[-2].name
+
+    def ref(r: str) -> str:
+        p = Node.producer(r)
+        return r.replace(p, names[p], 1) if p in names else r
+
+    nodes = [replace(n, name=names[n.name], inputs=[ref(r) for r in n.inputs if Node.producer(r) != dropped],
+                     control_inputs=[ref(r) for r in n.control_inputs if Node.producer(r) != dropped])
+             for n in graph.nodes if n.name != dropped]
+    return Graph(graph.name, graph.dialect, nodes)
+
+
+def make_ledger(n: int, out: Path) -> tuple[Path, Graph]:
+    a, b = make_pair(n)
+    w = LedgerWriter.create(out, f"bench{n}", command="compile", status="ok")
+    w.graph("1-inference", "inference", name="graph_1")
+    w.add_stage("1-inference", "ge-original", a)
+    w.add_stage("1-inference", "ge:after:stream_pass", b, changed=True)
+    w.add_stage("1-inference", "ge:after:noop", b, changed=False)
+    w.add_stage("1-inference", "ge-optimized", renamed(b), changed=True)
+    w.finish()
+    return w.root, b
+
+
+def chromium() -> str | None:
+    return next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+
+
+def main() -> None:
+    sizes = [int(x) for x in sys.argv[1:]] or [10_000, 50_000]
+    times: dict[int, float] = {}
+    with tempfile.TemporaryDirectory() as tmp_:
+        tmp = Path(tmp_)
+        for n in sizes:
+            root, graph = make_ledger(n, tmp / f"runs{n}")
+            t0 = time.perf_counter()
+            page = write_report(root)
+            times[n] = dt = time.perf_counter() - t0
+            assert page is not None
+            print(f"{n:>7} nodes x 4 stages: write_report {dt:.2f} s, report.html {page.stat().st_size / 1e6:.1f} MB")
+        big = max(sizes)
+        root, graph = make_ledger(big, tmp / "svg")
+        src = tmp / "big.json"
+        write_json(graph, src)
+        t0 = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "airctl", "dump", str(src), "--type", "svg", "-o",
+                               str(tmp / "big.svg")], capture_output=True, text=True, check=False)
+        dt = time.perf_counter() - t0
+        assert proc.returncode == 0, proc.stderr
+        print(f"{big:>7} nodes: airctl dump --type svg {dt:.2f} s (whole command), "
+              f"{(tmp / 'big.svg').stat().st_size / 1e6:.1f} MB")
+        exe = chromium()
+        if exe:
+            page = root / "report.html"
+            write_report(root)
+            for fragment in ("search=Add_1", "view=all"):
+                t0 = time.perf_counter()
+                proc = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                                       "--virtual-time-budget=5000", "--window-size=1280,800", "--dump-dom",
+                                       page.resolve().as_uri() + "#" + fragment],
+                                      capture_output=True, text=True, timeout=300, check=False)
+                dt = time.perf_counter() - t0
+                body = re.search(r"<body([^>]*)>", proc.stdout)
+                attrs = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', body.group(1))) if body else {}
+                print(f"{big:>7} nodes: chromium --dump-dom #{fragment}: {dt:.2f} s in all (browser start included); "
+                      f"JSON parse {attrs.get('parse-ms', '?')} ms, viewer ready {attrs.get('ready-ms', '?')} ms, "
+                      f"one frame {attrs.get('draw-ms', '?')} ms")
+        else:
+            print("chromium not found: browser timing skipped")
+    if len(sizes) >= 2:
+        lo, hi = sizes[0], sizes[-1]
+        print(f"growth {lo}->{hi} nodes (x{hi / lo:.0f}): time x{times[hi] / times[lo]:.1f}")
+        verdict = "OK" if times[hi] <= 10 else "SLOW"
+        print(f"{hi} write_report {times[hi]:.2f} s: {verdict} (target <= 10 s)")
+
+
+if __name__ == "__main__":
+    main()
