@@ -128,6 +128,15 @@ def _summarize_run(run: Any, model: Path, passes: Path | None, mode: str, png: b
     return summary
 
 
+def _render_warnings(run: Any) -> None:
+    from rich.markup import escape
+
+    from airctl.cli.output import err
+
+    for warning in getattr(run, "warnings", None) or []:
+        err.print(f"[bold yellow]warning:[/bold yellow] {escape(str(warning))}")
+
+
 def _fail_if_error(run: Any) -> None:
     from airctl.cli.output import render_error
 
@@ -140,8 +149,10 @@ def _profile(model: Path, passes: Path | None, as_json: bool, *, png: bool, top:
     from airctl.cli.output import print_json
 
     run = _run(model, passes, **options)
+    _render_warnings(run)
     if not run.timelines:
         _fail_if_error(run)
+        return
     summary = _summarize_run(run, model, passes, options["mode"], png, top)
     if as_json:
         print_json(summary.to_json())
@@ -157,11 +168,15 @@ def _compare(model: Path, passes: Path, as_json: bool, *, png: bool, top: int, *
     from airctl.profile.write import COMPARE_FILE, PROFILE_DIR, write_json
 
     base = _run(model, None, label="without passes: ", **options)
+    _render_warnings(base)
     if not base.timelines:
         _fail_if_error(base)
+        return
     with_run = _run(model, passes, label=f"with {passes.name}: ", **options)
+    _render_warnings(with_run)
     if not with_run.timelines:
         _fail_if_error(with_run)
+        return
     comparison = Comparison(_summarize_run(base, model, None, options["mode"], png, top),
                             _summarize_run(with_run, model, passes, options["mode"], png, top), str(passes))
     data = comparison.to_json()
