@@ -108,3 +108,47 @@ def test_transformer_compare(tmp_path: Path) -> None:
     (data,) = [json.loads(p.read_text()) for p in tmp_path.glob("*/profile/compare.json")]
     assert data["step_time_ratio"] > 0 and data["overlap_gained_s"] > 0
     assert {s["stream"] for s in data["with"]["streams"]} == {"default", "attn_kv", "mlp"}
+
+
+def _fake_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, timelines_of) -> list:  # noqa: ANN001
+    """Replace profile_model with one that returns hand-built timelines (no compile)."""
+    _profile_run()
+    from airctl.execute import profile_run
+
+    requests = []
+
+    def fake(req, progress=None):  # noqa: ANN001, ANN202
+        requests.append(req)
+        timelines = timelines_of(req)
+        ledger = tmp_path / f"run{len(requests)}"
+        ledger.mkdir()
+        return profile_run.ProfileRun(ledger, timelines, [r for t in timelines for r in t.races], True, 0.0,
+                                      [t.step_seconds[0] for t in timelines][:1])
+
+    monkeypatch.setattr(profile_run, "profile_model", fake)
+    return requests
+
+
+def test_races_are_shown_in_red_and_exit_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.profile.timelines import with_race
+
+    _fake_run(tmp_path, monkeypatch, lambda req: [with_race()])
+    r = airctl(MODELS / "seed.py", "--passes", PASSES / "stream.yaml")
+    assert r.exit_code == 1, r.output
+    assert "1 race(s)" in r.stdout and "sub (stream default, seed.py:11) reads mm (stream stream_1, seed.py:8)" \
+        in r.stdout
+
+
+def test_compare_runs_without_then_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.profile.timelines import seed_two_streams, single_stream
+
+    requests = _fake_run(tmp_path, monkeypatch,
+                         lambda req: [seed_two_streams() if req.passes_file else single_stream()])
+    r = airctl(MODELS / "seed.py", "--passes", PASSES / "stream.yaml", "--compare", "--steps", "2", "--warmup", "0")
+    assert r.exit_code == 0, r.output
+    assert [q.passes_file for q in requests] == [None, PASSES / "stream.yaml"]
+    assert requests[0].steps == 2 and requests[0].warmup == 0
+    assert "step time ratio (with/without): 0.808 (1.24× faster)" in r.stdout
+    assert "overlap gained: +1 ms" in r.stdout
+    data = json.loads((tmp_path / "run2" / "profile" / "compare.json").read_text())
+    assert data["overlap_gained_s"] == pytest.approx(1e-3)
