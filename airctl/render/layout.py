@@ -84,11 +84,17 @@ def layered_layout(n: int, edges: Iterable[tuple[int, int]], dx: float = DX, dy:
         ps = fpred[i]
         if ps:
             layer[i] = max(layer[p] for p in ps) + 1
-    for i in order:  # sources sit just above their first user
-        if not fpred[i]:
+    # Sources, and single-input chains hanging off them (a weight and its transpose), sit just
+    # above their first user instead of in the first rows. Reverse topological order: users first.
+    pullable = [False] * n
+    for i in order:
+        ps = fpred[i]
+        pullable[i] = not ps or (len(ps) == 1 and pullable[ps[0]])
+    for i in reversed(order):
+        if pullable[i]:
             users = [layer[s] for s in succ[i] if rank[s] > rank[i]]
             if users:
-                layer[i] = max(min(users) - 1, 0)
+                layer[i] = max(layer[i], min(users) - 1)
     depth = max(layer, default=-1) + 1
     layers: list[list[int]] = [[] for _ in range(depth)]
     for i in order:

@@ -142,6 +142,9 @@ class Group:
         if prev is not None and report is not None:
             back = {b: a for a, b in report.renamed}
             added = {n.name for n in report.added}
+            # a node removed by this very diff keeps its place for its ghost: an added node of the
+            # same name (view -> reshape keeping the name "view_1") gets a place of its own
+            used.update(self._prev_u[n.name] for n in report.removed if n.name in self._prev_u)
             for node in graph.nodes:
                 if node.name in added:
                     later.append(node)

@@ -13,6 +13,7 @@
   var W = 150, H = 34, CELL = 600;
   var EDGE = { data: ["#8a8f98", [], 1], control: ["#2f6fdb", [6, 4], 1.4], sync: ["#d62728", [4, 3], 2.2] };
   var STATUS = { added: "#1a7f37", removed: "#cf222e", changed: "#e36209" };
+  var REMOVED_EDGE = "#ff8182";
 
   function $(id) { return document.getElementById(id); }
   function el(tag, cls, text) {
@@ -232,6 +233,12 @@
         row.appendChild(sw); row.appendChild(el("span", null, s));
         box.appendChild(row);
       });
+      [["added edge", STATUS.added, "solid"], ["removed edge", REMOVED_EDGE, "dotted"]].forEach(function (e) {
+        var row = el("div"), ln = el("span", "ln");
+        ln.style.borderTopColor = e[1]; ln.style.borderTopStyle = e[2]; ln.style.borderTopWidth = "3px";
+        row.appendChild(ln); row.appendChild(el("span", null, e[0]));
+        box.appendChild(row);
+      });
     }
   }
 
@@ -338,7 +345,7 @@
     var b = c.g._bounds, sz = size(), v = view();
     var k = Math.min(sz[0] / (b[2] - b[0]), (sz[1] - 40) / (b[3] - b[1]), 1.5);
     var tall = k < 0.3 && whole !== true;  // a very tall graph: readable width, start at the top
-    if (tall) k = Math.max(Math.min(sz[0] / (b[2] - b[0]), 1), 0.3);
+    if (tall) k = Math.max(Math.min(sz[0] / (b[2] - b[0]), 1), 0.5);  // labels stay readable
     v.k = k;
     v.x = sz[0] / 2 - (b[0] + b[2]) / 2 * k;
     v.y = tall ? 40 - b[1] * k : sz[1] / 2 + 20 - (b[1] + b[3]) / 2 * k;
@@ -413,7 +420,7 @@
     });
     if (c.stage.diff) {
       drawEdges(g, flat(c.stage.diff.edges_added), x0, y0, x1, y1, STATUS.added, [], 3 * Math.max(px, 1));
-      drawEdges(g, flat(c.stage.diff.edges_removed), x0, y0, x1, y1, STATUS.removed, [6 * px, 4 * px], 2 * Math.max(px, 1));
+      drawEdges(g, flat(c.stage.diff.edges_removed), x0, y0, x1, y1, REMOVED_EDGE, [2 * px, 4 * px], 3 * Math.max(px, 1));
     }
     ctx.setLineDash([]);
     var vis = visibleNodes(g, x0, y0, x1, y1), pos = c.pos, ghost = new Set(c.ghosts);

@@ -131,3 +131,20 @@ def test_huge_attributes_are_clipped_in_the_page() -> None:
     attrs = group.details[0]["attrs"]
     assert len(attrs["value"]["hex"]) < MAX_TEXT + 40 and attrs["value"]["hex"].endswith("(200000 characters)")
     assert len(attrs["dims"]) == 201
+
+
+def test_removed_and_added_namesakes_get_separate_places() -> None:
+    from airctl.graph.model import Graph, Node
+    from airctl.report.payload import Group
+
+    a = Graph("g", "fx", [Node("x", "placeholder"), Node("y", "placeholder"), Node("v", "aten.view", inputs=["x"]),
+                          Node("out", "output", inputs=["v"])])
+    b = Graph("g", "fx", [Node("x", "placeholder"), Node("y", "placeholder"),
+                          Node("v", "aten.reshape", inputs=["y"]), Node("out", "output", inputs=["v"])])
+    group = Group("g", "fx")
+    group.add(a)
+    _, diff = group.add(b)
+    assert diff is not None
+    assert [group.keys[u] for u in diff["removed"]] == ["v"]
+    assert [group.keys[u] for u in diff["added"]] == ["v#2"]
+    assert group.snapshots[1]["names"] == {"2": "v"}
