@@ -34,8 +34,10 @@ def _run(args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
 
 def dump_dom(page: Path, fragment: str = "", budget_ms: int = 3000, timeout: float = 90) -> str:
     url = page.resolve().as_uri() + (f"#{fragment}" if fragment else "")
-    proc = _run([f"--virtual-time-budget={budget_ms}", "--dump-dom", url], timeout)
+    proc = _run(["--enable-logging=stderr", "--v=0", f"--virtual-time-budget={budget_ms}", "--dump-dom", url], timeout)
     assert proc.returncode == 0, proc.stderr[-2000:]
+    errors = [line for line in proc.stderr.splitlines() if "Uncaught" in line]
+    assert not errors, f"JavaScript errors in {url}: {errors[:3]}"
     return proc.stdout
 
 

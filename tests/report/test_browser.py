@@ -78,3 +78,13 @@ def test_xss_dump_html_is_inert(tmp_path: Path) -> None:
     assert 'data-ready="1"' in dom
     _assert_inert(dom)
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
+
+
+def test_failed_run_without_graphs_still_renders(tmp_path: Path) -> None:
+    from airctl.ledger.writer import LedgerWriter
+
+    need_chromium()
+    w = LedgerWriter.create(tmp_path, "failed", command="compile")
+    w.fail("model raised at import")
+    dom = dump_dom(write_report(w.root), "tab=run")
+    assert 'data-ready="1"' in dom and "no graphs in this run" in dom and "model raised at import" in dom
