@@ -68,7 +68,9 @@ def _render(graph: object, type_: str, out: Path) -> None:
     from airctl.errors import AirctlError
 
     try:
-        import airctl.render as render
+        import importlib
+
+        render = importlib.import_module("airctl.render")
     except ModuleNotFoundError as e:
         if e.name and not e.name.startswith("airctl.render"):
             raise

@@ -75,3 +75,8 @@ def _print_summary(result) -> None:  # noqa: ANN001 - RunResult, imported lazily
     where = os.path.relpath(result.ledger_dir)
     where = where if not where.startswith("..") else str(result.ledger_dir)
     err.print(f"airctl: ledger {where} — " + ", ".join(parts), markup=False, highlight=False)
+    races = (execution or {}).get("races") or []
+    if races:
+        from airctl.cli.summary import print_races
+
+        print_races(races, console=err)  # stdout is the script's

@@ -41,16 +41,17 @@ def stage_table(graph: dict[str, Any], show_all: bool = False) -> Table:
     return table
 
 
-def print_races(races: list[dict[str, Any]], limit: int = 5) -> None:
+def print_races(races: list[dict[str, Any]], limit: int = 5, console: Any = None) -> None:
     """Stream races the multi-stream executor saw (sim): reads no record/wait orders."""
     if not races:
         return
-    out.print(f"[red]stream races: {len(races)}[/red] (reads of a value produced on another stream with no "
+    console = console or out
+    console.print(f"[red]stream races: {len(races)}[/red] (reads of a value produced on another stream with no "
               f"record/wait ordering them; outputs were computed as eager would, a device may not)")
     for row in races[:limit]:
-        out.print(f"  {escape(str(row.get('graph')))}: {escape(str(row.get('message')))}")
+        console.print(f"  {escape(str(row.get('graph')))}: {escape(str(row.get('message')))}")
     if len(races) > limit:
-        out.print(f"  … and {len(races) - limit} more (index.json execution.races)")
+        console.print(f"  … and {len(races) - limit} more (index.json execution.races)")
 
 
 def print_summary(result: Any, show_all: bool = False) -> None:

@@ -60,6 +60,9 @@ def load_plugin(spec: PassSpec, base_dir: Path | None) -> Any:
     mod_name = f"airctl_plugin_{path.stem}_{digest}"
     module = sys.modules.get(mod_name)
     if module is None:
+        from airctl.torch_env import ensure_torch_importable
+
+        ensure_torch_importable()  # plugins `import torch` at their top; torch-npu's autoload must not break it
         import_spec = importlib.util.spec_from_file_location(mod_name, path)
         if import_spec is None or import_spec.loader is None:
             raise SpecError(f"cannot import plugin file {path}", file=spec.file, line=line, column=col)

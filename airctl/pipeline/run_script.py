@@ -178,11 +178,11 @@ def run_script(req: RunRequest, progress: Progress | None = None) -> RunResult:
 
 
 def _use_ge_executor(backend: BackendChoice) -> Callable[[], None]:
-    """Under sim, converted FX graphs run with GE's meaning of ``air.wait_tensor`` (Identity).
+    """Under sim, converted FX graphs run on the multi-stream executor (``execute_fx_as_ge``).
 
-    The default sim executor runs the GraphModule's forward, where ``air.wait_tensor`` reaches
-    TorchAir's eager kernel, which raises by design; GE converts it to ``Identity`` plus a
-    control edge. Only installed when no other executor is set; undone after the run.
+    That executor gives ``air.wait_tensor`` GE's meaning (``Identity`` plus a control edge) and
+    reports stream races into the per-graph execution check. Only installed when no other
+    executor is set; undone after the run.
     """
     if backend.name != "sim":
         return lambda: None
