@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,8 @@ from airctl.execute.timeline import Timeline
 from airctl.profile.chrome_trace import to_chrome_trace
 from airctl.profile.summary import ProfileSummary
 from airctl.profile.timeline_svg import render_svg, svg_to_png
+
+log = logging.getLogger("airctl")
 
 PROFILE_DIR = "profile"
 TRACE_FILE = "trace.json"
@@ -52,7 +55,25 @@ def write_profile(folder: Path, timelines: list[Timeline], summary: ProfileSumma
         summary.meta["png"] = str(files.png)
     summary.meta["svg"] = str(files.svg)
     files.summary.write_text(json.dumps(summary.to_json(), indent=2, default=str) + "\n", encoding="utf-8")
+    refresh_report(folder.parent)
     return files
+
+
+def refresh_report(ledger_root: Path) -> Path | None:
+    """Rewrite the ledger's report.html so that it shows the profile just written (its Profile tab).
+
+    The run wrote report.html when it finished, before the profile existed. Not a ledger (``analyze``
+    without ``--ledger``): nothing to do. A failing report never fails the profile.
+    """
+    if not (ledger_root / "index.json").is_file():
+        return None
+    try:
+        from airctl.report import write_report
+
+        return write_report(ledger_root)
+    except Exception:  # noqa: BLE001 - the profile matters more than its viewer
+        log.exception("report.html could not be rewritten with the profile")
+        return None
 
 
 def write_json(path: Path, data: dict[str, Any]) -> Path:

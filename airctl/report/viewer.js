@@ -572,6 +572,25 @@
     });
     box.appendChild(t);
   }
+  function dur(x) {
+    if (typeof x !== "number" || !isFinite(x)) return fmt(x);
+    var a = Math.abs(x);
+    if (a >= 1) return x.toFixed(3) + " s";
+    if (a >= 1e-3) return (x * 1e3).toFixed(a >= 0.1 ? 1 : 2) + " ms";
+    if (a > 0) return (x * 1e6).toFixed(1) + " \u00b5s";
+    return "0";
+  }
+  function table(headers, rows) {
+    var t = el("table", "grid"), head = el("tr");
+    headers.forEach(function (h) { head.appendChild(el("th", null, h)); });
+    t.appendChild(head);
+    rows.forEach(function (cells) {
+      var tr = el("tr");
+      cells.forEach(function (c) { tr.appendChild(el("td", null, c === null || c === undefined ? "" : String(c))); });
+      t.appendChild(tr);
+    });
+    return t;
+  }
   function buildProfile() {
     var p = data.profile, box = $("profile");
     if (!p) { $("tab-btn-profile").style.display = "none"; return; }
@@ -579,28 +598,42 @@
     clear(box);
     if (p.error) { box.appendChild(el("p", "sev-error", p.error)); }
     if (Array.isArray(p.streams)) {
-      box.appendChild(el("h2", null, "Streams"));
-      var t = el("table", "grid"), head = el("tr");
-      ["stream", "busy s", "idle s"].forEach(function (h) { head.appendChild(el("th", null, h)); });
-      t.appendChild(head);
-      p.streams.forEach(function (s) {
-        var tr = el("tr");
-        tr.appendChild(el("td", null, s.stream)); tr.appendChild(el("td", null, s.busy_s)); tr.appendChild(el("td", null, s.idle_s));
-        t.appendChild(tr);
-      });
-      box.appendChild(t);
+      box.appendChild(el("h2", null, "Streams (median step)"));
+      box.appendChild(table(["stream", "busy", "idle", "busy %", "ops", "longest gap"], p.streams.map(function (s) {
+        return [s.stream, dur(s.busy_s), dur(s.idle_s),
+                typeof s.busy_pct === "number" ? s.busy_pct.toFixed(1) : "", s.ops, dur(s.largest_gap_s)];
+      })));
     }
-    if (p.overlap_s !== undefined) box.appendChild(el("p", null, "Overlap between streams: " + p.overlap_s + " s"));
-    if (p.critical_path !== undefined) {
-      box.appendChild(el("h2", null, "Critical path"));
-      box.appendChild(el("pre", "pre", typeof p.critical_path === "string" ? p.critical_path : JSON.stringify(p.critical_path, null, 1)));
+    var facts = [];
+    if (p.overlap_s !== undefined) facts.push("overlap between streams: " + dur(p.overlap_s));
+    if (p.span_s !== undefined) facts.push("op span: " + dur(p.span_s));
+    if (p.step_s !== undefined) facts.push("step time: " + dur(p.step_s));
+    if (facts.length) box.appendChild(el("p", null, facts.join(" \u00b7 ")));
+    if (Array.isArray(p.critical_path)) {
+      box.appendChild(el("h2", null, "Critical path" + (p.critical_path_s !== undefined ? " (" + dur(p.critical_path_s) + " of work)" : "")));
+      box.appendChild(table(["node", "op", "stream", "time", "reached by", "source"], p.critical_path.map(function (c) {
+        return [c.node, c.op, c.stream, dur(c.dur_s), c.via, c.source];
+      })));
+    } else if (p.critical_path !== undefined) {
+      box.appendChild(el("pre", "pre", JSON.stringify(p.critical_path, null, 1)));
+    }
+    if (Array.isArray(p.top_ops) && p.top_ops.length) {
+      box.appendChild(el("h2", null, "Top ops (per step)"));
+      box.appendChild(table(["op", "calls", "total", "mean"], p.top_ops.slice(0, 15).map(function (o) {
+        return [o.op, o.count, dur(o.total_s), dur(o.mean_s)];
+      })));
     }
     if (p.races !== undefined) {
       var races = Array.isArray(p.races) ? p.races : [p.races];
-      box.appendChild(el("h2", null, "Races (" + races.length + ")"));
-      races.forEach(function (r) { box.appendChild(el("pre", "pre", typeof r === "string" ? r : JSON.stringify(r))); });
+      box.appendChild(el("h2", races.length ? "sev-error" : null, "Races (" + races.length + ")"));
+      if (races.length) {
+        box.appendChild(table(["reader", "stream", "source", "reads", "stream", "source"], races.map(function (r) {
+          return typeof r === "object" && r ? [r.reader, r.reader_stream, r.reader_source, r.producer, r.producer_stream, r.producer_source]
+                                            : [String(r), "", "", "", "", ""];
+        })));
+      }
     }
-    if (p.trace) box.appendChild(el("p", null, "Trace (open in Perfetto): " + fmt(p.trace)));
+    if (p.trace) box.appendChild(el("p", null, "Trace (open in https://ui.perfetto.dev): " + fmt(p.trace)));
     if (tl) box.appendChild(tl);
   }
   function buildRun() {

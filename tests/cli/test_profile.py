@@ -95,6 +95,8 @@ def test_seed_with_stream_pass(tmp_path: Path) -> None:
     summary = json.loads((ledger / "profile" / "summary.json").read_text())
     assert {s["stream"] for s in summary["streams"]} == {"default", "stream_1"}
     assert (ledger / "profile" / "timeline.svg").is_file()
+    report = (ledger / "report.html").read_text()  # rewritten after the profile: its Profile tab has it
+    assert '<div id="timeline">' in report and '"overlap_s"' in report
 
 
 @pytest.mark.slow

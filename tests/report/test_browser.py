@@ -43,7 +43,7 @@ def test_findings_and_profile_tabs(tmp_path: Path) -> None:
     page = write_report(make_ledger(tmp_path / "runs", profile=True))
     dom = dump_dom(page, "tab=findings")
     assert "Findings (1)" in dom and "wait_dropped_at_tail" in dom and 'class="node-link">wait_default<' in dom
-    assert "Overlap between streams: 0.25 s" in dom
+    assert "overlap between streams: 250.0 ms" in dom
     assert not PWNED.search(dom)  # the timeline SVG's script did not run
 
 
