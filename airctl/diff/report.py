@@ -104,8 +104,8 @@ def _attr_changes(a: Node, b: Node, names: dict[str, str]) -> dict[str, Any]:
     return out
 
 
-def _node_change(a: Node, b: Node, names: dict[str, str], mapped: list[str | None], actual: list[str]
-                 ) -> dict[str, Any]:
+def _value_changes(a: Node, b: Node, names: dict[str, str]) -> dict[str, Any]:
+    """Op, stream and attribute changes of a matched pair (inputs are compared by the callers)."""
     changes: dict[str, Any] = {}
     if a.op != b.op:
         changes["op"] = {"old": a.op, "new": b.op}
@@ -115,6 +115,12 @@ def _node_change(a: Node, b: Node, names: dict[str, str], mapped: list[str | Non
         attrs = _attr_changes(a, b, names)
         if attrs:
             changes["attrs"] = attrs
+    return changes
+
+
+def _node_change(a: Node, b: Node, names: dict[str, str], mapped: list[str | None], actual: list[str]
+                 ) -> dict[str, Any]:
+    changes = _value_changes(a, b, names)
     if mapped != actual and None not in mapped and Counter(mapped) == Counter(actual):
         changes["inputs_reordered"] = {"old": mapped, "new": actual}
     return changes
@@ -223,15 +229,7 @@ def _build_indexed(a: Graph, b: Graph, matching: Matching, side_a: Any, side_b: 
                 ca == cb == [] or _mapped_equal(ca, cb, pa_ext))
         elif min(mapped, default=0) >= 0 and sorted(mapped) == sorted(ins_b):
             reordered = {"old": [b_nodes[q].name for q in mapped], "new": [b_nodes[q].name for q in ins_b]}
-        changes: dict[str, Any] = {}
-        if node.op != peer.op:
-            changes["op"] = {"old": node.op, "new": peer.op}
-        if node.stream != peer.stream:
-            changes["stream"] = {"old": node.stream, "new": peer.stream}
-        if node.attrs != peer.attrs:
-            attrs = _attr_changes(node, peer, names)
-            if attrs:
-                changes["attrs"] = attrs
+        changes = _value_changes(node, peer, names)
         if reordered is not None:
             changes["inputs_reordered"] = reordered
         if changes:
