@@ -39,10 +39,7 @@ def register(app: typer.Typer) -> None:
 
         old, new = load_pair(a, b, from_stage, to_stage)
         report = diff_pair(old, new)
-        if as_json:
-            print_json(report.to_json())
-        else:
-            render(report)
+        # files first: a closed pipe on stdout (`| head`) must not lose them
         if html is not None:
             from airctl.report.page import diff_page
 
@@ -55,6 +52,10 @@ def register(app: typer.Typer) -> None:
             merged, status = merged_graph(old, new, report)
             render_to(merged, "svg", svg, status=status)
             err.print(f"wrote {svg}")
+        if as_json:
+            print_json(report.to_json())
+        else:
+            render(report)
 
 
 def run_diff(a: Path, b: Path | None, from_stage: str | None, to_stage: str | None) -> Any:
@@ -78,6 +79,12 @@ def load_pair(a: Path, b: Path | None, from_stage: str | None, to_stage: str | N
                               hint="airctl diff OLD NEW  |  airctl diff LEDGER --from STAGE --to STAGE")
         old = load_source(a, from_stage, default="first")
         new = load_source(a, to_stage, default="last")
+        if to_stage is None and new.dialect != old.dialect and old.dialect == "fx":
+            # FX against GE matches nothing; the last FX stage is the useful default
+            try:
+                new = load_source(a, "fx-final")
+            except AirctlError:
+                pass
     else:
         old = load_source(a, from_stage)
         new = load_source(b, to_stage)

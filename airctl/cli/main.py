@@ -72,6 +72,14 @@ def run(argv: list[str] | None = None) -> None:
         sys.exit(130)
     except typer.Exit as e:
         sys.exit(e.exit_code)
+    except OSError as e:
+        if not e.filename:
+            raise
+        # a path the user gave (-o, --out, --html) that cannot be written or read
+        render_error(AirctlError(f"{e.strerror or e}: {e.filename}", file=str(e.filename),
+                                 hint="check that the folder exists and is writable, and that the path is not "
+                                      "an existing file where a folder is expected (or the other way round)"))
+        sys.exit(int(ExitCode.USAGE))
     except Exception as e:  # typer/click usage errors carry their own exit code
         code = getattr(e, "exit_code", None)
         if code is not None and hasattr(e, "show"):

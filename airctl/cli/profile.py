@@ -26,7 +26,8 @@ HELP = (
     "  airctl profile fixtures/models/seed.py --passes passes/stream.yaml\n\n"
     "  airctl profile fixtures/models/transformer.py --passes passes/transformer_two_streams.yaml --compare\n\n"
     "  airctl profile analyze ./prof --ledger airctl-runs/<run>\n\n"
-    "Exit code 1 when a race was found, 0 otherwise."
+    "Exit code 1 when a race was found, 0 otherwise; 2 for bad input, 3 when the compile fails "
+    "(a deadlocking plan included) or results differ from eager."
 )
 RUN = "Profile a model"
 ANALYZE = "analyze DIR"

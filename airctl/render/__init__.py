@@ -21,6 +21,9 @@ def render_to(graph: Graph, type_: str, out: Path, status: dict[str, str] | None
     from airctl.render import dot
 
     out = Path(out)
+    if not out.parent.is_dir():
+        raise AirctlError(f"cannot write {out}: folder {out.parent} does not exist", file=str(out),
+                          hint=f"create it first (mkdir -p {out.parent}) or choose another -o path")
     if type_ == "dot":
         out.write_text(dot.dot_source(graph, status), encoding="utf-8")
     elif type_ in ("svg", "png"):

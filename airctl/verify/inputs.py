@@ -50,13 +50,16 @@ def load_targets(path: Path | str, *, stage: str | None = None, passes: Path | s
 
 
 def read_graph_json(path: Path) -> Graph:
+    """An airctl graph .json, validated as ``airctl dump``/``diff`` validate it (same messages)."""
+    if importlib.util.find_spec("airctl.io.read") is not None:
+        return _read_dump(path)
     from airctl.io.json_io import read_json
 
     try:
         return read_json(path)
     except GraphReadError:
         raise
-    except (TypeError, ValueError, KeyError, AttributeError) as e:  # valid JSON, wrong shape
+    except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as e:  # valid JSON, wrong shape
         raise GraphReadError(f"not an airctl graph: {e}", file=str(path), line=1) from e
 
 

@@ -162,3 +162,17 @@ def test_torchair_py_dump_is_read_not_compiled() -> None:
     pytest.importorskip("airctl.io.read")
     r = check(DUMPS / "stream" / "optimized.py", "--json")
     assert r.exit_code == 0, r.output
+
+
+def test_valid_json_of_the_wrong_shape_or_depth_exits_2_not_a_traceback(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture) -> None:
+    graph = json.loads((CHECKS / "fx" / "unbalanced_scope.json").read_text())
+    graph["nodes"][1]["inputs"] = [5]
+    typed = tmp_path / "types.json"
+    typed.write_text(json.dumps(graph))
+    code, err = _run_cli(capsys, typed)
+    assert code == 2 and "wrong type" in err
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100000 + "]" * 100000)
+    code, err = _run_cli(capsys, deep)
+    assert code == 2 and "nesting too deep" in err

@@ -67,3 +67,17 @@ def test_unreadable_input_is_exit_code_2(tmp_path: Path) -> None:
 def test_one_file_without_ledger_is_a_usage_error() -> None:
     result = invoke("diff", str(FX_AFTER))
     assert result.exception is not None and "ledger" in str(result.exception)
+
+
+def test_unwritable_output_path_is_a_usage_error_and_files_come_before_stdout(tmp_path: Path, capsys) -> None:
+    import pytest
+
+    from airctl.cli.main import run
+
+    with pytest.raises(SystemExit) as e:
+        run(["diff", str(FX_BEFORE), str(FX_AFTER), "--html", str(tmp_path / "missing" / "d.html")])
+    assert e.value.code == 2
+    assert "d.html" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        run(["dump", str(FX_AFTER), "--type", "svg", "-o", str(tmp_path / "missing" / "g.svg")])
+    assert e.value.code == 2 and "does not exist" in capsys.readouterr().err
