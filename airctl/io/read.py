@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from airctl.errors import GraphReadError
-from airctl.graph.model import Graph
+from airctl.graph.model import Graph, Node
 from airctl.io.gc_pause import gc_paused
 from airctl.io.ge_text import parse_txt, write_txt
 from airctl.io.json_io import from_dict, write_json
@@ -92,7 +92,17 @@ PARSERS: dict[str, Callable[[str, str, str], Graph]] = {
 }
 
 
-def check_graph(graph: Graph, origin: str) -> Graph:
+def _line_of_text(text: str | None, needle: str) -> int | None:
+    """The 1-based line where ``needle`` first appears in ``text`` (quoted first), if it does."""
+    if not text:
+        return None
+    at = text.find(f'"{needle}"')
+    if at < 0:
+        at = text.find(needle)
+    return text.count("\n", 0, at) + 1 if at >= 0 else None
+
+
+def check_graph(graph: Graph, origin: str, text: str | None = None) -> Graph:
     """Reject what would break later consumers: wrong field types, duplicate names."""
     seen: set[str] = set()
     for i, node in enumerate(graph.nodes):
@@ -111,6 +121,14 @@ def check_graph(graph: Graph, origin: str) -> Graph:
         seen.add(node.name)
     if not isinstance(graph.name, str) or not isinstance(graph.dialect, str) or not isinstance(graph.attrs, dict):
         raise GraphReadError("graph name/dialect/attrs have the wrong type", file=origin)
+    for node in graph.nodes:
+        for ref in (*node.inputs, *node.control_inputs):
+            producer = Node.producer(ref)
+            if producer and producer not in seen and ref not in seen:  # "", ":0": an absent optional input
+                raise GraphReadError(
+                    f"node {node.name!r} reads {ref!r}, but the graph has no node named {producer!r}", file=origin,
+                    line=_line_of_text(text, ref), node=node.name,
+                    hint="the file looks truncated or hand-edited: every input must name a node of the same graph")
     return graph
 
 
@@ -125,7 +143,7 @@ def parse_graph(text: str, fmt: str, origin: str = "<graph>", name: str = "graph
         raise
     except RecursionError as e:
         raise GraphReadError("nesting too deep", file=origin, line=1) from e
-    return check_graph(graph, origin)
+    return check_graph(graph, origin, text)
 
 
 def read_graph(path: Path | str) -> Graph:

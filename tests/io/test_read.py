@@ -92,3 +92,14 @@ def test_unknown_write_type() -> None:
 
     with pytest.raises(AirctlError):
         write_graph(read_graph(DUMPS / "fx_after.json"), "out.xml")
+
+
+def test_input_naming_no_node_is_an_error_with_its_line(tmp_path: Path) -> None:
+    text = (DUMPS / "stream" / "optimized.pbtxt").read_text()
+    assert 'input: "MatMul:0"' in text
+    bad = tmp_path / "dangling.pbtxt"
+    bad.write_text(text.replace('input: "MatMul:0"', 'input: "Ghost:0"', 1))
+    with pytest.raises(GraphReadError) as e:
+        read_graph(bad)
+    assert e.value.node is not None and "Ghost" in e.value.message
+    assert e.value.line == text[: text.index('input: "MatMul:0"')].count("\n") + 1
