@@ -54,6 +54,10 @@ def ledger_stages(root: Path) -> list[tuple[str, list[Stage]]]:
                       for s in g.get("stages", [])]
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise LedgerError(f"malformed graph entry in {INDEX}: {e}", file=str(index_path)) from e
+        for stage in stages:  # a ledger is data: its paths must stay inside it
+            if Path(stage.file).is_absolute() or ".." in Path(stage.file).parts:
+                raise LedgerError(f"stage {stage.name!r} points outside the ledger: {stage.file!r}",
+                                  file=str(index_path), hint="stage files are relative paths under the ledger folder")
         out.append((str(g.get("id")), stages))
     return out
 
@@ -67,13 +71,19 @@ def find_stage(root: Path, name: str | None = None, default: str = "last") -> St
     if name is None:
         stages = graphs[0][1]
         return stages[0] if default == "first" else stages[-1]
+    if name.lstrip("-").isdigit() and name.startswith("-"):  # -1: the last stage of the first graph
+        first = graphs[0][1]
+        if -len(first) <= int(name) < 0:
+            return first[int(name)]
     for _gid, stages in graphs:
         for stage in stages:
             if stage.name == name or (name.isdigit() and stage.index == int(name)) \
                     or f"{stage.graph_id}/{stage.name}" == name:
                 return stage
-    names = ", ".join(s.name for s in graphs[0][1])
-    raise LedgerError(f"no stage {name!r} in the ledger", file=str(root / INDEX), hint=f"stages are: {names}")
+    first = graphs[0][1]
+    names = ", ".join(f"{s.index} {s.name}" for s in first)
+    raise LedgerError(f"no stage {name!r} in the ledger", file=str(root / INDEX),
+                      hint=f"give a name or index (negative counts from the end) of graph {graphs[0][0]}: {names}")
 
 
 def is_ledger(path: Path) -> bool:

@@ -69,7 +69,7 @@ def test_ledger_stage_default_is_last_and_by_name(tmp_path: Path) -> None:
     first = json.loads(invoke("dump", str(ledger), "--stage", "aot").stdout)
     assert not any(n["op"].startswith("air.") for n in first["nodes"])
     result = invoke("dump", str(ledger), "--stage", "nope")
-    assert isinstance(result.exception, AirctlError) and "aot, after-pre-pass" in (result.exception.hint or "")
+    assert isinstance(result.exception, AirctlError) and "0 aot, 1 after-pre-pass" in (result.exception.hint or "")
 
 
 def test_model_script_without_inputs_gets_a_clear_error(tmp_path: Path, monkeypatch) -> None:
@@ -138,3 +138,18 @@ def test_dump_of_files_does_not_import_torch(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", code, str(DUMPS / "stream" / "optimized.pbtxt")],
                           capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2])
     assert proc.returncode == 0, proc.stderr
+
+
+def test_stage_by_negative_index_and_files_outside_the_ledger_refused(tmp_path: Path) -> None:
+    root = make_ledger(tmp_path / "run")
+    last = invoke("dump", str(root), "--stage", "-1", "--type", "json")
+    first = invoke("dump", str(root), "--stage", "-2", "--type", "json")
+    assert last.exit_code == 0 and first.exit_code == 0
+    assert len(json.loads(last.stdout)["nodes"]) == 10 and len(json.loads(first.stdout)["nodes"]) == 6
+    missing = invoke("dump", str(root), "--stage", "7")
+    assert isinstance(missing.exception, AirctlError) and "0 aot, 1 after-pre-pass" in (missing.exception.hint or "")
+    index = json.loads((root / "index.json").read_text())
+    index["graphs"][0]["stages"][0]["file"] = "../../../etc/passwd"
+    (root / "index.json").write_text(json.dumps(index))
+    escaped = invoke("dump", str(root), "--stage", "aot")
+    assert isinstance(escaped.exception, AirctlError) and "outside the ledger" in escaped.exception.message
