@@ -16,7 +16,8 @@ HELP = (
     "[bold]Examples[/bold]\n\n"
     "  airctl dump dynamo_optimized_graph_1.pbtxt --type json\n\n"
     "  airctl dump airctl-runs/<run-id> --stage fx-final --type fx\n\n"
-    "  airctl dump graph.json --type pbtxt -o graph.pbtxt\n"
+    "  airctl dump graph.json --type pbtxt -o graph.pbtxt\n\n"
+    "  airctl dump airctl-runs/<run-id> --stage fx-final --type svg --collapse module --depth 2 -o g.svg\n"
 )
 
 
@@ -30,10 +31,14 @@ def register(app: typer.Typer) -> None:
                                   help=f"Output: {', '.join(TEXT_TYPES + RENDER_TYPES)}."),
         stage: str = typer.Option(None, "--stage", "-s", help="Ledger stage name or index.", show_default=False),
         out: Path = typer.Option(None, "--out", "-o", help="Write here instead of stdout.", show_default=False),
+        collapse: str = typer.Option(None, "--collapse", help="Fold the graph before output: `module` (one box per "
+                                     "nn.Module path, --depth parts) or `stream` (one box per run of a stream). "
+                                     "Record/wait/scope nodes stay. For big graphs.", show_default=False),
+        depth: int = typer.Option(2, "--depth", help="Module path parts kept by --collapse module."),
     ) -> None:
         from airctl.cli.output import err
 
-        text = dump(source, type_, stage, out, mode)
+        text = dump(source, type_, stage, out, mode, collapse=collapse, depth=depth)
         if text is None:
             return
         if out is None:
@@ -43,7 +48,8 @@ def register(app: typer.Typer) -> None:
             err.print(f"wrote {out}")
 
 
-def dump(source: Path, type_: str, stage: str | None, out: Path | None, mode: str = "max-autotune") -> str | None:
+def dump(source: Path, type_: str, stage: str | None, out: Path | None, mode: str = "max-autotune",
+         collapse: str | None = None, depth: int = 2) -> str | None:
     """The text to print for ``--type`` (None when a renderer wrote ``out`` itself)."""
     from airctl.errors import AirctlError
     from airctl.io.source import load_source
@@ -51,6 +57,10 @@ def dump(source: Path, type_: str, stage: str | None, out: Path | None, mode: st
     if type_ not in TEXT_TYPES + RENDER_TYPES:
         raise AirctlError(f"unknown --type {type_!r}", hint=f"choose one of: {', '.join(TEXT_TYPES + RENDER_TYPES)}")
     graph = load_source(source, stage, mode=mode)
+    if collapse:
+        from airctl.render.collapse import collapse as fold
+
+        graph = fold(graph, collapse, depth)
     if type_ in RENDER_TYPES:
         _render(graph, type_, out or Path(f"{source.stem or 'graph'}.{type_}"))
         return None
