@@ -12,7 +12,8 @@ HELP = (
     "data/control/sync edges. Nodes are matched by structure, so renumbered names (Add_1 → Add_2, mm → mm_1) "
     "and reordered inputs do not show up as changes.\n\n"
     "A and B are TorchAir dumps, graph .json files or ledger folders. With one ledger, --from and --to pick "
-    "two of its stages (default: first and last). Exit status 0 whatever the differences; 2 for unreadable input.\n\n"
+    "two of its stages (default: the first AOT stage and the last FX stage, i.e. what every pass did). "
+    "Exit status 0 whatever the differences; 2 for unreadable input.\n\n"
     "[bold]Examples[/bold]\n\n"
     "  airctl diff dynamo_original_graph_1.pbtxt dynamo_optimized_graph_1.txt\n\n"
     "  airctl diff airctl-runs/<run-id> --from aot --to fx-final --json\n\n"
@@ -77,6 +78,12 @@ def load_pair(a: Path, b: Path | None, from_stage: str | None, to_stage: str | N
         if not is_ledger(a):
             raise AirctlError("diff needs two graphs, or one ledger folder with --from/--to", file=str(a),
                               hint="airctl diff OLD NEW  |  airctl diff LEDGER --from STAGE --to STAGE")
+        if from_stage is None:  # Dynamo's graph holds torch.* calls, AOT's aten ops: start from AOT's
+            from airctl.io.source import ledger_stages
+
+            graphs = ledger_stages(a)
+            aot = [s for s in (graphs[0][1] if graphs else []) if s.name.startswith("aot-")]
+            from_stage = f"{aot[0].graph_id}/{aot[0].name}" if aot else None
         old = load_source(a, from_stage, default="first")
         new = load_source(a, to_stage, default="last")
         if to_stage is None and new.dialect != old.dialect and old.dialect == "fx":

@@ -81,3 +81,21 @@ def test_unwritable_output_path_is_a_usage_error_and_files_come_before_stdout(tm
     with pytest.raises(SystemExit) as e:
         run(["dump", str(FX_AFTER), "--type", "svg", "-o", str(tmp_path / "missing" / "g.svg")])
     assert e.value.code == 2 and "does not exist" in capsys.readouterr().err
+
+
+def test_ledger_default_is_first_aot_stage_to_fx_final(tmp_path: Path) -> None:
+    ledger = make_ledger(tmp_path / "run")
+    index = json.loads((ledger / "index.json").read_text())
+    stages = index["graphs"][0]["stages"]
+    stages[0]["name"], stages[1]["name"] = "aot-inference", "fx-final"
+    ge = dict(stages[1], index=2, name="ge-optimized", file="graphs/g0/002-ge.json")
+    from airctl.io.read import read_graph, write_graph
+
+    ge_graph = read_graph(DUMPS / "stream" / "optimized.pbtxt")
+    (ledger / "graphs" / "g0" / "002-ge.json").write_text(write_graph(ge_graph, "json"))
+    dynamo = dict(stages[1], index=-1, name="dynamo")  # the graph after the passes: a wrong default would show it
+    index["graphs"][0]["stages"] = [dynamo, *stages, ge]
+    (ledger / "index.json").write_text(json.dumps(index))
+    data = json.loads(invoke("diff", str(ledger), "--json").stdout)
+    assert sorted(n["op"] for n in data["added"]) == sorted(["air.scope_enter.default", "air.record.default",
+                                                             "air.scope_exit.default", "air.wait.default"])
