@@ -80,3 +80,12 @@ class Ledger:
 
     def load(self, stage: StageRef) -> Graph:
         return read_json(self.root / stage.file)
+
+
+def stage_path(root: Path, file: str) -> Path:
+    """``root / file`` for a stage file named in index.json, refusing paths that leave the ledger."""
+    rel = Path(str(file))
+    if rel.is_absolute() or ".." in rel.parts:
+        raise LedgerError(f"a stage file points outside the ledger: {file!r}", file=str(root / INDEX),
+                          hint="stage files are relative paths under the ledger folder")
+    return root / rel

@@ -18,6 +18,7 @@ from typing import Any
 
 from airctl.errors import AirctlError, GraphReadError
 from airctl.graph.model import Graph
+from airctl.ledger.reader import stage_path
 
 DUMP_SUFFIXES = (".pbtxt", ".txt")  # and TorchAir's .py dumps, told apart from model scripts by content
 
@@ -125,7 +126,7 @@ def _ledger_targets(root: Path, stage: str | None) -> list[CheckTarget]:
                 raise GraphReadError(f"graph {gid} has no stage {stage!r}", file=str(index_path),
                                      hint=f"stages are: {names}")
             s = chosen[-1]
-            targets.append(CheckTarget(f"{gid}/{s.get('name')}", read_graph_json(root / s["file"]), mode))
+            targets.append(CheckTarget(f"{gid}/{s.get('name')}", read_graph_json(stage_path(root, s["file"])), mode))
             continue
         final = [s for s in stages if s.get("name") == "fx-final"]
         # fx-final is the graph TorchAir converts; the aclgraph passes after it add TorchAir's own closure
@@ -133,7 +134,7 @@ def _ledger_targets(root: Path, stage: str | None) -> list[CheckTarget]:
         for s in final or list(reversed(stages)):
             if s.get("dialect") == "ge" or str(s.get("name", "")).startswith("ge-"):
                 continue
-            graph = read_graph_json(root / s["file"])
+            graph = read_graph_json(stage_path(root, s["file"]))
             if graph.dialect == "fx":
                 targets.append(CheckTarget(f"{gid}/{s.get('name')}", graph, mode))
                 break

@@ -176,3 +176,13 @@ def test_valid_json_of_the_wrong_shape_or_depth_exits_2_not_a_traceback(tmp_path
     deep.write_text("[" * 100000 + "]" * 100000)
     code, err = _run_cli(capsys, deep)
     assert code == 2 and "nesting too deep" in err
+
+
+def test_ledger_stage_file_outside_the_ledger_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    root = _ledger(tmp_path)
+    index = json.loads((root / "index.json").read_text())
+    index["graphs"][0]["stages"][1]["file"] = "../../outside.json"
+    shutil.copy(CHECKS / "ok" / "seed_clean.json", tmp_path / "outside.json")
+    (root / "index.json").write_text(json.dumps(index))
+    code, err = _run_cli(capsys, root)
+    assert code == 2 and "outside the ledger" in err
