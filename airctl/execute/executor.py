@@ -37,6 +37,8 @@ from airctl.execute import recorder
 from airctl.execute.schedule import MAX_AUTOTUNE, REDUCE_OVERHEAD, Schedule, build_schedule, stream_word
 from airctl.execute.timeline import OpEvent, Race, SyncEdge
 
+STREAM_MARK = "airctl.stream::"  # record_function name prefix around each op run serially (profiler on)
+
 DEFAULT_TIMEOUT_S = 60.0
 
 
@@ -225,8 +227,11 @@ class StreamExecutor:
     def _serial_loop(self, st: _Run, t0: float, step: int, keep: bool) -> None:
         """All streams on the calling thread, interleaved: always the runnable node earliest in graph
         order (the profiler sees one thread only; the orderings and race checks are the same)."""
+        from torch.profiler import record_function
+
         sched = self.sched
         items = sched.items
+        marks = [f"{STREAM_MARK}{name}" for name in sched.streams]
         heads = [0] * len(sched.streams)
         lists = [[i for i in lst if items[i].role != "input"] for lst in sched.per_stream]
         while True:
@@ -239,7 +244,8 @@ class StreamExecutor:
             if best is None:
                 break
             s, i = best
-            self._run_node(st, s, i, t0, step, keep)
+            with record_function(marks[s]):  # the sim profiler puts the op on this stream's lane
+                self._run_node(st, s, i, t0, step, keep)
             st.done[i] = True
             heads[s] += 1
         stuck = [s for s, lst in enumerate(lists) if heads[s] < len(lst)]

@@ -65,8 +65,15 @@ def test_profile_in_the_ascend_layout(example: Run) -> None:
     names = {e.get("name") for e in trace["traceEvents"]}
     assert "npu_fx_compiler inference" in names  # TorchAir's own marker around the compiled call
     with open(out / "kernel_details.csv", newline="") as fh:
-        kernels = [row["Name"] for row in csv.DictReader(fh)]
+        rows = list(csv.DictReader(fh))
+    kernels = [row["Name"] for row in rows]
     assert {"aten::mm", "aten::abs", "aten::sub"} <= set(kernels)
+    stream_of = {row["Name"]: row["Stream ID"] for row in rows}  # the pass put mm and abs on stream_1
+    assert stream_of["aten::mm"] == stream_of["aten::abs"] == "stream_1"
+    assert stream_of["aten::sub"] == stream_of["aten::add"] == "default"
+    trace = json.loads((out / "trace_view.json").read_text())
+    lanes = {e["args"]["name"] for e in trace["traceEvents"] if e.get("ph") == "M" and e["name"] == "thread_name"}
+    assert {"Stream stream_1", "Stream default"} <= lanes
     assert (out / "op_statistic.csv").is_file() and (out / "step_trace_time.csv").is_file()
     assert [p["path"] for p in example.index["profiles"]] == [str(folder)]
 

@@ -25,6 +25,7 @@ measured. There are no CANN device tasks (``PROF_*`` folders) because nothing ra
 
 from __future__ import annotations
 
+import bisect
 import csv
 import datetime as _dt
 import enum
@@ -422,6 +423,48 @@ def _kernels(spans: list[_Span]) -> list[_Span]:
     return sorted(out, key=lambda s: s.start)
 
 
+def _streams_of(spans: list[_Span], kernels: list[_Span]) -> list[str]:
+    """The stream each kernel ran on: the executor wraps every op it runs serially under the
+    profiler in a ``record_function`` named ``airctl.stream::<stream>``; outside one: ``default``."""
+    from airctl.execute.executor import STREAM_MARK
+
+    marks: dict[Any, list[_Span]] = defaultdict(list)
+    for s in spans:
+        if s.name.startswith(STREAM_MARK):
+            marks[s.tid].append(s)
+    for lst in marks.values():
+        lst.sort(key=lambda s: s.start)
+    starts = {tid: [s.start for s in lst] for tid, lst in marks.items()}
+    out = []
+    for k in kernels:
+        lst = marks.get(k.tid)
+        name = "default"
+        if lst:
+            at = bisect.bisect_right(starts[k.tid], k.start) - 1
+            if at >= 0 and lst[at].end >= k.end:
+                name = lst[at].name[len(STREAM_MARK):]
+        out.append(name)
+    return out
+
+
+def _add_stream_lanes(trace_file: Path, kernels: list[_Span], streams: list[str]) -> None:
+    """Add the device view to trace_view.json: one lane per stream (``Stream <name>``) holding the
+    kernels, as the NPU's task lanes do, next to torch's host-side lanes."""
+    doc = json.loads(trace_file.read_text(encoding="utf-8"))
+    events = doc.get("traceEvents") if isinstance(doc, dict) else None
+    if not isinstance(events, list):
+        return
+    pid = "NPU (airctl sim)"
+    lanes = {name: i for i, name in enumerate(dict.fromkeys(streams))}
+    events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": pid}})
+    for name, tid in lanes.items():
+        events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": f"Stream {name}"}})
+    for k, name in zip(kernels, streams, strict=True):
+        events.append({"ph": "X", "cat": "kernel", "name": k.name.split("::")[-1], "pid": pid, "tid": lanes[name],
+                       "ts": k.start, "dur": k.dur, "args": {"Stream Id": name}})
+    trace_file.write_text(json.dumps(doc), encoding="utf-8")
+
+
 def write_ascend_layout(prof: profile, root: Path, worker_name: str | None = None) -> Path:
     """Write one saved trace of ``prof`` as ``<root>/<...>_ascend_pt``; returns the folder."""
     out = Path(root) / _folder_name(prof, worker_name)
@@ -440,16 +483,18 @@ def write_ascend_layout(prof: profile, root: Path, worker_name: str | None = Non
         return default_step
 
     kernels = _kernels(spans)
+    streams = _streams_of(spans, kernels)
+    _add_stream_lanes(trace_file, kernels, streams)
     with open(result / "kernel_details.csv", "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["Step Id", "Name", "Type", "Accelerator Core", "Start Time(us)", "Duration(us)",
-                    "Wait Time(us)", "Block Num", "Thread Id"])
+                    "Wait Time(us)", "Block Num", "Stream ID", "Thread Id"])
         previous_end: dict[Any, float] = {}
-        for e in kernels:
-            wait = max(0.0, e.start - previous_end.get(e.tid, e.start))
-            previous_end[e.tid] = e.end
+        for e, stream in zip(kernels, streams, strict=True):
+            wait = max(0.0, e.start - previous_end.get(stream, e.start))
+            previous_end[stream] = e.end
             w.writerow([step_of(e), e.name, e.name.split("::")[-1], "CPU(sim)", f"{e.start:.3f}", f"{e.dur:.3f}",
-                        f"{wait:.3f}", "0", e.tid])
+                        f"{wait:.3f}", "0", stream, e.tid])
     stats: dict[str, list[float]] = defaultdict(list)
     for e in kernels:
         stats[e.name.split("::")[-1]].append(e.dur)
