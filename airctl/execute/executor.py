@@ -26,6 +26,7 @@ waits for — never a hang.
 from __future__ import annotations
 
 import ctypes
+import functools
 import queue
 import threading
 import time
@@ -227,11 +228,18 @@ class StreamExecutor:
     def _serial_loop(self, st: _Run, t0: float, step: int, keep: bool) -> None:
         """All streams on the calling thread, interleaved: always the runnable node earliest in graph
         order (the profiler sees one thread only; the orderings and race checks are the same)."""
+        import contextlib
+
+        import torch
         from torch.profiler import record_function
 
         sched = self.sched
         items = sched.items
-        marks = [f"{STREAM_MARK}{name}" for name in sched.streams]
+        # under the profiler, each op is marked with its stream (the sim profiler's lanes); else nothing
+        if torch._C._autograd._profiler_enabled():
+            marks = [functools.partial(record_function, f"{STREAM_MARK}{name}") for name in sched.streams]
+        else:
+            marks = [contextlib.nullcontext] * len(sched.streams)
         heads = [0] * len(sched.streams)
         lists = [[i for i in lst if items[i].role != "input"] for lst in sched.per_stream]
         while True:
@@ -244,7 +252,7 @@ class StreamExecutor:
             if best is None:
                 break
             s, i = best
-            with record_function(marks[s]):  # the sim profiler puts the op on this stream's lane
+            with marks[s]():
                 self._run_node(st, s, i, t0, step, keep)
             st.done[i] = True
             heads[s] += 1

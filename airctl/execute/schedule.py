@@ -28,7 +28,7 @@ from typing import Any
 from airctl.execute.timeline import DEFAULT_STREAM
 from airctl.io.fx_reader import read_fx
 from airctl.verify.happens_before import is_inplace
-from airctl.verify.plan import build_plan
+from airctl.verify.plan import air_name, build_plan
 
 MAX_AUTOTUNE = "max-autotune"
 REDUCE_OVERHEAD = "reduce-overhead"
@@ -78,15 +78,8 @@ def stream_word(name: str) -> str:
     return "the default stream" if name == DEFAULT_STREAM else f"stream {name!r}"
 
 
-def _air(op: str) -> str | None:
-    if not op.startswith("air."):
-        return None
-    parts = op.split(".")
-    return parts[1] if len(parts) > 1 else None
-
-
 def _role(op: str, plan_role: str) -> str:
-    air = _air(op)
+    air = air_name(op)
     if air is None:
         return plan_role if plan_role in ("input", "output") else "op"
     if air in NOOP_AIR:

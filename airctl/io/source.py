@@ -20,6 +20,7 @@ from airctl.errors import GraphReadError, LedgerError, ModelScriptError
 from airctl.graph.model import Graph
 from airctl.io.py_dump import is_torchair_py_dump
 from airctl.io.read import read_graph
+from airctl.ledger.reader import stage_path
 
 INDEX = "index.json"
 
@@ -55,9 +56,7 @@ def ledger_stages(root: Path) -> list[tuple[str, list[Stage]]]:
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise LedgerError(f"malformed graph entry in {INDEX}: {e}", file=str(index_path)) from e
         for stage in stages:  # a ledger is data: its paths must stay inside it
-            if Path(stage.file).is_absolute() or ".." in Path(stage.file).parts:
-                raise LedgerError(f"stage {stage.name!r} points outside the ledger: {stage.file!r}",
-                                  file=str(index_path), hint="stage files are relative paths under the ledger folder")
+            stage_path(root, stage.file, stage.name)
         out.append((str(g.get("id")), stages))
     return out
 

@@ -82,10 +82,11 @@ class Ledger:
         return read_json(self.root / stage.file)
 
 
-def stage_path(root: Path, file: str) -> Path:
+def stage_path(root: Path, file: str, stage: str | None = None) -> Path:
     """``root / file`` for a stage file named in index.json, refusing paths that leave the ledger."""
     rel = Path(str(file))
     if rel.is_absolute() or ".." in rel.parts:
-        raise LedgerError(f"a stage file points outside the ledger: {file!r}", file=str(root / INDEX),
+        which = f"stage {stage!r}" if stage else "a stage file"
+        raise LedgerError(f"{which} points outside the ledger: {file!r}", file=str(root / INDEX),
                           hint="stage files are relative paths under the ledger folder")
     return root / rel

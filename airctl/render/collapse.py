@@ -33,6 +33,7 @@ from collections import Counter
 
 from airctl.errors import AirctlError
 from airctl.graph.model import Graph, Node
+from airctl.verify.plan import air_name
 
 MODES = ("module", "stream")
 INPUT_KINDS = {"placeholder", "get_attr", "Data", "Const", "Constant", "Variable"}
@@ -40,8 +41,7 @@ TOP_OPS = 5
 
 
 def _air(node: Node) -> str | None:
-    op = node.op.removeprefix("torch.ops.")
-    return op.split(".")[1] if op.startswith("air.") and op.count(".") >= 1 else None
+    return air_name(node.op.removeprefix("torch.ops."))
 
 
 def _kept(node: Node) -> bool:

@@ -9,12 +9,9 @@ where the format has one), which the CLI maps to exit code 2.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from airctl.errors import AirctlError, GraphReadError
 from airctl.graph.model import Graph
@@ -39,44 +36,30 @@ def load_targets(path: Path | str, *, stage: str | None = None, passes: Path | s
         return _ledger_targets(path, stage)
     suffix = path.suffix.lower()
     if suffix == ".json":
-        return [CheckTarget(str(path), read_graph_json(path))]
+        return [CheckTarget(str(path), read_graph_file(path))]
     if suffix in DUMP_SUFFIXES:
-        return [CheckTarget(str(path), _read_dump(path))]
+        return [CheckTarget(str(path), read_graph_file(path))]
     if suffix == ".py":
         if _is_py_dump(path):
-            return [CheckTarget(str(path), _read_dump(path))]
+            return [CheckTarget(str(path), read_graph_file(path))]
         return _script_targets(path, passes, mode)
     raise GraphReadError(f"cannot tell what {path.suffix or 'this file'} is", file=str(path),
                          hint="pass an airctl graph .json, a ledger folder, a TorchAir .pbtxt/.txt dump or a model .py")
 
 
-def read_graph_json(path: Path) -> Graph:
-    """An airctl graph .json, validated as ``airctl dump``/``diff`` validate it (same messages)."""
-    if importlib.util.find_spec("airctl.io.read") is not None:
-        return _read_dump(path)
-    from airctl.io.json_io import read_json
+def read_graph_file(path: Path) -> Graph:
+    """A graph file (airctl .json, TorchAir .pbtxt/.txt/.py dump), read and validated as ``airctl
+    dump``/``diff`` read it: same errors, with file and line."""
+    from airctl.io.read import read_graph
 
-    try:
-        return read_json(path)
-    except GraphReadError:
-        raise
-    except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as e:  # valid JSON, wrong shape
-        raise GraphReadError(f"not an airctl graph: {e}", file=str(path), line=1) from e
-
-
-def _read_dump(path: Path) -> Graph:
-    if importlib.util.find_spec("airctl.io.read") is None:
-        raise AirctlError("reading TorchAir dumps needs airctl.io.read, which this build lacks", file=str(path))
-    reader: Any = importlib.import_module("airctl.io.read")
-    return reader.read_graph(path)
+    return read_graph(path)
 
 
 def _is_py_dump(path: Path) -> bool:
-    if importlib.util.find_spec("airctl.io.py_dump") is None:
-        return False
-    sniff: Any = getattr(importlib.import_module("airctl.io.py_dump"), "is_torchair_py_dump", None)
+    from airctl.io.py_dump import is_torchair_py_dump
+
     try:
-        return bool(sniff and sniff(path.read_text(encoding="utf-8", errors="replace")))
+        return is_torchair_py_dump(path.read_text(encoding="utf-8", errors="replace"))
     except OSError:
         return False
 
@@ -126,7 +109,8 @@ def _ledger_targets(root: Path, stage: str | None) -> list[CheckTarget]:
                 raise GraphReadError(f"graph {gid} has no stage {stage!r}", file=str(index_path),
                                      hint=f"stages are: {names}")
             s = chosen[-1]
-            targets.append(CheckTarget(f"{gid}/{s.get('name')}", read_graph_json(stage_path(root, s["file"])), mode))
+            graph = read_graph_file(stage_path(root, s["file"], s.get("name")))
+            targets.append(CheckTarget(f"{gid}/{s.get('name')}", graph, mode))
             continue
         final = [s for s in stages if s.get("name") == "fx-final"]
         # fx-final is the graph TorchAir converts; the aclgraph passes after it add TorchAir's own closure
@@ -134,7 +118,7 @@ def _ledger_targets(root: Path, stage: str | None) -> list[CheckTarget]:
         for s in final or list(reversed(stages)):
             if s.get("dialect") == "ge" or str(s.get("name", "")).startswith("ge-"):
                 continue
-            graph = read_graph_json(stage_path(root, s["file"]))
+            graph = read_graph_file(stage_path(root, s["file"], s.get("name")))
             if graph.dialect == "fx":
                 targets.append(CheckTarget(f"{gid}/{s.get('name')}", graph, mode))
                 break

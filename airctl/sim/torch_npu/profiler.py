@@ -384,11 +384,10 @@ class _Span:
         return self.start + self.dur
 
 
-def _read_trace(path: Path) -> list[_Span]:
+def _spans(doc: Any) -> list[_Span]:
     """The spans of the trace torch wrote. The layout is built from this file rather than from
     ``profile.events()``: with ``with_stack=True`` torch 2.13 intermittently returns corrupted
     event names from ``events()``, while the exported trace is sound."""
-    doc = json.loads(path.read_text(encoding="utf-8"))
     events = doc.get("traceEvents", []) if isinstance(doc, dict) else doc
     return [_Span(str(e.get("name", "")), str(e.get("cat", "")), e.get("tid", 0), float(e.get("ts", 0.0)),
                   float(e.get("dur", 0.0)))
@@ -447,10 +446,9 @@ def _streams_of(spans: list[_Span], kernels: list[_Span]) -> list[str]:
     return out
 
 
-def _add_stream_lanes(trace_file: Path, kernels: list[_Span], streams: list[str]) -> None:
-    """Add the device view to trace_view.json: one lane per stream (``Stream <name>``) holding the
+def _add_stream_lanes(doc: Any, kernels: list[_Span], streams: list[str]) -> None:
+    """Add the device view to the trace document: one lane per stream (``Stream <name>``) holding the
     kernels, as the NPU's task lanes do, next to torch's host-side lanes."""
-    doc = json.loads(trace_file.read_text(encoding="utf-8"))
     events = doc.get("traceEvents") if isinstance(doc, dict) else None
     if not isinstance(events, list):
         return
@@ -462,7 +460,6 @@ def _add_stream_lanes(trace_file: Path, kernels: list[_Span], streams: list[str]
     for k, name in zip(kernels, streams, strict=True):
         events.append({"ph": "X", "cat": "kernel", "name": k.name.split("::")[-1], "pid": pid, "tid": lanes[name],
                        "ts": k.start, "dur": k.dur, "args": {"Stream Id": name}})
-    trace_file.write_text(json.dumps(doc), encoding="utf-8")
 
 
 def write_ascend_layout(prof: profile, root: Path, worker_name: str | None = None) -> Path:
@@ -472,7 +469,8 @@ def write_ascend_layout(prof: profile, root: Path, worker_name: str | None = Non
     result.mkdir(parents=True, exist_ok=True)
     trace_file = result / "trace_view.json"
     prof.export_chrome_trace(str(trace_file))
-    spans = _read_trace(trace_file)
+    doc = json.loads(trace_file.read_text(encoding="utf-8"))
+    spans = _spans(doc)
     steps = _step_ranges(spans, list(getattr(prof, "trace_steps", [])))
     default_step = steps[0][0] if steps else getattr(prof, "step_num", 0)
 
@@ -484,7 +482,8 @@ def write_ascend_layout(prof: profile, root: Path, worker_name: str | None = Non
 
     kernels = _kernels(spans)
     streams = _streams_of(spans, kernels)
-    _add_stream_lanes(trace_file, kernels, streams)
+    _add_stream_lanes(doc, kernels, streams)
+    trace_file.write_text(json.dumps(doc), encoding="utf-8")
     with open(result / "kernel_details.csv", "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["Step Id", "Name", "Type", "Accelerator Core", "Start Time(us)", "Duration(us)",
