@@ -35,10 +35,10 @@ def register(app: typer.Typer) -> None:
         """Verify the stream plan: scopes, record/wait, cross-stream races, joins, deadlocks."""
         from airctl.cli.output import err, print_json
         from airctl.verify.findings import MAX_AUTOTUNE, Finding, count, summary_json
-        from airctl.verify.inputs import load_targets
+        from airctl.pipeline.source import check_targets
         from airctl.verify.verifier import verify
 
-        targets = load_targets(path, stage=stage, passes=passes, mode=mode.value if mode else None)
+        targets = check_targets(path, stage=stage, passes=passes, mode=mode.value if mode else None)
         findings: list[Finding] = []
         for t in targets:
             used = mode.value if mode else (t.mode or MAX_AUTOTUNE)

@@ -72,7 +72,8 @@ def diff_pair(old: Any, new: Any) -> Any:
 def load_pair(a: Path, b: Path | None, from_stage: str | None, to_stage: str | None) -> tuple[Any, Any]:
     """The two graphs to compare: two sources, or two stages of ledger ``a``."""
     from airctl.errors import AirctlError
-    from airctl.io.source import is_ledger, load_source
+    from airctl.io.source import is_ledger
+    from airctl.pipeline.source import load_source
 
     if b is None:
         if not is_ledger(a):

@@ -52,7 +52,7 @@ def dump(source: Path, type_: str, stage: str | None, out: Path | None, mode: st
          collapse: str | None = None, depth: int = 2) -> str | None:
     """The text to print for ``--type`` (None when a renderer wrote ``out`` itself)."""
     from airctl.errors import AirctlError
-    from airctl.io.source import load_source
+    from airctl.pipeline.source import load_source
 
     if type_ not in TEXT_TYPES + RENDER_TYPES:
         raise AirctlError(f"unknown --type {type_!r}", hint=f"choose one of: {', '.join(TEXT_TYPES + RENDER_TYPES)}")

@@ -1,6 +1,6 @@
 """``airctl passes``: apply, plan, diff and explain declarative YAML passes (docs/passes.md).
 
-The commands only parse options, call :mod:`airctl.passes.apply` and render what it returns;
+The commands only parse options, call :mod:`airctl.pipeline.apply` and render what it returns;
 ``--json`` prints only JSON on stdout. Nothing here imports torch at import time.
 """
 
@@ -49,7 +49,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     ) -> None:
         from airctl.cli.output import err, print_json, render_error
-        from airctl.passes.apply import apply_passes
+        from airctl.pipeline.apply import apply_passes
 
         with err.status("applying passes…", spinner="dots") as status:
             result = apply_passes(file, model, mode=mode, out=out, backend=backend, entry=entry, plan=plan,
@@ -101,7 +101,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         from airctl.cli.output import err, print_json, render_error
         from airctl.errors import AirctlError, ExitCode
-        from airctl.passes.apply import explain_passes
+        from airctl.pipeline.apply import explain_passes
 
         try:
             with err.status("compiling up to the passes…", spinner="dots") as status:

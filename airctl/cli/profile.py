@@ -5,7 +5,7 @@ Two forms share one command, so that ``--help`` shows every option once, grouped
     airctl profile MODEL.py [--passes FILE.yaml] [--mode M] [--steps N] [--warmup N] [--compare] [--json]
     airctl profile analyze DIR [--ledger RUN] [--json]
 
-Thin (style.md §8): the run is :func:`airctl.execute.profile_run.profile_model`, the numbers
+Thin (style.md §8): the run is :func:`airctl.pipeline.profile.profile_model`, the numbers
 :mod:`airctl.profile.summary`, the files :mod:`airctl.profile.write`; this module renders. Exit 1
 when races were found (as ``airctl check``), errors via AirctlError. No torch at import time.
 """
@@ -106,9 +106,9 @@ def _run(model: Path, passes: Path | None, *, mode: str, steps: int, warmup: int
     from airctl.errors import AirctlError
 
     try:
-        from airctl.execute.profile_run import ProfileRequest, profile_model
+        from airctl.pipeline.profile import ProfileRequest, profile_model
     except ImportError as e:
-        raise AirctlError(f"profiling a model needs airctl.execute.profile_run, which this build lacks ({e})",
+        raise AirctlError(f"profiling a model needs airctl.pipeline.profile, which this build lacks ({e})",
                           hint="read a torch_npu profiler folder instead: airctl profile analyze DIR") from e
     req = ProfileRequest(model_path=model, mode=mode, passes_file=passes, steps=steps, warmup=warmup, out_dir=out,
                          backend=backend, entry=entry)

@@ -6,7 +6,6 @@ races and deadlocks reported at run time (docs/execute.md).
 - :mod:`~airctl.execute.cuda`: the same on real ``torch.cuda`` streams and events;
 - :mod:`~airctl.execute.sim_hooks`: where it runs under sim (GE graphs, aclgraph forwards);
 - :mod:`~airctl.execute.recorder`: where runs report (races, timed events);
-- :mod:`~airctl.execute.profile_run`: ``airctl profile`` — compile, then recorded steps;
 - :mod:`~airctl.execute.timeline`: the data a run leaves.
 
 Importing this package does not import torch.

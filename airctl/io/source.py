@@ -5,8 +5,8 @@
 - a graph file: TorchAir ``.pbtxt``/``.txt``/``.py`` dump or airctl ``.json`` (:func:`read_graph`);
 - a ledger folder (has ``index.json``, see docs/ledger.md): a stage picked by name or index,
   default the last stage of the first graph;
-- a ``.py`` *model script* (told apart from a TorchAir py dump by content) is compiled first with
-  ``airctl compile`` (a ledger under ``./airctl-runs``), then read like a ledger.
+- a ``.py`` *model script* (told apart from a TorchAir py dump by content, :func:`is_model_script`)
+  is not a graph: :mod:`airctl.pipeline.source` compiles it first, then reads the ledger.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from airctl.errors import GraphReadError, LedgerError, ModelScriptError
+from airctl.errors import GraphReadError, LedgerError
 from airctl.graph.model import Graph
 from airctl.io.py_dump import is_torchair_py_dump
 from airctl.io.read import read_graph
@@ -89,12 +89,18 @@ def is_ledger(path: Path) -> bool:
     return path.is_dir() and (path / INDEX).is_file()
 
 
-def load_source(source: Path | str, stage: str | None = None, default: str = "last",
-                mode: str = "max-autotune") -> Graph:
+def is_model_script(path: Path | str) -> bool:
+    """A ``.py`` file that is not a TorchAir py dump: a model script, to be compiled first."""
+    path = Path(path)
+    return path.suffix == ".py" and path.is_file() and not _py_dump(path)
+
+
+def load_source(source: Path | str, stage: str | None = None, default: str = "last") -> Graph:
     """The graph a SOURCE argument names (see the module docstring)."""
     path = Path(source)
-    if path.suffix == ".py" and path.is_file() and not _py_dump(path):
-        path = compile_script(path, mode)
+    if is_model_script(path):
+        raise GraphReadError("a model script is not a graph", file=str(path),
+                             hint="compile it first (`airctl compile`), then pass the ledger folder")
     if path.is_dir():
         if not is_ledger(path):
             raise LedgerError(f"not a ledger: no {INDEX}", file=str(path),
@@ -107,18 +113,6 @@ def load_source(source: Path | str, stage: str | None = None, default: str = "la
     if not path.exists():
         raise GraphReadError("no such file", file=str(path))
     return read_graph(path)
-
-
-def compile_script(path: Path, mode: str) -> Path:
-    """Compile a model script into ./airctl-runs and return its ledger folder (imports torch)."""
-    from airctl.pipeline.compile import CompileRequest, compile_model
-
-    result = compile_model(CompileRequest(model_path=path, mode=mode, command="dump"))
-    if not result.index.get("graphs"):
-        if result.error is not None:
-            raise result.error
-        raise ModelScriptError("the script compiled no graph", file=str(path))
-    return result.ledger_dir
 
 
 def _py_dump(path: Path) -> bool:

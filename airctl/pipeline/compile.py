@@ -243,6 +243,11 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
             ledger.set(model={"path": str(req.model_path), "entry": req.entry, "found_by": loaded.found_by})
             timings["load_seconds"] = round(time.perf_counter() - t0, 3)
 
+            if req.passes_file and req.pre_pass is None and req.post_pass is None:
+                from airctl.passes import build_hooks
+
+                hooks = build_hooks(Path(req.passes_file))
+                req.pre_pass, req.post_pass = hooks.pre_pass, hooks.post_pass
             config = build_config(torchair, req, ledger, backend, dump_types)
             instruments = list(req.instruments) + (verify_instruments(req.mode) if req.verify else [])
             session = CaptureSession(ledger, instruments, extra_dump_types=dump_types[1:])

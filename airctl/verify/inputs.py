@@ -1,8 +1,8 @@
 """What ``airctl check PATH`` can read, turned into graphs to verify.
 
 PATH is one of: an airctl graph JSON; a ledger folder (``index.json``; by default the last FX stage
-of every graph, or ``--stage NAME``); a TorchAir dump (``.pbtxt``/``.txt``, read by
-``airctl.io.read.read_graph``, imported lazily); a model script, which must be compiled first.
+of every graph, or ``--stage NAME``); a TorchAir dump (``.pbtxt``/``.txt``/``.py``, read by
+``airctl.io.read.read_graph``). A model script is compiled first by :mod:`airctl.pipeline.source`.
 Every unreadable input raises :class:`~airctl.errors.GraphReadError` with the file (and line
 where the format has one), which the CLI maps to exit code 2.
 """
@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from airctl.errors import AirctlError, GraphReadError
+from airctl.errors import GraphReadError
 from airctl.graph.model import Graph
 from airctl.ledger.reader import stage_path
 
@@ -27,13 +27,12 @@ class CheckTarget:
     mode: str | None = None  # the mode the ledger was compiled with, when it says
 
 
-def load_targets(path: Path | str, *, stage: str | None = None, passes: Path | str | None = None,
-                 mode: str | None = None) -> list[CheckTarget]:
+def load_targets(path: Path | str, *, stage: str | None = None) -> list[CheckTarget]:
     path = Path(path)
     if not path.exists():
         raise GraphReadError("no such file or folder", file=str(path))
     if path.is_dir():
-        return _ledger_targets(path, stage)
+        return ledger_targets(path, stage)
     suffix = path.suffix.lower()
     if suffix == ".json":
         return [CheckTarget(str(path), read_graph_file(path))]
@@ -42,7 +41,8 @@ def load_targets(path: Path | str, *, stage: str | None = None, passes: Path | s
     if suffix == ".py":
         if _is_py_dump(path):
             return [CheckTarget(str(path), read_graph_file(path))]
-        return _script_targets(path, passes, mode)
+        raise GraphReadError("a model script is not a graph", file=str(path),
+                             hint="compile it first (`airctl compile`), then check the ledger folder")
     raise GraphReadError(f"cannot tell what {path.suffix or 'this file'} is", file=str(path),
                          hint="pass an airctl graph .json, a ledger folder, a TorchAir .pbtxt/.txt dump or a model .py")
 
@@ -64,27 +64,7 @@ def _is_py_dump(path: Path) -> bool:
         return False
 
 
-def _script_targets(path: Path, passes: Path | str | None, mode: str | None) -> list[CheckTarget]:
-    """Compile the script (with its passes) into a ledger under ./airctl-runs and check that."""
-    from airctl.pipeline.compile import CompileRequest, compile_model
-
-    hooks = None
-    if passes is not None:
-        from airctl.passes import build_hooks
-
-        hooks = build_hooks(Path(passes))
-    result = compile_model(CompileRequest(
-        model_path=path, mode=mode or "max-autotune", command="check", report=False, verify=False,
-        passes_file=str(passes) if passes else None,
-        pre_pass=hooks.pre_pass if hooks else None, post_pass=hooks.post_pass if hooks else None))
-    if not result.index.get("graphs"):
-        if result.error is not None:
-            raise result.error
-        raise AirctlError("the script compiled no graph", file=str(path))
-    return _ledger_targets(result.ledger_dir, None)
-
-
-def _ledger_targets(root: Path, stage: str | None) -> list[CheckTarget]:
+def ledger_targets(root: Path, stage: str | None) -> list[CheckTarget]:
     index_path = root / "index.json"
     if not index_path.is_file():
         raise GraphReadError("not a ledger folder: no index.json", file=str(root),

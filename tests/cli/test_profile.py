@@ -22,14 +22,6 @@ def airctl(*args: object):  # noqa: ANN201
     return runner.invoke(build_app(), ["profile", *map(str, args)])
 
 
-def _profile_run() -> None:
-    pytest.importorskip("airctl.execute.profile_run", reason="airctl.execute.profile_run not in this build yet")
-    from airctl.execute import profile_run
-
-    if not hasattr(profile_run, "profile_model"):
-        pytest.skip("airctl.execute.profile_run.profile_model not in this build yet")
-
-
 def test_analyze_table_and_files(tmp_path: Path) -> None:
     r = airctl("analyze", PROFILES / "npu_two_streams", "--out", tmp_path)
     assert r.exit_code == 0, r.output
@@ -80,7 +72,6 @@ def test_help_shows_both_forms() -> None:
 @pytest.mark.slow
 def test_seed_with_stream_pass(tmp_path: Path) -> None:
     """Acceptance 2: two stream lanes and a record→wait flow; the table shows busy time and overlap."""
-    _profile_run()
     r = airctl(MODELS / "seed.py", "--passes", PASSES / "stream.yaml", "--backend", "sim", "--steps", "3",
                "--out", tmp_path)
     assert r.exit_code == 0, r.output
@@ -102,7 +93,6 @@ def test_seed_with_stream_pass(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_transformer_compare(tmp_path: Path) -> None:
     """Acceptance 4: --compare prints the step time ratio and the overlap gained."""
-    _profile_run()
     r = airctl(MODELS / "transformer.py", "--passes", PASSES / "transformer_two_streams.yaml", "--compare",
                "--mode", "reduce-overhead", "--backend", "sim", "--steps", "2", "--out", tmp_path)
     assert r.exit_code == 0, r.output
@@ -114,8 +104,7 @@ def test_transformer_compare(tmp_path: Path) -> None:
 
 def _fake_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, timelines_of) -> list:  # noqa: ANN001
     """Replace profile_model with one that returns hand-built timelines (no compile)."""
-    _profile_run()
-    from airctl.execute import profile_run
+    from airctl.pipeline import profile as profile_run
 
     requests = []
 

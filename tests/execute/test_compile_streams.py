@@ -58,7 +58,7 @@ def test_deadlocking_pass_file_is_caught_by_the_verifier_not_a_hang(tmp_path: Pa
 
 @pytest.mark.slow
 def test_profile_model_records_both_streams_each_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from airctl.execute.profile_run import ProfileRequest, profile_model
+    from airctl.pipeline.profile import ProfileRequest, profile_model
     from airctl.execute.timeline import Timeline
 
     monkeypatch.setenv("AIRCTL_TWO_CHAINS_N", "64")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from airctl.errors import PassError
-from airctl.passes.apply import ApplyResult, apply_passes
+from airctl.pipeline.apply import ApplyResult, apply_passes
 from tests.conftest import MODELS
 from tests.passes.conftest import FIXTURES, PASSES
 

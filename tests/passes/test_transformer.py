@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from airctl.io.json_io import read_json
-from airctl.passes.apply import apply_passes
+from airctl.pipeline.apply import apply_passes
 from tests.conftest import MODELS
 from tests.passes.conftest import PASSES
 

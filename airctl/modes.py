@@ -1,0 +1,61 @@
+"""The words airctl's commands choose from: TorchAir modes, backends, GE dump types.
+
+One enum per choice, so validation, ``--help`` and shell completion all come from here (typer
+lists an Enum's values). Each member is a ``str``, so ``Mode.MAX_AUTOTUNE == "max-autotune"``
+and JSON written with them reads as plain strings.
+
+>>> Mode("reduce-overhead").dumps
+('py',)
+>>> [m.value for m in Mode]
+['max-autotune', 'reduce-overhead']
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class Mode(str, enum.Enum):
+    """TorchAir's ``config.mode`` (reference/torchair.md §2): GE graphs, or aclgraph code."""
+
+    MAX_AUTOTUNE = "max-autotune"
+    REDUCE_OVERHEAD = "reduce-overhead"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def dumps(self) -> tuple[str, ...]:
+        """The GE dump types TorchAir accepts in this mode (aclgraph dumps only ``py``)."""
+        return ("pbtxt", "txt", "py") if self is Mode.MAX_AUTOTUNE else ("py",)
+
+    @property
+    def is_ge(self) -> bool:
+        return self is Mode.MAX_AUTOTUNE
+
+
+class Backend(str, enum.Enum):
+    """``auto`` picks ``npu`` when CANN's libraries load, ``sim`` otherwise."""
+
+    AUTO = "auto"
+    NPU = "npu"
+    SIM = "sim"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class DumpType(str, enum.Enum):
+    """The graph dump types TorchAir writes (``config.debug.graph_dump.type``)."""
+
+    PBTXT = "pbtxt"
+    TXT = "txt"
+    PY = "py"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+MAX_AUTOTUNE = Mode.MAX_AUTOTUNE.value
+REDUCE_OVERHEAD = Mode.REDUCE_OVERHEAD.value
+MODES = tuple(m.value for m in Mode)
