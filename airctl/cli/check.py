@@ -34,8 +34,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Verify the stream plan: scopes, record/wait, cross-stream races, joins, deadlocks."""
         from airctl.cli.output import err, print_json
-        from airctl.verify.findings import MAX_AUTOTUNE, Finding, count, summary_json
         from airctl.pipeline.source import check_targets
+        from airctl.verify.findings import MAX_AUTOTUNE, Finding, count, summary_json
         from airctl.verify.verifier import verify
 
         targets = check_targets(path, stage=stage, passes=passes, mode=mode.value if mode else None)

@@ -58,8 +58,8 @@ def test_deadlocking_pass_file_is_caught_by_the_verifier_not_a_hang(tmp_path: Pa
 
 @pytest.mark.slow
 def test_profile_model_records_both_streams_each_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from airctl.pipeline.profile import ProfileRequest, profile_model
     from airctl.execute.timeline import Timeline
+    from airctl.pipeline.profile import ProfileRequest, profile_model
 
     monkeypatch.setenv("AIRCTL_TWO_CHAINS_N", "64")
     run = profile_model(ProfileRequest(MODELS / "two_chains.py", passes_file=REPO / "passes" / "two_chains.yaml",
