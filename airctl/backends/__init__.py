@@ -7,14 +7,17 @@
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from airctl.errors import BackendError
+from airctl.modes import Backend
+from airctl.sim.registry import REGISTRY
 from airctl.torch_env import cann_status, ensure_torch_importable, torch_npu_installed
 
-BACKENDS = ("auto", "npu", "sim")
+BACKENDS = tuple(b.value for b in Backend)
 
 
 @dataclass(frozen=True)
@@ -22,12 +25,17 @@ class BackendChoice:
     name: str  # "npu" or "sim"
     reason: str
 
-    def prepare(self) -> Any:
-        """Make ``import torch_npu`` / ``import torchair`` work for this backend; return torchair."""
+    @contextmanager
+    def session(self, sim: Any) -> Iterator[Any]:
+        """``import torch_npu`` / ``import torchair`` work for this backend while the block runs;
+        yields ``torchair``. ``sim`` (an :class:`airctl.sim.session.SimContext`) says how graphs
+        execute under sim; on an NPU the device runs them."""
         if self.name == "sim":
-            from airctl.sim.install import activate
+            from airctl.sim.session import session
 
-            return activate()
+            with session(sim) as torchair:
+                yield torchair
+            return
         ensure_torch_importable()
         try:
             import torch_npu  # noqa: F401
@@ -35,7 +43,7 @@ class BackendChoice:
         except Exception as e:  # ImportError from missing CANN libs, RuntimeError from autoload
             raise BackendError(f"backend npu: cannot import torch_npu/torchair: {e}",
                                hint="source CANN's set_env.sh, or use --backend sim") from e
-        return torchair
+        yield torchair
 
     def to_json(self) -> dict[str, str]:
         return {"name": self.name, "reason": self.reason}
@@ -44,10 +52,11 @@ class BackendChoice:
 def choose(requested: str = "auto") -> BackendChoice:
     if requested not in BACKENDS:
         raise BackendError(f"unknown backend {requested!r}", hint="choose one of: " + ", ".join(BACKENDS))
-    if "airctl.sim.install" in sys.modules and sys.modules["airctl.sim.install"].is_active():
+    if REGISTRY.torchair is not None:  # TorchAir was imported against the stand-ins: sim for good
         if requested == "npu":
-            raise BackendError("the sim backend is already active in this process; npu cannot be used too")
-        return BackendChoice("sim", "sim stand-ins already active in this process")
+            raise BackendError("the sim backend was used in this process already; npu cannot be used too",
+                               hint="run airctl again in a new process for --backend npu")
+        return BackendChoice("sim", "sim stand-ins already loaded in this process")
     if not torch_npu_installed():
         if requested == "npu":
             raise BackendError("backend npu needs the torch-npu wheel", hint="pip install torch-npu==2.13.0")

@@ -9,6 +9,7 @@ FX-style assignments, whatever the dialect, so FX and GE graphs read alike::
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from airctl.graph.model import Graph
 
@@ -30,4 +31,22 @@ def format_listing(graph: Graph, attrs: bool = False) -> str:
                 notes.append(json.dumps(shown, sort_keys=True, default=str))
         comment = f"  # {'  '.join(notes)}" if notes else ""
         lines.append(f"{node.name} = {node.op}({', '.join(args)}){comment}")
+    return "\n".join(lines) + "\n"
+
+
+def fx_code(gm: Any) -> str:
+    """A GraphModule's readable code (``print_readable``), or its graph when it cannot codegen."""
+    try:
+        return gm.print_readable(False)
+    except Exception:  # a half-built graph from a failed pass may not codegen
+        return str(gm.graph)
+
+
+def ge_ops_text(graph: Graph) -> str:
+    """One line per GE op: name, type, inputs, control inputs, stream (ledger ``.txt`` of GE stages)."""
+    lines = []
+    for n in graph.nodes:
+        extra = f"  stream={n.stream}" if n.stream else ""
+        ctrl = f"  ctrl=[{', '.join(n.control_inputs)}]" if n.control_inputs else ""
+        lines.append(f"{n.name:<24} {n.op:<20} in=[{', '.join(n.inputs)}]{ctrl}{extra}")
     return "\n".join(lines) + "\n"

@@ -100,6 +100,14 @@ class LedgerWriter:
             entry.update({k: v for k, v in fields.items() if v is not None})
         return entry
 
+    def stages(self, graph_id: str) -> list[dict[str, Any]]:
+        """The stages recorded so far for ``graph_id`` (empty for an unknown graph)."""
+        entry = self._graphs.get(graph_id)
+        return list(entry["stages"]) if entry else []
+
+    def graph_kind(self, graph_id: str) -> str:
+        return str(self._graphs[graph_id]["kind"])
+
     def add_stage(
         self,
         graph_id: str,

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from airctl.errors import AirctlError, ExecutionMismatch, PassError, SpecError
+from airctl.modes import MAX_AUTOTUNE
 from airctl.passes.compose import PassHooks, build_hooks
 
 COMMAND = "passes apply"
@@ -122,7 +123,7 @@ def _pass_error(hooks: PassHooks, error: AirctlError | None) -> AirctlError | No
     return error
 
 
-def apply_passes(pass_file: Path, model: Path, *, mode: str = "max-autotune", out: Path = Path("airctl-runs"),
+def apply_passes(pass_file: Path, model: Path, *, mode: str = MAX_AUTOTUNE, out: Path = Path("airctl-runs"),
                  backend: str = "auto", entry: str | None = None, plan: bool = False, with_diff: bool = True,
                  progress: Any = None, report: bool = True) -> ApplyResult:
     from airctl.pipeline.compile import CompileRequest, compile_model
@@ -132,8 +133,8 @@ def apply_passes(pass_file: Path, model: Path, *, mode: str = "max-autotune", ou
     except SpecError as e:
         return ApplyResult(pass_file, _failed_ledger(out, model, mode, pass_file, e), "failed", error=e, plan=plan)
     request = CompileRequest(model_path=model, mode=mode, out_dir=out, backend=backend, entry=entry,
-                             pre_pass=hooks.pre_pass, post_pass=hooks.post_pass, command=COMMAND,
-                             passes_file=str(pass_file), stop_after_passes=plan, report=report)
+                             hooks=hooks, command=COMMAND, passes_file=str(pass_file), stop_after_passes=plan,
+                             report=report)
     result = compile_model(request, progress=progress)
     error = _pass_error(hooks, result.error)
     if error is not None and error is not result.error and result.session is not None:
@@ -164,14 +165,14 @@ class ExplainResult:
                 "error": self.error.to_json() if self.error else None}
 
 
-def explain_passes(pass_file: Path, model: Path, *, mode: str = "max-autotune", out: Path = Path("airctl-runs"),
+def explain_passes(pass_file: Path, model: Path, *, mode: str = MAX_AUTOTUNE, out: Path = Path("airctl-runs"),
                    backend: str = "auto", entry: str | None = None, progress: Any = None) -> ExplainResult:
     from airctl.pipeline.compile import CompileRequest, compile_model
 
     hooks = build_hooks(pass_file, explain=True)
     request = CompileRequest(model_path=model, mode=mode, out_dir=out, backend=backend, entry=entry,
-                             pre_pass=hooks.pre_pass, post_pass=hooks.post_pass, command="passes explain",
-                             passes_file=str(pass_file), stop_after_passes=True, report=False)
+                             hooks=hooks, command="passes explain", passes_file=str(pass_file),
+                             stop_after_passes=True, report=False)
     result = compile_model(request, progress=progress)
     error = result.error
     if error is None and not hooks.explanations:

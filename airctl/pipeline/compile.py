@@ -20,17 +20,18 @@ from typing import Any
 
 from airctl.backends import BackendChoice, choose
 from airctl.errors import AirctlError, CompileError, ExecutionMismatch
-from airctl.instrument import Instrument
+from airctl.instrument import Instrument, StopAfterPass
 from airctl.ledger.writer import LedgerWriter
+from airctl.modes import MAX_AUTOTUNE, MODES, DumpType, Mode
 from airctl.pipeline.capture import CaptureSession, capturing_backend
 from airctl.pipeline.compare import DEFAULT_ATOL, Comparison, compare
+from airctl.pipeline.execution import RunExecution
 from airctl.pipeline.finish import finish_ledger, verify_instruments
 from airctl.pipeline.logs import capture_logs
 from airctl.pipeline.model_script import LoadedModel, load_model_script
+from airctl.sim.capture import observing
 
-MODES = ("max-autotune", "reduce-overhead")
-DUMP_TYPES = ("pbtxt", "txt", "py")
-DEFAULT_DUMP_TYPES = {"max-autotune": ["pbtxt", "txt", "py"], "reduce-overhead": ["py"]}
+DUMP_TYPES = tuple(t.value for t in DumpType)
 
 PassFn = Callable[[Any, Any, Any], Any]
 Progress = Callable[[str], None]
@@ -39,13 +40,14 @@ Progress = Callable[[str], None]
 @dataclass
 class CompileRequest:
     model_path: Path
-    mode: str = "max-autotune"
+    mode: str = MAX_AUTOTUNE
     out_dir: Path = Path("airctl-runs")
     backend: str = "auto"
     dump_types: Sequence[str] | None = None
     entry: str | None = None
-    pre_pass: PassFn | None = None  # TorchAir's post_grad_custom_pre_pass
-    post_pass: PassFn | None = None  # TorchAir's post_grad_custom_post_pass
+    pre_pass: PassFn | None = None  # TorchAir's post_grad_custom_pre_pass (a raw callable)
+    post_pass: PassFn | None = None  # TorchAir's post_grad_custom_post_pass (a raw callable)
+    hooks: Any = None  # airctl.passes.PassHooks from a YAML file; built from passes_file when not given
     instruments: Sequence[Instrument] = ()
     atol: float = DEFAULT_ATOL
     command: str = "compile"
@@ -69,10 +71,7 @@ class CompileResult:
     error: AirctlError | None = None
     session: CaptureSession | None = field(default=None, repr=False)
     races: list[dict[str, Any]] = field(default_factory=list)  # multi-stream executor (sim), execution.races
-
-
-class PlanStop(Exception):
-    """Raised by the --plan hook after the passes ran: stops TorchAir before conversion."""
+    hooks: Any = field(default=None, repr=False)  # the YAML passes' PassHooks (runs, warnings, errors)
 
 
 def _clone(value: Any) -> Any:
@@ -90,16 +89,18 @@ def _clone(value: Any) -> Any:
 
 
 def build_config(torchair: Any, req: CompileRequest, ledger: LedgerWriter, backend: BackendChoice,
-                 dump_types: Sequence[str]) -> Any:
+                 dump_types: Sequence[str], hooks: Any = None) -> Any:
     config = torchair.CompilerConfig()
     config.mode = req.mode
     config.debug.graph_dump.type = dump_types[0]
     config.debug.graph_dump.path = str(ledger.root / "torchair")
-    if req.pre_pass is not None:
-        config.post_grad_custom_pre_pass = req.pre_pass
-    if req.post_pass is not None:
-        config.post_grad_custom_post_pass = req.post_pass
-    if backend.name == "sim" and req.mode == "reduce-overhead":
+    pre = hooks.pre_pass if hooks is not None else req.pre_pass
+    post = hooks.post_pass if hooks is not None else req.post_pass
+    if pre is not None:
+        config.post_grad_custom_pre_pass = pre
+    if post is not None:
+        config.post_grad_custom_post_pass = post
+    if backend.name == "sim" and req.mode == Mode.REDUCE_OVERHEAD:
         # NPU graph capture/replay is a device feature: under sim TorchAir's generated aclgraph
         # code (streams, events, closure events) runs eagerly — TorchAir's own run_eagerly path.
         config.debug.run_eagerly = True
@@ -116,7 +117,7 @@ def _locate_node(session: CaptureSession | None, ledger: LedgerWriter, message: 
         return None, None
     from airctl.io.json_io import read_json
 
-    stages = [s for s in ledger._graphs.get(session.current, {}).get("stages", []) if s["dialect"] == "fx"]
+    stages = [s for s in ledger.stages(session.current) if s["dialect"] == "fx"]
     if not stages:
         return None, None
     graph = read_json(ledger.root / stages[-1]["file"])
@@ -160,7 +161,7 @@ def _deadlock_error(session: CaptureSession | None, message: str) -> AirctlError
     only comes later: when the verifier found a ``deadlock_cycle`` say that, not "used before defined"."""
     if session is None or "before it has been defined" not in message:
         return None
-    rows = [r for inst in session.instruments if hasattr(inst, "rows") for r in inst.rows()]
+    rows = session.findings()
     cycle = next((r for r in rows if r.get("rule") == "deadlock_cycle"), None)
     if cycle is None:
         return None
@@ -207,55 +208,41 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
     session: CaptureSession | None = None
     backend: BackendChoice | None = None
     execution: Comparison | None = None
-    races: list[dict[str, Any]] = []
+    hooks = req.hooks
+    runs = RunExecution(req.threads_per_stream, req.stream_timeout_s)
     timings = ledger.index["timings"]
     try:
-        if req.mode not in MODES:
-            raise AirctlError(f"invalid mode {req.mode!r}", hint="choose one of: " + ", ".join(MODES))
-        dump_types = list(req.dump_types or DEFAULT_DUMP_TYPES[req.mode])
-        bad = [t for t in dump_types if t not in DUMP_TYPES]
-        if bad or not dump_types:
-            raise AirctlError(f"invalid --dump-type {','.join(bad) or '(empty)'}",
-                              hint="choose from: " + ", ".join(DUMP_TYPES))
-        if req.mode == "reduce-overhead" and dump_types != ["py"]:
-            raise AirctlError(
-                f"--dump-type {','.join(dump_types)} is not available in reduce-overhead",
-                hint="TorchAir's aclgraph mode dumps only 'py' graphs (it raises NotImplementedError otherwise); "
-                     "use --dump-type py")
-        if not Path(req.model_path).is_file():
-            from airctl.pipeline.model_script import import_script
+        dump_types = _check_request(req)
+        if hooks is None and req.passes_file and req.pre_pass is None and req.post_pass is None:
+            from airctl.passes import build_hooks
 
-            import_script(Path(req.model_path))  # raises the precise ModelScriptError
+            hooks = build_hooks(Path(req.passes_file))
         t0 = time.perf_counter()
         backend = choose(req.backend)
         ledger.set(backend=backend.to_json())
         say(f"backend {backend.name}: {backend.reason}")
-        torchair = backend.prepare()
-        from airctl.pipeline import patched_concrete_graph, patched_graph_transform_observer
-
-        patched_graph_transform_observer.install()
-        patched_concrete_graph.install()
-        timings["backend_seconds"] = round(time.perf_counter() - t0, 3)
-        with capture_logs(ledger.root / "log.txt"):
+        with backend.session(runs.sim_context()) as torchair, capture_logs(ledger.root / "log.txt"):
+            timings["backend_seconds"] = round(time.perf_counter() - t0, 3)
             t0 = time.perf_counter()
             say(f"loading {req.model_path}")
             loaded = load_model_script(req.model_path, req.entry)
             ledger.set(model={"path": str(req.model_path), "entry": req.entry, "found_by": loaded.found_by})
             timings["load_seconds"] = round(time.perf_counter() - t0, 3)
 
-            if req.passes_file and req.pre_pass is None and req.post_pass is None:
-                from airctl.passes import build_hooks
-
-                hooks = build_hooks(Path(req.passes_file))
-                req.pre_pass, req.post_pass = hooks.pre_pass, hooks.post_pass
-            config = build_config(torchair, req, ledger, backend, dump_types)
             instruments = list(req.instruments) + (verify_instruments(req.mode) if req.verify else [])
             session = CaptureSession(ledger, instruments, extra_dump_types=dump_types[1:])
+            for bound in {id(h): h for h in (hooks, *_hooks_of(req.pre_pass, req.post_pass)) if h}.values():
+                bound.runner = session.runner  # YAML passes run through the capture's one runner
+            config = build_config(torchair, req, ledger, backend, dump_types, hooks)
             if req.stop_after_passes:
-                _install_plan_stop(config, req)
-            execution = _run(loaded, torchair, config, session, req, say, timings, races)
+                _install_plan_stop(config)
+            with observing(session):
+                try:
+                    execution = _run(loaded, torchair, config, session, req, runs, say, timings)
+                finally:
+                    session.finalize()
             if execution is not None:
-                ledger.set(execution={**execution.to_json(), "races": races})
+                ledger.set(execution={**execution.to_json(), "races": runs.race_rows()})
                 if not execution.matches_eager:
                     raise ExecutionMismatch(
                         "compiled outputs differ from eager PyTorch: " + "; ".join(execution.mismatches[:5]),
@@ -265,42 +252,68 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
         ledger.fail("interrupted", {"type": "KeyboardInterrupt"})
         ledger.finish("interrupted")
         raise
-    except PlanStop:
+    except StopAfterPass:
         pass
     except BaseException as exc:  # noqa: BLE001 - every failure must land in index.json
+        if _is_plan_stop(exc):
+            ledger.finish("planned")
+            finish_ledger(ledger, session, write_report=req.report)
+            return CompileResult(ledger.root, ledger.index, backend, execution, None, session, runs.race_rows(), hooks)
         error = _translate(exc, session, ledger)
         status = "mismatch" if isinstance(error, ExecutionMismatch) else "failed"
         ledger.fail(error.message, error.to_json())
         ledger.finish(status)
-        if session is not None:
-            session.finalize()
         finish_ledger(ledger, session, write_report=req.report)
-        return CompileResult(ledger.root, ledger.index, backend, execution, error, session, races)
-    finally:
-        if session is not None:
-            session.finalize()
+        return CompileResult(ledger.root, ledger.index, backend, execution, error, session, runs.race_rows(), hooks)
     ledger.finish("planned" if req.stop_after_passes else None)
     finish_ledger(ledger, session, write_report=req.report)
-    return CompileResult(ledger.root, ledger.index, backend, execution, None, session, races)
+    return CompileResult(ledger.root, ledger.index, backend, execution, None, session, runs.race_rows(), hooks)
 
 
-def _install_plan_stop(config: Any, req: CompileRequest) -> None:
-    post = req.post_pass
+def _check_request(req: CompileRequest) -> list[str]:
+    """The GE dump types to write; raises for a bad mode, dump type or model path (before torch loads)."""
+    if req.mode not in MODES:
+        raise AirctlError(f"invalid mode {req.mode!r}", hint="choose one of: " + ", ".join(MODES))
+    mode = Mode(req.mode)
+    dump_types = list(req.dump_types or mode.dumps)
+    bad = [t for t in dump_types if t not in DUMP_TYPES]
+    if bad or not dump_types:
+        raise AirctlError(f"invalid --dump-type {','.join(bad) or '(empty)'}",
+                          hint="choose from: " + ", ".join(DUMP_TYPES))
+    if not set(dump_types) <= set(mode.dumps):
+        raise AirctlError(
+            f"--dump-type {','.join(dump_types)} is not available in {mode}",
+            hint="TorchAir's aclgraph mode dumps only 'py' graphs (it raises NotImplementedError otherwise); "
+                 "use --dump-type py")
+    if not Path(req.model_path).is_file():
+        from airctl.pipeline.model_script import import_script
+
+        import_script(Path(req.model_path))  # raises the precise ModelScriptError
+    return dump_types
+
+
+def _hooks_of(*fns: Any) -> list[Any]:
+    """The PassHooks behind composed YAML hooks passed as raw callables (``pre_pass=hooks.pre_pass``)."""
+    from airctl.passes.compose import ComposedPass
+
+    return [fn.hooks for fn in fns if isinstance(fn, ComposedPass)]
+
+
+def _install_plan_stop(config: Any) -> None:
+    """--plan: the post pass hook stops the compile once it has run (TorchAir's passes all ran)."""
+    post = config.post_grad_custom_post_pass.value
 
     def stop_after_post(gm: Any, example_inputs: Any, cfg: Any) -> None:
         if post is not None:
             post(gm, example_inputs, cfg)
-        raise PlanStop()
+        raise StopAfterPass()
 
     config.post_grad_custom_post_pass = stop_after_post
 
 
 def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSession, req: CompileRequest,
-         say: Progress, timings: dict[str, Any], races: list[dict[str, Any]]) -> Comparison | None:
+         runs: RunExecution, say: Progress, timings: dict[str, Any]) -> Comparison | None:
     import torch
-
-    from airctl.execute.recorder import Recorder, recording
-    from airctl.execute.sim_hooks import configure
 
     model = loaded.model
     eager_model = copy.deepcopy(model) if isinstance(model, torch.nn.Module) else model
@@ -317,36 +330,27 @@ def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSessio
     compiled = torch.compile(model, backend=backend, dynamic=False)
     t0 = time.perf_counter()
     say(f"compiling through TorchAir ({req.mode}) and running once")
-    rec = Recorder()
-    with session.active(), recording(rec), configure(req.threads_per_stream, req.stream_timeout_s):
+    compiled_out = loaded.call(compiled)
+    timings["compile_and_run_seconds"] = round(time.perf_counter() - t0, 3)
+    comparison = compare(eager_out, compiled_out, atol=req.atol, rtol=req.atol)
+    if req.after_run is not None:
+        t0 = time.perf_counter()
         try:
-            try:
-                compiled_out = loaded.call(compiled)
-            finally:
-                races[:] = rec.race_rows()
-        except Exception as e:
-            if _is_plan_stop(e):
-                raise PlanStop() from None
-            raise
-        timings["compile_and_run_seconds"] = round(time.perf_counter() - t0, 3)
-        comparison = compare(eager_out, compiled_out, atol=req.atol, rtol=req.atol)
-        if req.after_run is not None:
-            t0 = time.perf_counter()
-            try:
-                req.after_run(lambda: loaded.call(compiled))
-            finally:
-                races[:] = rec.race_rows()
-                session.ledger.set(execution={**comparison.to_json(), "races": races})
-            timings["after_run_seconds"] = round(time.perf_counter() - t0, 3)
-    for row in races:
+            req.after_run(lambda: loaded.call(compiled))
+        finally:
+            session.ledger.set(execution={**comparison.to_json(), "races": runs.race_rows()})
+        timings["after_run_seconds"] = round(time.perf_counter() - t0, 3)
+    for row in runs.race_rows():
         say(f"stream race in {row['graph']}: {row['message']}")
     return comparison
 
 
 def _is_plan_stop(exc: BaseException) -> bool:
     seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, PlanStop):
+    for _ in range(32):
+        if seen is None:
+            return False
+        if isinstance(seen, StopAfterPass):
             return True
         seen = getattr(seen, "inner_exception", None) or seen.__cause__
     return False

@@ -1,13 +1,11 @@
-"""The last steps of every run: verify-each findings into ``index.json``, then ``report.html``.
+"""The last steps of every run: the findings of its pass instruments into ``index.json``, then ``report.html``.
 
-Both are optional layers over the ledger: the verifier (:mod:`airctl.verify`) and the report
-writer (:mod:`airctl.report`) are looked up when a run ends, and a failure in them is recorded
-in the index (``report_error``) instead of hiding the run's own result.
+A failure while writing the report is recorded in the index (``report_error``) instead of hiding
+the run's own result.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 from typing import Any
 
@@ -15,10 +13,8 @@ log = logging.getLogger("airctl")
 
 
 def verify_instruments(mode: str) -> list[Any]:
-    """The verify-each instrument (static verifier after every pass), when the verifier exists."""
-    if importlib.util.find_spec("airctl.verify.instrument") is None:
-        return []
-    from airctl.pipeline.verify_each import VerifyEachGraph
+    """The verify-each instrument: the static verifier after every pass."""
+    from airctl.instrument.verify_each import VerifyEachGraph
 
     return [VerifyEachGraph(mode)]
 
@@ -26,10 +22,7 @@ def verify_instruments(mode: str) -> list[Any]:
 def _record_findings(ledger: Any, session: Any) -> None:
     if session is None:
         return
-    rows: list[dict[str, Any]] = list(session.findings)
-    for inst in session.instruments:
-        if hasattr(inst, "rows"):
-            rows.extend(inst.rows())
+    rows: list[dict[str, Any]] = session.findings()
     first: dict[str, str] = {}
     for row in rows:
         first.setdefault(row.get("rule", "?"), f"{row.get('graph')}:{row.get('stage')}")
@@ -40,7 +33,7 @@ def _record_findings(ledger: Any, session: Any) -> None:
 
 def finish_ledger(ledger: Any, session: Any, write_report: bool = True) -> None:
     _record_findings(ledger, session)
-    if not write_report or importlib.util.find_spec("airctl.report") is None:
+    if not write_report:
         return
     try:
         from airctl.report import write_report as write

@@ -51,14 +51,6 @@ def run_graph_eagerly(gm: Any, args: Sequence[Any]) -> Any:
     return GeSemantics(gm).run(*args)
 
 
-def execute_fx_as_ge(gm: Any, args: Sequence[Any], name: str) -> tuple[Any, ...]:
-    """An executor for :func:`airctl.sim.install.set_fx_executor` with GE's meaning of the air ops:
-    the multi-stream executor (one thread per stream, races reported; :mod:`airctl.execute`)."""
-    from airctl.execute.sim_hooks import execute_ge
-
-    return execute_ge(gm, args, name)
-
-
 def detached_clone(value: Any) -> Any:
     import torch
 
@@ -85,6 +77,7 @@ class GraphCheck:
     number: int  # Dynamo graph number (the ``k`` of graph ids ``k-inference``/``k-forward``)
     reference: Any
     record: Record
+    recording: Callable[[Any], Any]  # RunExecution.recording: a context that collects one call's races
     atol: float = DEFAULT_ATOL
     limit: int = 1
     calls: int = 0
@@ -116,10 +109,10 @@ class GraphCheck:
             reason = f"the eager reference raised {type(e).__name__}: {e}"
         finally:
             torch.set_rng_state(rng)
-        from airctl.execute.recorder import Recorder, recording
+        from airctl.execute.recorder import Recorder
 
         rec = Recorder()
-        with recording(rec):  # stream races the multi-stream executor (sim) sees in this call
+        with self.recording(rec):  # stream races the multi-stream executor (sim) sees in this call
             out = compiled(*args)
         self.races.extend(r for r in rec.race_rows() if r not in self.races)
         if reason is None:

@@ -16,42 +16,41 @@ names with wrappers that call the originals:
 - ``torch_npu.profiler.tensorboard_trace_handler``: the ``*_ascend_pt`` folders each handler
   writes are listed in ``index.json`` under ``profiles``.
 
-Under sim one more observer watches the stand-in streams (``torch_npu.npu.OBSERVERS``): native
-``torch.npu.Stream``/``Event`` calls made *while Dynamo traces* a function are plain Python on
-the stand-in, so Dynamo inlines them and they leave no node in the graph (no graph break, no
-error; on an NPU torch_npu makes them graph nodes that TorchAir turns into streams and
-events). Dynamo replays the observer's list append as a side effect of the compiled code, so
-after the run airctl knows they were dropped and says so (``index.json`` ``warnings``).
+Under sim one more observer watches the stand-in streams (the stand-in device's observers,
+:mod:`airctl.sim.registry`): native ``torch.npu.Stream``/``Event`` calls made *while Dynamo
+traces* a function are plain Python on the stand-in, so Dynamo inlines them and they leave no
+node in the graph (no graph break, no error; on an NPU torch_npu makes them graph nodes that
+TorchAir turns into streams and events). Dynamo replays the observer's list append as a side
+effect of the compiled code, so after the run airctl knows they were dropped and says so
+(``index.json`` ``warnings``).
 
 The stage capture itself comes from TorchAir's observer and concrete-graph patches
-(:mod:`~airctl.pipeline.patched_graph_transform_observer`,
-:mod:`~airctl.pipeline.patched_concrete_graph`) and the :class:`RunSession` active for the
-whole script. TorchAir writes its graph dumps where the script's config says; each dump is
-also copied into the ledger's ``torchair/`` (the index entry keeps the original path in
-``source``).
+(:mod:`airctl.sim.capture`), listening for the whole script with the :class:`RunSession`.
+TorchAir writes its graph dumps where the script's config says; each dump is also copied into
+the ledger's ``torchair/`` (the index entry keeps the original path in ``source``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from airctl.instrument import Instrument
 from airctl.ledger.writer import LedgerWriter
+from airctl.modes import REDUCE_OVERHEAD
 from airctl.pipeline.capture import CaptureSession, capturing_backend
 from airctl.pipeline.compare import DEFAULT_ATOL
+from airctl.pipeline.execution import RunExecution
 from airctl.pipeline.run_check import GraphCheck, copy_graph_module
+from airctl.sim.patching import Patches
 
-ACLGRAPH_MODES = ("reduce-overhead", "npugraph_ex")
+ACLGRAPH_MODES = (REDUCE_OVERHEAD, "npugraph_ex")
 Note = Callable[[str], None]
-
-# Stream/event calls Dynamo traced (and therefore dropped) under sim; appended by Dynamo's
-# replay of the side effect in traced_stream_call, so it must be a module-level global.
-TRACED_STREAM_CALLS: list[str] = []
 
 DROPPED_STREAMS_WARNING = (
     "native torch.npu stream/event calls inside a compiled function ({calls}) were traced away by Dynamo "
@@ -60,11 +59,18 @@ DROPPED_STREAMS_WARNING = (
     "torchair.scope.npu_stream_switch and torchair.ops.record/wait to see multi-stream graphs under sim.")
 
 
-def traced_stream_call(kind: str, **_details: Any) -> None:
-    import torch
+class TracedStreamCalls:
+    """Stream/event calls Dynamo traced (and therefore dropped) under sim. Dynamo replays the
+    append as a side effect of the compiled code, so the list sees every traced call."""
 
-    if torch.compiler.is_compiling():
-        TRACED_STREAM_CALLS.append(kind)
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def __call__(self, kind: str, **_details: Any) -> None:
+        import torch
+
+        if torch.compiler.is_compiling():
+            self.calls.append(kind)
 
 
 class RunSession(CaptureSession):
@@ -84,7 +90,7 @@ class RunSession(CaptureSession):
     # every pass it already reports through apply_gm_pass/apply_gegraph_pass; those dumps would
     # repeat the stage just captured.
     def dumped_fx_pass(self, name: str, gm: Any) -> None:
-        if name in self._before:  # inside apply_gm_pass: after_fx_pass captures this stage
+        if self.runner.is_running(name):  # inside apply_gm_pass: the runner captures this stage
             return
         super().dumped_fx_pass(name, gm)
 
@@ -112,11 +118,12 @@ def _value(option: Any) -> Any:
 
 
 class RunHooks:
-    """Installs the wrappers for one run and collects what they saw (``uninstall`` restores)."""
+    """Wraps TorchAir's entry points for one run (``with hooks.installed(torchair):``) and collects what they saw."""
 
-    def __init__(self, session: RunSession, backend_name: str, note: Note, check: bool = True,
+    def __init__(self, session: RunSession, backend_name: str, note: Note, runs: RunExecution, check: bool = True,
                  atol: float = DEFAULT_ATOL, make_instruments: Callable[[str], list[Any]] | None = None) -> None:
         self.session = session
+        self.runs = runs
         self.ledger = session.ledger
         self.backend_name = backend_name
         self.note = note
@@ -127,50 +134,36 @@ class RunHooks:
         self.compilers: list[dict[str, Any]] = []
         self.profiles: list[dict[str, Any]] = []
         self._configs: dict[int, dict[str, Any]] = {}
-        self._restore: list[tuple[Any, str, Any]] = []
+        self.traced = TracedStreamCalls()
         self._profile_roots: dict[Path, set[Path]] = {}
         self._debug_root = Path.cwd() / "torch_compile_debug"
         self._debug_before = set(self._debug_root.glob("run_*")) if self._debug_root.is_dir() else set()
 
-    # -- install / uninstall -----------------------------------------------------------------
-    def _patch(self, owner: Any, name: str, make: Callable[[Any], Any]) -> None:
-        original = getattr(owner, name, None)
-        if original is None:
-            return
-        self._restore.append((owner, name, original))
-        setattr(owner, name, make(original))
+    # -- install (restored when the block ends) ------------------------------------------------
+    @contextlib.contextmanager
+    def installed(self, torchair: Any) -> Iterator[None]:
+        with Patches() as p, contextlib.ExitStack() as stack:
+            p.setattr(torchair, "get_npu_backend", self._wrap_get_npu_backend(torchair.get_npu_backend))
+            p.setattr(torchair, "get_compiler", self._wrap_get_compiler(torchair.get_compiler))
+            profiler = sys.modules.get("torch_npu.profiler")
+            if profiler is None and self.backend_name == "npu":
+                try:
+                    import torch_npu.profiler as profiler  # the real one, on an NPU machine
+                except Exception:  # noqa: BLE001 - no profiler, nothing to record
+                    profiler = None
+            if profiler is not None:
+                p.setattr(profiler, "tensorboard_trace_handler",
+                          self._wrap_trace_handler(profiler.tensorboard_trace_handler))
+            if self.backend_name == "sim":
+                from airctl.sim.registry import REGISTRY
 
-    def install(self, torchair: Any) -> None:
-        self._patch(torchair, "get_npu_backend", self._wrap_get_npu_backend)
-        self._patch(torchair, "get_compiler", self._wrap_get_compiler)
-        profiler = sys.modules.get("torch_npu.profiler")
-        if profiler is None and self.backend_name == "npu":
-            try:
-                import torch_npu.profiler as profiler  # the real one, on an NPU machine
-            except Exception:  # noqa: BLE001 - no profiler, nothing to record
-                profiler = None
-        if profiler is not None:
-            self._patch(profiler, "tensorboard_trace_handler", self._wrap_trace_handler)
-        if self.backend_name == "sim":
-            from airctl.sim.torch_npu import npu
-
-            TRACED_STREAM_CALLS.clear()
-            npu.OBSERVERS.append(traced_stream_call)
-
-    def uninstall(self) -> None:
-        if self.backend_name == "sim":
-            from airctl.sim.torch_npu import npu
-
-            if traced_stream_call in npu.OBSERVERS:
-                npu.OBSERVERS.remove(traced_stream_call)
-        while self._restore:
-            owner, name, original = self._restore.pop()
-            setattr(owner, name, original)
+                stack.enter_context(REGISTRY.device.observing(self.traced))
+            yield
 
     def warnings(self) -> list[str]:
-        if not TRACED_STREAM_CALLS:
+        if not self.traced.calls:
             return []
-        calls = ", ".join(dict.fromkeys(TRACED_STREAM_CALLS))
+        calls = ", ".join(dict.fromkeys(self.traced.calls))
         return [DROPPED_STREAMS_WARNING.format(calls=calls)]
 
     # -- configs ------------------------------------------------------------------------------
@@ -187,7 +180,7 @@ class RunHooks:
             if self.ledger.index.get("mode") is None:
                 self.ledger.index["mode"] = mode
                 if self.make_instruments is not None:
-                    self.session.instruments.extend(self.make_instruments(mode))
+                    self.session.add_instruments(self.make_instruments(mode))
         entry["mode"] = mode
         dump = config.debug.graph_dump
         if getattr(dump, "enabled", False):
@@ -225,7 +218,8 @@ class RunHooks:
             compiled = captured(gm, example_inputs, **kwargs)
             if reference is None:
                 return compiled
-            check = GraphCheck(self.session.dynamo_count, reference, self._record_check, atol=self.atol)
+            check = GraphCheck(self.session.dynamo_count, reference, self._record_check, self.runs.recording,
+                               atol=self.atol)
             self.checks.append(check)
             return check.wrap(compiled)
 

@@ -41,11 +41,13 @@ from airctl.backends import BackendChoice, choose
 from airctl.errors import AirctlError, ExecutionMismatch, ModelScriptError
 from airctl.ledger.writer import LedgerWriter
 from airctl.pipeline.compare import DEFAULT_ATOL
+from airctl.pipeline.execution import RunExecution
 from airctl.pipeline.finish import finish_ledger, verify_instruments
-from airctl.pipeline.run_check import execute_fx_as_ge, run_summary
+from airctl.pipeline.run_check import run_summary
 from airctl.pipeline.run_errors import ScriptEnd, from_exception, from_system_exit
 from airctl.pipeline.run_hooks import RunHooks, RunSession
 from airctl.pipeline.run_logs import RunLog, tee_torchair_log
+from airctl.sim.capture import observing
 from airctl.torch_env import ensure_torch_importable
 
 Progress = Callable[[str], None]
@@ -128,70 +130,53 @@ def run_script(req: RunRequest, progress: Progress | None = None) -> RunResult:
         autoload = ensure_torch_importable()  # before anything (the script included) imports torch
         if autoload:
             notes.append(autoload)
-        t0 = time.perf_counter()
         backend = choose(req.backend)
         ledger.set(backend=backend.to_json())
         say(f"backend {backend.name}: {backend.reason}")
-        torchair = backend.prepare()
-        from airctl.pipeline import patched_concrete_graph, patched_graph_transform_observer
-
-        patched_graph_transform_observer.install()
-        patched_concrete_graph.install()
-        ledger.index["timings"]["backend_seconds"] = round(time.perf_counter() - t0, 3)
     except AirctlError as error:
         ledger.fail(error.message, error.to_json())
         ledger.finish("failed")
         return RunResult(ledger.root, ledger.index, backend, end, error, notes)
 
+    runs = RunExecution()
     session = RunSession(ledger)
-    hooks = RunHooks(session, backend.name, note, check=req.check, atol=req.atol,
+    hooks = RunHooks(session, backend.name, note, runs, check=req.check, atol=req.atol,
                      make_instruments=verify_instruments if req.verify else None)
-    restore_executor = _use_ge_executor(backend)
     t0 = time.perf_counter()
-    with tee_torchair_log(ledger.root / "log.txt") as log:
-        for n in notes:
-            log.note(n)
-        open_logs.append(log)
-        hooks.install(torchair)
-        try:
-            with session.active(), _ScriptContext(script, req.args):
-                runpy.run_path(str(script), run_name="__main__")
-        except SystemExit as e:
-            end = from_system_exit(e)
-        except KeyboardInterrupt:
-            ledger.fail("interrupted", {"type": "KeyboardInterrupt"})
-            ledger.finish("interrupted")
-            raise
-        except BaseException as e:  # noqa: BLE001 - the script's failure, reported as Python would
-            end = from_exception(e)
-        finally:
-            hooks.uninstall()
-            for warning in hooks.warnings():
-                note("warning: " + warning)
-            ledger.index["warnings"] = hooks.warnings()
-            hooks.collect_profiles()
-            hooks.collect_debug_dirs()
-            restore_executor()
-            session.finalize()
+    try:
+        with backend.session(runs.sim_context()) as torchair:
+            ledger.index["timings"]["backend_seconds"] = round(time.perf_counter() - t0, 3)
+            t0 = time.perf_counter()
+            with tee_torchair_log(ledger.root / "log.txt") as log:
+                for n in notes:
+                    log.note(n)
+                open_logs.append(log)
+                try:
+                    with observing(session), hooks.installed(torchair), _ScriptContext(script, req.args):
+                        runpy.run_path(str(script), run_name="__main__")
+                except SystemExit as e:
+                    end = from_system_exit(e)
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as e:  # noqa: BLE001 - the script's failure, reported as Python would
+                    end = from_exception(e)
+                finally:
+                    for warning in hooks.warnings():
+                        note("warning: " + warning)
+                    ledger.index["warnings"] = hooks.warnings()
+                    hooks.collect_profiles()
+                    hooks.collect_debug_dirs()
+                    session.finalize()
+    except KeyboardInterrupt:
+        ledger.fail("interrupted", {"type": "KeyboardInterrupt"})
+        ledger.finish("interrupted")
+        raise
+    except AirctlError as error:  # the backend could not start
+        ledger.fail(error.message, error.to_json())
+        ledger.finish("failed")
+        return RunResult(ledger.root, ledger.index, backend, end, error, notes)
     ledger.index["timings"]["script_seconds"] = round(time.perf_counter() - t0, 3)
     return _finish(req, ledger, session, hooks, backend, end, notes)
-
-
-def _use_ge_executor(backend: BackendChoice) -> Callable[[], None]:
-    """Under sim, converted FX graphs run on the multi-stream executor (``execute_fx_as_ge``).
-
-    That executor gives ``air.wait_tensor`` GE's meaning (``Identity`` plus a control edge) and
-    reports stream races into the per-graph execution check. Only installed when no other
-    executor is set; undone after the run.
-    """
-    if backend.name != "sim":
-        return lambda: None
-    from airctl.sim import install
-
-    if getattr(install, "_fx_executor", None):
-        return lambda: None
-    install.set_fx_executor(execute_fx_as_ge)
-    return lambda: install.set_fx_executor(None)
 
 
 def _finish(req: RunRequest, ledger: LedgerWriter, session: RunSession, hooks: RunHooks,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-_LIB: torch.library.Library | None = None
+from airctl.sim.registry import REGISTRY
 
 SCHEMAS = {
     "npu_add_rms_norm": "npu_add_rms_norm(Tensor x1, Tensor x2, Tensor gamma, float epsilon=1e-06) "
@@ -106,11 +106,16 @@ def _no_cpu(name: str):
 
 
 def register() -> None:
-    """Define the ops once (skipped for any op that already exists, e.g. real torch_npu)."""
-    global _LIB
-    if _LIB is not None:
+    """Define the ops once per process (skipped for any op that already exists, e.g. real torch_npu).
+
+    The library object lives in :data:`~airctl.sim.registry.REGISTRY`: torch drops the ops when it
+    is garbage-collected, and TorchAir's pattern passes keep referring to them.
+    """
+    missing = [name for name in SCHEMAS if not hasattr(torch.ops.npu, name)]
+    if not missing:
         return
-    _LIB = torch.library.Library("npu", "FRAGMENT")
+    lib = torch.library.Library("npu", "FRAGMENT")
+    REGISTRY.op_libraries.append(lib)
     computed = {
         "npu_add_rms_norm": add_rms_norm,
         "npu_rms_norm": rms_norm,
@@ -124,13 +129,11 @@ def register() -> None:
         "npu_add_rms_norm_quant": _meta_add_rms_norm_quant,
         "npu_quantize": _meta_quantize,
     }
-    for name, schema in SCHEMAS.items():
-        if hasattr(torch.ops.npu, name):
-            continue
-        _LIB.define(schema)
+    for name in missing:
+        lib.define(SCHEMAS[name])
         if name in computed:
-            _LIB.impl(name, computed[name], "CPU")
-            _LIB.impl(name, computed[name], "Meta")
+            lib.impl(name, computed[name], "CPU")
+            lib.impl(name, computed[name], "Meta")
         else:
-            _LIB.impl(name, meta_only[name], "Meta")
-            _LIB.impl(name, _no_cpu(name), "CPU")
+            lib.impl(name, meta_only[name], "Meta")
+            lib.impl(name, _no_cpu(name), "CPU")

@@ -3,52 +3,44 @@
 TorchAir's own ``__call__`` still does all of its work — input processing, the
 ``dynamo_optimized_graph`` dump, ``load``/``compile`` of the GE graph, output mapping — and
 calls ``TorchNpuGraph.run`` on our ``_torchair`` stand-in. That stand-in cannot run a GE graph;
-what it needs is the FX graph TorchAir converted and the FX-level arguments of this call. This
-wrapper makes both available to the runner for the duration of the call, and the runner maps
-FX outputs to GE output slots with TorchAir's own ``_fx_outputs_mapping``.
+what it needs is the FX graph TorchAir converted and the FX-level arguments of this call. For
+the length of the call, this wrapper gives the graph's stand-in executor a runner that executes
+``fx_graph`` on those arguments (``run_fx``, the session's multi-stream executor) and maps FX
+outputs to GE output slots with TorchAir's own ``_fx_outputs_mapping``.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-_tls = threading.local()
-_patched = False
+from airctl.sim.patching import Patches
+from airctl.sim.torchair_core import RUNNER_ATTR
 
-# fx executor: (graph_module, fx_args, graph_name) -> tuple of outputs
-FxExecutor = Callable[[Any, Sequence[Any], str], Sequence[Any]]
+# how a converted graph executes: (graph_module, fx_args, graph_name) -> tuple of outputs
+RunFx = Callable[[Any, Sequence[Any], str], Sequence[Any]]
 
 
-def install(execute_fx: FxExecutor) -> None:
-    global _patched
+def patch(p: Patches, run_fx: RunFx) -> None:
     from torchair._ge_concrete_graph.fx2ge_converter import GeConcreteGraph
 
-    from airctl.sim import torchair_core
+    original = GeConcreteGraph.__call__
 
-    if not _patched:
-        original = GeConcreteGraph.__call__
+    def call_with_fx_args(self: Any, *args: Any, **kwargs: Any) -> Any:
+        executor = self.graph._executor  # TorchAir's TorchNpuGraph: our stand-in's subclass
+        setattr(executor, RUNNER_ATTR, _runner(self, args, executor.name, run_fx))
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            executor.__dict__.pop(RUNNER_ATTR, None)
 
-        def call_with_fx_args(self, *args: Any, **kwargs: Any) -> Any:
-            stack = getattr(_tls, "stack", None)
-            if stack is None:
-                stack = _tls.stack = []
-            stack.append((self, args))
-            try:
-                return original(self, *args, **kwargs)
-            finally:
-                stack.pop()
+    p.setattr(GeConcreteGraph, "__call__", call_with_fx_args)
 
-        GeConcreteGraph.__call__ = call_with_fx_args
-        _patched = True
 
-    def runner(name: str, inputs: Sequence[Any], assigned_outputs: Sequence[Any]) -> list:
-        stack = getattr(_tls, "stack", None)
-        if not stack:
-            raise RuntimeError(f"sim: GE graph {name} ran outside a TorchAir graph call")
-        concrete, fx_args = stack[-1]
-        fx_outputs = execute_fx(concrete.fx_graph, fx_args, name)
+def _runner(concrete: Any, fx_args: Sequence[Any], name: str,
+            run_fx: RunFx) -> Callable[[Sequence[Any], Sequence[Any]], list]:
+    def run(inputs: Sequence[Any], assigned_outputs: Sequence[Any]) -> list:
+        fx_outputs = run_fx(concrete.fx_graph, fx_args, name)
         n_ge = len(concrete.graph.attr["_output_dtypes"].list.i)
         ge_outputs: list = [None] * n_ge
         for fx_idx, ge_idx in concrete._fx_outputs_mapping.items():
@@ -59,4 +51,4 @@ def install(execute_fx: FxExecutor) -> None:
                 ge_outputs[ge_idx] = assigned
         return ge_outputs
 
-    torchair_core.STATE.runner = runner
+    return run

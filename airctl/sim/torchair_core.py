@@ -2,10 +2,10 @@
 
 The real extension talks to CANN's Graph Engine: it loads serialized GE graphs, compiles them
 for the NPU and runs them. Here ``load`` keeps the serialized graph and options, ``compile`` is
-bookkeeping, and ``run`` hands the call to a *runner* installed by the sim backend, which
-executes the FX graph TorchAir converted (node by node, on CPU) and returns its outputs in GE
-output order. Everything above this layer — conversion, GE passes, dumps, logging — is
-TorchAir's own code.
+bookkeeping, and ``run`` hands the call to the *runner* the sim session attached to this graph
+for the call in progress (:mod:`airctl.sim.patched_ge_concrete_graph_call`), which executes the
+FX graph TorchAir converted (node by node, on CPU) and returns its outputs in GE output order.
+Everything above this layer — conversion, GE passes, dumps, logging — is TorchAir's own code.
 
 The IR registry (``get_registered_ir_def``) is CANN's op catalogue; without CANN it answers
 "ERROR" (not registered), which makes TorchAir refuse to auto-generate converters for custom
@@ -22,8 +22,9 @@ from typing import Any
 
 MODULE_NAME = "torchair.core._torchair"
 
-# The runner executes one GE graph: (graph name, GE inputs, assigned outputs) -> GE outputs.
-Runner = Callable[[str, Sequence[Any], Sequence[Any]], list]
+# The runner executes one GE graph: (GE inputs, assigned outputs) -> GE outputs.
+Runner = Callable[[Sequence[Any], Sequence[Any]], list]
+RUNNER_ATTR = "_airctl_runner"
 
 
 class TorchDataType(enum.IntEnum):
@@ -44,20 +45,6 @@ class TorchDataType(enum.IntEnum):
     COMPLEX128 = 14
 
 
-class _State:
-    """Process-wide state of the fake Graph Engine (the real one is a process singleton too)."""
-
-    def __init__(self) -> None:
-        self.initialized = False
-        self.init_options: dict[str, str] = {}
-        self.debug_log_path: str | None = None
-        self.runner: Runner | None = None
-        self.graphs: dict[str, TorchNpuGraphBase] = {}
-
-
-STATE = _State()
-
-
 class TorchNpuGraphBase:
     """What TorchAir's ``TorchNpuGraph`` derives from: one GE graph on the device."""
 
@@ -71,7 +58,6 @@ class TorchNpuGraphBase:
         self.hint_shapes: tuple[Any, Any] | None = None
         self.compiled = False
         self.runs = 0
-        STATE.graphs[name] = self
 
     def load(self, serialized, options, input_placements, output_dtypes, executor_type) -> None:
         self.serialized = bytes(serialized)
@@ -91,26 +77,26 @@ class TorchNpuGraphBase:
 
     def run(self, args) -> list:
         inputs, assigned_outputs, _stream = args
-        if STATE.runner is None:
+        runner: Runner | None = getattr(self, RUNNER_ATTR, None)
+        if runner is None:
             raise RuntimeError(
-                f"sim: no runner installed to execute GE graph {self.name}; "
-                "activate the sim backend with airctl.sim.install.activate()"
+                f"sim: GE graph {self.name} ran outside a sim session, so nothing can execute it; "
+                "run the model inside airctl (airctl compile / airctl run) or `with airctl.sim.session(...)`"
             )
         self.runs += 1
-        return STATE.runner(self.name, inputs, assigned_outputs)
+        return runner(inputs, assigned_outputs)
 
 
 def InitializeGraphEngine(options) -> None:  # noqa: N802 - the extension's own name
-    STATE.initialized = True
-    STATE.init_options = dict(options)
+    return None  # no Graph Engine to start: graphs execute on the CPU
 
 
 def FinalizeGraphEngine() -> None:  # noqa: N802
-    STATE.initialized = False
+    return None
 
 
 def SetDebugLogPath(path) -> None:  # noqa: N802
-    STATE.debug_log_path = str(path)
+    return None  # GE's own log; TorchAir's Python log is unaffected
 
 
 def InitDeviceStdoutChannel(device_id) -> None:  # noqa: N802

@@ -15,17 +15,16 @@ import sys
 from pathlib import Path
 
 from airctl.errors import BackendError
+from airctl.sim.registry import REGISTRY
 
 
 def torch_npu_root() -> Path | None:
-    spec = importlib.util.find_spec("torch_npu") if "torch_npu" not in sys.modules else None
-    if spec is None:
-        mod = sys.modules.get("torch_npu")
-        origin = getattr(mod, "__airctl_wheel_root__", None)
-        return Path(origin) if origin else None
-    if not spec.submodule_search_locations:
-        return None
-    return Path(list(spec.submodule_search_locations)[0])
+    """The installed torch-npu wheel's package folder (remembered: under sim a stand-in hides it)."""
+    if REGISTRY.wheel_root is None and "torch_npu" not in sys.modules:
+        spec = importlib.util.find_spec("torch_npu")
+        if spec is not None and spec.submodule_search_locations:
+            REGISTRY.wheel_root = str(list(spec.submodule_search_locations)[0])
+    return Path(REGISTRY.wheel_root) if REGISTRY.wheel_root else None
 
 
 def torchair_dir() -> Path:
@@ -48,7 +47,7 @@ def load_torchair(path: Path):
     """Import the package at ``path`` as top-level ``torchair`` and return it."""
     existing = sys.modules.get("torchair")
     if existing is not None and getattr(existing, "__file__", None) == str(path / "__init__.py"):
-        return existing
+        return existing  # imported already (by an earlier session, or TorchAir's own lazy proxy)
     spec = importlib.util.spec_from_file_location(
         "torchair", path / "__init__.py", submodule_search_locations=[str(path)]
     )

@@ -16,9 +16,9 @@ torch = pytest.importorskip("torch")
 
 @pytest.fixture()
 def fake_cuda(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
-    from airctl.sim.install import activate
+    from airctl.sim.session import load_torchair
 
-    activate()
+    load_torchair()
     log: list[tuple] = []
 
     class Stream:

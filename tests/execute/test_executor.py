@@ -11,9 +11,9 @@ torch = pytest.importorskip("torch")
 
 @pytest.fixture(scope="module", autouse=True)
 def air_ops() -> None:
-    from airctl.sim.install import activate
+    from airctl.sim.session import load_torchair
 
-    activate()  # TorchAir registers the air ops
+    load_torchair()  # TorchAir registers the air ops
 
 
 def op(g, target, args, name: str | None = None):

@@ -11,9 +11,9 @@ from airctl.io.json_io import from_dict, to_dict
 
 @pytest.fixture(scope="module")
 def air_ops():
-    from airctl.sim.install import activate
+    from airctl.sim.session import load_torchair
 
-    activate()
+    load_torchair()
     import torch
 
     return torch

@@ -12,9 +12,9 @@ FIXTURES = REPO / "fixtures" / "passes"
 
 @pytest.fixture(scope="session")
 def torch_air():
-    from airctl.sim.install import activate
+    from airctl.sim.session import load_torchair
 
-    activate()  # registers torch.ops.air.* (TorchAir's own op library)
+    load_torchair()  # registers torch.ops.air.* (TorchAir's own op library)
     import torch
 
     return torch

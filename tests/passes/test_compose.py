@@ -85,23 +85,30 @@ def test_instruments_see_each_yaml_pass(tmp_path: Path) -> None:
 
     calls: list[tuple[str, str, int]] = []
 
-    class Recorder:
-        def before_pass(self, name, graph):
-            calls.append(("before", name, len(graph)))
+    class Recorder:  # an instrument of the one pass runner: sees TorchAir's passes and the YAML ones alike
+        def before_pass(self, run):
+            calls.append(("before", run.name, run.graph_id, len(run.before)))
 
-        def after_pass(self, name, graph):
-            calls.append(("after", name, len(graph)))
+        def after_pass(self, run):
+            calls.append(("after", run.stage, run.graph_id, len(run.after), run.facts["changed"]))
 
-        def after_pass_failed(self, name, graph, error):
-            calls.append(("failed", name, len(graph)))
+        def after_pass_failed(self, run, error):
+            calls.append(("failed", run.name, run.graph_id, len(run.after)))
 
     hooks = build_hooks(PASSES / "stream.yaml")
-    result = compile_model(CompileRequest(SEED, out_dir=tmp_path, backend="sim", pre_pass=hooks.pre_pass,
+    result = compile_model(CompileRequest(SEED, out_dir=tmp_path, backend="sim", hooks=hooks,
                                           instruments=[Recorder()], stop_after_passes=True, report=False))
     assert result.index["status"] == "planned"
+    gid = "1-inference"
     yaml_calls = [c for c in calls if c[1].startswith("yaml:")]
-    assert yaml_calls == [("before", "yaml:mm-abs-on-stream1", 6), ("after", "yaml:mm-abs-on-stream1", 9),
-                          ("before", "yaml:sub-waits", 9), ("after", "yaml:sub-waits", 10)]
+    assert yaml_calls == [("before", "yaml:mm-abs-on-stream1", gid, 6),
+                          ("after", "yaml:mm-abs-on-stream1", gid, 9, True),
+                          ("before", "yaml:sub-waits", gid, 9), ("after", "yaml:sub-waits", gid, 10, True)]
+    # the YAML passes run inside TorchAir's custom pre pass, which the same runner observes around them
+    names = [c[1] for c in calls]
+    assert names.index("post_grad_custom_pre_pass") < names.index("yaml:mm-abs-on-stream1")
+    assert ("after", "after:post_grad_custom_pre_pass", gid, 10, True) in calls
+    assert ("after", "after:view_to_reshape", gid, 10, False) in calls
 
 
 def test_pass_that_changes_results_is_named(run) -> None:

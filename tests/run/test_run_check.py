@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -16,7 +18,7 @@ def traced(fn):  # noqa: ANN001, ANN201
 def test_matching_graph_is_recorded_on_its_first_call_only() -> None:
     gm = traced(lambda x: torch.abs(x) + 1)
     records = []
-    check = GraphCheck(1, copy_graph_module(gm), lambda n, s: records.append((n, s)))
+    check = GraphCheck(1, copy_graph_module(gm), lambda n, s: records.append((n, s)), nullcontext)
     compiled = check.wrap(lambda x: (torch.abs(x) + 1,))
     x = torch.randn(4)
     compiled(x)
@@ -28,7 +30,7 @@ def test_matching_graph_is_recorded_on_its_first_call_only() -> None:
 
 def test_a_changed_result_is_a_mismatch_and_the_compiled_output_is_returned() -> None:
     gm = traced(lambda x: x * 2)
-    check = GraphCheck(3, copy_graph_module(gm), lambda n, s: None)
+    check = GraphCheck(3, copy_graph_module(gm), lambda n, s: None, nullcontext)
     out = check.wrap(lambda x: (x * 3,))(torch.ones(2))
     assert torch.equal(out[0], torch.full((2,), 3.0))
     summary = run_summary([check])
@@ -36,9 +38,9 @@ def test_a_changed_result_is_a_mismatch_and_the_compiled_output_is_returned() ->
 
 
 def test_reference_treats_wait_tensor_as_ges_identity_and_does_not_touch_inputs() -> None:
-    from airctl.sim.install import activate
+    from airctl.sim.session import load_torchair
 
-    activate()
+    load_torchair()
     import torchair.scope._wait_tensor  # noqa: F401 - TorchAir defines the op on first use of npu_wait_tensor
 
     graph = torch.fx.Graph()
@@ -47,7 +49,7 @@ def test_reference_treats_wait_tensor_as_ges_identity_and_does_not_touch_inputs(
     out = graph.call_function(torch.ops.aten.add_.Tensor, (waited, 1))
     graph.output((out,))
     gm = torch.fx.GraphModule(torch.nn.Module(), graph)
-    check = GraphCheck(1, copy_graph_module(gm), lambda n, s: None)
+    check = GraphCheck(1, copy_graph_module(gm), lambda n, s: None, nullcontext)
     a_in = torch.zeros(2)
     check.wrap(lambda a, b: (a + 1,))(a_in, torch.ones(2))
     assert torch.equal(a_in, torch.zeros(2))  # the reference ran on clones

@@ -16,9 +16,9 @@ CHECKS = Path(__file__).resolve().parents[2] / "fixtures" / "checks"
 
 @pytest.fixture(scope="module")
 def torch_and_builders():  # noqa: ANN201
-    from airctl.sim.install import activate
+    from airctl.sim.session import load_torchair
 
-    activate()
+    load_torchair()
     import torch
 
     spec = importlib.util.spec_from_file_location("make_checks", CHECKS / "make_checks.py")

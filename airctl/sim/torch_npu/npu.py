@@ -3,32 +3,24 @@
 Work runs on the CPU, synchronously, in the order the program issues it. Streams and events
 are still real objects with identities: TorchAir's aclgraph code creates them, switches
 between them and records/waits on them, and airctl's executor and profiler observe those
-calls through :data:`OBSERVERS` to reconstruct the stream schedule. ``is_available()`` is
-True: under sim the NPU *is* this stand-in.
+calls through the observers of :data:`airctl.sim.registry.REGISTRY` ``.device`` (where the
+stand-in device keeps its process state: ids, each thread's current stream, core limits).
+``is_available()`` is True: under sim the NPU *is* this stand-in.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
 import torch
 
-_ids = itertools.count(1)
-_tls = threading.local()
+from airctl.sim.registry import REGISTRY
 
-# Callables notified of stream/event activity: fn(kind: str, **details). Executors and the
-# profiler add themselves for the duration of a run.
-OBSERVERS: list[Callable[..., None]] = []
-
-
-def _notify(kind: str, **details: Any) -> None:
-    for fn in list(OBSERVERS):
-        fn(kind, **details)
+_device = REGISTRY.device
+_notify = _device.notify
 
 
 class Stream:
@@ -36,7 +28,7 @@ class Stream:
 
     def __init__(self, device=None, priority: int = 0, stream_id: int | None = None,
                  device_index: int | None = None, device_type: int | None = None, **_: Any) -> None:
-        self.stream_id = next(_ids) if stream_id is None else int(stream_id)
+        self.stream_id = next(_device.ids) if stream_id is None else int(stream_id)
         self.device_index = 0 if device_index is None else int(device_index)
         self.device_type = 20 if device_type is None else int(device_type)  # c10 PrivateUse1
         self.priority = priority
@@ -83,7 +75,7 @@ _DEFAULT = Stream(stream_id=0)
 class Event:
     def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False,
                  **_: Any) -> None:
-        self.event_id = next(_ids)
+        self.event_id = next(_device.ids)
         self.recorded_on: Stream | None = None
 
     def record(self, stream: Stream | None = None) -> None:
@@ -112,7 +104,7 @@ class ExternalEvent(Event):
 
 
 def current_stream(device=None) -> Stream:
-    return getattr(_tls, "stream", _DEFAULT)
+    return getattr(_device.local, "stream", _DEFAULT)
 
 
 def default_stream(device=None) -> Stream:
@@ -120,7 +112,7 @@ def default_stream(device=None) -> Stream:
 
 
 def set_stream(stream: Stream) -> None:
-    _tls.stream = stream
+    _device.local.stream = stream
     _notify("set_stream", stream=stream)
 
 
@@ -217,16 +209,13 @@ def _get_deterministic_level() -> int:
     return 0
 
 
-_stream_limits: dict[int, tuple[int, int]] = {}
-
-
 def get_stream_limit(s: Stream) -> dict:
-    cube, vector = _stream_limits.get(s.stream_id, (24, 48))
+    cube, vector = _device.stream_limits.get(s.stream_id, (24, 48))
     return {"cube_core_num": cube, "vector_core_num": vector}
 
 
 def set_stream_limit(s: Stream, cube_num: int, vector_num: int) -> None:
-    _stream_limits[s.stream_id] = (int(cube_num), int(vector_num))
+    _device.stream_limits[s.stream_id] = (int(cube_num), int(vector_num))
 
 
 def get_device_limit(device=None) -> dict:
@@ -270,7 +259,7 @@ def graph(npu_graph: NPUGraph, pool=None, stream=None, capture_error_mode: str =
 
 
 def graph_pool_handle():
-    return (0, next(_ids))
+    return (0, next(_device.ids))
 
 
 matmul = SimpleNamespace(allow_hf32=False)

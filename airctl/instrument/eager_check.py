@@ -1,7 +1,11 @@
-"""Does a pass keep the graph's results? Run the FX graph eagerly before and after it.
+"""Eager check: does a pass keep the graph's results? Run the FX graph eagerly before and after it.
 
 TorchAir requires custom passes to preserve results, but a compile only shows that the final
-outputs differ from eager PyTorch — not which pass broke them. Inside the composed hook the
+outputs differ from eager PyTorch — not which pass broke them. :class:`EagerCheck` is the
+instrument: for every pass run with ``check_results`` (YAML passes, unless the file says
+``check_results: false``) it leaves ``facts["eager_check"]`` =
+``{"matches": bool|None, "max_abs_error", "mismatches", "skipped"}``; the YAML composer fails a
+pass whose check says ``matches: False``. Inside TorchAir's hooks the
 example inputs are FakeTensors, so this check makes real inputs from their metadata (seeded
 ``randn`` for floating dtypes, zeros for integer and bool ones, so index tensors stay in range),
 then runs the graph with :class:`torch.fx.Interpreter` (no recompile needed, fake mode switched
@@ -20,6 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+from airctl.instrument import PassRun
 
 DEFAULT_ATOL = 1e-5
 
@@ -76,7 +82,7 @@ def _flatten(value: Any) -> list[Any]:
     return [value]
 
 
-def run(gm: Any, inputs: list[Any] | None) -> Outcome:
+def run_graph(gm: Any, inputs: list[Any] | None) -> Outcome:
     """Run ``gm``'s graph eagerly on copies of ``inputs``."""
     if inputs is None:
         return Outcome(None, "symbolic or non-tensor inputs")
@@ -127,3 +133,47 @@ def _compare(before: list[Any], after: list[Any], atol: float) -> dict[str, Any]
                 not isinstance(x, torch.Tensor) and x != y):
             mismatches.append(f"output {i}: {x!r} before, {y!r} after")
     return {"matches": not mismatches, "max_abs_error": worst, "mismatches": mismatches, "skipped": None}
+
+
+class EagerCheck:
+    """Runs the graph eagerly before the first checked pass and after every checked pass that changed it.
+
+    Outcomes are remembered by graph fingerprint (from :class:`~airctl.instrument.change.ChangeDetection`,
+    which must come first), so the graph a pass receives is run once, however many passes check it,
+    and a graph TorchAir's own passes changed in between is run afresh.
+    """
+
+    def __init__(self, atol: float = DEFAULT_ATOL) -> None:
+        self.atol = atol
+        self._outcomes: dict[str, Outcome] = {}  # fingerprint -> outcome (the latest graph only)
+        self._inputs: dict[int, list[Any] | None] = {}  # id(example_inputs) -> real inputs
+
+    def _wants(self, run: PassRun) -> bool:
+        return bool(run.info.get("check_results")) and run.kind == "yaml"
+
+    def _real_inputs(self, run: PassRun) -> list[Any] | None:
+        example = run.info.get("example_inputs")
+        key = id(example)
+        if key not in self._inputs:
+            self._inputs = {key: real_inputs(example) if example is not None else None}
+        return self._inputs[key]
+
+    def before_pass(self, run: PassRun) -> None:
+        if not self._wants(run):
+            return
+        fp = run.facts["fingerprint_before"]
+        if fp not in self._outcomes:
+            self._outcomes = {fp: run_graph(run.obj, self._real_inputs(run))}
+
+    def after_pass(self, run: PassRun) -> None:
+        if not self._wants(run):
+            return
+        before = self._outcomes.get(run.facts["fingerprint_before"])
+        if before is None:
+            return
+        after = run_graph(run.obj, self._real_inputs(run)) if run.facts.get("changed") else before
+        self._outcomes = {run.facts["fingerprint"]: after}
+        run.facts["eager_check"] = compare(before, after, self.atol)
+
+    def after_pass_failed(self, run: PassRun, error: BaseException) -> None:
+        return None

@@ -1,0 +1,46 @@
+"""Snapshot: every pass leaves a ledger stage (the graph, its readable text when it changed, the facts).
+
+The last instrument of a capture's runner: it writes what the instruments before it found
+(``seconds``, ``changed``, ``inserted``/``removed``, ``eager_check``, ``returned_new_graph``, and
+the caller's ``pass_kind``/``yaml_line``/``skipped``) into stage ``run.stage`` of graph
+``run.graph_id``; a failed pass leaves ``failed:<name>`` with its first error line. An unchanged
+pass shares its predecessor's files (the ledger writer decides).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airctl.instrument import PassRun
+from airctl.io.listing import fx_code, ge_ops_text
+
+# facts copied into the stage, in this order (the rest are for instruments only)
+STAGE_FACTS = ("pass_kind", "yaml_line", "inserted", "removed", "skipped", "returned_new_graph", "eager_check")
+
+
+class Snapshot:
+    def __init__(self, ledger: Any, known_graph: Any = None) -> None:
+        self.ledger = ledger
+        self.known_graph = known_graph or (lambda gid: True)  # only graphs the capture opened get stages
+
+    def before_pass(self, run: PassRun) -> None:
+        return None
+
+    def _text(self, run: PassRun) -> str:
+        return ge_ops_text(run.after) if run.kind == "ge" else fx_code(run.obj)
+
+    def after_pass(self, run: PassRun) -> None:
+        if not self.known_graph(run.graph_id):
+            return
+        changed = run.facts.get("changed")
+        extra = {k: run.facts[k] if k in run.facts else run.info[k] for k in STAGE_FACTS
+                 if k in run.facts or k in run.info}
+        self.ledger.add_stage(run.graph_id, run.stage, run.after, text=self._text(run) if changed else None,
+                              changed=changed, seconds=run.facts.get("seconds"), **extra)
+
+    def after_pass_failed(self, run: PassRun, error: BaseException) -> None:
+        if not self.known_graph(run.graph_id):
+            return
+        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        self.ledger.add_stage(run.graph_id, run.failed_stage, run.after, text=self._text(run), changed=None,
+                              seconds=run.facts.get("seconds"), error=first)

@@ -1,0 +1,51 @@
+"""What airctl hears from TorchAir during a compile, on either backend, and how it listens.
+
+:func:`observing` patches TorchAir's observer points (:mod:`.patched_graph_transform_observer`,
+:mod:`.patched_concrete_graph`) for the length of a ``with`` block and hands every event to a
+:class:`CaptureListener` — the pipeline's capture session, which turns them into ledger stages.
+TorchAir's own code still runs; nothing is left patched afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Protocol
+
+from airctl.sim import patched_concrete_graph, patched_graph_transform_observer
+from airctl.sim.patching import Patches
+
+
+class CaptureListener(Protocol):
+    extra_dump_types: Sequence[str]  # GE dump types to write besides the one TorchAir's config names
+
+    def aot_graph(self, gm: Any, phase: str) -> None:
+        """TorchAir received the AOT graph of ``phase`` (forward, backward, inference)."""
+
+    def run_fx_pass(self, name: str, gm: Any, run: Callable[[], Any]) -> Any:
+        """TorchAir is about to run FX pass ``name`` on ``gm``: call ``run()`` and return its result."""
+
+    def run_ge_pass(self, name: str, ge: Any, run: Callable[[], Any]) -> Any:
+        """The same for a GE pass on GE graph ``ge``."""
+
+    def dumped_fx_pass(self, name: str, gm: Any) -> None:
+        """An aclgraph pass ran; TorchAir reports it only by dumping its result."""
+
+    def ge_stage(self, file_name: str, ge: Any) -> None:
+        """TorchAir dumped the GE graph at a stage (``original_ge_graph``, ``optimized_ge_graph``, ...)."""
+
+    def final_fx(self, concrete: Any, gm: Any) -> None:
+        """The FX graph TorchAir converts, after all its FX passes."""
+
+    def torchair_dump(self, path: Path, graph_name: str | None) -> None:
+        """TorchAir wrote a graph dump file."""
+
+
+@contextmanager
+def observing(listener: CaptureListener) -> Iterator[None]:
+    """Send TorchAir's compile events to ``listener`` while the block runs (TorchAir must be importable)."""
+    with Patches() as p:
+        patched_graph_transform_observer.patch(p, listener)
+        patched_concrete_graph.patch(p, listener)
+        yield

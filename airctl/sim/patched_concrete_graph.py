@@ -1,0 +1,51 @@
+"""Patch of two TorchAir internals (both backends): ``save_fx_graph`` and ``dump`` of its concrete graphs.
+
+- ``GeConcreteGraph.save_fx_graph`` / ``AclConcreteGraph.save_fx_graph`` receive the final FX
+  graph TorchAir converts (after every FX pass and scope validation): the listener records it as
+  the ``fx-final`` stage and keeps the concrete graph to collect its generated code later.
+- ``GeConcreteGraph.dump(path)`` writes TorchAir's ``dynamo_{original,optimized}_graph_*`` dump
+  in the one type the config names. TorchAir takes one type per compile; when the listener asks
+  for more (``extra_dump_types``), the same graph is also written with TorchAir's own
+  ``dump_graph`` under the same name with the other extensions. Every file is TorchAir's output.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from airctl.sim.patching import Patches
+
+
+def patch(p: Patches, listener: Any) -> None:
+    from torchair._acl_concrete_graph.fx2acl_converter import AclConcreteGraph
+    from torchair._ge_concrete_graph.fx2ge_converter import GeConcreteGraph
+    from torchair._ge_concrete_graph.utils import dump_graph
+
+    for cls in (GeConcreteGraph, AclConcreteGraph):
+        def save_fx_graph(self, graph_module, _orig=cls.save_fx_graph):
+            _orig(self, graph_module)
+            listener.final_fx(self, graph_module)
+
+        p.setattr(cls, "save_fx_graph", save_fx_graph)
+
+    orig_dump = GeConcreteGraph.dump
+
+    def dump(self, path):
+        orig_dump(self, path)
+        base = Path(path)
+        listener.torchair_dump(base, self.graph.name)
+        for ext in listener.extra_dump_types:
+            other = base.with_suffix("." + ext)
+            if other != base:
+                dump_graph(str(other), self.graph)
+                listener.torchair_dump(other, self.graph.name)
+
+    orig_acl_dump = AclConcreteGraph.dump
+
+    def acl_dump(self, path):
+        orig_acl_dump(self, path)
+        listener.torchair_dump(Path(path), self.fx_graph_name)
+
+    p.setattr(GeConcreteGraph, "dump", dump)
+    p.setattr(AclConcreteGraph, "dump", acl_dump)

@@ -1,0 +1,83 @@
+"""Patch of torch's device word handling under sim: ``.npu()``, ``.to("npu")``, ``device="npu"``.
+
+Moving a tensor or module to ``npu`` keeps it on the CPU, where the sim backend computes;
+factory calls with ``device="npu"`` are mapped the same way, and ``Tensor.is_npu`` exists (False:
+the data really is on the CPU). ``torch.device("npu")`` itself is not supported: it would need
+torch's PrivateUse1 backend renamed, which makes torch believe an accelerator is present (and
+``torch.accelerator``, which Dynamo queries on every frame, would report one it cannot drive).
+
+Everything is undone when the sim session ends (:class:`~airctl.sim.patching.Patches`).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from airctl.sim.patching import Patches
+
+FACTORIES = (
+    "empty zeros ones full rand randn randint arange linspace tensor as_tensor eye "
+    "zeros_like ones_like empty_like full_like rand_like randn_like"
+).split()
+
+
+def is_npu(dev: Any) -> bool:
+    import torch
+
+    if isinstance(dev, str):
+        return dev == "npu" or dev.startswith("npu:")
+    if isinstance(dev, torch.device):
+        return dev.type == "npu"
+    return False
+
+
+def map_device(dev: Any) -> Any:
+    """``npu``/``npu:N``/``torch.device('npu')`` -> ``cpu``; anything else unchanged."""
+    return "cpu" if is_npu(dev) else dev
+
+
+def _map_call(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    args = tuple(map_device(a) for a in args)
+    if "device" in kwargs:
+        kwargs = dict(kwargs, device=map_device(kwargs["device"]))
+    return args, kwargs
+
+
+def _mapping_to(original: Any) -> Any:
+    @functools.wraps(original)
+    def to(self, *args, **kwargs):
+        args, kwargs = _map_call(args, kwargs)
+        return original(self, *args, **kwargs)
+
+    return to
+
+
+def _mapping_factory(original: Any) -> Any:
+    @functools.wraps(original)
+    def factory(*args, **kwargs):
+        if "device" in kwargs and is_npu(kwargs["device"]):
+            kwargs = dict(kwargs, device="cpu")
+        return original(*args, **kwargs)
+
+    return factory
+
+
+def _stay(self, device=None, non_blocking=False, **kwargs):  # Tensor.npu / Module.npu: already "there"
+    return self
+
+
+def patch(p: Patches) -> None:
+    """Map the device word ``npu`` to the CPU until ``p`` is restored."""
+    import torch
+
+    if not hasattr(torch.Tensor, "is_npu"):
+        p.setattr(torch.Tensor, "is_npu", property(lambda self: self.device.type == "npu"))
+    p.setattr(torch.Tensor, "npu", _stay)
+    p.setattr(torch.nn.Module, "npu", _stay)
+    p.setattr(torch.Tensor, "to", _mapping_to(torch.Tensor.to))
+    p.setattr(torch.nn.Module, "to", _mapping_to(torch.nn.Module.to))
+    for name in FACTORIES:
+        original = getattr(torch, name, None)
+        if original is not None:
+            p.setattr(torch, name, _mapping_factory(original))
