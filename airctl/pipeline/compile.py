@@ -299,8 +299,8 @@ def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSessio
          say: Progress, timings: dict[str, Any], races: list[dict[str, Any]]) -> Comparison | None:
     import torch
 
-    from airctl.execute.recorder import Recorder, recording
-    from airctl.execute.sim_hooks import configure
+    from airctl.execute.recorder import Recorder
+    from airctl.execute.sim_hooks import EXECUTORS
 
     model = loaded.model
     eager_model = copy.deepcopy(model) if isinstance(model, torch.nn.Module) else model
@@ -318,7 +318,8 @@ def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSessio
     t0 = time.perf_counter()
     say(f"compiling through TorchAir ({req.mode}) and running once")
     rec = Recorder()
-    with session.active(), recording(rec), configure(req.threads_per_stream, req.stream_timeout_s):
+    with (session.active(), EXECUTORS.recording(rec),
+          EXECUTORS.configure(req.threads_per_stream, req.stream_timeout_s)):
         try:
             try:
                 compiled_out = loaded.call(compiled)

@@ -55,7 +55,8 @@ class ProfileRun:
 
 
 def profile_model(req: ProfileRequest, progress: Callable[[str], None] | None = None) -> ProfileRun:
-    from airctl.execute.recorder import Recorder, recording
+    from airctl.execute.recorder import Recorder
+    from airctl.execute.sim_hooks import EXECUTORS
     from airctl.pipeline.compile import CompileRequest, compile_model
 
     say = progress or (lambda _msg: None)
@@ -76,7 +77,7 @@ def profile_model(req: ProfileRequest, progress: Callable[[str], None] | None = 
     step_seconds: list[float] = []
 
     def profiled_steps(run_once: Callable[[], Any]) -> None:
-        with recording(rec):
+        with EXECUTORS.recording(rec):
             for k in range(req.warmup):
                 say(f"warmup {k + 1}/{req.warmup}")
                 run_once()

@@ -116,10 +116,11 @@ class GraphCheck:
             reason = f"the eager reference raised {type(e).__name__}: {e}"
         finally:
             torch.set_rng_state(rng)
-        from airctl.execute.recorder import Recorder, recording
+        from airctl.execute.recorder import Recorder
+        from airctl.execute.sim_hooks import EXECUTORS
 
         rec = Recorder()
-        with recording(rec):  # stream races the multi-stream executor (sim) sees in this call
+        with EXECUTORS.recording(rec):  # stream races the multi-stream executor (sim) sees in this call
             out = compiled(*args)
         self.races.extend(r for r in rec.race_rows() if r not in self.races)
         if reason is None:
