@@ -20,10 +20,10 @@ from typing import Any
 
 from airctl.backends import BackendChoice, choose
 from airctl.errors import AirctlError, CompileError, ExecutionMismatch
+from airctl.execute.compare import DEFAULT_ATOL, Comparison, compare
 from airctl.instrument import Instrument
 from airctl.ledger.writer import LedgerWriter
 from airctl.pipeline.capture import CaptureSession, capturing_backend
-from airctl.pipeline.compare import DEFAULT_ATOL, Comparison, compare
 from airctl.pipeline.finish import finish_ledger, verify_instruments
 from airctl.pipeline.logs import capture_logs
 from airctl.pipeline.model_script import LoadedModel, load_model_script

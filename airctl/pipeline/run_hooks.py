@@ -40,10 +40,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from airctl.execute.compare import DEFAULT_ATOL
 from airctl.instrument import Instrument
 from airctl.ledger.writer import LedgerWriter
 from airctl.pipeline.capture import CaptureSession, capturing_backend
-from airctl.pipeline.compare import DEFAULT_ATOL
 from airctl.pipeline.run_check import GraphCheck, copy_graph_module
 
 ACLGRAPH_MODES = ("reduce-overhead", "npugraph_ex")
