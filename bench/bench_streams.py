@@ -85,8 +85,7 @@ def main() -> int:
     ensure_torch_importable()
     import torch
 
-    from airctl.execute.recorder import Recorder, recording
-    from airctl.execute.sim_hooks import configure
+    from airctl.execute.recorder import Recorder
     from airctl.passes import build_hooks
     from airctl.pipeline.compile import CompileRequest, compile_model
 
@@ -96,18 +95,19 @@ def main() -> int:
     times: dict[str, list[float]] = {k: [] for k in variants}
     recorded: list[Recorder] = []
 
-    def bench(run_once) -> None:
+    def bench(run_once, execution) -> None:
+        executors = execution.executors
         for tps, serial in variants.values():  # warm every variant once
-            with configure(tps, serial=serial):
+            with executors.configure(tps, serial=serial):
                 run_once()
         for _ in range(opts.reps):
             for name, (tps, serial) in variants.items():
-                with configure(tps, serial=serial):
+                with executors.configure(tps, serial=serial):
                     t0 = time.perf_counter()
                     run_once()
                     times[name].append(time.perf_counter() - t0)
         rec = Recorder(keep_events=True)
-        with recording(rec), configure(1, serial=False):
+        with execution.recording(rec), executors.configure(1, serial=False):
             rec.start_step(0)
             run_once()
         recorded.append(rec)

@@ -23,6 +23,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from airctl.execute.executor import StreamExecutor
+from airctl.execute.run_state import RunState
+from airctl.graph.roles import Role
+from airctl.modes import MAX_AUTOTUNE
 
 
 def wants_cuda(args: Sequence[Any]) -> bool:
@@ -33,7 +36,7 @@ def wants_cuda(args: Sequence[Any]) -> bool:
 
 
 class CudaStreamExecutor(StreamExecutor):
-    def __init__(self, gm: Any, mode: str = "max-autotune", name: str = "graph", **kwargs: Any) -> None:
+    def __init__(self, gm: Any, mode: str = MAX_AUTOTUNE, name: str = "graph", **kwargs: Any) -> None:
         super().__init__(gm, mode, name, **kwargs)
         self.serial = True
         self._streams: list[Any] | None = None
@@ -59,7 +62,7 @@ class CudaStreamExecutor(StreamExecutor):
             for side in self._streams[1:]:
                 current.wait_stream(side)  # join before the caller uses the outputs
 
-    def _run_node(self, st: Any, s: int, i: int, t0: float, step: int, keep: bool) -> None:
+    def _run_node(self, st: RunState, s: int, i: int) -> None:
         import torch
 
         assert self._streams is not None
@@ -70,15 +73,15 @@ class CudaStreamExecutor(StreamExecutor):
             if event is not None and items[j].stream != s:
                 stream.wait_event(event)
         with torch.cuda.stream(stream):
-            super()._run_node(st, s, i, t0, step, keep)
+            super()._run_node(st, s, i)
         if i in self._sources:
             event = torch.cuda.Event()
             event.record(stream)
             self._events[i] = event
 
-    def _execute(self, st: Any, i: int) -> Any:
+    def _execute(self, st: RunState, i: int) -> Any:
         import torch
 
-        if self.sched.items[i].role == "record":
+        if self.sched.items[i].role is Role.RECORD:
             return torch.empty(0, device=self._device)
         return super()._execute(st, i)

@@ -1,28 +1,30 @@
 """Where multi-stream runs report: races always, timed events only when someone profiles.
 
 The executor is called from deep inside TorchAir (a GE graph's run, an aclgraph forward), far
-from the command that wants its findings. Commands make a :class:`Recorder` active around the
-model call (``with recording(rec):``); every executor run reports to all active recorders. A
-recorder keeps one :class:`~airctl.execute.timeline.Timeline` per graph; races are kept once
-per (graph, reader, producer), however many steps run.
+from the command that wants its findings. The command creates a :class:`Recorder` and hands it
+to the executors' owner (:meth:`airctl.execute.executors.Executors.recording`), which gives it to
+every executor it runs; a :class:`~airctl.execute.executor.StreamExecutor` reports to the one it
+holds and to nobody else. A recorder keeps one :class:`~airctl.execute.timeline.Timeline` per
+graph; races are kept once per (graph, reader, producer), however many steps run.
+
+Recorders nest (``airctl profile`` records timed steps inside a compile that records races):
+:class:`Nested` reports every run to both, with the inner one's step clock.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
-from collections.abc import Iterator
 
 from airctl.execute.timeline import OpEvent, Race, SyncEdge, Timeline
 
 log = logging.getLogger("airctl")
-_active: list[Recorder] = []
-_lock = threading.Lock()
 
 
 class Recorder:
+    """Races of every run it is given, and with ``keep_events`` the timed events of each step."""
+
     def __init__(self, keep_events: bool = False) -> None:
         self.keep_events = keep_events
         self.step = 0
@@ -35,6 +37,10 @@ class Recorder:
     def start_step(self, step: int) -> None:
         self.step = step
         self.step_t0 = time.perf_counter()
+
+    def origin(self) -> tuple[int, float] | None:
+        """(step, step start time) for event time stamps while keeping events; None otherwise."""
+        return (self.step, self.step_t0) if self.keep_events else None
 
     def timeline(self, graph: str, mode: str) -> Timeline:
         with self._lock:
@@ -81,41 +87,20 @@ class Recorder:
         return rows
 
 
-@contextlib.contextmanager
-def recording(rec: Recorder) -> Iterator[Recorder]:
-    with _lock:
-        _active.append(rec)
-    try:
-        yield rec
-    finally:
-        with _lock:
-            if rec in _active:
-                _active.remove(rec)
+class Nested:
+    """Two recorders, one inside the other: both get every run; event times follow the inner one
+    while it keeps events, else the outer one."""
+
+    def __init__(self, outer: Recorder | Nested, inner: Recorder) -> None:
+        self.outer, self.inner = outer, inner
+
+    def origin(self) -> tuple[int, float] | None:
+        return self.inner.origin() or self.outer.origin()
+
+    def add_run(self, graph: str, mode: str, events: list[OpEvent], syncs: list[SyncEdge], races: list[Race],
+                streams: list[str], notes: list[str], seconds: float = 0.0) -> None:
+        self.outer.add_run(graph, mode, events, syncs, races, streams, notes, seconds)
+        self.inner.add_run(graph, mode, events, syncs, races, streams, notes, seconds)
 
 
-def active() -> list[Recorder]:
-    with _lock:
-        return list(_active)
-
-
-def keep_events() -> bool:
-    return any(r.keep_events for r in active())
-
-
-def report(graph: str, mode: str, events: list[OpEvent], syncs: list[SyncEdge], races: list[Race],
-           streams: list[str], notes: list[str], seconds: float = 0.0) -> None:
-    recs = active()
-    if not recs:
-        for race in races:
-            log.warning("airctl: stream race in %s: %s", graph, race.message)
-        return
-    for rec in recs:
-        rec.add_run(graph, mode, events, syncs, races, streams, notes, seconds)
-
-
-def step_origin() -> tuple[int, float] | None:
-    """(step, start time) of the innermost recorder that keeps events, for event time stamps."""
-    for rec in reversed(active()):
-        if rec.keep_events:
-            return rec.step, rec.step_t0
-    return None
+Sink = Recorder | Nested  # what an executor reports to

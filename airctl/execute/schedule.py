@@ -26,18 +26,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airctl.execute.timeline import DEFAULT_STREAM
+from airctl.graph.roles import Role
 from airctl.io.fx_reader import read_fx
+from airctl.modes import MAX_AUTOTUNE, REDUCE_OVERHEAD
 from airctl.verify.happens_before import is_inplace
-from airctl.verify.plan import air_name, build_plan
+from airctl.verify.plan import build_plan
 
-MAX_AUTOTUNE = "max-autotune"
-REDUCE_OVERHEAD = "reduce-overhead"
-
-# what each role does when it runs
-NOOP_AIR = ("scope_enter", "scope_exit", "record_tagged_stream", "record_tagged_stream_",
-            "tagged_stream_wait_stream")
-TAGGED_RECORD = ("tagged_event_record", "tagged_event_record_on_stream")
-TAGGED_WAIT = ("tagged_event_wait", "tagged_event_wait_on_stream")
+NPUGRAPH_EX = "npugraph_ex"  # TorchAir's aclgraph backend: reduce-overhead semantics
 
 
 @dataclass
@@ -45,7 +40,7 @@ class Item:
     index: int
     name: str
     op: str  # "aten.mm.default", "placeholder", "output", ...
-    role: str  # input | op | record | wait | wait_tensor | tagged_record | tagged_wait | noop | output
+    role: Role  # graph.roles.role_of, except: wait_tensor is an op in reduce-overhead, OTHER is an op
     stream: int
     source: str | None = None
     module: str | None = None
@@ -78,30 +73,18 @@ def stream_word(name: str) -> str:
     return "the default stream" if name == DEFAULT_STREAM else f"stream {name!r}"
 
 
-def _role(op: str, plan_role: str) -> str:
-    air = air_name(op)
-    if air is None:
-        return plan_role if plan_role in ("input", "output") else "op"
-    if air in NOOP_AIR:
-        return "noop"
-    if air == "record":
-        return "record"
-    if air == "wait":
-        return "wait"
-    if air == "wait_tensor":
-        return "wait_tensor"
-    if air in TAGGED_RECORD:
-        return "tagged_record"
-    if air in TAGGED_WAIT:
-        return "tagged_wait"
-    return "op"
+def _role(role: Role, mode: str) -> Role:
+    """What the executor does with a node of ``role`` under ``mode``."""
+    if role is Role.WAIT_TENSOR and mode == REDUCE_OVERHEAD:
+        return Role.OP  # aclgraph runs its eager kernel, which raises by design (R12)
+    return Role.OP if role is Role.OTHER else role
 
 
 def build_schedule(gm: Any, mode: str, graph_name: str = "graph") -> Schedule:
     """The per-stream schedule of ``gm`` under ``mode`` (max-autotune or reduce-overhead)."""
     import torch.fx
 
-    mode = REDUCE_OVERHEAD if mode in (REDUCE_OVERHEAD, "npugraph_ex") else MAX_AUTOTUNE
+    mode = REDUCE_OVERHEAD if mode in (REDUCE_OVERHEAD, NPUGRAPH_EX) else MAX_AUTOTUNE
     graph = read_fx(gm, graph_name)
     plan = build_plan(graph, mode)
     fx_nodes = list(gm.graph.nodes)
@@ -114,10 +97,8 @@ def build_schedule(gm: Any, mode: str, graph_name: str = "graph") -> Schedule:
     index = {n.name: i for i, n in enumerate(fx_nodes)}
     items: list[Item] = []
     for i, node in enumerate(graph.nodes):
-        role = _role(node.op, plan.roles[i])
-        if role == "wait_tensor" and mode == REDUCE_OVERHEAD:
-            role = "op"  # aclgraph runs its eager kernel, which raises by design (R12)
-        items.append(Item(i, node.name, node.op, role, names[plan.stream[i]], node.source, node.module))
+        items.append(Item(i, node.name, node.op, _role(plan.roles[i], mode), names[plan.stream[i]], node.source,
+                          node.module))
     sched = Schedule(mode, streams, items, [[] for _ in streams], set(), None, graph_name)
 
     last_tag: dict[str, int] = {}
@@ -129,23 +110,23 @@ def build_schedule(gm: Any, mode: str, graph_name: str = "graph") -> Schedule:
     for i, fx_node in enumerate(fx_nodes):
         it = items[i]
         sched.per_stream[it.stream].append(i)
-        if it.role == "output":
+        if it.role is Role.OUTPUT:
             sched.output = i
         inputs = [index[n.name] for n in fx_node.all_input_nodes]
-        if it.role == "input":
+        if it.role is Role.INPUT:
             continue
-        if it.role == "wait":
+        if it.role is Role.WAIT:
             targets = _wait_targets(fx_node, index)
             it.syncs.extend((t, "record_wait") for t in targets)
             it.deps.extend(t for t in targets if items[t].stream != it.stream or t > i)
-        elif it.role == "wait_tensor" and len(inputs) > 1:
+        elif it.role is Role.WAIT_TENSOR and len(inputs) > 1:
             dep = index[fx_node.args[1].name] if isinstance(fx_node.args[1], torch.fx.Node) else None
             if dep is not None:
                 it.syncs.append((dep, "data"))
-        elif it.role in ("tagged_record", "tagged_wait"):
+        elif it.role in (Role.TAGGED_RECORD, Role.TAGGED_WAIT):
             it.tag = str(fx_node.args[0]) if fx_node.args else str(fx_node.kwargs.get("tag", fx_node.kwargs.get(
                 "event_tag", "")))
-            if it.role == "tagged_record":
+            if it.role is Role.TAGGED_RECORD:
                 last_tag[it.tag] = i
             elif it.tag in last_tag:
                 src = last_tag[it.tag]
@@ -158,9 +139,9 @@ def build_schedule(gm: Any, mode: str, graph_name: str = "graph") -> Schedule:
             else:
                 sched.notes.append(f"{it.name} waits for tag {it.tag!r} that no earlier node records: "
                                    "on a device it waits for nothing")
-        data_inputs = [j for j in dict.fromkeys(inputs) if items[j].role not in ("input",)]
+        data_inputs = [j for j in dict.fromkeys(inputs) if items[j].role is not Role.INPUT]
         for j in data_inputs:
-            if it.role == "wait":
+            if it.role is Role.WAIT:
                 break  # a wait's own arguments are syncs, not reads
             if items[j].stream != it.stream or j > i:
                 it.deps.append(j)
@@ -170,7 +151,7 @@ def build_schedule(gm: Any, mode: str, graph_name: str = "graph") -> Schedule:
                     it.reads.append(j)
         # in-place hazards, by tensor name as the static verifier tracks them
         target = index[fx_node.args[0].name] if (
-            it.role == "op" and fx_node.op == "call_function" and fx_node.args
+            it.role is Role.OP and fx_node.op == "call_function" and fx_node.args
             and isinstance(fx_node.args[0], torch.fx.Node) and is_inplace(it.op)) else None
         for j in dict.fromkeys(inputs):
             if j in mutated:

@@ -25,9 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from airctl.execute.compare import DEFAULT_ATOL
+from airctl.execute.compare import compare as compare_outputs
 from airctl.instrument import PassRun
-
-DEFAULT_ATOL = 1e-5
 
 
 @dataclass
@@ -100,39 +100,17 @@ def run_graph(gm: Any, inputs: list[Any] | None) -> Outcome:
 
 
 def compare(before: Outcome, after: Outcome, atol: float = DEFAULT_ATOL) -> dict[str, Any]:
-    """``{"matches": bool|None, "max_abs_error", "mismatches", "skipped"}`` (None: could not tell)."""
+    """``{"matches": bool|None, "max_abs_error", "mismatches", "skipped"}`` (None: could not tell).
+
+    The outputs are compared by :func:`airctl.execute.compare.compare` with ``rtol = atol``."""
     if before.outputs is None or after.outputs is None:
         return {"matches": None, "skipped": before.skipped or after.skipped}
     from torch._subclasses.fake_tensor import unset_fake_temporarily
 
     with unset_fake_temporarily():
-        return _compare(before.outputs, after.outputs, atol)
-
-
-def _compare(before: list[Any], after: list[Any], atol: float) -> dict[str, Any]:
-    import torch
-
-    mismatches: list[str] = []
-    worst = 0.0
-    if len(before) != len(after):
-        mismatches.append(f"{len(before)} outputs before, {len(after)} after")
-    for i, (x, y) in enumerate(zip(before, after, strict=False)):
-        if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
-            if x.shape != y.shape or x.dtype != y.dtype:
-                mismatches.append(f"output {i}: {tuple(x.shape)} {x.dtype} before, {tuple(y.shape)} {y.dtype} after")
-                continue
-            if x.numel() == 0:
-                continue
-            a, b = x.double(), y.double()
-            diff = (a - b).abs().nan_to_num(nan=0.0)
-            err = float(diff.max())
-            worst = max(worst, err)
-            if not torch.allclose(a, b, atol=atol, rtol=atol, equal_nan=True):
-                mismatches.append(f"output {i}: max abs error {err:.3g}")
-        elif isinstance(x, torch.Tensor) != isinstance(y, torch.Tensor) or (
-                not isinstance(x, torch.Tensor) and x != y):
-            mismatches.append(f"output {i}: {x!r} before, {y!r} after")
-    return {"matches": not mismatches, "max_abs_error": worst, "mismatches": mismatches, "skipped": None}
+        result = compare_outputs(before.outputs, after.outputs, atol=atol, rtol=atol, labels=("before", "after"))
+    return {"matches": result.matches, "max_abs_error": result.max_abs_error, "mismatches": result.mismatches,
+            "skipped": None}
 
 
 class EagerCheck:

@@ -20,11 +20,11 @@ from typing import Any
 
 from airctl.backends import BackendChoice, choose
 from airctl.errors import AirctlError, CompileError, ExecutionMismatch
+from airctl.execute.compare import DEFAULT_ATOL, Comparison, compare
 from airctl.instrument import Instrument, StopAfterPass
 from airctl.ledger.writer import LedgerWriter
 from airctl.modes import MAX_AUTOTUNE, MODES, DumpType, Mode
 from airctl.pipeline.capture import CaptureSession, capturing_backend
-from airctl.pipeline.compare import DEFAULT_ATOL, Comparison, compare
 from airctl.pipeline.execution import RunExecution
 from airctl.pipeline.finish import finish_ledger, verify_instruments
 from airctl.pipeline.logs import capture_logs
@@ -55,9 +55,9 @@ class CompileRequest:
     stop_after_passes: bool = False  # --plan: stop before conversion and execution
     verify: bool = True  # verify-each: run the static verifier after every pass
     report: bool = True  # write report.html into the ledger
-    # after the checked run: called with a function that runs the compiled model once more
-    # (``airctl profile`` runs its warmup and profiled steps here, with the ledger still open)
-    after_run: Callable[[Callable[[], Any]], None] | None = None
+    # after the checked run: called with a function that runs the compiled model once more, and the
+    # run's RunExecution (``airctl profile`` runs its warmup and profiled steps here, recording them)
+    after_run: Callable[[Callable[[], Any], RunExecution], None] | None = None
     threads_per_stream: int | None = None  # multi-stream executor (sim): intra-op threads per stream
     stream_timeout_s: float = 60.0  # multi-stream executor (sim): longest wait before it stops the run
 
@@ -336,7 +336,7 @@ def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSessio
     if req.after_run is not None:
         t0 = time.perf_counter()
         try:
-            req.after_run(lambda: loaded.call(compiled))
+            req.after_run(lambda: loaded.call(compiled), runs)
         finally:
             session.ledger.set(execution={**comparison.to_json(), "races": runs.race_rows()})
         timings["after_run_seconds"] = round(time.perf_counter() - t0, 3)

@@ -1,50 +1,42 @@
 """What a run's compiled graphs execute on: the multi-stream executor, with this run's settings.
 
-:class:`RunExecution` is the one object a compile or a script run creates for execution; it makes
-the :class:`~airctl.sim.session.SimContext` the sim session needs (GE graphs and aclgraph forwards
-run on :mod:`airctl.execute`'s executor), and records races and timed events into its recorders.
+:class:`RunExecution` is the one object a compile or a script run creates for execution. It owns
+the run's :class:`~airctl.execute.executors.Executors` (cached executors, worker threads,
+settings) and its :class:`~airctl.execute.recorder.Recorder` (races), and makes the
+:class:`~airctl.sim.session.SimContext` the sim session needs: GE graphs and aclgraph forwards
+run on :mod:`airctl.execute`'s executor. ``airctl profile`` and the per-graph check of
+``airctl run`` add recorders of their own for a block (:meth:`recording`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from airctl.execute.executor import DEFAULT_TIMEOUT_S
+from airctl.execute.executors import Executors, Settings
 from airctl.execute.recorder import Recorder
-from airctl.modes import MAX_AUTOTUNE, REDUCE_OVERHEAD
 from airctl.sim.session import SimContext
 
 
 class RunExecution:
-    def __init__(self, threads_per_stream: int | None = None, timeout_s: float = 60.0) -> None:
-        self.threads_per_stream = threads_per_stream
-        self.timeout_s = timeout_s
+    def __init__(self, threads_per_stream: int | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        self.executors = Executors(Settings(threads_per_stream=threads_per_stream, timeout_s=timeout_s))
         self.recorder = Recorder()
-
-    def _run(self, gm: Any, args: Sequence[Any], name: str, mode: str) -> Any:
-        from airctl.execute import sim_hooks
-        from airctl.execute.recorder import recording
-
-        with sim_hooks.configure(self.threads_per_stream, self.timeout_s), recording(self.recorder):
-            return sim_hooks.executor_for(gm, mode, name, args).run(list(args))
-
-    def run_ge(self, gm: Any, args: Sequence[Any], name: str) -> tuple[Any, ...]:
-        out = self._run(gm, args, name, MAX_AUTOTUNE)
-        return tuple(out) if isinstance(out, (list, tuple)) else (out,)
-
-    def run_acl(self, gm: Any, args: Sequence[Any], name: str) -> Any:
-        return self._run(gm, args, name, REDUCE_OVERHEAD)
+        self.executors.recorder = self.recorder
 
     def sim_context(self) -> SimContext:
-        return SimContext(run_ge=self.run_ge, run_acl=self.run_acl)
+        return SimContext(run_ge=self.executors.run_ge, run_acl=self.executors.run_acl)
 
     @contextmanager
     def recording(self, rec: Recorder) -> Iterator[Recorder]:
-        from airctl.execute.recorder import recording
-
-        with recording(rec):
+        """Runs inside the block also report to ``rec`` (timed events, if it keeps them)."""
+        with self.executors.recording(rec):
             yield rec
 
     def race_rows(self) -> list[dict[str, Any]]:
         return self.recorder.race_rows()
+
+    def close(self) -> None:
+        self.executors.close()

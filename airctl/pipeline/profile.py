@@ -55,7 +55,7 @@ class ProfileRun:
 
 
 def profile_model(req: ProfileRequest, progress: Callable[[str], None] | None = None) -> ProfileRun:
-    from airctl.execute.recorder import Recorder, recording
+    from airctl.execute.recorder import Recorder
     from airctl.pipeline.compile import CompileRequest, compile_model
 
     say = progress or (lambda _msg: None)
@@ -75,8 +75,8 @@ def profile_model(req: ProfileRequest, progress: Callable[[str], None] | None = 
     rec = Recorder(keep_events=False)
     step_seconds: list[float] = []
 
-    def profiled_steps(run_once: Callable[[], Any]) -> None:
-        with recording(rec):
+    def profiled_steps(run_once: Callable[[], Any], execution: Any) -> None:
+        with execution.recording(rec):
             for k in range(req.warmup):
                 say(f"warmup {k + 1}/{req.warmup}")
                 run_once()
@@ -97,7 +97,7 @@ def profile_model(req: ProfileRequest, progress: Callable[[str], None] | None = 
         passes_file=str(req.passes_file) if req.passes_file is not None else None,
         threads_per_stream=req.threads_per_stream, stream_timeout_s=req.timeout_s, after_run=profiled_steps,
     ), progress=say)
-    ids = _graph_ids(result.session)
+    ids = result.session.graph_ids_by_name() if result.session is not None else {}
     timelines = list(rec.timelines.values())
     for tl in timelines:
         tl.meta.setdefault("graph_id", ids.get(tl.graph))
@@ -126,18 +126,6 @@ def profile_model(req: ProfileRequest, progress: Callable[[str], None] | None = 
 
 def _failed(req: ProfileRequest, error: AirctlError) -> ProfileRun:
     return ProfileRun(Path(req.out_dir), [], [], None, None, [], error)
-
-
-def _graph_ids(session: Any) -> dict[str, str]:
-    """TorchAir graph name (``graph_1``) -> ledger graph id (``1-inference``)."""
-    ids: dict[str, str] = {}
-    for gid, concrete in getattr(session, "concrete_graphs", None) or []:
-        name = getattr(getattr(concrete, "graph", None), "name", None)
-        if not isinstance(name, str):
-            name = getattr(concrete, "fx_graph_name", None)
-        if isinstance(name, str):
-            ids[name] = gid
-    return ids
 
 
 def _races_from_rows(rows: list[dict[str, Any]]) -> list[Race]:

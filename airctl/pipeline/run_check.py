@@ -11,7 +11,7 @@ airctl does own is every Dynamo graph TorchAir compiles, so the reference is per
 3. the compiled graph runs on the real arguments — GE (max-autotune: under sim, the FX graph
    TorchAir converted) or TorchAir's aclgraph forward (reduce-overhead: under sim, its final FX
    graph), both on the multi-stream executor (:mod:`airctl.execute`);
-4. the outputs are compared (:func:`airctl.pipeline.compare.compare`) and the result goes into
+4. the outputs are compared (:func:`airctl.execute.compare.compare`) and the result goes into
    that graph's ``execution`` entry in ``index.json``, with the stream races the multi-stream
    executor saw in that call (``races``; also gathered in the run-level ``execution.races``).
 
@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from airctl.pipeline.compare import DEFAULT_ATOL, compare
+from airctl.execute.compare import DEFAULT_ATOL, compare
 
 Record = Callable[[int, dict[str, Any]], None]
 

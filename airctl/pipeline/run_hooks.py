@@ -40,11 +40,11 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from airctl.execute.compare import DEFAULT_ATOL
 from airctl.instrument import Instrument
 from airctl.ledger.writer import LedgerWriter
 from airctl.modes import REDUCE_OVERHEAD
 from airctl.pipeline.capture import CaptureSession, capturing_backend
-from airctl.pipeline.compare import DEFAULT_ATOL
 from airctl.pipeline.execution import RunExecution
 from airctl.pipeline.run_check import GraphCheck, copy_graph_module
 from airctl.sim.patching import Patches

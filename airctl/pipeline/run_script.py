@@ -39,8 +39,8 @@ from typing import Any
 
 from airctl.backends import BackendChoice, choose
 from airctl.errors import AirctlError, ExecutionMismatch, ModelScriptError
+from airctl.execute.compare import DEFAULT_ATOL
 from airctl.ledger.writer import LedgerWriter
-from airctl.pipeline.compare import DEFAULT_ATOL
 from airctl.pipeline.execution import RunExecution
 from airctl.pipeline.finish import finish_ledger, verify_instruments
 from airctl.pipeline.run_check import run_summary

@@ -33,7 +33,7 @@ from collections import Counter
 
 from airctl.errors import AirctlError
 from airctl.graph.model import Graph, Node
-from airctl.verify.plan import air_name
+from airctl.graph.roles import air_name
 
 MODES = ("module", "stream")
 INPUT_KINDS = {"placeholder", "get_attr", "Data", "Const", "Constant", "Variable"}

@@ -1,5 +1,8 @@
 """Assemble the single-file HTML viewer: inline CSS, airctl's own JS, and the payload as JSON.
 
+The JS is several files by job (``viewer/*.js``: state, diff view, stage panel, details, canvas,
+drawing, other tabs, start); :func:`viewer_js` inlines them in the fixed order ``VIEWER_JS``.
+
 The payload sits in ``<script type="application/json">`` with ``<``, ``>`` and ``&`` written as
 ``\\u003c``/``\\u003e``/``\\u0026``, so no string in a graph (``</script>``, ``<!--``) can end the block;
 the JS reads it with ``JSON.parse`` and writes only through ``textContent`` and the canvas. The
@@ -78,9 +81,22 @@ style-src 'unsafe-inline'; img-src data:">
 """
 
 
+# the viewer's files (airctl/report/viewer/), inlined in this order into one function scope:
+# state.js declares what the others share, start.js starts the page
+VIEWER_JS = ("state.js", "diff.js", "stages.js", "details.js", "canvas.js", "draw.js", "tabs.js", "start.js")
+
+
 @cache
 def _asset(name: str) -> str:
     return (HERE / name).read_text(encoding="utf-8")
+
+
+@cache
+def viewer_js() -> str:
+    """The viewer's JS for the page's one ``<script>``: every file of ``VIEWER_JS`` in order, in one
+    strict-mode function scope (so they share it, and nothing leaks into ``window``)."""
+    parts = [f"/* ---- viewer/{name} ---- */\n{_asset('viewer/' + name)}" for name in VIEWER_JS]
+    return '(function () {\n  "use strict";\n' + "".join(parts) + "})();\n"
 
 
 def script_json(obj: Any) -> str:
@@ -104,7 +120,7 @@ def timeline_img(svg: bytes | None) -> str:
 def html_page(payload: dict[str, Any], timeline_svg: bytes | None = None) -> str:
     """The whole report page for ``payload`` (see :mod:`airctl.report.payload`)."""
     values = {"title": html.escape(str(payload.get("title") or "airctl"), quote=True),
-              "css": _asset("viewer.css"), "js": _asset("viewer.js"), "data": script_json(payload),
+              "css": _asset("viewer.css"), "js": viewer_js(), "data": script_json(payload),
               "timeline": timeline_img(timeline_svg)}
     # one pass over the template: inserted text is never scanned for markers again
     return re.sub(r"@@(\w+)@@", lambda m: values[m.group(1)], TEMPLATE)

@@ -14,10 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from airctl.modes import MAX_AUTOTUNE, MODES, REDUCE_OVERHEAD
+
+__all__ = ["MAX_AUTOTUNE", "MODES", "REDUCE_OVERHEAD", "SEVERITIES", "Finding", "count", "finding_for_returned_graph",
+           "summary_json"]
+
 SEVERITIES = ("error", "warning", "info")
-MAX_AUTOTUNE = "max-autotune"
-REDUCE_OVERHEAD = "reduce-overhead"
-MODES = (MAX_AUTOTUNE, REDUCE_OVERHEAD)
 
 
 @dataclass

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from airctl.verify.findings import MAX_AUTOTUNE, REDUCE_OVERHEAD, Finding
+from airctl.graph.roles import Role
+from airctl.modes import MAX_AUTOTUNE, REDUCE_OVERHEAD
+from airctl.verify.findings import Finding
 from airctl.verify.plan import STREAM_KEY, FxPlan, emits_ge_op, node_args, ref_name, scope_keys_values
 from airctl.verify.rules import make_finding
 
@@ -65,7 +67,7 @@ class FxStructure:
                           f"the first value {label_here!r} as the stream label", [enter.name])
             if scope.label is not None and scope.parent_stream is not None:
                 end = scope.exit if scope.exit is not None else len(nodes)
-                sync = [nodes[j].name for j in range(scope.enter, end) if plan.roles[j] in ("record", "wait")]
+                sync = [nodes[j].name for j in range(scope.enter, end) if plan.roles[j] in (Role.RECORD, Role.WAIT)]
                 severity = "error" if sync and self.mode == MAX_AUTOTUNE else None
                 extra = (f"; GE files {', '.join(sync[:3])} under the outer stream {scope.parent_stream!r}"
                          if sync and self.mode == MAX_AUTOTUNE else "")
@@ -81,14 +83,14 @@ class FxStructure:
         for i, node in enumerate(nodes):
             role = plan.roles[i]
             lane = plan.outer[i]  # GE files ops, records and waits under the outermost label
-            if role == "record":
+            if role is Role.RECORD:
                 if not ops_seen.get(lane):
                     self.dropped_records.add(node.name)
                     where = f"stream {lane!r}" if lane is not None else "the default stream"
                     self._add("record_before_any_op",
                               f"{node.name} is the first thing on {where}: GE records 'no_op_before_record' "
                               f"and every wait on it is dropped (R7)", [node.name])
-            elif role == "wait":
+            elif role is Role.WAIT:
                 self._check_wait_args(i)
                 pending.setdefault(lane, []).append(node.name)
             elif emits_ge_op(node, role):
@@ -130,7 +132,7 @@ class FxStructure:
             elif name not in plan.index:
                 self._add("wait_on_unknown_record", f"{node.name} waits on {name!r}, which is not in the graph (R9)",
                           [node.name])
-            elif plan.roles[plan.index[name]] not in ("record", "op", "input"):
+            elif not _makes_token(plan.roles[plan.index[name]]):
                 self._add("wait_on_unknown_record",
                           f"{node.name} waits on {name} ({plan.nodes[plan.index[name]].op}), which produces no "
                           f"tensor or event (R9)", [node.name, name])
@@ -179,3 +181,8 @@ def _likely_starts_with_const(node: Any) -> bool:
         return True
     kwargs = node.attrs.get("kwargs") or {}
     return any(_is_literal(v) for k, v in kwargs.items() if k not in _NON_CONST_KWARGS)
+
+
+def _makes_token(role: Role) -> bool:
+    """Whether a wait may name the node (R9): a record, or any node giving a tensor (aclgraph records after it)."""
+    return role.is_op or role in (Role.RECORD, Role.INPUT)

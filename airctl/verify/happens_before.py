@@ -27,7 +27,9 @@ from bisect import bisect_right
 from functools import lru_cache
 from typing import NamedTuple
 
-from airctl.verify.findings import MAX_AUTOTUNE, REDUCE_OVERHEAD, Finding
+from airctl.graph.roles import Role
+from airctl.modes import MAX_AUTOTUNE, REDUCE_OVERHEAD
+from airctl.verify.findings import Finding
 from airctl.verify.plan import FxPlan, node_args, ref_name
 from airctl.verify.rules import make_finding
 
@@ -104,31 +106,31 @@ class HappensBefore:
         for i, node in enumerate(nodes):
             role = roles[i]
             b = self.sid[plan.stream[i]]
-            if role == "input":
+            if role is Role.INPUT:
                 continue  # graph inputs: visible on every stream (fork at graph start / GE data edge)
-            if role == "wait":
+            if role is Role.WAIT:
                 for name in _wait_targets(node):
                     st = self.stamps.get(name)
                     if st is not None and not (self.mode == MAX_AUTOTUNE and name in self.dropped):
                         self.merge(b, st)
-            elif role == "exit" and ro:
+            elif role is Role.SCOPE_EXIT and ro:
                 scope = exit_scope.get(i)
                 if scope is not None and scope.label is not None:
                     vc = list(self.clock[b])
                     vc[b] = self.pos[b]
                     joins.append(tuple(vc))  # tagged_event_record before the exit ...
-            elif role in ("op", "output", "other", "record"):
-                if role == "output" and ro:
+            elif role.is_op or role in (Role.OUTPUT, Role.OTHER, Role.RECORD):
+                if role is Role.OUTPUT and ro:
                     for vc in joins:  # ... and its tagged_event_wait before the output
                         self._merge_clock(b, vc)
                 self._uses(node, b, last_writer, last_readers)
-                if role == "output":
+                if role is Role.OUTPUT:
                     vc = list(self.clock[b])
                     vc[b] = self.pos[b]
                     output_clock = tuple(vc)
             self.pos[b] += 1
             self.stamps[node.name] = Stamp(b, self.pos[b], self.clock[b])
-            if role == "op" and b != 0 and not plan.in_unclosed[i]:
+            if role.is_op and b != 0 and not plan.in_unclosed[i]:
                 work.setdefault(b, []).append((self.pos[b], node.name))
         if output_clock is not None:
             self._joins(work, output_clock)
@@ -191,7 +193,7 @@ class HappensBefore:
 
     def _joins(self, work: dict[int, list[tuple[int, str]]], output_clock: tuple[int, ...]) -> None:
         roles = self.plan.roles
-        out_name = next((n.name for n, r in zip(self.plan.nodes, roles, strict=False) if r == "output"), "output")
+        out_name = next((n.name for n, r in zip(self.plan.nodes, roles, strict=False) if r is Role.OUTPUT), "output")
         for sid, items in work.items():
             seen_upto = output_clock[sid]
             cut = bisect_right([p for p, _ in items], seen_upto)

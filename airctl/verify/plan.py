@@ -17,45 +17,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airctl.graph.model import Graph, Node
-from airctl.verify.findings import REDUCE_OVERHEAD
+from airctl.graph.roles import Role, role_of
+from airctl.modes import REDUCE_OVERHEAD
 
 STREAM_KEY = "_user_stream_label"
-CONTROL_OPS = ("scope_enter", "scope_exit", "record", "wait")
-OP_KINDS = ("call_function", "call_method", "call_module", "op")
-INPUT_KINDS = ("placeholder", "get_attr")
 
 
-def air_name(op: str) -> str | None:
-    """``air.scope_enter.default`` -> ``scope_enter``; None for non-air ops."""
-    if not op.startswith("air."):
-        return None
-    parts = op.split(".")
-    return parts[1] if len(parts) > 1 else None
-
-
-def role_of(node: Node) -> str:
-    """``enter`` | ``exit`` | ``record`` | ``wait`` | ``input`` | ``output`` | ``op`` | ``other``."""
-    air = air_name(node.op)
-    if air == "scope_enter":
-        return "enter"
-    if air == "scope_exit":
-        return "exit"
-    if air == "record":
-        return "record"
-    if air == "wait":
-        return "wait"
-    if node.kind in INPUT_KINDS or node.op in INPUT_KINDS:
-        return "input"
-    if node.kind == "output" or node.op == "output":
-        return "output"
-    if node.kind in OP_KINDS:
-        return "op"
-    return "other"
-
-
-def emits_ge_op(node: Node, role: str) -> bool:
+def emits_ge_op(node: Node, role: Role) -> bool:
     """Whether converting the node creates GE ops (what R7/R8 bookkeeping counts)."""
-    return role == "op" and node.op not in ("getitem", "_operator.getitem")
+    return role.is_op and node.op not in ("getitem", "_operator.getitem")
 
 
 def node_args(node: Node) -> list[Any]:
@@ -103,7 +73,7 @@ class Scope:
 class FxPlan:
     graph: Graph
     mode: str
-    roles: list[str] = field(default_factory=list)
+    roles: list[Role] = field(default_factory=list)  # graph.roles.role_of per node
     stream: list[str | None] = field(default_factory=list)  # innermost stream per node (None = default)
     outer: list[str | None] = field(default_factory=list)  # outermost stream label (GE record/wait bookkeeping)
     scopes: list[Scope] = field(default_factory=list)
@@ -125,7 +95,7 @@ def build_plan(graph: Graph, mode: str) -> FxPlan:
     plan = FxPlan(graph=graph, mode=mode)
     plan.index = {n.name: i for i, n in enumerate(nodes)}
     plan.roles = [role_of(n) for n in nodes]
-    has_scopes = "enter" in plan.roles or "exit" in plan.roles
+    has_scopes = Role.SCOPE_ENTER in plan.roles or Role.SCOPE_EXIT in plan.roles
     stack: list[Scope] = []
     inner: str | None = None
     outer: str | None = None
@@ -140,7 +110,7 @@ def build_plan(graph: Graph, mode: str) -> FxPlan:
             plan.stream.append(node.stream)
             plan.outer.append(node.stream)
             continue
-        if role == "exit":
+        if role is Role.SCOPE_EXIT:
             plan.stream.append(inner)  # the exit belongs to the scope it closes
             plan.outer.append(outer)
             if stack:
@@ -151,7 +121,7 @@ def build_plan(graph: Graph, mode: str) -> FxPlan:
             continue
         plan.stream.append(inner)
         plan.outer.append(outer)
-        if role == "enter":
+        if role is Role.SCOPE_ENTER:
             keys, values = scope_keys_values(node)
             scope = Scope(enter=i, label=stream_label(keys, values, mode), parent_stream=inner)
             plan.scopes.append(scope)

@@ -101,8 +101,8 @@ def make_finding(rule_id: str, mode: str, message: str, nodes: list[str], graph:
 def normalise_mode(mode: str) -> str:
     """Accept TorchAir's spellings: ``reduce-overhead``/``npugraph_ex`` and ``max-autotune``/``ge``."""
     m = mode.strip().lower().replace("_", "-")
-    if m in ("reduce-overhead", "npugraph-ex", "aclgraph"):
+    if m in (REDUCE_OVERHEAD, "npugraph-ex", "aclgraph"):
         return REDUCE_OVERHEAD
-    if m in ("max-autotune", "ge"):
+    if m in (MAX_AUTOTUNE, "ge"):
         return MAX_AUTOTUNE
     raise ValueError(f"unknown mode {mode!r}: use max-autotune or reduce-overhead")

@@ -54,11 +54,10 @@ def fake_cuda(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
 
 def _run(mode: str, wait_before: str | None):
     from airctl.execute.cuda import CudaStreamExecutor
-    from airctl.execute.recorder import Recorder, recording
+    from airctl.execute.recorder import Recorder
 
     rec = Recorder()
-    with recording(rec):
-        out = CudaStreamExecutor(seed_gm(wait_before=wait_before), mode, "g").run([X])
+    out = CudaStreamExecutor(seed_gm(wait_before=wait_before), mode, "g", recorder=rec).run([X])
     assert all(torch.allclose(a, b) for a, b in zip(out, eager(X), strict=True))
     return {(r.reader, r.producer) for _, r in rec.races}
 

@@ -56,11 +56,14 @@ def eager(x):
 
 def run(gm, mode: str, x, **kw):
     from airctl.execute.executor import StreamExecutor
-    from airctl.execute.recorder import Recorder, recording
+    from airctl.execute.recorder import Recorder
 
     rec = Recorder(keep_events=True)
-    with recording(rec):
-        out = StreamExecutor(gm, mode, "g", **kw).run([x])
+    ex = StreamExecutor(gm, mode, "g", recorder=rec, **kw)
+    try:
+        out = ex.run([x])
+    finally:
+        ex.close()
     return out, rec
 
 
@@ -234,7 +237,7 @@ def test_an_error_on_a_side_stream_ends_the_run() -> None:
 def test_wait_tensor_is_identity_in_max_autotune() -> None:
     import importlib
 
-    from airctl.execute.sim_hooks import execute_ge
+    from airctl.execute.executors import Executors
 
     importlib.import_module("torchair.scope._wait_tensor")  # registers air.wait_tensor (lazily, as TorchAir does)
     g = torch.fx.Graph()
@@ -242,5 +245,61 @@ def test_wait_tensor_is_identity_in_max_autotune() -> None:
     y = g.call_function(torch.ops.aten.neg.default, (x,))
     z = g.call_function(torch.ops.air.wait_tensor.default, (x, y))
     g.output((z, y))
-    out = execute_ge(torch.fx.GraphModule(torch.nn.Module(), g), [X], "g")
+    out = Executors().run_ge(torch.fx.GraphModule(torch.nn.Module(), g), [X], "g")
     assert torch.equal(out[0], X) and torch.equal(out[1], -X)
+
+
+def test_each_executor_reports_only_to_the_recorder_it_was_given() -> None:
+    """The recorder is passed explicitly: two executors, two recorders, nothing crosses over."""
+    from airctl.execute.executor import StreamExecutor
+    from airctl.execute.pool import WorkerPool
+    from airctl.execute.recorder import Recorder
+
+    racy, ordered = Recorder(keep_events=True), Recorder()
+    with WorkerPool() as pool:
+        a = StreamExecutor(seed_gm(), "reduce-overhead", "racy", recorder=racy, pool=pool)
+        b = StreamExecutor(seed_gm(wait_before="add"), "reduce-overhead", "ordered", recorder=ordered, pool=pool)
+        for _ in range(2):
+            a.run([X])
+            b.run([X])
+    assert set(racy.timelines) == {"racy"} and set(ordered.timelines) == {"ordered"}
+    assert {g for g, _ in racy.races} == {"racy"} and ordered.races == []
+    assert racy.timelines["racy"].events and not ordered.timelines["ordered"].events  # only racy keeps events
+    assert ordered.timelines["ordered"].meta["runs"] == 2
+
+
+def test_an_executor_without_a_pool_makes_one_and_close_ends_it() -> None:
+    from airctl.execute.executor import StreamExecutor
+
+    ex = StreamExecutor(seed_gm(wait_before="add"), "reduce-overhead", "g")
+    assert same(ex.run([X]), eager(X))
+    pool = ex.pool
+    assert pool is not None and pool.started == 1
+    assert same(ex.run([X]), eager(X)) and pool.started == 1  # the stream's thread is kept between runs
+    ex.close()
+    assert pool.closed and ex.pool is None
+    assert same(ex.run([X]), eager(X))  # a fresh pool after close
+    ex.close()
+
+
+def test_schedule_and_verifier_plan_classify_nodes_alike() -> None:
+    """One classifier: the executor's roles are the verifier's, but for wait_tensor in reduce-overhead."""
+    import importlib
+
+    from airctl.execute.schedule import build_schedule
+    from airctl.graph.roles import Role
+    from airctl.io.fx_reader import read_fx
+    from airctl.verify.plan import build_plan
+
+    importlib.import_module("torchair.scope._wait_tensor")
+    gm = seed_gm(wait_before="add")
+    y = next(n for n in gm.graph.nodes if n.name == "sub")
+    with gm.graph.inserting_after(y):
+        gm.graph.call_function(torch.ops.air.wait_tensor.default, (y, y))
+    gm.recompile()
+    for mode in ("max-autotune", "reduce-overhead"):
+        plan = build_plan(read_fx(gm, "g"), mode)
+        sched = build_schedule(gm, mode, "g")
+        expected = [Role.OP if (r is Role.WAIT_TENSOR and mode == "reduce-overhead") else r for r in plan.roles]
+        assert [it.role for it in sched.items] == expected
+        assert Role.SCOPE_ENTER in expected and Role.RECORD in expected and Role.WAIT in expected

@@ -148,3 +148,19 @@ def test_removed_and_added_namesakes_get_separate_places() -> None:
     assert [group.keys[u] for u in diff["removed"]] == ["v"]
     assert [group.keys[u] for u in diff["added"]] == ["v#2"]
     assert group.snapshots[1]["names"] == {"2": "v"}
+
+
+def test_viewer_files_are_inlined_in_their_fixed_order_in_one_script() -> None:
+    from airctl.graph.model import Graph, Node
+    from airctl.report.page import HERE, VIEWER_JS, graph_page, viewer_js
+
+    on_disk = {p.name for p in (HERE / "viewer").glob("*.js")}
+    assert on_disk == set(VIEWER_JS)  # a new file must be listed, or the page would lack it
+    assert VIEWER_JS[0] == "state.js" and VIEWER_JS[-1] == "start.js"  # shared vars first, start() last
+    js = viewer_js()
+    marks = [js.index(f"/* ---- viewer/{name} ---- */") for name in VIEWER_JS]
+    assert marks == sorted(marks)
+    assert js.startswith("(function () {") and js.rstrip().endswith("})();")
+    assert js.rstrip().removesuffix("})();").rstrip().endswith("start();")
+    page = graph_page(Graph("g", "fx", [Node("x", "placeholder", kind="placeholder")]))
+    assert page.count("<script") == 2 and js in page  # the payload block and the viewer

@@ -1,0 +1,129 @@
+/* The other tabs: findings (with links to their nodes), profile (streams, critical path, top
+ * ops, races, the timeline picture) and run (the run record).
+ */
+  function nodeLink(finding, name) {
+    var a = el("a", "node-link", name);
+    a.addEventListener("click", function () { goTo(finding.graph, finding.stage, name); });
+    return a;
+  }
+  function goTo(graphId, stageName, nodeName_) {
+    var gk = graphs.findIndex(function (gr) { return gr.id === graphId; });
+    if (gk < 0) gk = state.graph;
+    showTab("graph");
+    if (gk !== state.graph) selectGraph(gk);
+    var sk = graphs[gk] ? graphs[gk].stages.findIndex(function (s) { return s.name === stageName; }) : -1;
+    if (sk >= 0) selectStage(sk);
+    if (nodeName_) selectByName(nodeName_);
+  }
+  function selectByName(name) {
+    var c = cur();
+    if (!c || !c.g) return false;
+    for (var i = 0; i < c.snap.nodes.length; i++) {
+      if (nodeName(c.g, c.snap, i) === name) { focusNode(c.snap.nodes[i]); return true; }
+    }
+    return false;
+  }
+  function buildFindings() {
+    var box = $("findings"), list = data.findings || [];
+    clear(box);
+    $("tab-btn-findings").textContent = "Findings (" + list.length + ")";
+    if (!list.length) { box.appendChild(el("p", "muted", "The verifier found nothing in this run.")); return; }
+    var t = el("table", "grid"), head = el("tr");
+    ["severity", "rule", "graph", "stage", "nodes", "message", "source"].forEach(function (h) { head.appendChild(el("th", null, h)); });
+    t.appendChild(head);
+    list.forEach(function (f) {
+      var tr = el("tr", "finding");
+      tr.appendChild(el("td", "sev-" + f.severity, f.severity));
+      tr.appendChild(el("td", null, (f.rule || "") + (f.ref ? " (" + f.ref + ")" : "")));
+      tr.appendChild(el("td", null, f.graph));
+      tr.appendChild(el("td", null, f.stage));
+      var td = el("td");
+      (f.nodes || []).slice(0, 20).forEach(function (n) { td.appendChild(nodeLink(f, n)); });
+      tr.appendChild(td);
+      var msg = el("td", null, f.message);
+      if (f.hint) { msg.appendChild(el("div", "muted", "hint: " + f.hint)); }
+      tr.appendChild(msg);
+      tr.appendChild(el("td", null, f.source));
+      t.appendChild(tr);
+    });
+    box.appendChild(t);
+  }
+  function dur(x) {
+    if (typeof x !== "number" || !isFinite(x)) return fmt(x);
+    var a = Math.abs(x);
+    if (a >= 1) return x.toFixed(3) + " s";
+    if (a >= 1e-3) return (x * 1e3).toFixed(a >= 0.1 ? 1 : 2) + " ms";
+    if (a > 0) return (x * 1e6).toFixed(1) + " \u00b5s";
+    return "0";
+  }
+  function table(headers, rows) {
+    var t = el("table", "grid"), head = el("tr");
+    headers.forEach(function (h) { head.appendChild(el("th", null, h)); });
+    t.appendChild(head);
+    rows.forEach(function (cells) {
+      var tr = el("tr");
+      cells.forEach(function (c) { tr.appendChild(el("td", null, c === null || c === undefined ? "" : String(c))); });
+      t.appendChild(tr);
+    });
+    return t;
+  }
+  function buildProfile() {
+    var p = data.profile, box = $("profile");
+    if (!p) { $("tab-btn-profile").style.display = "none"; return; }
+    var tl = $("timeline");
+    clear(box);
+    if (p.error) { box.appendChild(el("p", "sev-error", p.error)); }
+    if (Array.isArray(p.streams)) {
+      box.appendChild(el("h2", null, "Streams (median step)"));
+      box.appendChild(table(["stream", "busy", "idle", "busy %", "ops", "longest gap"], p.streams.map(function (s) {
+        return [s.stream, dur(s.busy_s), dur(s.idle_s),
+                typeof s.busy_pct === "number" ? s.busy_pct.toFixed(1) : "", s.ops, dur(s.largest_gap_s)];
+      })));
+    }
+    var facts = [];
+    if (p.overlap_s !== undefined) facts.push("overlap between streams: " + dur(p.overlap_s));
+    if (p.span_s !== undefined) facts.push("op span: " + dur(p.span_s));
+    if (p.step_s !== undefined) facts.push("step time: " + dur(p.step_s));
+    if (facts.length) box.appendChild(el("p", null, facts.join(" \u00b7 ")));
+    if (Array.isArray(p.critical_path)) {
+      box.appendChild(el("h2", null, "Critical path" + (p.critical_path_s !== undefined ? " (" + dur(p.critical_path_s) + " of work)" : "")));
+      box.appendChild(table(["node", "op", "stream", "time", "reached by", "source"], p.critical_path.map(function (c) {
+        return [c.node, c.op, c.stream, dur(c.dur_s), c.via, c.source];
+      })));
+    } else if (p.critical_path !== undefined) {
+      box.appendChild(el("pre", "pre", JSON.stringify(p.critical_path, null, 1)));
+    }
+    if (Array.isArray(p.top_ops) && p.top_ops.length) {
+      box.appendChild(el("h2", null, "Top ops (per step)"));
+      box.appendChild(table(["op", "calls", "total", "mean"], p.top_ops.slice(0, 15).map(function (o) {
+        return [o.op, o.count, dur(o.total_s), dur(o.mean_s)];
+      })));
+    }
+    if (p.races !== undefined) {
+      var races = Array.isArray(p.races) ? p.races : [p.races];
+      box.appendChild(el("h2", races.length ? "sev-error" : null, "Races (" + races.length + ")"));
+      if (races.length) {
+        box.appendChild(table(["reader", "stream", "source", "reads", "stream", "source"], races.map(function (r) {
+          return typeof r === "object" && r ? [r.reader, r.reader_stream, r.reader_source, r.producer, r.producer_stream, r.producer_source]
+                                            : [String(r), "", "", "", "", ""];
+        })));
+      }
+    }
+    if (p.trace) box.appendChild(el("p", null, "Trace (open in https://ui.perfetto.dev): " + fmt(p.trace)));
+    if (tl) box.appendChild(tl);
+  }
+  function buildRun() {
+    var box = $("run"), run = data.run || {};
+    clear(box);
+    var t = el("table", "grid");
+    Object.keys(run).forEach(function (k) {
+      var tr = el("tr");
+      tr.appendChild(el("th", null, k));
+      var v = run[k], td = el("td");
+      if (v !== null && typeof v === "object") td.appendChild(el("pre", "pre", JSON.stringify(v, null, 1)));
+      else td.textContent = fmt(v);
+      tr.appendChild(td);
+      t.appendChild(tr);
+    });
+    box.appendChild(t);
+  }
