@@ -2,7 +2,7 @@
 
 ``index.json`` is a contract read by other tools and by older and newer airctl versions, so a
 read-then-write must not change it: a :class:`Record` remembers which keys it was read with (or
-which were set since) and writes exactly those, and keeps keys it does not know in ``extra``.
+which were set since), in order, and writes exactly those; keys it does not know stay in ``extra``.
 
 - *core* fields are written whenever the writer creates the record (``null`` if unset);
 - *optional* fields (``optional()``) are written only once set, as airctl always did;
@@ -49,32 +49,34 @@ class Record:
         """How errors name the ``position``-th record of a list, read as ``data``."""
         return f"{cls.KIND} {position}"
 
-    # -- presence ------------------------------------------------------------------------------
+    # -- presence and order of keys -------------------------------------------------------------
     def __post_init__(self) -> None:
-        present = {f.name for f in _fields(type(self)) if not f.metadata.get("optional")}
-        present |= {f.name for f in _fields(type(self)) if f.metadata.get("optional")
-                    and getattr(self, f.name) is not None}
-        object.__setattr__(self, "_present", present)
+        keys = [f.name for f in _fields(type(self))
+                if not f.metadata.get("optional") or getattr(self, f.name) is not None]
+        object.__setattr__(self, "_keys", dict.fromkeys([*keys, *self.extra]))
 
     def __setattr__(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
-        present = self.__dict__.get("_present")
-        if present is not None and name in _field_names(type(self)):
-            present.add(name)
+        keys = self.__dict__.get("_keys")
+        if keys is not None and name in _field_names(type(self)):
+            keys.setdefault(name)
 
     def has(self, key: str) -> bool:
         """Is ``key`` in this record's JSON (a known field that is set, or an extra key)?"""
-        return key in self.__dict__.get("_present", ()) or key in self.extra
+        if key in _field_names(type(self)):
+            return key in self.__dict__.get("_keys", ())
+        return key in self.extra
 
     # -- dict-style keys (the JSON names) ------------------------------------------------------
     def keys(self) -> list[str]:
-        """The JSON keys, in the order :meth:`to_json` writes them."""
-        return [f.name for f in _fields(type(self)) if f.name in self._present] + list(self.extra)
+        """The JSON keys, in the order they were read or first set (as a dict keeps them)."""
+        ordered = [k for k in self._keys if self.has(k)]
+        return ordered + [k for k in self.extra if k not in self._keys]
 
     def value(self, key: str, default: Any = None) -> Any:
         """The value of JSON key ``key`` (a field or an extra key), ``default`` when absent."""
         if key in _field_names(type(self)):
-            return getattr(self, key) if key in self._present else default
+            return getattr(self, key) if self.has(key) else default
         return self.extra.get(key, default)
 
     def set_key(self, key: str, value: Any) -> None:
@@ -84,6 +86,7 @@ class Record:
             setattr(self, key, _coerce(value, hint))
         else:
             self.extra[key] = value
+            self._keys.setdefault(key)
 
     def update(self, fields: Mapping[str, Any]) -> None:
         for key, value in fields.items():
@@ -114,7 +117,7 @@ class Record:
             else:
                 extra[key] = value
         record = cls(**known, extra=extra)  # type: ignore[call-arg]
-        object.__setattr__(record, "_present", set(known))
+        object.__setattr__(record, "_keys", dict.fromkeys(data))
         return record
 
 
