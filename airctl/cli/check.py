@@ -28,7 +28,8 @@ def register(app: typer.Typer) -> None:
                                     "or model .py"),
         mode: Mode | None = typer.Option(None, "--mode", help="Semantics to check against (default: the ledger's "
                                          "mode, else max-autotune; GE graphs are always max-autotune)."),
-        stage: str | None = typer.Option(None, "--stage", help="Ledger stage to check (default: the last FX stage)."),
+        stage: str | None = typer.Option(None, "--stage", help="Ledger stage to check (default: fx-final, else "
+                                         "the last FX stage)."),
         passes: Path | None = typer.Option(None, "--passes", help="YAML pass file (model scripts: compile first)."),
         json_out: bool = typer.Option(False, "--json", help="Print only JSON on stdout."),
     ) -> None:

@@ -56,7 +56,7 @@ def register(app: typer.Typer) -> None:
         with err.status("compiling…", spinner="dots") as status:
             result = compile_model(request, progress=lambda msg: status.update(msg))
         if as_json:
-            print_json(result.index)
+            print_json(result.index.to_json())
         else:
             print_summary(result)
         if result.error is not None:

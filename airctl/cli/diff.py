@@ -70,32 +70,24 @@ def diff_pair(old: Any, new: Any) -> Any:
 
 
 def load_pair(a: Path, b: Path | None, from_stage: str | None, to_stage: str | None) -> tuple[Any, Any]:
-    """The two graphs to compare: two sources, or two stages of ledger ``a``."""
+    """The two graphs to compare: two sources, or two stages of ledger ``a`` (defaults: docs/ledger.md)."""
     from airctl.errors import AirctlError
     from airctl.io.source import is_ledger
+    from airctl.ledger.defaults import Request, StageRequest
+    from airctl.ledger.reader import Ledger
     from airctl.pipeline.source import load_source
 
     if b is None:
         if not is_ledger(a):
             raise AirctlError("diff needs two graphs, or one ledger folder with --from/--to", file=str(a),
                               hint="airctl diff OLD NEW  |  airctl diff LEDGER --from STAGE --to STAGE")
-        if from_stage is None:  # Dynamo's graph holds torch.* calls, AOT's aten ops: start from AOT's
-            from airctl.io.source import ledger_stages
-
-            graphs = ledger_stages(a)
-            aot = [s for s in (graphs[0][1] if graphs else []) if s.name.startswith("aot-")]
-            from_stage = f"{aot[0].graph_id}/{aot[0].name}" if aot else None
-        old = load_source(a, from_stage, default="first")
-        new = load_source(a, to_stage, default="last")
-        if to_stage is None and new.dialect != old.dialect and old.dialect == "fx":
-            # FX against GE matches nothing; the last FX stage is the useful default
-            try:
-                new = load_source(a, "fx-final")
-            except AirctlError:
-                pass
+        ledger = Ledger.open(a)
+        old = ledger.load(ledger.find_stage(from_stage, request=Request.DIFF_FROM))
+        # FX against GE matches nothing: the new side defaults to the old side's dialect
+        new = ledger.load(ledger.find_stage(to_stage, request=StageRequest(Request.DIFF_TO, dialect=old.dialect)))
     else:
-        old = load_source(a, from_stage)
-        new = load_source(b, to_stage)
+        old = load_source(a, from_stage, Request.DIFF_SOURCE)
+        new = load_source(b, to_stage, Request.DIFF_SOURCE)
     return old, new
 
 

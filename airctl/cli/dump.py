@@ -12,7 +12,8 @@ RENDER_TYPES = ("dot", "svg", "png", "html")
 HELP = (
     "Read a graph and print it as JSON, an FX-style listing, TorchAir pbtxt or GE txt; or render it.\n\n"
     "SOURCE is a TorchAir dump (.pbtxt, .txt, .py), an airctl graph .json, or a ledger folder "
-    "(then --stage picks the stage; default: the last stage of the first graph).\n\n"
+    "(then --stage picks the stage; default: the last stage of the first graph, but fx-final for --type fx and "
+    "the last GE stage, ge-optimized, for --type pbtxt/txt).\n\n"
     "[bold]Examples[/bold]\n\n"
     "  airctl dump dynamo_optimized_graph_1.pbtxt --type json\n\n"
     "  airctl dump airctl-runs/<run-id> --stage fx-final --type fx\n\n"
@@ -52,11 +53,12 @@ def dump(source: Path, type_: str, stage: str | None, out: Path | None, mode: st
          collapse: str | None = None, depth: int = 2) -> str | None:
     """The text to print for ``--type`` (None when a renderer wrote ``out`` itself)."""
     from airctl.errors import AirctlError
+    from airctl.ledger.defaults import Request, StageRequest
     from airctl.pipeline.source import load_source
 
     if type_ not in TEXT_TYPES + RENDER_TYPES:
         raise AirctlError(f"unknown --type {type_!r}", hint=f"choose one of: {', '.join(TEXT_TYPES + RENDER_TYPES)}")
-    graph = load_source(source, stage, mode=mode)
+    graph = load_source(source, stage, StageRequest(Request.DUMP, output_type=type_), mode=mode)
     if collapse:
         from airctl.render.collapse import collapse as fold
 

@@ -16,8 +16,14 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+    sys.stdout.write(json.dumps(data, indent=2, default=_plain) + "\n")
     sys.stdout.flush()
+
+
+def _plain(value: Any) -> Any:
+    """JSON for what json cannot write: objects with ``to_json()`` (the run index), else their text."""
+    to_json = getattr(value, "to_json", None)
+    return to_json() if callable(to_json) else str(value)
 
 
 def render_error(error: Exception) -> None:

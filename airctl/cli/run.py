@@ -54,7 +54,7 @@ def register(app: typer.Typer) -> None:
 def _print_summary(result) -> None:  # noqa: ANN001 - RunResult, imported lazily
     from airctl.cli.output import err
 
-    index = result.index
+    index = result.index.to_json()
     graphs = index.get("graphs") or []
     stages = sum(len(g.get("stages") or []) for g in graphs)
     parts = [f"{len(graphs)} graph{'s' if len(graphs) != 1 else ''}", f"{stages} stages"]

@@ -55,7 +55,7 @@ def print_races(races: list[dict[str, Any]], limit: int = 5, console: Any = None
 
 
 def print_summary(result: Any, show_all: bool = False) -> None:
-    index = result.index
+    index = result.index.to_json()
     backend = index.get("backend") or {}
     err.print(f"[bold]airctl compile[/bold] {escape(str((index.get('model') or {}).get('path')))} "
               f"mode={index.get('mode')} backend={backend.get('name', '?')}"

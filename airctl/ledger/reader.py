@@ -1,4 +1,9 @@
-"""Open a ledger folder written by :mod:`airctl.ledger.writer` and load its stages.
+"""Open a ledger folder and load its stages: the one reader of ``index.json``.
+
+``airctl dump``/``diff`` (:mod:`airctl.io.source`), ``check`` (:mod:`airctl.verify.inputs`), the
+report and ``profile --ledger`` all read a ledger through :class:`Ledger`, so they agree on what a
+malformed index is, on which paths a ledger may name, and on the default stage
+(:func:`airctl.ledger.defaults.default_stage`).
 
 >>> led = Ledger.open("airctl-runs/<run-id>")              # doctest: +SKIP
 >>> stage = led.find_stage("fx-final")                      # doctest: +SKIP
@@ -8,29 +13,28 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from airctl.errors import LedgerError
 from airctl.graph.model import Graph
-from airctl.io.json_io import read_json
-from airctl.ledger.writer import INDEX
+from airctl.io.read import read_graph
+from airctl.ledger.defaults import Request, StageRequest, default_stage
+from airctl.ledger.index import RunIndex, StageRef
+from airctl.ledger.record import INDEX
 
-
-@dataclass(frozen=True)
-class StageRef:
-    graph_id: str
-    index: int
-    name: str
-    file: str
-    data: dict[str, Any]
+OPEN_HINT = "pass the run folder that `airctl compile` printed (airctl-runs/<run-id>)"
 
 
 class Ledger:
-    def __init__(self, root: Path, index: dict[str, Any]) -> None:
+    """A ledger folder and its typed index."""
+
+    def __init__(self, root: Path, index: RunIndex) -> None:
         self.root = root
         self.index = index
+
+    @property
+    def index_path(self) -> Path:
+        return self.root / INDEX
 
     @staticmethod
     def is_ledger(path: Path | str) -> bool:
@@ -38,55 +42,82 @@ class Ledger:
 
     @classmethod
     def open(cls, path: Path | str) -> Ledger:
+        """Read and check ``<path>/index.json``; every problem is a :class:`LedgerError` with the file."""
         root = Path(path)
         index_path = root / INDEX
         if not index_path.is_file():
-            raise LedgerError(f"not a ledger: no {INDEX}", file=str(root),
-                              hint="pass the run folder that `airctl compile` printed (airctl-runs/<run-id>)")
+            raise LedgerError(f"not a ledger: no {INDEX}", file=str(root), hint=OPEN_HINT)
         try:
-            index = json.loads(index_path.read_text(encoding="utf-8"))
+            data = json.loads(index_path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as e:
-            raise LedgerError(f"corrupt {INDEX}: {e.msg}", file=str(index_path), line=e.lineno, column=e.colno) from e
-        return cls(root, index)
+            raise LedgerError(f"corrupt {INDEX}: {e.msg}", file=str(index_path), line=e.lineno,
+                              column=e.colno) from e
+        except (OSError, UnicodeDecodeError, RecursionError) as e:
+            raise LedgerError(f"cannot read {INDEX}: {e}", file=str(index_path)) from e
+        return cls(root, RunIndex.read(data, file=str(index_path)))
 
+    # -- stages --------------------------------------------------------------------------------
     def graph_ids(self) -> list[str]:
-        return [g["id"] for g in self.index.get("graphs", [])]
+        return self.index.graph_ids()
 
     def stages(self, graph_id: str | None = None) -> list[StageRef]:
-        out = []
-        for g in self.index.get("graphs", []):
-            if graph_id is not None and g["id"] != graph_id:
-                continue
-            for s in g.get("stages", []):
-                out.append(StageRef(g["id"], s["index"], s["name"], s["file"], s))
-        return out
+        return self.index.stages(graph_id)
 
-    def find_stage(self, name: str | None = None, graph_id: str | None = None) -> StageRef:
-        """A stage by name (or ``NNN`` index); default: the final FX stage of the first graph."""
-        ids = [graph_id] if graph_id else self.graph_ids()
-        if not ids:
-            raise LedgerError("the ledger has no graphs (the run failed before Dynamo produced one)",
-                              file=str(self.root / INDEX))
-        candidates = self.stages(ids[0])
+    def default_stage(self, request: StageRequest | Request, graph_id: str | None = None) -> StageRef | None:
+        return default_stage(self.index, request, graph_id)
+
+    def find_stage(self, name: str | None = None, graph_id: str | None = None,
+                   request: StageRequest | Request = Request.DUMP) -> StageRef:
+        """A stage by name, index (negative counts from the end) or ``<graph id>/<name>``; in graph
+        ``graph_id``, else in the first graph and then the others. Without a name: the default
+        stage of ``request`` (docs/ledger.md)."""
+        if graph_id is not None and self.index.graph(graph_id) is None:
+            raise LedgerError(f"no graph {graph_id!r} in the ledger", file=str(self.index_path),
+                              hint="graphs are: " + ", ".join(self.graph_ids()))
+        first = graph_id or (self.index.graphs[0].id if self.index.graphs else None)
+        stages = self.stages(first) if first is not None else []
+        if not stages:
+            raise LedgerError("the ledger has no graph stages (the run failed before Dynamo produced a graph)",
+                              file=str(self.index_path))
         if name is None:
-            fx = [s for s in candidates if s.data.get("dialect") == "fx"]
-            return (fx or candidates)[-1]
-        for s in candidates:
-            if s.name == name or (name.isdigit() and s.index == int(name)):
-                return s
-        names = ", ".join(s.name for s in candidates)
-        raise LedgerError(f"no stage {name!r} in graph {ids[0]}", file=str(self.root / INDEX),
-                          hint=f"stages are: {names}")
+            found = self.default_stage(request, first)
+            if found is None:
+                raise LedgerError(f"graph {first} has no stage for {request}", file=str(self.index_path),
+                                  hint=f"give --stage; {_listing(stages)}")
+            return found
+        if name.startswith("-") and name[1:].isdigit() and -len(stages) <= int(name) < 0:
+            return stages[int(name)]
+        for stage in stages if graph_id else self.stages():
+            if stage.matches(name):
+                return stage
+        where = f"graph {graph_id}" if graph_id else "the ledger"
+        raise LedgerError(f"no stage {name!r} in {where}", file=str(self.index_path),
+                          hint=f"give a name or index (negative counts from the end) of graph {first}: "
+                               f"{', '.join(f'{s.index} {s.name}' for s in stages)}")
+
+    def stage_path(self, stage: StageRef) -> Path:
+        return stage_path(self.root, stage.file, stage.name)
 
     def load(self, stage: StageRef) -> Graph:
-        return read_json(self.root / stage.file)
+        """The stage's snapshot, read and validated like any graph file (errors name the file)."""
+        return read_graph(self.stage_path(stage))
+
+
+def _listing(stages: list[StageRef]) -> str:
+    return "stages are: " + ", ".join(f"{s.index} {s.name}" for s in stages)
 
 
 def stage_path(root: Path, file: str, stage: str | None = None) -> Path:
-    """``root / file`` for a stage file named in index.json, refusing paths that leave the ledger."""
+    """``root / file`` for a stage file named in index.json, refusing paths that leave the ledger:
+    absolute paths, ``..``, and links (the file or a folder on its way) that point outside."""
     rel = Path(str(file))
+    which = f"stage {stage!r}" if stage else "a stage file"
     if rel.is_absolute() or ".." in rel.parts:
-        which = f"stage {stage!r}" if stage else "a stage file"
         raise LedgerError(f"{which} points outside the ledger: {file!r}", file=str(root / INDEX),
                           hint="stage files are relative paths under the ledger folder")
-    return root / rel
+    path = root / rel
+    resolved, inside = path.resolve(), root.resolve()
+    if resolved != inside and inside not in resolved.parents:
+        raise LedgerError(f"{which} points outside the ledger: {file!r} is a link to {str(resolved)!r}",
+                          file=str(root / INDEX), hint="stage files are files under the ledger folder, not links out")
+    return path

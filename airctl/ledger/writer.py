@@ -1,6 +1,8 @@
 """Write a ledger as a run goes, so an interrupted or failed run keeps what it captured.
 
-Layout (a contract: tests and other tools read it; documented in docs/ledger.md)::
+The one writer of ``index.json``: it holds the run's :class:`~airctl.ledger.index.RunIndex` and
+rewrites the file atomically after every change. Layout (a contract: tests and other tools read
+it; documented in docs/ledger.md)::
 
     <out>/<run-id>/                        never overwrites an earlier run
       index.json                           rewritten after every stage
@@ -25,8 +27,10 @@ from typing import Any
 from airctl import __version__
 from airctl.graph.model import Graph
 from airctl.io.json_io import write_json
+from airctl.ledger.index import DumpEntry, GraphEntry, RunIndex, StageEntry
+from airctl.ledger.record import INDEX
 
-INDEX = "index.json"
+__all__ = ["INDEX", "LedgerWriter", "new_run_id", "slug"]
 
 
 def slug(text: str) -> str:
@@ -39,16 +43,16 @@ def new_run_id(label: str) -> str:
 
 
 class LedgerWriter:
-    """Accumulates ``index.json`` and the stage files of one run."""
+    """Accumulates the run index and the stage files of one run; every change is flushed."""
 
-    def __init__(self, root: Path, index: dict[str, Any]) -> None:
+    def __init__(self, root: Path, run_index: RunIndex) -> None:
         self.root = root
-        self.index = index
-        self._graphs: dict[str, dict[str, Any]] = {}
+        self.run_index = run_index
         self._started = time.perf_counter()
 
     @classmethod
     def create(cls, out_dir: Path | str, label: str, **fields: Any) -> LedgerWriter:
+        """A new run folder under ``out_dir`` (never an existing one); ``fields`` are run-level keys."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         while True:
@@ -61,52 +65,54 @@ class LedgerWriter:
                 continue
         (root / "graphs").mkdir()
         (root / "torchair").mkdir()
-        index: dict[str, Any] = {
-            "format": "airctl-ledger",
-            "version": 1,
-            "airctl_version": __version__,
-            "run_id": run_id,
-            "created": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
-            "status": "running",
-            "command": None,
-            "backend": None,
-            "mode": None,
-            "model": None,
-            "graphs": [],
-            "dumps": [],
-            "findings": [],
-            "execution": None,
-            "timings": {},
-            "error": None,
-            "error_detail": None,
-            "log": "log.txt",
-            "report": None,
-        }
+        index = RunIndex(
+            airctl_version=__version__, run_id=run_id,
+            created=_dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+            status="running", graphs=[], log="log.txt",
+        )
         index.update(fields)
         writer = cls(root, index)
         writer.flush()
         return writer
 
-    # -- graphs and stages --------------------------------------------------------------------
-    def graph(self, graph_id: str, kind: str, **fields: Any) -> dict[str, Any]:
-        entry = self._graphs.get(graph_id)
+    def graph(self, graph_id: str, kind: str, **fields: Any) -> GraphEntry:
+        """The graph's entry, created on first use; later calls update the fields given non-None."""
+        entry = self.run_index.graph(graph_id)
         if entry is None:
-            entry = {"id": graph_id, "kind": kind, "name": None, "stages": []}
+            entry = GraphEntry(id=graph_id, kind=kind)
             entry.update(fields)
-            self._graphs[graph_id] = entry
-            self.index["graphs"].append(entry)
+            self.run_index.graphs.append(entry)
             (self.root / "graphs" / slug(graph_id)).mkdir(parents=True, exist_ok=True)
         else:
             entry.update({k: v for k, v in fields.items() if v is not None})
         return entry
 
-    def stages(self, graph_id: str) -> list[dict[str, Any]]:
-        """The stages recorded so far for ``graph_id`` (empty for an unknown graph)."""
-        entry = self._graphs.get(graph_id)
-        return list(entry["stages"]) if entry else []
+    def graph_entry(self, graph_id: str) -> GraphEntry:
+        entry = self.run_index.graph(graph_id)
+        if entry is None:
+            raise KeyError(f"no graph {graph_id!r} in this ledger (call graph() first)")
+        return entry
+
+    def update_graph(self, graph_id: str, **fields: Any) -> None:
+        """Set graph-level keys (``execution`` of ``airctl run``'s per-graph check, ...) and flush."""
+        self.graph_entry(graph_id).update(fields)
+        self.flush()
+
+    def stages(self, graph_id: str) -> list[StageEntry]:
+        return self.graph_entry(graph_id).stages
+
+    def last_stage(self, graph_id: str, dialect: str | None = None) -> StageEntry | None:
+        """The graph's latest stage (of ``dialect``, when given), or None."""
+        entry = self.run_index.graph(graph_id)
+        stages = entry.stages if entry is not None else []
+        return next((s for s in reversed(stages) if dialect is None or s.dialect == dialect), None)
+
+    def stage_file(self, stage: StageEntry) -> Path:
+        """Where the stage's snapshot (JSON) is."""
+        return self.root / stage.file
 
     def graph_kind(self, graph_id: str) -> str:
-        return str(self._graphs[graph_id]["kind"])
+        return self.graph_entry(graph_id).kind
 
     def add_stage(
         self,
@@ -118,13 +124,14 @@ class LedgerWriter:
         changed: bool | None = None,
         seconds: float | None = None,
         **extra: Any,
-    ) -> dict[str, Any]:
-        entry = self._graphs[graph_id]
-        stages = entry["stages"]
+    ) -> StageEntry:
+        """Snapshot ``graph`` as the next stage of ``graph_id`` (``extra``: the stage's other keys)."""
+        stages = self.graph_entry(graph_id).stages
         index = len(stages)
-        if changed is False and stages and stages[-1]["dialect"] == graph.dialect:
+        previous = stages[-1] if stages else None
+        if changed is False and previous is not None and previous.dialect == graph.dialect:
             # an unchanged pass shares its predecessor's snapshot files
-            file, text_file = stages[-1]["file"], stages[-1]["text"]
+            file, text_file = previous.file, previous.text
         else:
             base = f"graphs/{slug(graph_id)}/{index:03d}-{slug(name.replace(':', '_'))}"
             write_json(graph, self.root / f"{base}.json")
@@ -132,52 +139,90 @@ class LedgerWriter:
             if text is not None:
                 (self.root / f"{base}.txt").write_text(text, encoding="utf-8")
                 text_file = f"{base}.txt"
-        previous = stages[-1]["nodes"] if stages else None
-        stage = {
-            "index": index,
-            "name": name,
-            "dialect": graph.dialect,
-            "changed": changed,
-            "nodes": len(graph),
-            "node_delta": None if previous is None else len(graph) - previous,
-            "file": file,
-            "text": text_file,
-            "seconds": seconds,
-        }
+        stage = StageEntry(
+            index=index, name=name, dialect=graph.dialect, changed=changed, nodes=len(graph),
+            node_delta=None if previous is None or previous.nodes is None else len(graph) - previous.nodes,
+            file=file, text=text_file, seconds=seconds,
+        )
         stage.update(extra)
         stages.append(stage)
         self.flush()
         return stage
 
-    def add_dump(self, path: Path, **fields: Any) -> None:
+    def add_dump(self, path: Path, **fields: Any) -> DumpEntry | None:
+        """List a TorchAir file (under the ledger) once; None when it is listed already."""
         rel = os.path.relpath(path, self.root)
-        if any(d["file"] == rel for d in self.index["dumps"]):
-            return
-        entry = {"file": rel}
+        if self.dump_entry(path) is not None:
+            return None
+        entry = DumpEntry(file=rel)
         entry.update(fields)
-        self.index["dumps"].append(entry)
+        self.run_index.dumps.append(entry)
         self.flush()
+        return entry
+
+    def dump_entry(self, path: Path) -> DumpEntry | None:
+        rel = os.path.relpath(path, self.root)
+        return next((d for d in self.run_index.dumps if d.file == rel), None)
+
+    def update_dump(self, path: Path, **fields: Any) -> None:
+        """Set keys of a listed dump (``source``: where the script had TorchAir write it) and flush."""
+        entry = self.dump_entry(path)
+        if entry is not None:
+            entry.update(fields)
+            self.flush()
 
     # -- run-level fields ---------------------------------------------------------------------
     def set(self, **fields: Any) -> None:
-        self.index.update(fields)
+        """Set run-level keys (documented ones become typed fields, others are kept as they are)."""
+        self.run_index.update(fields)
+        self.flush()
+
+    def set_timing(self, name: str, seconds: float) -> None:
+        """``timings[name]``, rounded to milliseconds."""
+        self.run_index.timings[name] = round(seconds, 3)
+        self.flush()
+
+    def set_findings(self, rows: list[dict[str, Any]], first: dict[str, str]) -> None:
+        """verify-each's findings, and the first stage each rule appeared in."""
+        self.run_index.findings = rows
+        self.run_index.first_stage_with_finding = first
+        self.flush()
+
+    def note(self, message: str) -> None:
+        """Add to ``notes`` (what airctl changed or noticed during the run)."""
+        if self.run_index.notes is None:
+            self.run_index.notes = []
+        self.run_index.notes.append(message)
+        self.flush()
+
+    def set_error(self, message: str, detail: dict[str, Any] | None = None) -> None:
+        """Name the run's error without changing its status (a later, more precise message)."""
+        self.run_index.error = message
+        self.run_index.error_detail = detail
         self.flush()
 
     def fail(self, message: str, detail: dict[str, Any] | None = None) -> None:
-        self.index["status"] = "failed"
-        self.index["error"] = message
-        self.index["error_detail"] = detail
+        self.run_index.status = "failed"
+        self.set_error(message, detail)
+
+    def set_report(self, path: Path | None = None, error: str | None = None) -> None:
+        """``report`` (ledger-relative) once report.html is written, or ``report_error`` when it failed."""
+        if error is not None:
+            self.run_index.report_error = error
+        else:
+            self.run_index.report = str(path.relative_to(self.root)) if path else None
         self.flush()
 
     def finish(self, status: str | None = None) -> None:
         if status:
-            self.index["status"] = status
-        elif self.index["status"] == "running":
-            self.index["status"] = "ok"
-        self.index["timings"]["total_seconds"] = round(time.perf_counter() - self._started, 3)
+            self.run_index.status = status
+        elif self.run_index.status == "running":
+            self.run_index.status = "ok"
+        self.run_index.timings["total_seconds"] = round(time.perf_counter() - self._started, 3)
         self.flush()
 
     def flush(self) -> None:
+        """Rewrite index.json atomically (write a temporary file, then rename it over)."""
         tmp = self.root / (INDEX + ".tmp")
-        tmp.write_text(json.dumps(self.index, indent=1, default=str), encoding="utf-8")
+        tmp.write_text(json.dumps(self.run_index.to_json(), indent=1, default=str), encoding="utf-8")
         tmp.replace(self.root / INDEX)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from airctl.errors import AirctlError, ExecutionMismatch, PassError, SpecError
+from airctl.ledger.index import RunIndex
 from airctl.modes import MAX_AUTOTUNE
 from airctl.passes.compose import PassHooks, build_hooks
 
@@ -77,29 +78,27 @@ def _failed_ledger(out: Path, model: Path, mode: str, pass_file: Path, error: Ai
     return ledger.root
 
 
-def pass_runs(ledger_dir: Path, index: dict[str, Any], with_diff: bool = True) -> list[PassRun]:
+def pass_runs(ledger_dir: Path, index: RunIndex, with_diff: bool = True) -> list[PassRun]:
     """One row per YAML pass stage of every graph of a ledger, with its diff to the stage before."""
     from airctl.io.json_io import read_json
     from airctl.passes.textdiff import unified
 
     rows: list[PassRun] = []
-    for graph in index.get("graphs", []):
-        stages = graph.get("stages", [])
+    for graph in index.graphs:
+        stages = graph.stages
         for i, s in enumerate(stages):
-            name = s["name"]
-            if not (name.startswith("yaml:") or name.startswith("failed:yaml:")):
+            if not (s.name.startswith("yaml:") or s.name.startswith("failed:yaml:")):
                 continue
             run = PassRun(
-                name=name.split("yaml:", 1)[1], graph=graph["id"], stage=name, kind=s.get("pass_kind"),
-                changed=s.get("changed"), nodes=s["nodes"], node_delta=s.get("node_delta"), seconds=s.get("seconds"),
-                inserted=s.get("inserted", []), removed=s.get("removed", []), eager_check=s.get("eager_check"),
-                skipped=s.get("skipped"), error=s.get("error"), returned_new_graph=s.get("returned_new_graph"),
-                snapshot=s.get("file"),
+                name=s.name.split("yaml:", 1)[1], graph=graph.id, stage=s.name, kind=s.pass_kind,
+                changed=s.changed, nodes=s.nodes or 0, node_delta=s.node_delta, seconds=s.seconds,
+                inserted=s.inserted or [], removed=s.removed or [], eager_check=s.eager_check,
+                skipped=s.skipped, error=s.error, returned_new_graph=s.returned_new_graph, snapshot=s.file,
             )
-            if with_diff and i > 0 and s.get("changed") is not False:
+            if with_diff and i > 0 and s.changed is not False:
                 prev = stages[i - 1]
-                run.diff = unified(read_json(ledger_dir / prev["file"]), read_json(ledger_dir / s["file"]),
-                                   f"{graph['id']}/{prev['name']}", f"{graph['id']}/{name}")
+                run.diff = unified(read_json(ledger_dir / prev.file), read_json(ledger_dir / s.file),
+                                   f"{graph.id}/{prev.name}", f"{graph.id}/{s.name}")
             rows.append(run)
     return rows
 
@@ -138,14 +137,12 @@ def apply_passes(pass_file: Path, model: Path, *, mode: str = MAX_AUTOTUNE, out:
     result = compile_model(request, progress=progress)
     error = _pass_error(hooks, result.error)
     if error is not None and error is not result.error and result.session is not None:
-        ledger = result.session.ledger  # keep the pass-named error in index.json
-        ledger.index["error"] = error.message
-        ledger.index["error_detail"] = dict(error.to_json(), wrapped=result.error.to_json() if result.error else None)
-        ledger.flush()
+        result.session.ledger.set_error(  # keep the pass-named error in index.json
+            error.message, dict(error.to_json(), wrapped=result.error.to_json() if result.error else None))
     index = result.index
     return ApplyResult(
-        pass_file, result.ledger_dir, index.get("status", "failed"), pass_runs(result.ledger_dir, index, with_diff),
-        index.get("execution"), error, list(hooks.warnings), plan)
+        pass_file, result.ledger_dir, index.status or "failed", pass_runs(result.ledger_dir, index, with_diff),
+        index.execution, error, list(hooks.warnings), plan)
 
 
 @dataclass

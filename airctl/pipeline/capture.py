@@ -49,7 +49,7 @@ class CaptureSession:
                  extra_dump_types: Sequence[str] = ()) -> None:
         self.ledger = ledger
         self.extra_dump_types = list(extra_dump_types)
-        self.mode = str(ledger.index.get("mode") or MAX_AUTOTUNE)
+        self.mode = str(ledger.run_index.mode or MAX_AUTOTUNE)
         self.dynamo_count = 0
         self.current: str | None = None
         self._training = False
@@ -112,8 +112,8 @@ class CaptureSession:
         if self.current is None:
             return
         graph = read_fx(gm, self.current)
-        stages = self.ledger.stages(self.current)
-        previous = stages[-1].get("fingerprint") if stages else None
+        last = self.ledger.last_stage(self.current)
+        previous = last.fingerprint if last is not None else None
         fp = fingerprint(graph)
         changed = None if previous is None else fp != previous
         self.ledger.add_stage(self.current, f"after:{name}", graph, text=fx_code(gm) if changed is not False else None,
@@ -123,7 +123,8 @@ class CaptureSession:
         name = getattr(getattr(concrete, "graph", None), "name", None) or getattr(concrete, "fx_graph_name", None)
         if self.current is None:
             return
-        self.ledger.graph(self.current, self.ledger.graph_kind(self.current), name=name)
+        if name is not None:
+            self.ledger.update_graph(self.current, name=name)
         self.concrete_graphs.append((self.current, concrete))
         graph = read_fx(gm, self.current)
         self.ledger.add_stage(self.current, "fx-final", graph, text=fx_code(gm), fingerprint=fingerprint(graph))

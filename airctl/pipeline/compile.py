@@ -22,6 +22,7 @@ from airctl.backends import BackendChoice, choose
 from airctl.errors import AirctlError, CompileError, ExecutionMismatch
 from airctl.execute.compare import DEFAULT_ATOL, Comparison, compare
 from airctl.instrument import Instrument, StopAfterPass
+from airctl.ledger.index import RunIndex
 from airctl.ledger.writer import LedgerWriter
 from airctl.modes import MAX_AUTOTUNE, MODES, DumpType, Mode
 from airctl.pipeline.capture import CaptureSession, capturing_backend
@@ -65,7 +66,7 @@ class CompileRequest:
 @dataclass
 class CompileResult:
     ledger_dir: Path
-    index: dict[str, Any]
+    index: RunIndex
     backend: BackendChoice | None
     execution: Comparison | None
     error: AirctlError | None = None
@@ -117,10 +118,10 @@ def _locate_node(session: CaptureSession | None, ledger: LedgerWriter, message: 
         return None, None
     from airctl.io.json_io import read_json
 
-    stages = [s for s in ledger.stages(session.current) if s["dialect"] == "fx"]
-    if not stages:
+    stage = ledger.last_stage(session.current, "fx")
+    if stage is None:
         return None, None
-    graph = read_json(ledger.root / stages[-1]["file"])
+    graph = read_json(ledger.stage_file(stage))
     for m in _TARGET.finditer(message):
         target = m.group(1).removeprefix("torch.ops.")
         for node in graph.nodes:
@@ -210,7 +211,6 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
     execution: Comparison | None = None
     hooks = req.hooks
     runs = RunExecution(req.threads_per_stream, req.stream_timeout_s)
-    timings = ledger.index["timings"]
     try:
         dump_types = _check_request(req)
         if hooks is None and req.passes_file and req.pre_pass is None and req.post_pass is None:
@@ -222,12 +222,12 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
         ledger.set(backend=backend.to_json())
         say(f"backend {backend.name}: {backend.reason}")
         with backend.session(runs.sim_context()) as torchair, capture_logs(ledger.root / "log.txt"):
-            timings["backend_seconds"] = round(time.perf_counter() - t0, 3)
+            ledger.set_timing("backend_seconds", time.perf_counter() - t0)
             t0 = time.perf_counter()
             say(f"loading {req.model_path}")
             loaded = load_model_script(req.model_path, req.entry)
             ledger.set(model={"path": str(req.model_path), "entry": req.entry, "found_by": loaded.found_by})
-            timings["load_seconds"] = round(time.perf_counter() - t0, 3)
+            ledger.set_timing("load_seconds", time.perf_counter() - t0)
 
             instruments = list(req.instruments) + (verify_instruments(req.mode) if req.verify else [])
             session = CaptureSession(ledger, instruments, extra_dump_types=dump_types[1:])
@@ -238,7 +238,7 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
                 _install_plan_stop(config)
             with observing(session):
                 try:
-                    execution = _run(loaded, torchair, config, session, req, runs, say, timings)
+                    execution = _run(loaded, torchair, config, session, req, runs, say)
                 finally:
                     session.finalize()
             if execution is not None:
@@ -258,16 +258,17 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
         if _is_plan_stop(exc):
             ledger.finish("planned")
             finish_ledger(ledger, session, write_report=req.report)
-            return CompileResult(ledger.root, ledger.index, backend, execution, None, session, runs.race_rows(), hooks)
+            return CompileResult(ledger.root, ledger.run_index, backend, execution, None, session, runs.race_rows(),
+                                 hooks)
         error = _translate(exc, session, ledger)
         status = "mismatch" if isinstance(error, ExecutionMismatch) else "failed"
         ledger.fail(error.message, error.to_json())
         ledger.finish(status)
         finish_ledger(ledger, session, write_report=req.report)
-        return CompileResult(ledger.root, ledger.index, backend, execution, error, session, runs.race_rows(), hooks)
+        return CompileResult(ledger.root, ledger.run_index, backend, execution, error, session, runs.race_rows(), hooks)
     ledger.finish("planned" if req.stop_after_passes else None)
     finish_ledger(ledger, session, write_report=req.report)
-    return CompileResult(ledger.root, ledger.index, backend, execution, None, session, runs.race_rows(), hooks)
+    return CompileResult(ledger.root, ledger.run_index, backend, execution, None, session, runs.race_rows(), hooks)
 
 
 def _check_request(req: CompileRequest) -> list[str]:
@@ -312,7 +313,7 @@ def _install_plan_stop(config: Any) -> None:
 
 
 def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSession, req: CompileRequest,
-         runs: RunExecution, say: Progress, timings: dict[str, Any]) -> Comparison | None:
+         runs: RunExecution, say: Progress) -> Comparison | None:
     import torch
 
     model = loaded.model
@@ -323,7 +324,7 @@ def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSessio
     say("running eager PyTorch for reference")
     eager_loaded = LoadedModel(loaded.path, loaded.module, eager_model, eager_inputs, loaded.step, loaded.found_by)
     eager_out = eager_loaded.call(eager_model)
-    timings["eager_seconds"] = round(time.perf_counter() - t0, 3)
+    session.ledger.set_timing("eager_seconds", time.perf_counter() - t0)
 
     torch._dynamo.reset()
     backend = capturing_backend(torchair.get_npu_backend(compiler_config=config), session)
@@ -331,7 +332,7 @@ def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSessio
     t0 = time.perf_counter()
     say(f"compiling through TorchAir ({req.mode}) and running once")
     compiled_out = loaded.call(compiled)
-    timings["compile_and_run_seconds"] = round(time.perf_counter() - t0, 3)
+    session.ledger.set_timing("compile_and_run_seconds", time.perf_counter() - t0)
     comparison = compare(eager_out, compiled_out, atol=req.atol, rtol=req.atol)
     if req.after_run is not None:
         t0 = time.perf_counter()
@@ -339,7 +340,7 @@ def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSessio
             req.after_run(lambda: loaded.call(compiled), runs)
         finally:
             session.ledger.set(execution={**comparison.to_json(), "races": runs.race_rows()})
-        timings["after_run_seconds"] = round(time.perf_counter() - t0, 3)
+        session.ledger.set_timing("after_run_seconds", time.perf_counter() - t0)
     for row in runs.race_rows():
         say(f"stream race in {row['graph']}: {row['message']}")
     return comparison

@@ -26,9 +26,7 @@ def _record_findings(ledger: Any, session: Any) -> None:
     first: dict[str, str] = {}
     for row in rows:
         first.setdefault(row.get("rule", "?"), f"{row.get('graph')}:{row.get('stage')}")
-    ledger.index["findings"] = rows
-    ledger.index["first_stage_with_finding"] = first
-    ledger.flush()
+    ledger.set_findings(rows, first)
 
 
 def finish_ledger(ledger: Any, session: Any, write_report: bool = True) -> None:
@@ -38,9 +36,7 @@ def finish_ledger(ledger: Any, session: Any, write_report: bool = True) -> None:
     try:
         from airctl.report import write_report as write
 
-        path = write(ledger.root)
-        ledger.index["report"] = str(path.relative_to(ledger.root)) if path else None
+        ledger.set_report(write(ledger.root))
     except Exception as e:  # the run's result matters more than its viewer
         log.exception("report.html could not be written")
-        ledger.index["report_error"] = f"{type(e).__name__}: {e}"
-    ledger.flush()
+        ledger.set_report(error=f"{type(e).__name__}: {e}")

@@ -33,7 +33,6 @@ the ledger's ``torchair/`` (the index entry keeps the original path in ``source`
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -107,10 +106,7 @@ class RunSession(CaptureSession):
             target = ledger_dumps / source.name
             shutil.copy2(source, target)
         super().torchair_dump(target, graph_name)
-        for entry in self.ledger.index["dumps"]:
-            if entry["file"] == os.path.relpath(target, self.ledger.root):
-                entry["source"] = str(source)
-        self.ledger.flush()
+        self.ledger.update_dump(target, source=str(source))
 
 
 def _value(option: Any) -> Any:
@@ -177,8 +173,8 @@ class RunHooks:
             entry = {"via": via, "mode": mode}
             self._configs[id(config)] = entry
             self.compilers.append(entry)
-            if self.ledger.index.get("mode") is None:
-                self.ledger.index["mode"] = mode
+            if self.ledger.run_index.mode is None:
+                self.ledger.set(mode=mode)
                 if self.make_instruments is not None:
                     self.session.add_instruments(self.make_instruments(mode))
         entry["mode"] = mode
@@ -228,10 +224,9 @@ class RunHooks:
         return backend_with_airctl
 
     def _record_check(self, number: int, summary: dict[str, Any]) -> None:
-        for graph in self.ledger.index["graphs"]:
-            if graph.get("dynamo_graph") == number and graph["kind"] != "backward":
-                graph["execution"] = summary
-        self.ledger.flush()
+        for graph in self.ledger.run_index.graphs:
+            if graph.dynamo_graph == number and graph.kind != "backward":
+                self.ledger.update_graph(graph.id, execution=summary)
 
     # -- torchair.get_compiler ---------------------------------------------------------------
     def _wrap_get_compiler(self, original: Callable[..., Any]) -> Callable[..., Any]:

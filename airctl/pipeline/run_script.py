@@ -40,6 +40,7 @@ from typing import Any
 from airctl.backends import BackendChoice, choose
 from airctl.errors import AirctlError, ExecutionMismatch, ModelScriptError
 from airctl.execute.compare import DEFAULT_ATOL
+from airctl.ledger.index import RunIndex
 from airctl.ledger.writer import LedgerWriter
 from airctl.pipeline.execution import RunExecution
 from airctl.pipeline.finish import finish_ledger, verify_instruments
@@ -68,7 +69,7 @@ class RunRequest:
 @dataclass
 class RunResult:
     ledger_dir: Path
-    index: dict[str, Any]
+    index: RunIndex
     backend: BackendChoice | None
     end: ScriptEnd  # how the script ended (exit code, its exception)
     error: AirctlError | None = None  # airctl's own verdict: bad request, backend, mismatch
@@ -136,7 +137,7 @@ def run_script(req: RunRequest, progress: Progress | None = None) -> RunResult:
     except AirctlError as error:
         ledger.fail(error.message, error.to_json())
         ledger.finish("failed")
-        return RunResult(ledger.root, ledger.index, backend, end, error, notes)
+        return RunResult(ledger.root, ledger.run_index, backend, end, error, notes)
 
     runs = RunExecution()
     session = RunSession(ledger)
@@ -145,7 +146,7 @@ def run_script(req: RunRequest, progress: Progress | None = None) -> RunResult:
     t0 = time.perf_counter()
     try:
         with backend.session(runs.sim_context()) as torchair:
-            ledger.index["timings"]["backend_seconds"] = round(time.perf_counter() - t0, 3)
+            ledger.set_timing("backend_seconds", time.perf_counter() - t0)
             t0 = time.perf_counter()
             with tee_torchair_log(ledger.root / "log.txt") as log:
                 for n in notes:
@@ -163,7 +164,7 @@ def run_script(req: RunRequest, progress: Progress | None = None) -> RunResult:
                 finally:
                     for warning in hooks.warnings():
                         note("warning: " + warning)
-                    ledger.index["warnings"] = hooks.warnings()
+                    ledger.set(warnings=hooks.warnings())
                     hooks.collect_profiles()
                     hooks.collect_debug_dirs()
                     session.finalize()
@@ -174,17 +175,15 @@ def run_script(req: RunRequest, progress: Progress | None = None) -> RunResult:
     except AirctlError as error:  # the backend could not start
         ledger.fail(error.message, error.to_json())
         ledger.finish("failed")
-        return RunResult(ledger.root, ledger.index, backend, end, error, notes)
-    ledger.index["timings"]["script_seconds"] = round(time.perf_counter() - t0, 3)
+        return RunResult(ledger.root, ledger.run_index, backend, end, error, notes)
+    ledger.set_timing("script_seconds", time.perf_counter() - t0)
     return _finish(req, ledger, session, hooks, backend, end, notes)
 
 
 def _finish(req: RunRequest, ledger: LedgerWriter, session: RunSession, hooks: RunHooks,
             backend: BackendChoice, end: ScriptEnd, notes: list[str]) -> RunResult:
     execution = run_summary(hooks.checks)
-    ledger.index["execution"] = execution
-    ledger.index["script"] = {"exit_code": end.exit_code}
-    ledger.index["notes"] = notes
+    ledger.set(execution=execution, script={"exit_code": end.exit_code}, notes=notes)
     error: AirctlError | None = None
     if end.failed:
         detail: dict[str, Any] = {"type": "ScriptError", "exit_code": end.exit_code}
@@ -206,4 +205,4 @@ def _finish(req: RunRequest, ledger: LedgerWriter, session: RunSession, hooks: R
     else:
         ledger.finish()
     finish_ledger(ledger, session, write_report=req.report)
-    return RunResult(ledger.root, ledger.index, backend, end, error, notes)
+    return RunResult(ledger.root, ledger.run_index, backend, end, error, notes)

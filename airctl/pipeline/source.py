@@ -13,6 +13,7 @@ from pathlib import Path
 from airctl.errors import ModelScriptError
 from airctl.graph.model import Graph
 from airctl.io.source import is_model_script
+from airctl.ledger.defaults import Request, StageRequest
 from airctl.modes import MAX_AUTOTUNE
 
 
@@ -23,14 +24,14 @@ def compile_script(path: Path, mode: str, *, command: str, passes: Path | str | 
 
     result = compile_model(CompileRequest(model_path=path, mode=mode, command=command, verify=verify,
                                           report=report, passes_file=str(passes) if passes else None))
-    if not result.index.get("graphs"):
+    if not result.index.graphs:
         if result.error is not None:
             raise result.error
         raise ModelScriptError("the script compiled no graph", file=str(path))
     return result.ledger_dir
 
 
-def load_source(source: Path | str, stage: str | None = None, default: str = "last",
+def load_source(source: Path | str, stage: str | None = None, request: StageRequest | Request = Request.DUMP,
                 mode: str = MAX_AUTOTUNE) -> Graph:
     """The graph a SOURCE names; a model script is compiled first (``airctl dump``/``diff``)."""
     from airctl.io import source as io_source
@@ -38,7 +39,7 @@ def load_source(source: Path | str, stage: str | None = None, default: str = "la
     path = Path(source)
     if is_model_script(path):
         path = compile_script(path, mode, command="dump")
-    return io_source.load_source(path, stage, default)
+    return io_source.load_source(path, stage, request)
 
 
 def check_targets(path: Path | str, *, stage: str | None = None, passes: Path | str | None = None,

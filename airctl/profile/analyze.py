@@ -310,17 +310,18 @@ def link_to_ledger(timeline: Timeline, ledger: Path) -> dict[str, Any]:
     """Rename events after graph nodes where the names allow (see the module docstring); in place.
 
     Returns ``{"linked": n, "unlinked": m, "graphs": [...]}``."""
+    from airctl.ledger.defaults import Request
     from airctl.ledger.reader import Ledger
 
     led = Ledger.open(ledger)
     nodes: list[Any] = []  # FX nodes of each graph's final FX stage
     by_name: dict[str, Any] = {}
     for gid in led.graph_ids():
-        fx = {n.name: n for n in led.load(led.find_stage(None, gid)).nodes
+        fx = {n.name: n for n in led.load(led.find_stage(None, gid, Request.PROFILE)).nodes
               if n.kind not in ("placeholder", "output", "get_attr")}
         nodes += fx.values()
         by_name.update(fx)
-        ge_stages = [s for s in led.stages(gid) if s.data.get("dialect") == "ge"]
+        ge_stages = [s for s in led.stages(gid) if s.dialect == "ge"]
         if ge_stages:  # an NPU task is named after its GE op (MatMul_1); the op knows its FX node
             for op in led.load(ge_stages[-1]).nodes:
                 fx_names = op.meta.get("fx_tensor_names") or []

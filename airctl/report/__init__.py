@@ -8,10 +8,7 @@ Called by :func:`airctl.pipeline.finish.finish_ledger`; also usable on any ledge
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-
-from airctl.errors import LedgerError
 
 REPORT = "report.html"
 
@@ -19,20 +16,16 @@ REPORT = "report.html"
 def write_report(ledger_dir: Path) -> Path | None:
     """Write ``<ledger_dir>/report.html`` from the ledger's index, snapshots, findings and profile."""
     from airctl.io.gc_pause import gc_paused
+    from airctl.ledger.reader import Ledger
     from airctl.report.ledger_data import ledger_payload, read_profile
     from airctl.report.page import html_page
 
     root = Path(ledger_dir)
-    index_path = root / "index.json"
-    if not index_path.is_file():
+    if not Ledger.is_ledger(root):
         return None
-    try:
-        index = json.loads(index_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise LedgerError(f"corrupt index.json: {e.msg}", file=str(index_path), line=e.lineno, column=e.colno,
-                          hint="the run was interrupted while writing it; rerun the command") from e
+    ledger = Ledger.open(root)
     with gc_paused():  # millions of small objects, no cycles (see airctl.io.gc_pause)
-        payload = ledger_payload(root, index)
+        payload = ledger_payload(ledger)
     profile = read_profile(root)
     timeline = None
     if profile is not None:

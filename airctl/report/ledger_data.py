@@ -1,6 +1,9 @@
 """Read a ledger (docs/ledger.md) into the viewer's payload: run facts, graphs with their stages,
 findings, and the profile summary when ``airctl profile`` left one.
 
+The ledger is read through :class:`~airctl.ledger.reader.Ledger`; each graph opens on its default
+``report.html`` stage (:func:`~airctl.ledger.defaults.default_stage`).
+
 Each snapshot file is read once, however many unchanged passes share it; a stage whose file is
 missing or unreadable stays in the list, marked, so a crashed run still gets a report.
 """
@@ -13,23 +16,26 @@ from typing import Any
 
 from airctl.errors import AirctlError
 from airctl.graph.model import Graph
-from airctl.io.json_io import read_json
+from airctl.ledger.defaults import Request
+from airctl.ledger.index import GraphEntry, StageEntry, StageRef
+from airctl.ledger.reader import Ledger
 from airctl.report.payload import Group
 
 RUN_FIELDS = ("run_id", "created", "status", "command", "backend", "mode", "model", "passes", "execution",
               "error", "error_detail", "timings")
 
 
-def graph_entry(graph_id: str, info: dict[str, Any], stages: list[tuple[dict[str, Any], Graph | None, str]],
-                groups: list[Group]) -> dict[str, Any]:
-    """One graph's stage list; ``stages`` holds (index.json stage entry, graph or None, snapshot key)."""
+def graph_entry(info: GraphEntry, stages: list[tuple[StageEntry, Graph | None, str]], groups: list[Group],
+                open_at: int | None = None) -> dict[str, Any]:
+    """One graph's stage list; ``stages`` holds (index.json stage entry, graph or None, snapshot key);
+    ``open_at``: the position of the stage the viewer opens on."""
     by_dialect: dict[str, int] = {}
     seen: dict[str, tuple[int, int]] = {}  # snapshot key -> (group, snap)
     out_stages = []
     last: tuple[int, int] | None = None
     for entry, graph, key in stages:
-        row: dict[str, Any] = {k: entry.get(k) for k in ("index", "name", "changed", "nodes", "node_delta",
-                                                          "seconds", "dialect")}
+        row: dict[str, Any] = {k: entry.value(k) for k in ("index", "name", "changed", "nodes", "node_delta",
+                                                            "seconds", "dialect")}
         if graph is None:
             row.update(group=None, snap=None, diff=None, missing=True)
             out_stages.append(row)
@@ -45,45 +51,44 @@ def graph_entry(graph_id: str, info: dict[str, Any], stages: list[tuple[dict[str
             g = by_dialect.get(graph.dialect)
             if g is None:
                 g = by_dialect[graph.dialect] = len(groups)
-                groups.append(Group(graph_id, graph.dialect))
+                groups.append(Group(info.id, graph.dialect))
             snap, diff = groups[g].add(graph)
             seen[key] = (g, snap)
         row.update(group=g, snap=snap, diff=diff)
         out_stages.append(row)
         last = (g, snap)
-    return {"id": graph_id, "kind": info.get("kind"), "name": info.get("name"), "stages": out_stages}
+    return {"id": info.id, "kind": info.kind, "name": info.name, "stages": out_stages, "open": open_at}
 
 
-def ledger_payload(root: Path, index: dict[str, Any]) -> dict[str, Any]:
+def ledger_payload(ledger: Ledger) -> dict[str, Any]:
+    index = ledger.index
     groups: list[Group] = []
     graphs = []
     cache: dict[str, Graph | None] = {}
-    for info in index.get("graphs") or []:
+    for info in index.graphs:
         stages = []
-        for entry in info.get("stages") or []:
-            file = str(entry.get("file") or "")
-            if file not in cache:
+        for ref in ledger.stages(info.id):
+            if ref.file not in cache:
                 cache.clear()  # files are shared only by consecutive stages
-                cache[file] = _load(root, file)
-            stages.append((entry, cache[file], file))
-        graphs.append(graph_entry(str(info.get("id")), info, stages, groups))
+                cache[ref.file] = _load(ledger, ref)
+            stages.append((ref.entry, cache[ref.file], ref.file))
+        opened = ledger.default_stage(Request.REPORT, info.id)
+        at = next((k for k, s in enumerate(info.stages) if opened is not None and s is opened.entry), None)
+        graphs.append(graph_entry(info, stages, groups, at))
+    run = index.to_json()
     return {
-        "title": f"airctl {index.get('command') or 'run'}: {index.get('run_id') or root.name}",
-        "run": {k: index.get(k) for k in RUN_FIELDS if k in index},
+        "title": f"airctl {index.command or 'run'}: {index.run_id or ledger.root.name}",
+        "run": {k: run[k] for k in RUN_FIELDS if k in run},
         "graphs": graphs,
         "groups": [g.to_json() for g in groups],
-        "findings": list(index.get("findings") or []),
+        "findings": list(index.findings),
     }
 
 
-def _load(root: Path, file: str) -> Graph | None:
-    if not file:
-        return None
-    path = (root / file).resolve()
-    if root.resolve() not in path.parents or not path.is_file():
-        return None
+def _load(ledger: Ledger, stage: StageRef) -> Graph | None:
+    """The stage's snapshot, or None when it is missing, unreadable or outside the ledger."""
     try:
-        return read_json(path)
+        return ledger.load(stage)
     except (AirctlError, OSError, ValueError):
         return None
 

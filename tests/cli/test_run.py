@@ -73,14 +73,14 @@ def test_exception_shows_the_scripts_traceback_and_ledger_keeps_the_graph(tmp_pa
 
     ledger = Ledger.open(only_ledger(tmp_path))
     index = ledger.index
-    assert index["status"] == "failed"
-    assert index["error"] == "ValueError: result rejected by the script"
-    assert index["error_detail"]["exit_code"] == 1
-    assert "raises.py" in index["error_detail"]["traceback"]
+    assert index.status == "failed"
+    assert index.error == "ValueError: result rejected by the script"
+    assert index.error_detail["exit_code"] == 1
+    assert "raises.py" in index.error_detail["traceback"]
     # what ran before the failure is captured: the graph, its stages, the execution check
-    stages = [s["name"] for s in index["graphs"][0]["stages"]]
+    stages = [s.name for s in index.graphs[0].stages]
     assert stages[:2] == ["dynamo", "aot-inference"] and "ge-optimized" in stages
-    assert index["graphs"][0]["execution"]["matches_eager"] is True
+    assert index.graphs[0].execution["matches_eager"] is True
 
 
 @pytest.mark.slow
@@ -104,18 +104,18 @@ def test_record_wait_max_autotune_captures_every_stage_and_checks_outputs(tmp_pa
     r = run("--out", out, "--backend", "sim", SCRIPTS / "record_wait.py", "max-autotune", cwd=tmp_path)
     assert r.exit_code == 0, r.output
     index = Ledger.open(only_ledger(out)).index
-    assert index["command"] == "run" and index["mode"] == "max-autotune" and index["status"] == "ok"
-    (graph,) = index["graphs"]
-    stages = [s["name"] for s in graph["stages"]]
+    assert index.command == "run" and index.mode == "max-autotune" and index.status == "ok"
+    (graph,) = index.graphs
+    stages = [s.name for s in graph.stages]
     assert stages[0] == "dynamo" and stages[1] == "aot-inference"
     assert {"fx-final", "ge-original", "ge-optimized", "after:view_to_reshape"} <= set(stages)
-    assert graph["execution"]["checked"] and graph["execution"]["matches_eager"]
-    assert index["execution"]["graphs_checked"] == 1
+    assert graph.execution["checked"] and graph.execution["matches_eager"]
+    assert index.execution["graphs_checked"] == 1
     # TorchAir wrote its dumps where the script asked; the ledger has copies and the source
     written = sorted(p.name for p in (tmp_path / "graph_dump").iterdir())
-    assert sorted(d["file"].split("/", 1)[1] for d in index["dumps"]) == written
-    assert all(Path(d["source"]).parent == tmp_path / "graph_dump" for d in index["dumps"])
-    assert index["compilers"] == [{"via": "get_npu_backend", "mode": "max-autotune",
+    assert sorted(d.file.split("/", 1)[1] for d in index.dumps) == written
+    assert all(Path(d.source).parent == tmp_path / "graph_dump" for d in index.dumps)
+    assert index.compilers == [{"via": "get_npu_backend", "mode": "max-autotune",
                                    "graph_dump": {"type": "pbtxt", "path": str(tmp_path / "graph_dump")}}]
     assert "outputs of 1/1 compiled graphs match eager" in r.stderr
 
@@ -128,9 +128,9 @@ def test_npu_wait_tensor_fails_in_reduce_overhead_with_torchairs_message(tmp_pat
         "NotImplementedError: torch.ops.air.wait_tensor kernel_impl is not implemented! "
         "npu_wait_tensor is not support in this mode.")
     index = Ledger.open(only_ledger(tmp_path)).index
-    assert index["status"] == "failed"
-    assert index["compilers"][0]["run_eagerly_set_by_airctl"] is True
-    assert "npu_wait_tensor is not support in this mode" in index["error_detail"]["message"]
+    assert index.status == "failed"
+    assert index.compilers[0]["run_eagerly_set_by_airctl"] is True
+    assert "npu_wait_tensor is not support in this mode" in index.error_detail["message"]
 
 
 @pytest.mark.slow
@@ -142,9 +142,9 @@ def test_npu_device_streams_backend_string_and_scope_attributes(tmp_path: Path) 
     assert r.exit_code == 0, r.output
     index = Ledger.open(only_ledger(out)).index
     # the get_npu_backend graph and the backend="npu" graph are both captured and checked
-    assert len(index["graphs"]) == 2
-    assert all(g["execution"]["matches_eager"] for g in index["graphs"])
-    assert [c["via"] for c in index["compilers"]] == ["get_npu_backend", "get_npu_backend"]
+    assert len(index.graphs) == 2
+    assert all(g.execution["matches_eager"] for g in index.graphs)
+    assert [c["via"] for c in index.compilers] == ["get_npu_backend", "get_npu_backend"]
     (dump,) = (tmp_path / "graph_dump").glob("dynamo_original_graph_*.pbtxt")
     attrs = {n.op: n.attrs for n in read_graph(dump).nodes}
     assert attrs["MatMul"]["_op_aicore_num"] == "4" and attrs["MatMul"]["_super_kernel_scope"] == "sk"
@@ -156,8 +156,8 @@ def test_bare_compiler_graphs_are_captured_from_aot_on(tmp_path: Path) -> None:
     r = run("--out", tmp_path, "--backend", "sim", SCRIPTS / "bare_compiler.py")
     assert r.exit_code == 0, r.output
     index = Ledger.open(only_ledger(tmp_path)).index
-    assert index["compilers"] == [{"via": "get_compiler", "mode": "max-autotune"}]
-    (graph,) = index["graphs"]
-    stages = [s["name"] for s in graph["stages"]]
-    assert graph["id"] == "1-inference" and stages[0] == "aot-inference" and "ge-optimized" in stages
-    assert index["execution"] is None  # no Dynamo graph seen, so no eager reference
+    assert index.compilers == [{"via": "get_compiler", "mode": "max-autotune"}]
+    (graph,) = index.graphs
+    stages = [s.name for s in graph.stages]
+    assert graph.id == "1-inference" and stages[0] == "aot-inference" and "ge-optimized" in stages
+    assert index.execution is None  # no Dynamo graph seen, so no eager reference

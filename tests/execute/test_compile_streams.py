@@ -31,8 +31,8 @@ def test_racy_and_correct_plans_match_eager_and_only_the_racy_one_races(mode: st
     for result in (racy, ok):
         assert result.error is None, result.error
         assert result.execution.matches_eager
-    assert ok.index["execution"]["races"] == []
-    races = racy.index["execution"]["races"]
+    assert ok.index.to_json()["execution"]["races"] == []
+    races = racy.index.to_json()["execution"]["races"]
     if mode == "max-autotune":
         assert races == []  # GE synchronises the cross-stream data edges itself
         return
@@ -49,11 +49,11 @@ def test_deadlocking_pass_file_is_caught_by_the_verifier_not_a_hang(tmp_path: Pa
     t0 = time.perf_counter()
     result = _compile("seed", PASSES / "deadlock.yaml", "reduce-overhead", tmp_path)
     assert time.perf_counter() - t0 < 60
-    assert result.error is not None and result.index["status"] == "failed"
+    assert result.error is not None and result.index.to_json()["status"] == "failed"
     msg = result.error.message
     assert "deadlock_cycle" in msg and "wait_default" in msg and "record_default" in msg
     assert result.error.node == "wait_default" and result.error.hint
-    assert "deadlock_cycle" in result.index["first_stage_with_finding"]
+    assert "deadlock_cycle" in result.index.to_json()["first_stage_with_finding"]
 
 
 @pytest.mark.slow

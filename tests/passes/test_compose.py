@@ -50,7 +50,7 @@ def test_stream_yaml_equals_handwritten_pass_through_torchair(run, tmp_path: Pat
     theirs = compile_model(CompileRequest(SEED, out_dir=tmp_path, backend="sim", pre_pass=_custom_pre_pass,
                                           report=False))
     assert ours.error is None and theirs.error is None
-    a, b = index_of(ours), theirs.index
+    a, b = index_of(ours), theirs.index.to_json()
     for stage in ("after:post_grad_custom_pre_pass", "fx-final"):
         assert stage_graph(ours.ledger_dir, a, stage) == stage_graph(theirs.ledger_dir, b, stage)
     assert ours.execution["matches_eager"] is True
@@ -98,7 +98,7 @@ def test_instruments_see_each_yaml_pass(tmp_path: Path) -> None:
     hooks = build_hooks(PASSES / "stream.yaml")
     result = compile_model(CompileRequest(SEED, out_dir=tmp_path, backend="sim", hooks=hooks,
                                           instruments=[Recorder()], stop_after_passes=True, report=False))
-    assert result.index["status"] == "planned"
+    assert result.index.to_json()["status"] == "planned"
     gid = "1-inference"
     yaml_calls = [c for c in calls if c[1].startswith("yaml:")]
     assert yaml_calls == [("before", "yaml:mm-abs-on-stream1", gid, 6),

@@ -56,7 +56,7 @@ def test_fixture_compiles_with_every_stage_and_matches_eager(compile_fixture, mo
 @pytest.mark.parametrize("model", FIXTURES)
 def test_ge_dumps_are_torchairs_own_in_all_three_types(compile_fixture, model: str) -> None:
     result = compile_fixture(model, "max-autotune")
-    index = result.index
+    index = result.index.to_json()
     by_stage_type = {(d["stage"], d["type"]) for d in index["dumps"]}
     for stage in ("ge-original", "ge-optimized"):
         for kind in ("pbtxt", "txt", "py"):
@@ -76,24 +76,24 @@ def test_ge_dumps_are_torchairs_own_in_all_three_types(compile_fixture, model: s
 
 def test_reduce_overhead_keeps_aclgraph_dump_and_generated_code(compile_fixture) -> None:
     result = compile_fixture("seed", "reduce-overhead")
-    stages = {d["stage"] for d in result.index["dumps"]}
+    stages = {d["stage"] for d in result.index.to_json()["dumps"]}
     assert {"aclgraph-original", "aclgraph-optimized", "generated-code"} <= stages
-    code = next(d for d in result.index["dumps"] if d["stage"] == "generated-code")
+    code = next(d for d in result.index.to_json()["dumps"] if d["stage"] == "generated-code")
     assert "def forward(" in (result.ledger_dir / code["file"]).read_text()
 
 
 def test_training_fixture_yields_forward_and_backward_graphs(compile_fixture) -> None:
-    kinds = [g["kind"] for g in compile_fixture("train").index["graphs"]]
+    kinds = [g["kind"] for g in compile_fixture("train").index.to_json()["graphs"]]
     assert kinds == ["forward", "backward"]
 
 
 def test_graph_break_fixture_yields_two_graphs(compile_fixture) -> None:
-    graphs = compile_fixture("graph_break").index["graphs"]
+    graphs = compile_fixture("graph_break").index.to_json()["graphs"]
     assert [g["dynamo_graph"] for g in graphs] == [1, 2]
 
 
 def test_transformer_has_a_few_hundred_aten_nodes(compile_fixture) -> None:
-    graph = compile_fixture("transformer").index["graphs"][0]
+    graph = compile_fixture("transformer").index.to_json()["graphs"][0]
     final = next(s for s in graph["stages"] if s["name"] == "fx-final")
     assert 200 <= final["nodes"] <= 600
 
@@ -106,7 +106,7 @@ def test_stream_labels_reach_the_ge_graph(runs_dir) -> None:
     result = compile_model(CompileRequest(REPO / "fixtures/models/seed.py", out_dir=runs_dir, backend="sim",
                                           pre_pass=custom_pre_pass))
     assert result.error is None
-    stages = {s["name"]: s for s in result.index["graphs"][0]["stages"]}
+    stages = {s["name"]: s for s in result.index.to_json()["graphs"][0]["stages"]}
     pre = stages["after:post_grad_custom_pre_pass"]
     assert pre["changed"] is True and pre["node_delta"] == 4
     ge = json.loads((result.ledger_dir / stages["ge-original"]["file"]).read_text())

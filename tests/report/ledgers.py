@@ -27,10 +27,10 @@ def make_ledger(out: Path, findings: bool = True, profile: bool = False) -> Path
     w.add_stage("1-inference", "ge-original", read_graph(DUMPS / "plain" / "optimized.txt"))
     w.add_stage("1-inference", "ge-optimized", read_graph(DUMPS / "stream" / "optimized.txt"))
     if findings:
-        w.index["findings"] = [{"rule": "wait_dropped_at_tail", "severity": "error", "mode": "max-autotune",
+        w.set(findings=[{"rule": "wait_dropped_at_tail", "severity": "error", "mode": "max-autotune",
                                 "nodes": ["wait_default"], "source": None, "message": "wait_default has no op after it",
                                 "hint": "add a consumer", "ref": "R8", "graph": "1-inference",
-                                "stage": "yaml:mm-abs-on-stream1"}]
+                                "stage": "yaml:mm-abs-on-stream1"}])
     w.finish()
     if profile:
         prof = w.root / "profile"
@@ -61,7 +61,7 @@ def evil_ledger(out: Path) -> Path:
     plain = Graph(g.name, "fx", [g.nodes[0], Node("out", "output", inputs=["x"], kind="output")])
     w.add_stage("1-inference", "aot-inference", plain)
     w.add_stage("1-inference", f"yaml:{EVIL}", g, changed=True)
-    w.index["findings"] = [{"rule": EVIL, "severity": "error", "nodes": [EVIL], "message": EVIL_ATTR,
-                            "graph": "1-inference", "stage": f"yaml:{EVIL}"}]
+    w.set(findings=[{"rule": EVIL, "severity": "error", "nodes": [EVIL], "message": EVIL_ATTR,
+                            "graph": "1-inference", "stage": f"yaml:{EVIL}"}])
     w.finish()
     return w.root

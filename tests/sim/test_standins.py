@@ -98,7 +98,7 @@ def test_a_compile_and_a_script_run_restore_every_patched_attribute(tmp_path: Pa
     before = _patched_surface()
     assert before["sys.modules[torch_npu]"] == "<absent>" and before["torch.npu"] == "<absent>"
     result = compile_model(CompileRequest(MODELS / "seed.py", out_dir=tmp_path, backend="sim", report=False))
-    assert result.error is None and result.index["graphs"], result.error
+    assert result.error is None and result.index.to_json()["graphs"], result.error
     after = _patched_surface()
     assert {k: v for k, v in after.items() if before[k] is not v} == {}
     script = tmp_path / "script.py"

@@ -68,7 +68,7 @@
   function selectGraph(k) {
     state.graph = k;
     var gr = graphs[k];
-    state.stage = gr && gr.stages.length ? gr.stages.length - 1 : -1;
+    state.stage = gr && gr.stages.length ? (gr.open === null || gr.open === undefined ? gr.stages.length - 1 : gr.open) : -1;
     while (gr && state.stage > 0 && gr.stages[state.stage].missing) state.stage--;
     state.selected = -1;
     buildStageList();

@@ -1,0 +1,195 @@
+"""The run index: ``index.json`` as dataclasses (fields documented in docs/ledger.md).
+
+One :class:`RunIndex` per run; it holds one :class:`GraphEntry` per compiled graph, each with its
+:class:`StageEntry` list, and one :class:`DumpEntry` per TorchAir file. Written by
+:class:`~airctl.ledger.writer.LedgerWriter` only, read by :class:`~airctl.ledger.reader.Ledger`
+only. ``to_json()`` gives today's JSON shape; ``RunIndex.from_json`` checks types and raises
+:class:`~airctl.errors.LedgerError` naming ``index.json`` and the graph and stage.
+
+>>> index = RunIndex.from_json({"graphs": [{"id": "1-inference", "stages": [
+...     {"index": 0, "name": "fx-final", "file": "graphs/1-inference/000-fx-final.json"}]}]})
+>>> [s.name for s in index.stages()]
+['fx-final']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from airctl.errors import LedgerError
+from airctl.ledger.record import INDEX, Record, optional, required
+
+FORMAT = "airctl-ledger"
+VERSION = 1
+
+
+@dataclass(kw_only=True)
+class StageEntry(Record):
+    """One snapshot of a graph: after a pass, or at a named point of the pipeline."""
+
+    KIND = "stage"
+
+    index: int = required()
+    name: str = required()
+    dialect: str | None = None  # "fx" or "ge"
+    changed: bool | None = None  # null for stages that are not passes
+    nodes: int | None = None
+    node_delta: int | None = None
+    file: str = required()  # ledger-relative snapshot (JSON)
+    text: str | None = None  # ledger-relative readable text
+    seconds: float | None = None
+    fingerprint: str | None = optional()  # fx-final and the aclgraph passes: change detection
+    returned_new_graph: str | None = optional()  # a custom pass returned a graph (rule R11)
+    error: str | None = optional()  # failed:<pass>: the first line of the pass's error
+    # yaml:<pass> stages (airctl passes / --passes)
+    pass_kind: str | None = optional()
+    yaml_line: int | None = optional()
+    inserted: list[str] | None = optional()
+    removed: list[str] | None = optional()
+    skipped: str | None = optional()
+    eager_check: dict[str, Any] | None = optional()
+
+    @classmethod
+    def label(cls, data: Any, position: int) -> str:
+        if isinstance(data, dict) and isinstance(data.get("name"), str):
+            return f"stage {data.get('index', position)} ({data['name']})"
+        return f"stage {position}"
+
+    @property
+    def effective_dialect(self) -> str:
+        """``fx`` or ``ge``: the ``dialect`` written, else told by the name (``ge-*``, ``ge:*``)."""
+        if self.dialect in ("fx", "ge"):
+            return self.dialect
+        return "ge" if self.name.startswith(("ge-", "ge:")) else "fx"
+
+
+@dataclass(kw_only=True)
+class GraphEntry(Record):
+    """One compiled graph (a Dynamo graph in one AOT phase) and its stages, in pipeline order."""
+
+    KIND = "graph"
+
+    id: str = required()  # <k>-<kind>
+    kind: str | None = None  # forward, backward, inference
+    name: str | None = None  # TorchAir's graph name (graph_1)
+    stages: list[StageEntry] = field(default_factory=list)
+    dynamo_graph: int | None = optional()
+    execution: dict[str, Any] | None = optional()  # airctl run: this graph's execution check
+
+    @classmethod
+    def label(cls, data: Any, position: int) -> str:
+        if isinstance(data, dict) and isinstance(data.get("id"), str):
+            return f"graph {data['id']}"
+        return f"graph {position}"
+
+
+@dataclass(kw_only=True)
+class DumpEntry(Record):
+    """A file TorchAir wrote (or airctl copied) into ``torchair/``."""
+
+    KIND = "dump"
+
+    file: str = required()  # ledger-relative
+    graph: str | None = None  # TorchAir's graph name
+    type: str | None = None  # pbtxt, txt, py
+    stage: str | None = None  # ge-original, ge-optimized, aclgraph-*, generated-code
+    written_by: str | None = None  # torchair
+    source: str | None = optional()  # airctl run: where the script had TorchAir write it
+
+
+@dataclass(kw_only=True)
+class StageRef:
+    """A stage together with the graph it belongs to."""
+
+    graph_id: str
+    entry: StageEntry
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    @property
+    def index(self) -> int:
+        return self.entry.index
+
+    @property
+    def file(self) -> str:
+        return self.entry.file
+
+    @property
+    def text(self) -> str | None:
+        return self.entry.text
+
+    @property
+    def dialect(self) -> str:
+        return self.entry.effective_dialect
+
+    def matches(self, name: str) -> bool:
+        """``name`` names this stage: its name, its index (``NNN``) or ``<graph id>/<name>``."""
+        return (self.name == name or (name.isdigit() and self.index == int(name))
+                or f"{self.graph_id}/{self.name}" == name)
+
+
+@dataclass(kw_only=True)
+class RunIndex(Record):
+    """The whole ``index.json``."""
+
+    KIND = "run"
+
+    format: str = FORMAT
+    version: int = VERSION
+    airctl_version: str | None = None
+    run_id: str | None = None
+    created: str | None = None
+    status: str | None = None  # running, ok, failed, mismatch, interrupted, planned
+    command: str | None = None
+    backend: dict[str, Any] | None = None  # {"name", "reason"}
+    mode: str | None = None
+    model: dict[str, Any] | None = None  # compile: {path, entry, found_by}; run: {path, argv}
+    passes: str | None = optional()  # the YAML pass file
+    graphs: list[GraphEntry] = required()
+    dumps: list[DumpEntry] = field(default_factory=list)
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    first_stage_with_finding: dict[str, str] | None = optional()
+    execution: dict[str, Any] | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
+    error_detail: dict[str, Any] | None = None
+    log: str | None = None
+    report: str | None = None
+    report_error: str | None = optional()
+    # airctl run (docs/run.md)
+    compilers: list[dict[str, Any]] | None = optional()
+    profiles: list[dict[str, Any]] | None = optional()
+    torch_compile_debug: list[str] | None = optional()
+    warnings: list[Any] | None = optional()
+    notes: list[str] | None = optional()
+    script: dict[str, Any] | None = optional()
+
+    @classmethod
+    def read(cls, data: Any, file: str | None = None) -> RunIndex:
+        """A parsed ``index.json`` checked and typed (``file`` names it in errors)."""
+        if not isinstance(data, dict):
+            raise LedgerError(f"malformed {INDEX}: not a JSON object", file=file)
+        if not isinstance(data.get("graphs"), list):
+            raise LedgerError(f"{INDEX} has no 'graphs' list", file=file, line=1)
+        return cls.from_json(data, file=file)
+
+    # -- lookups -------------------------------------------------------------------------------
+    def graph(self, graph_id: str) -> GraphEntry | None:
+        return next((g for g in self.graphs if g.id == graph_id), None)
+
+    def graph_ids(self) -> list[str]:
+        return [g.id for g in self.graphs]
+
+    def stages(self, graph_id: str | None = None) -> list[StageRef]:
+        """Every stage (of one graph, or of all graphs in order) with its graph id."""
+        return [StageRef(graph_id=g.id, entry=s) for g in self.graphs
+                if graph_id is None or g.id == graph_id for s in g.stages]
+
+    @property
+    def run_mode(self) -> str | None:
+        """The mode the run compiled with (older ledgers kept it under ``config.mode``)."""
+        config = self.extra.get("config")
+        return self.mode or (config.get("mode") if isinstance(config, dict) else None)
