@@ -2,6 +2,11 @@
 
 Each error may carry where it happened (file, line, column, node) and a hint. The CLI renders
 them as ``file:line:col: error: message`` plus a ``hint:`` line (style.md §9).
+
+Library code raises :class:`AirctlError`; ``airctl.cli.main`` is the one place that turns it
+into that message and its :class:`ExitCode`. A command that has already shown its outcome and
+only needs a non-zero status raises :class:`CommandExit` (:class:`FindingsExit` for "ran, and
+found problems": exit 1).
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ class ExitCode(enum.IntEnum):
     USAGE = 2  # bad input: file, spec, option
     COMPILE_FAILED = 3  # the model compiled with errors, or its outputs did not match eager
     SCRIPT_FAILED = 4  # the user's own script raised
-    INTERNAL = 70
+    INTERNAL = 70  # a bug in airctl: an exception that is not an AirctlError
+    INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
 
 
 class AirctlError(Exception):
@@ -107,3 +113,24 @@ class UserScriptFailed(AirctlError):
     """A script run by ``airctl run`` raised; its own traceback has been shown already."""
 
     exit_code = ExitCode.SCRIPT_FAILED
+
+
+class CommandExit(Exception):
+    """The command has shown its outcome; end with ``code`` and print nothing more.
+
+    ``airctl run`` ends with the status of the user's script this way (its traceback, if any,
+    is already on stderr).
+    """
+
+    def __init__(self, code: int) -> None:
+        super().__init__(f"exit status {int(code)}")
+        self.code = int(code)
+
+
+class FindingsExit(CommandExit):
+    """The command ran and found what it checks for: error findings (``check``), races
+    (``profile``), selectors that match nothing (``passes explain``). Exit code 1."""
+
+    def __init__(self, count: int = 0) -> None:
+        super().__init__(ExitCode.FINDINGS)
+        self.count = count

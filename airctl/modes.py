@@ -1,4 +1,4 @@
-"""The words airctl's commands choose from: TorchAir modes, backends, GE dump types.
+"""The words airctl's commands choose from: TorchAir modes, backends, GE dump types, graph formats.
 
 One enum per choice, so validation, ``--help`` and shell completion all come from here (typer
 lists an Enum's values). Each member is a ``str``, so ``Mode.MAX_AUTOTUNE == "max-autotune"``
@@ -54,6 +54,27 @@ class DumpType(str, enum.Enum):
 
     def __str__(self) -> str:
         return self.value
+
+
+class GraphFormat(str, enum.Enum):
+    """What ``airctl dump --type`` writes: a text format (printed, or written with ``-o``) or a picture."""
+
+    JSON = "json"
+    FX = "fx"
+    PBTXT = "pbtxt"
+    TXT = "txt"
+    DOT = "dot"
+    SVG = "svg"
+    PNG = "png"
+    HTML = "html"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def is_text(self) -> bool:
+        """Printed on stdout unless ``-o`` is given (``dot``/``svg``/``png``/``html`` always go to a file)."""
+        return self in (GraphFormat.JSON, GraphFormat.FX, GraphFormat.PBTXT, GraphFormat.TXT)
 
 
 MAX_AUTOTUNE = Mode.MAX_AUTOTUNE.value

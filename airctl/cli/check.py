@@ -1,24 +1,18 @@
 """``airctl check PATH``: the static multi-stream verifier on a graph, a ledger or a dump.
 
-Thin by design (style.md §8): parse options, load the graphs (:mod:`airctl.verify.inputs`), run
-:func:`airctl.verify.verify`, render. Findings go to stdout (or JSON with ``--json``), the summary
-to stderr. Exit code 1 when any error-level finding exists; unreadable input raises
-``GraphReadError`` and main.py maps it to exit code 2.
+Thin by design (style.md §8): parse options, call :func:`airctl.pipeline.check.check_source`,
+render. Findings go to stdout (or JSON with ``--json``), the summary to stderr. Error-level
+findings raise :class:`~airctl.errors.FindingsExit` (exit 1); unreadable input raises
+``GraphReadError``, which main.py shows with its file and line (exit 2).
 """
 
 from __future__ import annotations
 
-import enum
 from pathlib import Path
 
 import typer
 
-from airctl.errors import ExitCode
-
-
-class Mode(str, enum.Enum):
-    max_autotune = "max-autotune"
-    reduce_overhead = "reduce-overhead"
+from airctl.modes import Mode
 
 
 def register(app: typer.Typer) -> None:
@@ -35,31 +29,19 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Verify the stream plan: scopes, record/wait, cross-stream races, joins, deadlocks."""
         from airctl.cli.output import err, print_json
-        from airctl.pipeline.source import check_targets
-        from airctl.verify.findings import MAX_AUTOTUNE, Finding, count, summary_json
-        from airctl.verify.verifier import verify
+        from airctl.errors import FindingsExit
+        from airctl.pipeline.check import check_source
 
-        targets = check_targets(path, stage=stage, passes=passes, mode=mode.value if mode else None)
-        findings: list[Finding] = []
-        for t in targets:
-            used = mode.value if mode else (t.mode or MAX_AUTOTUNE)
-            if t.graph.dialect == "ge":
-                used = MAX_AUTOTUNE
-            for f in verify(t.graph, used):
-                f.graph = t.label
-                findings.append(f)
-            if not json_out:
-                _render(t.label, used, [f for f in findings if f.graph == t.label])
-        errors = count(findings, "error")
+        outcome = check_source(path, mode=mode.value if mode else None, stage=stage, passes=passes)
         if json_out:
-            print_json(summary_json(findings))
+            print_json(outcome.to_json())
         else:
-            err.print(f"{errors} error(s), {count(findings, 'warning')} warning(s), "
-                      f"{count(findings, 'info')} note(s) in {len(targets)} graph(s)")
-        if errors:
-            # SystemExit, not typer.Exit: main.run() calls the app with standalone_mode=False, where typer
-            # *returns* an Exit's code and run() drops it; SystemExit reaches the shell and CliRunner alike.
-            raise SystemExit(int(ExitCode.FINDINGS))
+            for graph in outcome.graphs:
+                _render(graph.label, graph.mode, graph.findings)
+            err.print(f"{outcome.count('error')} error(s), {outcome.count('warning')} warning(s), "
+                      f"{outcome.count('info')} note(s) in {len(outcome.graphs)} graph(s)")
+        if outcome.count("error"):
+            raise FindingsExit(outcome.count("error"))
 
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import typer
 
-from airctl.errors import AirctlError
+from airctl.cli.options import backend_option, dump_types, dump_types_option, mode_option
+from airctl.modes import Backend, Mode
 
 HELP = (
     "Compile MODEL.py through TorchAir (Dynamo → AOT → TorchAir's FX passes → GE or aclgraph), run it once, "
@@ -26,15 +26,11 @@ def register(app: typer.Typer) -> None:
     @app.command("compile", help=HELP, no_args_is_help=True)
     def compile_cmd(
         model: Path = typer.Argument(..., help="Model script (.py).", show_default=False),
-        mode: str = typer.Option("max-autotune", "--mode", "-m",
-                                 help="TorchAir mode: max-autotune | reduce-overhead."),
+        mode: Mode = mode_option(),
         out: Path = typer.Option(Path("airctl-runs"), "--out", "-o",
                                  help="Folder for ledgers (one run per subfolder)."),
-        backend: str = typer.Option("auto", "--backend", "-b", help="auto | npu | sim (auto: npu when CANN loads)."),
-        dump_type: str = typer.Option(
-            None, "--dump-type",
-            help="GE dump types, comma-separated: pbtxt,txt,py (default: all three in max-autotune, py in "
-                 "reduce-overhead).", show_default=False),
+        backend: Backend = backend_option(),
+        dump_type: str = dump_types_option(),
         entry: str = typer.Option(None, "--entry", help="Function returning (model, inputs), or MODEL_FN,INPUTS_FN.",
                                   show_default=False),
         passes: Path = typer.Option(None, "--passes", "-p", help="YAML pass file to apply (see `airctl passes list`).",
@@ -42,15 +38,15 @@ def register(app: typer.Typer) -> None:
         atol: float = typer.Option(1e-5, "--atol", help="Tolerance for the eager comparison."),
         as_json: bool = typer.Option(False, "--json", help="Print index.json to stdout instead of the summary."),
     ) -> None:
-        from airctl.cli.output import err, print_json, render_error
+        from airctl.cli.output import err, print_json
         from airctl.cli.summary import print_summary
+        from airctl.passes import build_hooks
         from airctl.pipeline.compile import CompileRequest, compile_model
 
-        dump_types = [t.strip() for t in dump_type.split(",") if t.strip()] if dump_type else None
-        hooks = _load_passes(passes) if passes else None
+        hooks = build_hooks(passes) if passes else None  # a bad pass file is refused before any compile
         request = CompileRequest(
-            model_path=model, mode=mode, out_dir=out, backend=backend, dump_types=dump_types, entry=entry,
-            pre_pass=hooks.pre_pass if hooks else None, post_pass=hooks.post_pass if hooks else None,
+            model_path=model, mode=mode.value, out_dir=out, backend=backend.value, dump_types=dump_types(dump_type),
+            entry=entry, pre_pass=hooks.pre_pass if hooks else None, post_pass=hooks.post_pass if hooks else None,
             atol=atol, passes_file=str(passes) if passes else None,
         )
         with err.status("compiling…", spinner="dots") as status:
@@ -60,13 +56,4 @@ def register(app: typer.Typer) -> None:
         else:
             print_summary(result)
         if result.error is not None:
-            render_error(result.error)
-            raise typer.Exit(int(result.error.exit_code))
-
-
-def _load_passes(path: Path) -> Any:
-    try:
-        from airctl.passes import build_hooks
-    except ImportError as e:  # pragma: no cover - the passes package ships with airctl
-        raise AirctlError(f"YAML passes are not available in this build: {e}") from e
-    return build_hooks(path)
+            raise result.error  # after the summary: main.py shows it and exits with its code

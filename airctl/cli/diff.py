@@ -1,4 +1,7 @@
-"""``airctl diff``: what changed between two graphs, matched by structure rather than by name (docs/diff.md)."""
+"""``airctl diff``: what changed between two graphs, matched by structure rather than by name (docs/diff.md).
+
+The command parses options, calls :func:`airctl.pipeline.diff.diff_sources` and renders its report.
+"""
 
 from __future__ import annotations
 
@@ -37,58 +40,16 @@ def register(app: typer.Typer) -> None:
                                  "(green added, red removed, orange changed).", show_default=False),
     ) -> None:
         from airctl.cli.output import err, print_json
+        from airctl.pipeline.diff import diff_sources
 
-        old, new = load_pair(a, b, from_stage, to_stage)
-        report = diff_pair(old, new)
-        # files first: a closed pipe on stdout (`| head`) must not lose them
-        if html is not None:
-            from airctl.report.page import diff_page
-
-            html.write_text(diff_page(old, new, report), encoding="utf-8")
-            err.print(f"wrote {html}")
-        if svg is not None:
-            from airctl.render import render_to
-            from airctl.render.diffview import merged_graph
-
-            merged, status = merged_graph(old, new, report)
-            render_to(merged, "svg", svg, status=status)
-            err.print(f"wrote {svg}")
+        # the files are written first: a closed pipe on stdout (`| head`) must not lose them
+        outcome = diff_sources(a, b, from_stage=from_stage, to_stage=to_stage, html=html, svg=svg)
+        for path in outcome.written:
+            err.print(f"wrote {path}", markup=False, highlight=False)
         if as_json:
-            print_json(report.to_json())
+            print_json(outcome.to_json())
         else:
-            render(report)
-
-
-def run_diff(a: Path, b: Path | None, from_stage: str | None, to_stage: str | None) -> Any:
-    return diff_pair(*load_pair(a, b, from_stage, to_stage))
-
-
-def diff_pair(old: Any, new: Any) -> Any:
-    from airctl.diff import diff_graphs
-
-    return diff_graphs(old, new)
-
-
-def load_pair(a: Path, b: Path | None, from_stage: str | None, to_stage: str | None) -> tuple[Any, Any]:
-    """The two graphs to compare: two sources, or two stages of ledger ``a`` (defaults: docs/ledger.md)."""
-    from airctl.errors import AirctlError
-    from airctl.io.source import is_ledger
-    from airctl.ledger.defaults import Request, StageRequest
-    from airctl.ledger.reader import Ledger
-    from airctl.pipeline.source import load_source
-
-    if b is None:
-        if not is_ledger(a):
-            raise AirctlError("diff needs two graphs, or one ledger folder with --from/--to", file=str(a),
-                              hint="airctl diff OLD NEW  |  airctl diff LEDGER --from STAGE --to STAGE")
-        ledger = Ledger.open(a)
-        old = ledger.load(ledger.find_stage(from_stage, request=Request.DIFF_FROM))
-        # FX against GE matches nothing: the new side defaults to the old side's dialect
-        new = ledger.load(ledger.find_stage(to_stage, request=StageRequest(Request.DIFF_TO, dialect=old.dialect)))
-    else:
-        old = load_source(a, from_stage, Request.DIFF_SOURCE)
-        new = load_source(b, to_stage, Request.DIFF_SOURCE)
-    return old, new
+            render(outcome.report)
 
 
 def _fmt(value: Any) -> str:

@@ -1,22 +1,43 @@
-"""The ``airctl`` entry point: builds the typer app and maps errors to exit codes.
+"""The ``airctl`` entry point: builds the typer app, and is the CLI's one error boundary.
 
-Each command lives in its own module under :mod:`airctl.cli` and exposes ``register(app)``.
-Commands are discovered from :data:`COMMAND_MODULES`; none of them imports torch at import
-time, so ``airctl --help`` stays fast.
+Each command lives in its own module under :mod:`airctl.cli` and exposes ``register(app)``; none
+of them imports torch at import time, so ``airctl --help`` stays fast.
+
+Commands never render errors or pick exit codes themselves. They raise, and
+:class:`AirctlGroup` maps what they raise, in one place:
+
+========================================  =========================================  ==========
+raised                                    shown on stderr                            exit code
+========================================  =========================================  ==========
+:class:`~airctl.errors.AirctlError`       ``file:line: error: message`` + ``hint:``  its ``exit_code``
+:class:`~airctl.errors.CommandExit`       nothing more (the command showed it)       its ``code``
+``OSError`` naming a file (``-o``, ...)   ``path: error: ...`` + ``hint:``           2
+``KeyboardInterrupt``                     ``error: interrupted``                     130
+any other exception (a bug in airctl)     ``error: internal error: ...`` (one line)  70
+========================================  =========================================  ==========
+
+click's own usage errors keep their code 2. ``--traceback`` (or ``AIRCTL_TRACEBACK=1``) also
+prints the Python traceback. The mapping lives in the group's ``invoke``, so the console script
+(:func:`run`) and typer's ``CliRunner().invoke(build_app(), ...)`` go through the same code.
 """
 
 from __future__ import annotations
 
+import errno
 import importlib
-import importlib.util
 import sys
+import traceback
+from typing import Any, NoReturn
 
 import typer
+from typer.core import TyperGroup
+from typer.main import get_command
 
 from airctl import __version__
-from airctl.errors import AirctlError, ExitCode
+from airctl.errors import AirctlError, CommandExit, ExitCode
 
 COMMAND_MODULES = ("compile", "run", "passes", "dump", "diff", "check", "profile", "doctor")
+TRACEBACK_ENV = "AIRCTL_TRACEBACK"
 
 HELP = (
     "Graph inspector and pass debugger for TorchAir (torch.compile on Ascend NPUs).\n\n"
@@ -25,6 +46,57 @@ HELP = (
     "Start with: [bold]airctl compile fixtures/models/seed.py --mode max-autotune[/bold] (compile, keep a "
     "ledger of every stage), or [bold]airctl doctor[/bold] (what is installed, which backend `auto` picks).\n"
 )
+OS_ERROR_HINT = ("check that the folder exists and is writable, and that the path is not an existing file where "
+                 "a folder is expected (or the other way round)")
+
+
+class AirctlGroup(TyperGroup):
+    """The root command: runs the chosen command and maps whatever it raises to a message and an exit code."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, typer.TyperException):  # click's own: --help, usage errors (code 2)
+            raise
+        except CommandExit as e:
+            raise typer.Exit(e.code) from None
+        except BaseException as e:  # noqa: BLE001 - the boundary: everything else becomes a message and a code
+            if isinstance(e, (SystemExit, GeneratorExit)):
+                raise
+            if isinstance(e, OSError) and e.errno == errno.EPIPE:
+                raise  # `airctl ... | head`: typer exits quietly
+            code = report(e, show_traceback=_wants_traceback(ctx))
+            raise typer.Exit(int(code)) from None
+
+
+def report(error: BaseException, show_traceback: bool = False) -> int:
+    """Show ``error`` on stderr as the CLI does, and return the exit code it maps to."""
+    from airctl.cli.output import err, render_error
+
+    if show_traceback:
+        sys.stderr.write("".join(traceback.format_exception(type(error), error, error.__traceback__)))
+        sys.stderr.flush()
+    if isinstance(error, AirctlError):
+        render_error(error)
+        return int(error.exit_code)
+    if isinstance(error, KeyboardInterrupt):
+        render_error(AirctlError("interrupted"))
+        return int(ExitCode.INTERRUPTED)
+    if isinstance(error, OSError) and error.filename:
+        # a path the user gave (-o, --out, --html) that cannot be written or read
+        render_error(AirctlError(f"{error.strerror or error}: {error.filename}", file=str(error.filename),
+                                 hint=OS_ERROR_HINT))
+        return int(ExitCode.USAGE)
+    from rich.markup import escape
+
+    text = f"{type(error).__name__}: {error}".splitlines()[0] if str(error) else type(error).__name__
+    again = "" if show_traceback else f"; rerun with --traceback (or {TRACEBACK_ENV}=1) to see where"
+    err.print(f"[bold red]error:[/bold red] internal error: {escape(text)}{again}")
+    return int(ExitCode.INTERNAL)
+
+
+def _wants_traceback(ctx: Any) -> bool:
+    return bool(ctx.params.get("show_traceback"))  # --traceback, or AIRCTL_TRACEBACK=1 (its envvar)
 
 
 def _version(value: bool) -> None:
@@ -36,54 +108,28 @@ def _version(value: bool) -> None:
 def build_app() -> typer.Typer:
     app = typer.Typer(
         name="airctl",
+        cls=AirctlGroup,
         help=HELP,
         no_args_is_help=True,
         add_completion=False,
-        pretty_exceptions_show_locals=False,
+        pretty_exceptions_enable=False,
         rich_markup_mode="rich",
     )
 
     @app.callback()
     def main(
         version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+        show_traceback: bool = typer.Option(False, "--traceback", envvar=TRACEBACK_ENV, show_envvar=True,
+                                       help="On an error, also print the Python traceback."),
     ) -> None:
         """airctl"""
 
     for name in COMMAND_MODULES:
-        module_name = f"airctl.cli.{name}"
-        if importlib.util.find_spec(module_name) is None:
-            continue
-        importlib.import_module(module_name).register(app)
+        importlib.import_module(f"airctl.cli.{name}").register(app)
     return app
 
 
-def run(argv: list[str] | None = None) -> None:
-    """Console-script entry: run the app, render airctl errors, exit with their code."""
-    from airctl.cli.output import render_error
-
-    app = build_app()
-    try:
-        rc = app(args=argv, standalone_mode=False)  # returns the code of a typer.Exit
-    except AirctlError as e:
-        render_error(e)
-        sys.exit(int(e.exit_code))
-    except KeyboardInterrupt:
-        render_error(AirctlError("interrupted"))
-        sys.exit(130)
-    except typer.Exit as e:
-        sys.exit(e.exit_code)
-    except OSError as e:
-        if not e.filename:
-            raise
-        # a path the user gave (-o, --out, --html) that cannot be written or read
-        render_error(AirctlError(f"{e.strerror or e}: {e.filename}", file=str(e.filename),
-                                 hint="check that the folder exists and is writable, and that the path is not "
-                                      "an existing file where a folder is expected (or the other way round)"))
-        sys.exit(int(ExitCode.USAGE))
-    except Exception as e:  # typer/click usage errors carry their own exit code
-        code = getattr(e, "exit_code", None)
-        if code is not None and hasattr(e, "show"):
-            e.show()
-            sys.exit(code)
-        raise
-    sys.exit(rc if isinstance(rc, int) else int(ExitCode.OK))
+def run(argv: list[str] | None = None) -> NoReturn:
+    """Console-script entry (``airctl``, ``python -m airctl``): run the app and exit with its code."""
+    get_command(build_app()).main(args=argv, prog_name="airctl")  # standalone: always raises SystemExit
+    raise AssertionError("unreachable: click's standalone main exits")  # pragma: no cover

@@ -11,6 +11,9 @@ from typing import Any
 
 import typer
 
+from airctl.cli.options import backend_option, mode_option
+from airctl.modes import Backend, Mode
+
 HELP = (
     "Declarative pass plugins: YAML files that put ops on other streams (scope_enter/scope_exit, record, wait), "
     "set TorchAir scope attributes, or call your own Python pass — through TorchAir's custom-pass hooks, with "
@@ -40,19 +43,19 @@ def register(app: typer.Typer) -> None:
     def apply_cmd(
         file: Path = typer.Argument(..., help="YAML pass file.", show_default=False),
         model: Path = MODEL_OPT,
-        mode: str = typer.Option("max-autotune", "--mode", "-m", help="max-autotune | reduce-overhead."),
+        mode: Mode = mode_option(),
         plan: bool = typer.Option(False, "--plan", help="Stop after the passes: show their effect, compile nothing."),
         diff: bool = typer.Option(False, "--diff", help="Print a unified diff for every pass that changed the graph."),
         out: Path = typer.Option(Path("airctl-runs"), "--out", "-o", help="Folder for ledgers."),
-        backend: str = typer.Option("auto", "--backend", "-b", help="auto | npu | sim."),
+        backend: Backend = backend_option(),
         entry: str = typer.Option(None, "--entry", help="Function returning (model, inputs).", show_default=False),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     ) -> None:
-        from airctl.cli.output import err, print_json, render_error
+        from airctl.cli.output import err, print_json
         from airctl.pipeline.apply import apply_passes
 
         with err.status("applying passes…", spinner="dots") as status:
-            result = apply_passes(file, model, mode=mode, out=out, backend=backend, entry=entry, plan=plan,
+            result = apply_passes(file, model, mode=mode.value, out=out, backend=backend.value, entry=entry, plan=plan,
                                   with_diff=diff or plan or as_json, progress=lambda msg: status.update(msg))
         if as_json:
             print_json(result.to_json())
@@ -61,15 +64,14 @@ def register(app: typer.Typer) -> None:
         for warning in result.warnings:
             _render_warning(warning)
         if result.error is not None:
-            render_error(result.error)
-            raise typer.Exit(int(result.error.exit_code))
+            raise result.error
 
     @passes.command("list", help="The pass kinds of the YAML format and their fields (from the schema).")
     def list_cmd(
         kind: str = typer.Argument(None, help="Show one kind only.", show_default=False),
         as_json: bool = typer.Option(False, "--json", help="Print the whole schema as JSON."),
     ) -> None:
-        from airctl.cli.output import print_json, render_error
+        from airctl.cli.output import print_json
         from airctl.errors import AirctlError
         from airctl.passes import schema
 
@@ -80,10 +82,8 @@ def register(app: typer.Typer) -> None:
         if kind is not None:
             if kind not in schema.KINDS:
                 guess = schema.closest(kind, kinds)
-                error = AirctlError(f"unknown pass kind `{kind}`",
-                                    hint=(f"did you mean `{guess}`? " if guess else "") + "kinds: " + ", ".join(kinds))
-                render_error(error)
-                raise typer.Exit(int(error.exit_code))
+                raise AirctlError(f"unknown pass kind `{kind}`",
+                                  hint=(f"did you mean `{guess}`? " if guess else "") + "kinds: " + ", ".join(kinds))
             kinds = [kind]
         render_kinds(kinds)
 
@@ -93,32 +93,27 @@ def register(app: typer.Typer) -> None:
     def explain_cmd(
         file: Path = typer.Argument(..., help="YAML pass file.", show_default=False),
         model: Path = MODEL_OPT,
-        mode: str = typer.Option("max-autotune", "--mode", "-m", help="max-autotune | reduce-overhead."),
+        mode: Mode = mode_option(),
         out: Path = typer.Option(Path("airctl-runs"), "--out", "-o", help="Folder for ledgers."),
-        backend: str = typer.Option("auto", "--backend", "-b", help="auto | npu | sim."),
+        backend: Backend = backend_option(),
         entry: str = typer.Option(None, "--entry", help="Function returning (model, inputs).", show_default=False),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     ) -> None:
-        from airctl.cli.output import err, print_json, render_error
-        from airctl.errors import AirctlError, ExitCode
+        from airctl.cli.output import err, print_json
+        from airctl.errors import FindingsExit
         from airctl.pipeline.apply import explain_passes
 
-        try:
-            with err.status("compiling up to the passes…", spinner="dots") as status:
-                result = explain_passes(file, model, mode=mode, out=out, backend=backend, entry=entry,
-                                        progress=lambda msg: status.update(msg))
-        except AirctlError as e:  # the pass file itself is bad: nothing to explain
-            render_error(e)
-            raise typer.Exit(int(e.exit_code)) from None
+        with err.status("compiling up to the passes…", spinner="dots") as status:
+            result = explain_passes(file, model, mode=mode.value, out=out, backend=backend.value, entry=entry,
+                                    progress=lambda msg: status.update(msg))
         if as_json:
             print_json(result.to_json())
         else:
             render_explain(result)
         if result.error is not None:
-            render_error(result.error)
-            raise typer.Exit(int(result.error.exit_code))
+            raise result.error
         if result.unmatched:
-            raise typer.Exit(int(ExitCode.FINDINGS))
+            raise FindingsExit(len(result.unmatched))
 
 
 # -- rendering --------------------------------------------------------------------------------------

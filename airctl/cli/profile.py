@@ -5,9 +5,10 @@ Two forms share one command, so that ``--help`` shows every option once, grouped
     airctl profile MODEL.py [--passes FILE.yaml] [--mode M] [--steps N] [--warmup N] [--compare] [--json]
     airctl profile analyze DIR [--ledger RUN] [--json]
 
-Thin (style.md §8): the run is :func:`airctl.pipeline.profile.profile_model`, the numbers
-:mod:`airctl.profile.summary`, the files :mod:`airctl.profile.write`; this module renders. Exit 1
-when races were found (as ``airctl check``), errors via AirctlError. No torch at import time.
+Thin (style.md §8): this module parses options, calls one flow of :mod:`airctl.pipeline.profile`
+(which runs, summarises and writes the files) and renders the :class:`ProfileOutcome` it returns.
+Races raise :class:`~airctl.errors.FindingsExit` (exit 1, as ``airctl check``); errors are
+AirctlErrors that main.py shows. No torch at import time.
 """
 
 from __future__ import annotations
@@ -16,6 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
+
+from airctl.cli.options import backend_option, mode_option
+from airctl.errors import AirctlError
+from airctl.modes import Backend, Mode
 
 HELP = (
     "Profile a model per stream: a Chrome trace with one lane per stream and record→wait arrows (open it in "
@@ -44,13 +50,12 @@ def register(app: typer.Typer) -> None:
                                       help="With `analyze`: a torch_npu profiler folder (*_ascend_pt, or its parent)."),
         passes: Path = typer.Option(None, "--passes", "-p", show_default=False, rich_help_panel=RUN,
                                     help="YAML pass file applied before the run (docs/passes.md)."),
-        mode: str = typer.Option("max-autotune", "--mode", "-m", rich_help_panel=RUN,
-                                 help="max-autotune | reduce-overhead."),
+        mode: Mode = mode_option(rich_help_panel=RUN),
         steps: int = typer.Option(5, "--steps", min=1, rich_help_panel=RUN, help="Profiled steps."),
         warmup: int = typer.Option(1, "--warmup", min=0, rich_help_panel=RUN, help="Unprofiled steps first."),
         compare: bool = typer.Option(False, "--compare", rich_help_panel=RUN,
                                      help="Also run without --passes and show both side by side."),
-        backend: str = typer.Option("auto", "--backend", "-b", rich_help_panel=RUN, help="auto | npu | sim."),
+        backend: Backend = backend_option(rich_help_panel=RUN),
         entry: str = typer.Option(None, "--entry", show_default=False, rich_help_panel=RUN,
                                   help="Function returning (model, inputs)."),
         ledger: Path = typer.Option(None, "--ledger", show_default=False, rich_help_panel=ANALYZE,
@@ -63,28 +68,38 @@ def register(app: typer.Typer) -> None:
         top: int = typer.Option(10, "--top", min=1, rich_help_panel=OUTPUT, help="Rows of top ops."),
         as_json: bool = typer.Option(False, "--json", rich_help_panel=OUTPUT, help="Print only JSON on stdout."),
     ) -> None:
-        from airctl.cli.output import render_error
-        from airctl.errors import AirctlError
+        from airctl.cli.output import err, print_json
+        from airctl.errors import FindingsExit
+        from airctl.pipeline import profile as pipeline
 
-        try:
-            _dispatch(target, folder, passes, compare, ledger, as_json,
-                      dict(mode=mode, steps=steps, warmup=warmup, backend=backend, entry=entry, out=out, png=png,
-                           top=top))
-        except AirctlError as e:  # rendered here so that CliRunner and the shell see the same exit code
-            render_error(e)
-            raise SystemExit(int(e.exit_code)) from None
+        if target == "analyze":
+            if folder is None:
+                raise AirctlError("`airctl profile analyze` needs a profiler folder",
+                                  hint="airctl profile analyze ./prof   (the dir given to tensorboard_trace_handler)")
+            outcome = pipeline.analyze_profile_folder(folder, ledger, out=out, png=png, top=top)
+        else:
+            _check_model_form(folder, ledger, compare, passes)
+            req = pipeline.ProfileRequest(model_path=Path(target), mode=mode.value, passes_file=passes, steps=steps,
+                                          warmup=warmup, out_dir=out, backend=backend.value, entry=entry)
+            flow = pipeline.compare_profiles if compare else pipeline.profile_and_summarize
+            with err.status("profiling…", spinner="dots") as status:
+                outcome = flow(req, png=png, top=top, progress=lambda msg: status.update(msg))
+        for warning in outcome.warnings:
+            err.print(f"[bold yellow]warning:[/bold yellow] {escape(str(warning))}")
+        if as_json and outcome.to_json() is not None:
+            print_json(outcome.to_json())
+        elif outcome.comparison is not None:
+            render_comparison(outcome.comparison)
+        elif outcome.summary is not None:
+            render_summary(outcome.summary, top)
+        if outcome.error is not None:
+            raise outcome.error
+        if outcome.races:
+            raise FindingsExit(len(outcome.races))
 
 
-def _dispatch(target: str, folder: Path | None, passes: Path | None, compare: bool, ledger: Path | None,
-              as_json: bool, options: dict[str, Any]) -> None:
-    from airctl.errors import AirctlError
-
-    if target == "analyze":
-        if folder is None:
-            raise AirctlError("`airctl profile analyze` needs a profiler folder",
-                              hint="airctl profile analyze ./prof   (the dir given to tensorboard_trace_handler)")
-        _analyze(folder, ledger, options["out"], options["png"], options["top"], as_json)
-        return
+def _check_model_form(folder: Path | None, ledger: Path | None, compare: bool, passes: Path | None) -> None:
+    """Options that belong to `analyze`, or that need another, given with a model script."""
     if folder is not None:
         raise AirctlError(f"unexpected argument {str(folder)!r} after the model script",
                           hint="to read a profiler folder: airctl profile analyze DIR")
@@ -93,130 +108,6 @@ def _dispatch(target: str, folder: Path | None, passes: Path | None, compare: bo
                           hint="a model run writes its own ledger under --out")
     if compare and passes is None:
         raise AirctlError("--compare needs --passes FILE.yaml (it runs the model without and with it)")
-    if compare:
-        _compare(Path(target), passes, as_json, **options)  # type: ignore[arg-type]
-    else:
-        _profile(Path(target), passes, as_json, **options)  # type: ignore[arg-type]
-
-
-# -- the three flows ------------------------------------------------------------------------------
-def _run(model: Path, passes: Path | None, *, mode: str, steps: int, warmup: int, backend: str, entry: str | None,
-         out: Path, label: str = "") -> Any:
-    from airctl.cli.output import err
-    from airctl.errors import AirctlError
-
-    try:
-        from airctl.pipeline.profile import ProfileRequest, profile_model
-    except ImportError as e:
-        raise AirctlError(f"profiling a model needs airctl.pipeline.profile, which this build lacks ({e})",
-                          hint="read a torch_npu profiler folder instead: airctl profile analyze DIR") from e
-    req = ProfileRequest(model_path=model, mode=mode, passes_file=passes, steps=steps, warmup=warmup, out_dir=out,
-                         backend=backend, entry=entry)
-    with err.status(f"profiling {label}…", spinner="dots") as status:
-        return profile_model(req, progress=lambda msg: status.update(f"{label}{msg}"))
-
-
-def _summarize_run(run: Any, model: Path, passes: Path | None, mode: str, png: bool, top: int) -> Any:
-    from airctl.profile.summary import summarize
-    from airctl.profile.write import PROFILE_DIR, write_profile
-
-    summary = summarize(run.timelines, races=list(run.races), step_seconds=list(run.step_seconds) or None, top=top)
-    summary.meta.update({"ledger": str(run.ledger_dir), "model": str(model),
-                         "passes_file": str(passes) if passes else None, "mode": mode,
-                         "matches_eager": run.matches_eager, "max_abs_error": run.max_abs_error})
-    title = f"{model.name}" + (f" + {passes.name}" if passes else "") + f" ({mode})"
-    write_profile(Path(run.ledger_dir) / PROFILE_DIR, run.timelines, summary, title=title, png=png)
-    return summary
-
-
-def _render_warnings(run: Any) -> None:
-    from rich.markup import escape
-
-    from airctl.cli.output import err
-
-    for warning in getattr(run, "warnings", None) or []:
-        err.print(f"[bold yellow]warning:[/bold yellow] {escape(str(warning))}")
-
-
-def _fail_if_error(run: Any) -> None:
-    from airctl.cli.output import render_error
-
-    if run.error is not None:
-        render_error(run.error)
-        raise SystemExit(int(run.error.exit_code))
-
-
-def _profile(model: Path, passes: Path | None, as_json: bool, *, png: bool, top: int, **options: Any) -> None:
-    from airctl.cli.output import print_json
-
-    run = _run(model, passes, **options)
-    _render_warnings(run)
-    if not run.timelines:
-        _fail_if_error(run)
-        return
-    summary = _summarize_run(run, model, passes, options["mode"], png, top)
-    if as_json:
-        print_json(summary.to_json())
-    else:
-        render_summary(summary, top)
-    _fail_if_error(run)
-    _exit_on_races(summary.races)
-
-
-def _compare(model: Path, passes: Path, as_json: bool, *, png: bool, top: int, **options: Any) -> None:
-    from airctl.cli.output import print_json
-    from airctl.profile.compare import Comparison
-    from airctl.profile.write import COMPARE_FILE, PROFILE_DIR, write_json
-
-    base = _run(model, None, label="without passes: ", **options)
-    _render_warnings(base)
-    if not base.timelines:
-        _fail_if_error(base)
-        return
-    with_run = _run(model, passes, label=f"with {passes.name}: ", **options)
-    _render_warnings(with_run)
-    if not with_run.timelines:
-        _fail_if_error(with_run)
-        return
-    comparison = Comparison(_summarize_run(base, model, None, options["mode"], png, top),
-                            _summarize_run(with_run, model, passes, options["mode"], png, top), str(passes))
-    data = comparison.to_json()
-    write_json(Path(with_run.ledger_dir) / PROFILE_DIR / COMPARE_FILE, data)
-    if as_json:
-        print_json(data)
-    else:
-        render_comparison(comparison)
-    _fail_if_error(base)
-    _fail_if_error(with_run)
-    _exit_on_races(comparison.with_passes.races + comparison.without.races)
-
-
-def _analyze(folder: Path, ledger: Path | None, out: Path, png: bool, top: int, as_json: bool) -> None:
-    from airctl.cli.output import print_json
-    from airctl.profile.analyze import analyze_folder
-    from airctl.profile.summary import summarize
-    from airctl.profile.write import PROFILE_DIR, write_profile
-
-    timeline = analyze_folder(folder, ledger)
-    summary = summarize([timeline], top=top)
-    summary.meta.update({"folder": timeline.meta.get("folder"), "tasks_from": timeline.meta.get("tasks_from"),
-                         "simulated": timeline.meta.get("simulated"), "notes": timeline.meta.get("notes", []),
-                         "links": timeline.meta.get("links")})
-    target = Path(ledger) / PROFILE_DIR if ledger else Path(out) / f"analyze-{timeline.graph}" / PROFILE_DIR
-    write_profile(target, [timeline], summary, title=f"{timeline.graph} (torch_npu profiler)", png=png)
-    if as_json:
-        print_json(summary.to_json())
-    else:
-        render_summary(summary, top)
-    _exit_on_races(summary.races)
-
-
-def _exit_on_races(races: list) -> None:
-    from airctl.errors import ExitCode
-
-    if races:
-        # SystemExit, not typer.Exit: see airctl/cli/check.py (standalone_mode=False drops an Exit's code)
-        raise SystemExit(int(ExitCode.FINDINGS))
 
 
 # -- rendering --------------------------------------------------------------------------------------

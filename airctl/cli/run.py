@@ -6,6 +6,9 @@ from pathlib import Path
 
 import typer
 
+from airctl.cli.options import backend_option
+from airctl.modes import Backend
+
 HELP = (
     "Run SCRIPT.py as `python SCRIPT.py ARGS...` would, with airctl's hooks on every TorchAir backend it "
     "creates (torchair.get_npu_backend, backend=\"npu\" / \"npugraph_ex\"): each compiled graph gets the "
@@ -30,25 +33,26 @@ def register(app: typer.Typer) -> None:
         args: list[str] = typer.Argument(None, help="Arguments for the script.", show_default=False),
         out: Path = typer.Option(Path("airctl-runs"), "--out", "-o",
                                  help="Folder for ledgers (one run per subfolder)."),
-        backend: str = typer.Option("auto", "--backend", "-b", help="auto | npu | sim (auto: npu when CANN loads)."),
+        backend: Backend = backend_option(),
         check: bool = typer.Option(True, "--check/--no-check",
                                    help="Compare each compiled graph's first call with its Dynamo graph run eagerly."),
         atol: float = typer.Option(1e-5, "--atol", help="Tolerance for the eager comparison."),
     ) -> None:
-        from airctl.cli.output import err, render_error
+        from airctl.cli.output import err
+        from airctl.errors import CommandExit
         from airctl.pipeline.run_errors import show
         from airctl.pipeline.run_script import RunRequest, run_script
 
-        request = RunRequest(script=script, args=list(args or []), out_dir=out, backend=backend, check=check,
+        request = RunRequest(script=script, args=list(args or []), out_dir=out, backend=backend.value, check=check,
                              atol=atol)
         result = run_script(request, progress=lambda msg: err.print(f"airctl: {msg}", markup=False,
                                                                     highlight=False))
         _print_summary(result)
         if result.end.failed:
-            show(result.end)
-        elif result.error is not None:
-            render_error(result.error)
-        raise typer.Exit(result.exit_code)
+            show(result.end)  # what Python prints when the script ends this way
+            raise CommandExit(result.exit_code)  # the script's own status
+        if result.error is not None:
+            raise result.error
 
 
 def _print_summary(result) -> None:  # noqa: ANN001 - RunResult, imported lazily

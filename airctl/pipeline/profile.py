@@ -11,6 +11,11 @@ picture are :mod:`airctl.profile`'s business.
 
 Timed execution exists where the executor runs: the ``sim`` backend. On an NPU the device runs
 the graphs, and ``airctl profile analyze`` reads torch_npu's profiler output instead.
+
+The three flows of ``airctl profile`` return a :class:`ProfileOutcome` for the command to render:
+:func:`profile_and_summarize` (one run), :func:`compare_profiles` (without, then with the passes)
+and :func:`analyze_profile_folder` (a torch_npu profiler folder). Each writes its files into the
+ledger's ``profile/`` folder before it returns.
 """
 
 from __future__ import annotations
@@ -18,12 +23,15 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from airctl.errors import AirctlError
 from airctl.execute.timeline import Race, Timeline
+from airctl.profile.compare import Comparison
+from airctl.profile.summary import ProfileSummary, summarize
+from airctl.profile.write import COMPARE_FILE, PROFILE_DIR, write_json, write_profile
 
 TIMELINE_DIR = "profile"
 
@@ -135,3 +143,93 @@ def _races_from_rows(rows: list[dict[str, Any]]) -> list[Race]:
 
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "graph"
+
+
+# -- the flows of `airctl profile` ------------------------------------------------------------------
+@dataclass
+class ProfileOutcome:
+    """What ``airctl profile`` shows: one summary, or a comparison of two; and the model runs behind it.
+
+    Neither is set when a run recorded no timeline (see the runs' warnings and error).
+    """
+
+    summary: ProfileSummary | None = None
+    comparison: Comparison | None = None
+    runs: list[ProfileRun] = field(default_factory=list)  # model runs, in order (none for analyze)
+
+    @property
+    def error(self) -> AirctlError | None:
+        return next((r.error for r in self.runs if r.error is not None), None)
+
+    @property
+    def warnings(self) -> list[str]:
+        return [w for r in self.runs for w in r.warnings]
+
+    @property
+    def races(self) -> list[Any]:
+        """The races found (with the passes first, when comparing): the command exits 1 on any."""
+        if self.comparison is not None:
+            return list(self.comparison.with_passes.races) + list(self.comparison.without.races)
+        return list(self.summary.races) if self.summary is not None else []
+
+    def to_json(self) -> dict[str, Any] | None:
+        if self.comparison is not None:
+            return self.comparison.to_json()
+        return self.summary.to_json() if self.summary is not None else None
+
+
+def profile_and_summarize(req: ProfileRequest, *, png: bool = False, top: int = 10,
+                          progress: Callable[[str], None] | None = None) -> ProfileOutcome:
+    """Profile the model, then summarise the run and write its files into ``<ledger>/profile/``."""
+    run = profile_model(req, progress=progress)
+    if not run.timelines:
+        return ProfileOutcome(runs=[run])
+    return ProfileOutcome(summary=summarize_run(run, req, png=png, top=top), runs=[run])
+
+
+def compare_profiles(req: ProfileRequest, *, png: bool = False, top: int = 10,
+                     progress: Callable[[str], None] | None = None) -> ProfileOutcome:
+    """Profile without ``req.passes_file``, then with it; ``compare.json`` goes into the second ledger."""
+    if req.passes_file is None:
+        raise AirctlError("--compare needs --passes FILE.yaml (it runs the model without and with it)")
+    say = progress or (lambda _msg: None)
+    runs: list[ProfileRun] = []
+    summaries: list[ProfileSummary] = []
+    for label, one in (("without passes: ", replace(req, passes_file=None)),
+                       (f"with {Path(req.passes_file).name}: ", req)):
+        run = profile_model(one, progress=lambda msg, label=label: say(f"{label}{msg}"))
+        runs.append(run)
+        if not run.timelines:
+            return ProfileOutcome(runs=runs)
+        summaries.append(summarize_run(run, one, png=png, top=top))
+    comparison = Comparison(summaries[0], summaries[1], str(req.passes_file))
+    write_json(Path(runs[1].ledger_dir) / PROFILE_DIR / COMPARE_FILE, comparison.to_json())
+    return ProfileOutcome(comparison=comparison, runs=runs)
+
+
+def analyze_profile_folder(folder: Path, ledger: Path | None = None, *, out: Path = Path("airctl-runs"),
+                           png: bool = False, top: int = 10) -> ProfileOutcome:
+    """Summarise what torch_npu's profiler wrote; files go to ``<ledger>/profile/`` (or
+    ``<out>/analyze-<folder>/profile/`` without a ledger)."""
+    from airctl.profile.analyze import analyze_folder
+
+    timeline = analyze_folder(folder, ledger)
+    summary = summarize([timeline], top=top)
+    summary.meta.update({"folder": timeline.meta.get("folder"), "tasks_from": timeline.meta.get("tasks_from"),
+                         "simulated": timeline.meta.get("simulated"), "notes": timeline.meta.get("notes", []),
+                         "links": timeline.meta.get("links")})
+    target = Path(ledger) / PROFILE_DIR if ledger else Path(out) / f"analyze-{timeline.graph}" / PROFILE_DIR
+    write_profile(target, [timeline], summary, title=f"{timeline.graph} (torch_npu profiler)", png=png)
+    return ProfileOutcome(summary=summary)
+
+
+def summarize_run(run: ProfileRun, req: ProfileRequest, *, png: bool = False, top: int = 10) -> ProfileSummary:
+    """The summary of one model run, with where it came from in ``meta``; written into ``<ledger>/profile/``."""
+    model, passes = Path(req.model_path), Path(req.passes_file) if req.passes_file is not None else None
+    summary = summarize(run.timelines, races=list(run.races), step_seconds=list(run.step_seconds) or None, top=top)
+    summary.meta.update({"ledger": str(run.ledger_dir), "model": str(model),
+                         "passes_file": str(passes) if passes else None, "mode": req.mode,
+                         "matches_eager": run.matches_eager, "max_abs_error": run.max_abs_error})
+    title = f"{model.name}" + (f" + {passes.name}" if passes else "") + f" ({req.mode})"
+    write_profile(Path(run.ledger_dir) / PROFILE_DIR, run.timelines, summary, title=title, png=png)
+    return summary

@@ -50,11 +50,11 @@ def test_unknown_entry_name_lists_callables(tmp_path: Path) -> None:
     assert "get_model" in index["error_detail"]["hint"]
 
 
-def test_invalid_mode(tmp_path: Path) -> None:
-    result, index = _compile([str(MODELS / "seed.py"), "--mode", "fast"], tmp_path)
+def test_invalid_mode_is_a_usage_error_naming_the_modes(tmp_path: Path) -> None:
+    result = runner.invoke(build_app(), ["compile", str(MODELS / "seed.py"), "--mode", "fast", "--out", str(tmp_path)])
     assert result.exit_code == 2
-    assert "invalid mode 'fast'" in result.output and "max-autotune" in result.output
-    assert index["status"] == "failed"
+    assert "'fast' is not one of 'max-autotune', 'reduce-overhead'" in " ".join(result.output.replace("│", " ").split())
+    assert list(tmp_path.iterdir()) == [], "refused while parsing the options: nothing ran"
 
 
 def test_pbtxt_dump_in_reduce_overhead_is_refused_like_torchair(tmp_path: Path) -> None:

@@ -68,8 +68,8 @@ def test_bad_options() -> None:
 
 
 def test_a_big_graph_collapses_into_something_graphviz_can_draw(tmp_path: Path) -> None:
-    from airctl.cli.dump import dump
     from airctl.io.read import write_graph
+    from airctl.pipeline.dump import dump_source
     from airctl.render.dot import DOT_LIMIT
 
     g = _graph(blocks=250)  # 2502 nodes: too many for dot
@@ -77,6 +77,6 @@ def test_a_big_graph_collapses_into_something_graphviz_can_draw(tmp_path: Path) 
     src = tmp_path / "big.json"
     src.write_text(write_graph(g, "json"))
     out = tmp_path / "big.dot"
-    assert dump(src, "dot", None, out, collapse="module", depth=2) is None
+    assert dump_source(src, "dot", out=out, collapse="module", depth=2).written == out
     text = out.read_text()
     assert text.count("->") > 1000 and "layers.249 @s1" in text

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from airctl.render import render_to
 from airctl.report import write_report
+from airctl.report.page import graph_page
 from tests.report.browser import dump_dom, need_chromium, screenshot
 from tests.report.ledgers import EVIL, evil_graph, evil_ledger, make_ledger
 
@@ -72,7 +72,8 @@ def test_xss_report_is_inert(tmp_path: Path) -> None:
 
 def test_xss_dump_html_is_inert(tmp_path: Path) -> None:
     need_chromium()
-    out = render_to(evil_graph(), "html", tmp_path / "g.html")
+    out = tmp_path / "g.html"
+    out.write_text(graph_page(evil_graph()), encoding="utf-8")
     assert EVIL not in out.read_text()
     dom = dump_dom(out, "search=alert")
     assert 'data-ready="1"' in dom

@@ -1,0 +1,54 @@
+"""Options several commands share, typed by the enums of :mod:`airctl.modes`.
+
+Typer turns an Enum into a choice: ``--help`` lists the values, shells complete them, and a value
+that is not one of them is click's usage error (exit 2) naming the choices. The strings accepted
+are exactly the enums' values. ``--dump-type`` is a comma-separated list, checked item by item.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from airctl.modes import Backend, DumpType, Mode
+
+DUMP_TYPES = tuple(t.value for t in DumpType)
+
+
+def mode_option(default: Mode | None = Mode.MAX_AUTOTUNE, help: str = "TorchAir mode: GE graphs (max-autotune) "
+                "or aclgraph (reduce-overhead).", **kwargs: Any) -> Any:
+    return typer.Option(default, "--mode", "-m", help=help, **kwargs)
+
+
+def backend_option(**kwargs: Any) -> Any:
+    return typer.Option(Backend.AUTO, "--backend", "-b", help="auto: npu when CANN loads, else sim.", **kwargs)
+
+
+def dump_types_option() -> Any:
+    return typer.Option(
+        None, "--dump-type", metavar="[" + "|".join(DUMP_TYPES) + "],...", callback=check_dump_types,
+        autocompletion=complete_dump_types, show_default=False,
+        help="GE dump types, comma-separated: " + ",".join(DUMP_TYPES) + " (default: all three in max-autotune, "
+             "py in reduce-overhead).")
+
+
+def dump_types(value: str | None) -> list[str] | None:
+    """``"pbtxt, txt"`` -> ``["pbtxt", "txt"]``; None (TorchAir's defaults for the mode) when empty."""
+    items = [t.strip() for t in (value or "").split(",") if t.strip()]
+    return items or None
+
+
+def check_dump_types(value: str | None) -> str | None:
+    for item in dump_types(value) or []:
+        if item not in DUMP_TYPES:
+            raise typer.BadParameter(f"{item!r} is not one of " + ", ".join(repr(t) for t in DUMP_TYPES) + ".")
+    return value
+
+
+def complete_dump_types(incomplete: str) -> list[str]:
+    """Shell completion of the item after the last comma."""
+    done, _, last = incomplete.rpartition(",")
+    chosen = set(dump_types(done) or [])
+    prefix = f"{done}," if done else ""
+    return [prefix + t for t in DUMP_TYPES if t.startswith(last.strip()) and t not in chosen]
