@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 Observer = Callable[..., None]
@@ -36,6 +36,10 @@ class DeviceState:
     local: threading.local = field(default_factory=threading.local)  # .stream: the thread's current stream
     stream_limits: dict[int, tuple[int, int]] = field(default_factory=dict)
     observers: list[Observer] = field(default_factory=list)
+    # flags scripts set on torch.npu (torch.npu.matmul.allow_hf32 = True, ...)
+    matmul: SimpleNamespace = field(default_factory=lambda: SimpleNamespace(allow_hf32=False))
+    conv: SimpleNamespace = field(default_factory=lambda: SimpleNamespace(allow_hf32=True))
+    config: SimpleNamespace = field(default_factory=lambda: SimpleNamespace(allow_internal_format=False))
 
     def notify(self, kind: str, **details: Any) -> None:
         for fn in list(self.observers):

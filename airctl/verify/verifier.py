@@ -4,11 +4,7 @@ The entry point shared by ``airctl check``, the verify-each instrument and the l
 only the graph model (no torch), and is linear in the graph: one scope walk, one vector-clock walk,
 one cycle test (see :mod:`airctl.verify.happens_before`).
 
->>> import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
-
-from airctl.graph.model import Graph, Node
+>>> from airctl.graph.model import Node
 >>> g = Graph("g", "fx", [Node("x", "placeholder", kind="placeholder"),
 ...                       Node("w", "air.wait.default", inputs=[], attrs={"args": [[]]}, kind="call_function"),
 ...                       Node("output", "output", inputs=["x"], kind="output")])

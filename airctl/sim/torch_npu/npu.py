@@ -69,7 +69,7 @@ class ExternalStream(Stream):
         super().__init__(stream_id=stream_ptr)
 
 
-_DEFAULT = Stream(stream_id=0)
+_DEFAULT = Stream(stream_id=0)  # constant: the device's default stream, never changed
 
 
 class Event:
@@ -262,9 +262,9 @@ def graph_pool_handle():
     return (0, next(_device.ids))
 
 
-matmul = SimpleNamespace(allow_hf32=False)
-conv = SimpleNamespace(allow_hf32=True)
-config = SimpleNamespace(allow_internal_format=False)
+matmul = _device.matmul  # the flags live with the stand-in device's state (airctl.sim.registry)
+conv = _device.conv
+config = _device.config
 
 
 class _Utils:
@@ -280,4 +280,5 @@ class _Utils:
 
 
 utils = _Utils()
-streams = SimpleNamespace(Stream=Stream, Event=Event, ExternalStream=ExternalStream, ExternalEvent=ExternalEvent)
+streams = SimpleNamespace(Stream=Stream, Event=Event, ExternalStream=ExternalStream,  # constant: a module there
+                          ExternalEvent=ExternalEvent)

@@ -1,0 +1,82 @@
+"""The architecture's rules that a linter does not check: no hidden process state, and the
+examples in module docstrings still print what they say (docs/architecture.md)."""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import importlib
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+PACKAGE = REPO / "airctl"
+# where module-level mutable state is forbidden; sim/registry.py is the one documented registry
+STATELESS = ("sim", "execute", "pipeline")
+REGISTRY = PACKAGE / "sim" / "registry.py"
+MUTABLE_CALLS = {"list", "dict", "set", "defaultdict", "OrderedDict", "deque", "local", "count", "Lock", "RLock",
+                 "WeakKeyDictionary", "WeakValueDictionary", "WeakSet", "Queue", "SimpleQueue", "Counter"}
+
+
+def _module_state(path: Path) -> list[str]:
+    """Module-level names bound to mutable containers or objects, and ``global`` statements."""
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    tree = ast.parse(text)
+    found = [f"{path.name}:{node.lineno}: global {', '.join(node.names)}"
+             for node in ast.walk(tree) if isinstance(node, ast.Global)]
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        names = [ast.unparse(t) for t in targets]
+        if isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
+            mutable = not all(n.isupper() or n == "__all__" for n in names)  # UPPER_CASE tables are constants
+        elif isinstance(value, ast.Call):
+            func = value.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            mutable = name in MUTABLE_CALLS or name[:1].isupper() and not name.isupper()  # an instance of a class
+        else:
+            mutable = False
+        if mutable and "# constant:" not in lines[node.lineno - 1]:  # a documented exception, on its line
+            where = path.relative_to(PACKAGE) if path.is_relative_to(PACKAGE) else path.name
+            found.append(f"{where}:{node.lineno}: {', '.join(names)} = {ast.unparse(value)[:60]}")
+    return found
+
+
+def test_no_module_level_mutable_state_outside_the_registry() -> None:
+    offenders = [row for pkg in STATELESS for path in sorted((PACKAGE / pkg).rglob("*.py")) if path != REGISTRY
+                 for row in _module_state(path)]
+    assert offenders == [], "module-level state belongs in a context passed down (or in sim/registry.py):\n" + \
+        "\n".join(offenders)
+
+
+def test_the_state_check_catches_what_it_is_for(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("import threading\n_active: list = []\nSETTINGS = Settings()\n_tls = threading.local()\n"
+                   "MODES = ('a', 'b')\nDEFAULT = 1.0\nTABLE = {'a': 1}\nNONE = Stream(0)  # constant: never changed\n"
+                   "\ndef f():\n    global X\n", encoding="utf-8")
+    rows = _module_state(bad)
+    assert [r.split(": ", 1)[1].split(" =")[0] for r in rows] == ["global X", "_active", "SETTINGS", "_tls"]
+
+
+def _modules_with_examples() -> list[str]:
+    names = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if ">>> " in text:
+            rel = path.relative_to(REPO).with_suffix("")
+            names.append(".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts))
+    return names
+
+
+@pytest.mark.parametrize("name", _modules_with_examples())
+def test_docstring_examples_print_what_they_say(name: str) -> None:
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0, f"{result.failed} docstring example(s) of {name} fail (run python -m doctest)"
