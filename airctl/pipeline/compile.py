@@ -145,13 +145,13 @@ def _root_message(exc: BaseException) -> str:
     return "\n".join(lines[:6])
 
 
-def _chained_airctl_error(exc: BaseException) -> AirctlError | None:
-    """An AirctlError (a PassError from a YAML pass, say) that Dynamo wrapped in its own exception."""
+def _in_chain(exc: BaseException, cls: type[BaseException]) -> Any:
+    """The first ``cls`` in ``exc``'s chain (Dynamo wraps backend errors: ``inner_exception``, causes)."""
     seen: BaseException | None = exc
     for _ in range(32):
         if seen is None:
             return None
-        if isinstance(seen, AirctlError):
+        if isinstance(seen, cls):
             return seen
         seen = getattr(seen, "inner_exception", None) or seen.__cause__ or seen.__context__
     return None
@@ -176,7 +176,7 @@ def _deadlock_error(session: CaptureSession | None, message: str) -> AirctlError
 
 
 def _translate(exc: BaseException, session: CaptureSession | None, ledger: LedgerWriter) -> AirctlError:
-    inner = _chained_airctl_error(exc)
+    inner = _in_chain(exc, AirctlError)  # a PassError from a YAML pass, say
     if inner is not None:
         return inner
     message = _root_message(exc)
@@ -255,7 +255,7 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
     except StopAfterPass:
         pass
     except BaseException as exc:  # noqa: BLE001 - every failure must land in index.json
-        if _is_plan_stop(exc):
+        if _in_chain(exc, StopAfterPass) is not None:
             ledger.finish("planned")
             finish_ledger(ledger, session, write_report=req.report)
             return CompileResult(ledger.root, ledger.run_index, backend, execution, None, session, runs.race_rows(),
@@ -344,14 +344,3 @@ def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSessio
     for row in runs.race_rows():
         say(f"stream race in {row['graph']}: {row['message']}")
     return comparison
-
-
-def _is_plan_stop(exc: BaseException) -> bool:
-    seen: BaseException | None = exc
-    for _ in range(32):
-        if seen is None:
-            return False
-        if isinstance(seen, StopAfterPass):
-            return True
-        seen = getattr(seen, "inner_exception", None) or seen.__cause__
-    return False
