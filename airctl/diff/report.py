@@ -90,17 +90,30 @@ def _rename_refs(value: Any, names: dict[str, str]) -> Any:
     return value
 
 
+def _mask_refs(value: Any) -> Any:
+    """``value`` with every input reference (``"%mm"``) replaced by ``"%"``."""
+    if isinstance(value, str):
+        return "%" if value.startswith("%") else value
+    if isinstance(value, list):
+        return [_mask_refs(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _mask_refs(v) for k, v in value.items()}
+    return value
+
+
 def _attr_changes(a: Node, b: Node, names: dict[str, str]) -> dict[str, Any]:
+    """Attributes that differ. Which node an FX arg (``"%mm"``) names is not compared: the data
+    edges say that (an inserted node is an added node and its edges, not an attribute change of
+    its user too)."""
     out: dict[str, Any] = {}
     for key in sorted(set(a.attrs) | set(b.attrs)):
         old = a.attrs.get(key, _MISSING)
         new = b.attrs.get(key, _MISSING)
-        if old == new:
+        if old == new or (old is not _MISSING and new is not _MISSING and _mask_refs(old) == _mask_refs(new)):
             continue
         if old is not _MISSING:
             old = _rename_refs(old, names)
-        if old != new:
-            out[key] = {"old": None if old is _MISSING else old, "new": None if new is _MISSING else new}
+        out[key] = {"old": None if old is _MISSING else old, "new": None if new is _MISSING else new}
     return out
 
 

@@ -1,0 +1,82 @@
+"""One graph as the matcher sees it: integer arrays of ops, inputs and users, plus the pairing so far.
+
+The matcher (:mod:`airctl.diff.match`) walks edges millions of times on a 50k-node graph, so each
+side is turned once into flat lists indexed by node position: ``op`` (an interned int shared by
+both sides, so ops compare as ints), ``data_in`` (producer per input slot, ``-1`` for a reference
+to no node), ``ctrl_in``, and the reverse lists ``users``/``user_slot`` (data) and ``ctrl_users``.
+``pair[i]`` is the node of the other side that ``i`` is paired with, or ``-1``. The report
+(:mod:`airctl.diff.report`) reads ``data_in``, ``ctrl_in``, ``pair``, ``index`` and ``nodes``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from airctl.graph.model import Graph, Node
+
+_REF = re.compile(r"'%[^']*'")
+
+
+class Side:
+    """One graph of the pair, as arrays (see the module docstring)."""
+
+    def __init__(self, graph: Graph, ops: dict[str, int]) -> None:
+        nodes = graph.nodes
+        self.nodes = nodes
+        n = self.n = len(nodes)
+        self.index = {node.name: i for i, node in enumerate(nodes)}
+        intern = ops.setdefault
+        self.op = [intern(node.op, len(ops)) for node in nodes]
+        refs = _Refs(self.index)  # each distinct input reference is resolved once
+        self.data_in: list[list[int]] = [[refs[r] for r in node.inputs] if node.inputs else [] for node in nodes]
+        self.ctrl_in: list[list[int]] = [[refs[r] for r in node.control_inputs] if node.control_inputs else []
+                                         for node in nodes]
+        users: list[list[int]] = [[] for _ in range(n)]
+        slots: list[list[int]] = [[] for _ in range(n)]
+        ctrl_users: list[list[int]] = [[] for _ in range(n)]
+        for i, ins in enumerate(self.data_in):
+            for slot, p in enumerate(ins):
+                if p >= 0:
+                    users[p].append(i)
+                    slots[p].append(slot)
+        for i, ins in enumerate(self.ctrl_in):
+            for p in ins:
+                if p >= 0:
+                    ctrl_users[p].append(i)
+        self.users, self.user_slot, self.ctrl_users = users, slots, ctrl_users
+        self.pair = [-1] * n
+        self._attr: dict[int, int] = {}
+
+    def attr_key(self, i: int) -> int:
+        """A hash of node ``i``'s attributes with input references (FX ``"%mm"``) masked; cached."""
+        key = self._attr.get(i)
+        if key is None:
+            attrs = self.nodes[i].attrs
+            key = self._attr[i] = attr_hash(attrs) if attrs else 0
+        return key
+
+    def has_edges(self, i: int) -> bool:
+        return bool(self.data_in[i] or self.users[i] or self.ctrl_in[i] or self.ctrl_users[i])
+
+    def unmatched(self) -> list[int]:
+        pair = self.pair
+        return [i for i in range(self.n) if pair[i] < 0]
+
+
+class _Refs(dict[str, int]):
+    """Input reference -> producer index (-1: not in the graph), computed on first use."""
+
+    def __init__(self, index: dict[str, int]) -> None:
+        super().__init__()
+        self.index = index
+
+    def __missing__(self, ref: str) -> int:
+        found = self[ref] = self.index.get(Node.producer(ref), -1)
+        return found
+
+
+def attr_hash(attrs: dict[str, Any]) -> int:
+    text = repr(sorted(attrs.items(), key=lambda kv: kv[0]))
+    # FX args name their inputs ("%mm"); those names change with renumbering, so they are masked
+    return hash(_REF.sub("'%'", text) if "'%" in text else text)
