@@ -69,11 +69,6 @@ def match_graphs(a_graph: Graph, b_graph: Graph) -> Matching:
         if evidence_round(p) or unique_ops(p) or signatures(p) or sequence(p):
             continue
         break
-    result = Matching(sides=(a, b))
-    for i in range(a.n):
-        j = a.pair[i]
-        if j >= 0:
-            name = a.nodes[i].name
-            result.a_to_b[name] = b.nodes[j].name
-            result.how[name] = p.how[i]
-    return result
+    names_a, names_b = [node.name for node in a.nodes], [node.name for node in b.nodes]
+    return Matching(a_to_b={names_a[i]: names_b[j] for i, j in enumerate(a.pair) if j >= 0},
+                    how={names_a[i]: p.how[i] for i, j in enumerate(a.pair) if j >= 0}, sides=(a, b))

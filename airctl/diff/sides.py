@@ -16,6 +16,7 @@ from typing import Any
 from airctl.graph.model import Graph, Node
 
 _REF = re.compile(r"'%[^']*'")
+_NONE: list[int] = []  # shared by the nodes without control edges; never mutated
 
 
 class Side:
@@ -28,21 +29,23 @@ class Side:
         self.index = {node.name: i for i, node in enumerate(nodes)}
         intern = ops.setdefault
         self.op = [intern(node.op, len(ops)) for node in nodes]
-        refs = _Refs(self.index)  # each distinct input reference is resolved once
-        self.data_in: list[list[int]] = [[refs[r] for r in node.inputs] if node.inputs else [] for node in nodes]
-        self.ctrl_in: list[list[int]] = [[refs[r] for r in node.control_inputs] if node.control_inputs else []
-                                         for node in nodes]
+        refs = _Refs(self.index)  # each distinct input reference is parsed once
+        self.data_in = [[refs[r] for r in node.inputs] if node.inputs else [] for node in nodes]
+        # control edges are rare: nodes without any share one empty list (never appended to)
+        self.ctrl_in = [[refs[r] for r in node.control_inputs] if node.control_inputs else _NONE for node in nodes]
         users: list[list[int]] = [[] for _ in range(n)]
         slots: list[list[int]] = [[] for _ in range(n)]
-        ctrl_users: list[list[int]] = [[] for _ in range(n)]
         for i, ins in enumerate(self.data_in):
             for slot, p in enumerate(ins):
                 if p >= 0:
                     users[p].append(i)
                     slots[p].append(slot)
+        ctrl_users: list[list[int]] = [_NONE] * n
         for i, ins in enumerate(self.ctrl_in):
             for p in ins:
                 if p >= 0:
+                    if ctrl_users[p] is _NONE:
+                        ctrl_users[p] = []
                     ctrl_users[p].append(i)
         self.users, self.user_slot, self.ctrl_users = users, slots, ctrl_users
         self.pair = [-1] * n
@@ -65,10 +68,15 @@ class Side:
 
 
 class _Refs(dict[str, int]):
-    """Input reference -> producer index (-1: not in the graph), computed on first use."""
+    """Input reference -> producer index (-1: not in the graph), computed on first use.
+
+    The two common spellings are filled in bulk up front, as most references are one of them:
+    a plain name (FX) and ``name:0`` (GE's first output).
+    """
 
     def __init__(self, index: dict[str, int]) -> None:
-        super().__init__()
+        super().__init__((k, v) for k, v in index.items() if ":" not in k and k[:1] != "^")
+        self.update(zip([k + ":0" for k in index], index.values(), strict=True))
         self.index = index
 
     def __missing__(self, ref: str) -> int:

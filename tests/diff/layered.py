@@ -42,7 +42,7 @@ FX_NAMES = {spec[1]: spec[2] for spec in OPS.values()} | {
 SIDE = "stream_1"
 
 
-@dataclass
+@dataclass(eq=False)
 class _N:
     """A node before naming: ``ins``/``ctrl`` are ids; ``glue`` keeps an FX record/wait next to a node."""
 
@@ -130,8 +130,10 @@ def _sync(nodes: list[_N], src: int, dst: int, dialect: str) -> list[int]:
     return [record.id, wait.id]
 
 
-def edit(nodes: list[_N], k: int, rng: random.Random, dialect: str) -> tuple[list[_N], dict[str, int]]:
-    """A copy of ``nodes`` with up to ``k`` scattered edits of each kind; returns it and the edits made."""
+def edit(nodes: list[_N], k: int, rng: random.Random, dialect: str, spread: int = 2,
+         kinds: tuple[str, ...] = KINDS) -> tuple[list[_N], dict[str, int]]:
+    """A copy of ``nodes`` with up to ``k`` scattered edits of each of ``kinds``; returns it and the
+    edits made (``spread``: how many steps around an edit no other edit may touch)."""
     out = [_N(n.id, n.op, n.ins[:], n.ctrl[:], n.stream, n.arg, n.glue) for n in nodes]
     by_id = {n.id: n for n in out}
     near: dict[int, set[int]] = {n.id: {n.id} for n in out}  # a node, its neighbours, its glued nodes
@@ -147,11 +149,11 @@ def edit(nodes: list[_N], k: int, rng: random.Random, dialect: str) -> tuple[lis
 
     def touch(*ids: int) -> None:  # an edit's node, its neighbours and theirs: no other edit comes that close
         for i in ids:
-            for j in near[i]:
+            for j in near[i] if spread > 1 else (i,):
                 touched.update(near[j])
 
-    made = dict.fromkeys(KINDS, 0)
-    for kind in KINDS:
+    made = dict.fromkeys(kinds, 0)
+    for kind in (kind for kind in KINDS if kind in kinds):  # in this order: syncs index nodes by position
         for _ in range(k):
             for _attempt in range(50):
                 n = rng.choice(plain)
@@ -277,12 +279,19 @@ def _fx_op(op: str) -> str:
     return OPS[op][1] if op in OPS else {"ConcatV2": "aten.cat.default"}.get(op, op)
 
 
-def make_case(layers: int, k: int, seed: int, dialect: str = "ge") -> Case:
+def layers_for(nodes: int, seed: int, dialect: str = "ge") -> int:
+    """How many layers make a model of about ``nodes`` nodes with :func:`make_case` (same seed)."""
+    one, two = (len(model(k, random.Random(seed), dialect)) for k in (1, 2))
+    return max(1, round((nodes - (2 * one - two)) / (two - one)))
+
+
+def make_case(layers: int, k: int, seed: int, dialect: str = "ge", spread: int = 2,
+              kinds: tuple[str, ...] = KINDS) -> Case:
     """A model of ``layers`` layers and its copy with ``k`` scattered edits of each kind, both
     renumbered and reordered (see the module docstring)."""
     rng = random.Random(seed)
     nodes = model(layers, rng, dialect)
-    edited, made = edit(nodes, k, rng, dialect)
+    edited, made = edit(nodes, k, rng, dialect, spread, kinds)
     a, names_a = _graph(nodes, rng, dialect, "a")
     b, names_b = _graph(edited, rng, dialect, "b")
     truth = {names_a[i]: names_b[i] for i in names_a if i in names_b}
