@@ -19,7 +19,7 @@ from typing import Any
 import typer
 from rich.markup import escape
 
-from airctl.cli.options import backend_option, mode_option
+from airctl.cli.options import backend_option, command_line, mode_option, out_option, run_option
 from airctl.errors import AirctlError
 from airctl.modes import Backend, Mode
 
@@ -28,7 +28,9 @@ HELP = (
     "https://ui.perfetto.dev), busy/idle time per stream, overlap between streams, the critical path through "
     "sync edges, top ops, races, and a timeline picture; all kept in the ledger (profile/).\n\n"
     "Or read what torch_npu.profiler wrote: [bold]airctl profile analyze DIR[/bold] (docs/profile.md).\n\n"
+    "With no MODEL.py: the current run's model, pass file and mode (the last `airctl compile`/`passes apply`).\n\n"
     "[bold]Examples[/bold]\n\n"
+    "  airctl profile\n\n"
     "  airctl profile fixtures/models/seed.py --passes passes/stream.yaml\n\n"
     "  airctl profile fixtures/models/transformer.py --passes passes/transformer_two_streams.yaml --compare\n\n"
     "  airctl profile analyze ./prof --ledger airctl-runs/<run>\n\n"
@@ -42,15 +44,21 @@ PATH_ROWS = 12
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("profile", help=HELP, no_args_is_help=True)
+    @app.command("profile", help=HELP)
     def profile(
-        target: str = typer.Argument(..., metavar="MODEL.py|analyze", show_default=False,
-                                     help="A model script, or the word `analyze` followed by a profiler folder."),
+        ctx: typer.Context,
+        target: str = typer.Argument(None, metavar="[MODEL.py|analyze]", show_default=False,
+                                     help="A model script (default: the current run's), or the word `analyze` "
+                                          "followed by a profiler folder."),
         folder: Path = typer.Argument(None, metavar="DIR", show_default=False,
                                       help="With `analyze`: a torch_npu profiler folder (*_ascend_pt, or its parent)."),
         passes: Path = typer.Option(None, "--passes", "-p", show_default=False, rich_help_panel=RUN,
                                     help="YAML pass file applied before the run (docs/passes.md)."),
-        mode: Mode = mode_option(rich_help_panel=RUN),
+        mode: Mode = mode_option(None, rich_help_panel=RUN, show_default=False,
+                                 help="TorchAir mode (default: the current run's when no MODEL.py is given, else "
+                                      "max-autotune)."),
+        run: str = run_option("Profile this run's model (and pass file, mode) instead of the current run's.",
+                              rich_help_panel=RUN),
         steps: int = typer.Option(5, "--steps", min=1, rich_help_panel=RUN, help="Profiled steps."),
         warmup: int = typer.Option(1, "--warmup", min=0, rich_help_panel=RUN, help="Unprofiled steps first."),
         compare: bool = typer.Option(False, "--compare", rich_help_panel=RUN,
@@ -61,8 +69,8 @@ def register(app: typer.Typer) -> None:
         ledger: Path = typer.Option(None, "--ledger", show_default=False, rich_help_panel=ANALYZE,
                                     help="Ledger of the same model: link tasks to graph nodes; files go to its "
                                          "profile/."),
-        out: Path = typer.Option(Path("airctl-runs"), "--out", "-o", rich_help_panel=OUTPUT,
-                                 help="Folder for ledgers (analyze without --ledger: <out>/analyze-<folder>/)."),
+        out: Path = out_option("Folder for ledgers (analyze without --ledger: <out>/analyze-<folder>/).",
+                               rich_help_panel=OUTPUT),
         png: bool = typer.Option(False, "--png", rich_help_panel=OUTPUT,
                                  help="Also write timeline.png (headless Chromium)."),
         top: int = typer.Option(10, "--top", min=1, rich_help_panel=OUTPUT, help="Rows of top ops."),
@@ -78,9 +86,20 @@ def register(app: typer.Typer) -> None:
                                   hint="airctl profile analyze ./prof   (the dir given to tensorboard_trace_handler)")
             outcome = pipeline.analyze_profile_folder(folder, ledger, out=out, png=png, top=top)
         else:
-            _check_model_form(folder, ledger, compare, passes)
-            req = pipeline.ProfileRequest(model_path=Path(target), mode=mode.value, passes_file=passes, steps=steps,
-                                          warmup=warmup, out_dir=out, backend=backend.value, entry=entry)
+            from airctl.pipeline.current import choose_model
+
+            chosen = choose_model(Path(target) if target else None, entry=entry, mode=mode.value if mode else None,
+                                  passes=passes, out_dir=out, run=run, reuse_passes=True)
+            if chosen.origin is not None:
+                with_passes = f" with {chosen.passes.name}" if chosen.passes else ""
+                err.print(f"profiling {escape(chosen.model.name)}{escape(with_passes)} "
+                          f"({escape(chosen.mode)}, from run {escape(chosen.origin.run.name)})", highlight=False)
+                for warning in chosen.origin.warnings:
+                    err.print(f"[bold yellow]warning:[/bold yellow] {escape(warning)}")
+            _check_model_form(folder, ledger, compare, chosen.passes)
+            req = pipeline.ProfileRequest(model_path=chosen.model, mode=chosen.mode, passes_file=chosen.passes,
+                                          steps=steps, warmup=warmup, out_dir=out, backend=backend.value,
+                                          entry=chosen.entry, command_line=command_line(ctx))
             flow = pipeline.compare_profiles if compare else pipeline.profile_and_summarize
             with err.status("profiling…", spinner="dots") as status:
                 outcome = flow(req, png=png, top=top, progress=lambda msg: status.update(msg))

@@ -26,6 +26,7 @@ from airctl.ledger.index import RunIndex
 from airctl.ledger.writer import LedgerWriter
 from airctl.modes import MAX_AUTOTUNE, MODES, DumpType, Mode
 from airctl.pipeline.capture import CaptureSession, capturing_backend
+from airctl.pipeline.current import model_record
 from airctl.pipeline.execution import RunExecution
 from airctl.pipeline.finish import finish_ledger, verify_instruments
 from airctl.pipeline.logs import capture_logs
@@ -59,6 +60,7 @@ class CompileRequest:
     # after the checked run: called with a function that runs the compiled model once more, and the
     # run's RunExecution (``airctl profile`` runs its warmup and profiled steps here, recording them)
     after_run: Callable[[Callable[[], Any], RunExecution], None] | None = None
+    command_line: Sequence[str] | None = None  # the airctl command that asked for this run (recorded)
     threads_per_stream: int | None = None  # multi-stream executor (sim): intra-op threads per stream
     stream_timeout_s: float = 60.0  # multi-stream executor (sim): longest wait before it stops the run
 
@@ -202,10 +204,14 @@ def _translate(exc: BaseException, session: CaptureSession | None, ledger: Ledge
 def compile_model(req: CompileRequest, progress: Progress | None = None) -> CompileResult:
     say = progress or (lambda _msg: None)
     label = Path(req.model_path).stem
-    ledger = LedgerWriter.create(
-        req.out_dir, label, command=req.command, mode=req.mode,
-        model={"path": str(req.model_path), "entry": req.entry}, passes=req.passes_file,
-    )
+    model = model_record(Path(req.model_path), req.entry)
+    origin: dict[str, Any] = {}  # what made the run (airctl passes apply/profile with no model reuse it)
+    if req.passes_file:
+        origin["passes_resolved"] = str(Path(req.passes_file).resolve())
+    if req.command_line:
+        origin["command_line"] = list(req.command_line)
+    ledger = LedgerWriter.create(req.out_dir, label, command=req.command, mode=req.mode, model=model,
+                                 passes=req.passes_file, **origin)
     session: CaptureSession | None = None
     backend: BackendChoice | None = None
     execution: Comparison | None = None
@@ -226,7 +232,7 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
             t0 = time.perf_counter()
             say(f"loading {req.model_path}")
             loaded = load_model_script(req.model_path, req.entry)
-            ledger.set(model={"path": str(req.model_path), "entry": req.entry, "found_by": loaded.found_by})
+            ledger.set(model={**model, "found_by": loaded.found_by})
             ledger.set_timing("load_seconds", time.perf_counter() - t0)
 
             instruments = list(req.instruments) + (verify_instruments(req.mode) if req.verify else [])

@@ -29,6 +29,7 @@ from typing import Any
 
 from airctl.errors import AirctlError
 from airctl.execute.timeline import Race, Timeline
+from airctl.modes import MAX_AUTOTUNE
 from airctl.profile.compare import Comparison
 from airctl.profile.summary import ProfileSummary, summarize
 from airctl.profile.write import COMPARE_FILE, PROFILE_DIR, write_json, write_profile
@@ -39,7 +40,7 @@ TIMELINE_DIR = "profile"
 @dataclass
 class ProfileRequest:
     model_path: Path
-    mode: str = "max-autotune"
+    mode: str = MAX_AUTOTUNE
     passes_file: Path | None = None  # YAML pass file -> airctl.passes.build_hooks(path) -> pre_pass/post_pass
     steps: int = 5
     warmup: int = 1
@@ -48,6 +49,7 @@ class ProfileRequest:
     entry: str | None = None
     threads_per_stream: int = 1
     timeout_s: float = 60.0
+    command_line: list[str] | None = None  # recorded in the ledger (the run's origin)
 
 
 @dataclass
@@ -104,6 +106,7 @@ def profile_model(req: ProfileRequest, progress: Callable[[str], None] | None = 
         pre_pass=pre, post_pass=post, command="profile",
         passes_file=str(req.passes_file) if req.passes_file is not None else None,
         threads_per_stream=req.threads_per_stream, stream_timeout_s=req.timeout_s, after_run=profiled_steps,
+        command_line=req.command_line,
     ), progress=say)
     ids = result.session.graph_ids_by_name() if result.session is not None else {}
     timelines = list(rec.timelines.values())

@@ -31,7 +31,6 @@ from types import ModuleType
 from typing import Any
 
 from airctl.sim import (
-    npu_ops,
     patched_acl_graph,
     patched_dynamo_backends,
     patched_ge_concrete_graph_call,
@@ -61,6 +60,7 @@ def load_torchair() -> ModuleType:
         if REGISTRY.torchair is not None:
             return REGISTRY.torchair
         ensure_torch_importable()
+        from airctl.sim import npu_ops  # imports torch
         from airctl.sim.torchair_loader import load_torchair as load
         from airctl.sim.torchair_loader import torchair_dir
 

@@ -16,7 +16,7 @@ runner = CliRunner()
 
 def _compile(args: list[str], out: Path):
     result = runner.invoke(build_app(), ["compile", *args, "--out", str(out), "--backend", "sim"])
-    runs = sorted(out.iterdir())
+    runs = sorted(p for p in out.iterdir() if p.is_dir())
     assert len(runs) == 1, "exactly one ledger per run"
     index = json.loads((runs[0] / "index.json").read_text())
     return result, index
