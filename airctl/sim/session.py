@@ -34,6 +34,7 @@ from airctl.sim import (
     patched_acl_graph,
     patched_dynamo_backends,
     patched_ge_concrete_graph_call,
+    patched_signal_handlers,
     patched_torch_device_word,
     patched_torch_npu,
     patched_torchair_extension,
@@ -65,7 +66,7 @@ def load_torchair() -> ModuleType:
         from airctl.sim.torchair_loader import torchair_dir
 
         path = torchair_dir()
-        with Patches() as p:
+        with Patches() as p, patched_signal_handlers.kept():
             patched_torchair_extension.patch(p)
             patched_torch_npu.patch(p)
             npu_ops.register()
