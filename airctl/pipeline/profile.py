@@ -240,10 +240,14 @@ def _analysis_dir(out: Path, name: str, source: Path) -> Path:
     for n in range(1, 1000):
         folder = out / (f"analyze-{name}" if n == 1 else f"analyze-{name}-{n}")
         marker = folder / "source.txt"
-        if not folder.exists() or (marker.is_file() and marker.read_text(encoding="utf-8").strip() == str(source)):
-            folder.mkdir(parents=True, exist_ok=True)
-            marker.write_text(f"{source}\n", encoding="utf-8")
-            return folder
+        try:
+            if not folder.exists() or (marker.is_file() and marker.read_text(encoding="utf-8").strip() == str(source)):
+                folder.mkdir(parents=True, exist_ok=True)
+                marker.write_text(f"{source}\n", encoding="utf-8")
+                return folder
+        except OSError as e:
+            raise AirctlError(f"cannot write the analysis into {folder}: {e.strerror or e}", file=str(folder),
+                              hint="pass a writable --out folder") from e
     raise AirctlError(f"too many analyses named analyze-{name} in {out}", hint="pass another --out")
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from airctl.profile.ascend.model import Issues, ProfileReadError
-from airctl.profile.ascend.times import DAY_NS, TimeValueError, us_to_ns
+from airctl.profile.ascend.times import DAY_NS, TimeValueError, implausible_starts, us_to_ns
 
 FILE = "trace_view.json"
 HARDWARE = "ascend hardware"
@@ -131,7 +131,21 @@ def read_trace(path: Path, issues: Issues) -> TraceView:
             span.lane = threads.get((pid, tid), f"thread {tid}")
             aten[(pid, tid)].append(span)
     view.cpu_ops = _outermost(aten)
+    _drop_implausible(view, issues)
     return view
+
+
+def _drop_implausible(view: TraceView, issues: Issues) -> None:
+    """Device events whose start is nowhere near the others' (see times.implausible_starts) go, with a warning."""
+    lanes = (view.hardware, view.comm_ops, view.plane_tasks)
+    every = [s for lane in lanes for s in lane]
+    odd = {id(every[i]) for i in implausible_starts([s.start_ns for s in every])}
+    for lane in lanes:
+        for s in lane:
+            if id(s) in odd:
+                issues.warn(str(view.path), f"event {s.name!r} left out: ts {s.start_ns / 1000} µs is not near the "
+                            "other events'", kind="implausible trace start")
+        lane[:] = [s for s in lane if id(s) not in odd]
 
 
 def _key(value: Any) -> Any:

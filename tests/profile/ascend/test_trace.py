@@ -75,13 +75,15 @@ def test_bad_json_is_a_clean_error(tmp_path: Path, text: str, message: str) -> N
 
 
 def test_bad_times_are_left_out_with_the_event_number(tmp_path: Path) -> None:
-    events = [*EVENTS, x(HW, 2, "Neg", "1736413971561000.000", -4.0), x(HW, 2, "Bad", "soon", 1.0)]
+    events = [*EVENTS, x(HW, 2, "Neg", "1736413971561000.000", -4.0), x(HW, 2, "Bad", "soon", 1.0),
+              x(HW, 2, "Far", "1e30", 1.0)]
     issues = Issues()
     view = read_trace(write(tmp_path, json.dumps(events)), issues)
-    assert "Neg" not in {s.name for s in view.hardware}
-    assert issues.warnings == [f"{tmp_path / 'trace_view.json'}: event 17: event 'Neg' left out: dur -4.0 µs is "
-                               "negative", f"{tmp_path / 'trace_view.json'}: event 18: event 'Bad' left out: ts/dur "
-                               "is not a number ('soon')"]
+    assert {"Neg", "Bad", "Far"}.isdisjoint({s.name for s in view.hardware}) and len(view.hardware) == 6
+    path = tmp_path / "trace_view.json"
+    assert issues.warnings == [f"{path}: event 17: event 'Neg' left out: dur -4.0 µs is negative",
+                               f"{path}: event 18: event 'Bad' left out: ts/dur is not a number ('soon')",
+                               f"{path}: event 'Far' left out: ts 1e+30 µs is not near the other events'"]
 
 
 def task(name: str, start: str, dur: str, comm: bool = False) -> Task:
