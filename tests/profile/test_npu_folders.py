@@ -124,6 +124,8 @@ def test_two_ranks_one_result_and_a_trace_process_per_rank(tmp_path: Path) -> No
     names = [e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "process_name"]
     assert names == ["rank 0 (npu-profile)", "rank 1 (npu-profile)"]
     assert {e["pid"] for e in trace["traceEvents"] if e.get("ph") == "X"} == {1, 2}
+    comm = [e for e in trace["traceEvents"] if e.get("ph") == "X" and e["args"].get("kind") == "communication"]
+    assert len(comm) == 12 and {e["args"]["op"] for e in comm} == {"hcom_allReduce_"}
 
 
 def test_the_single_rank_json_keeps_its_shape() -> None:
@@ -167,3 +169,11 @@ def test_docs_list_the_columns_read_and_the_definitions() -> None:
         assert f"`{ours}_us` | {theirs} |" in doc
     for level in ("Level0", "Level1/2", "Level1/Level2"):
         assert level in doc
+
+
+def test_the_fixtures_keep_torch_npus_bytes() -> None:
+    """CRLF lines, the TAB after each start time (quoted at Level1, bare at Level0), shapes in quotes."""
+    l1 = _only(PROFILES / "npu_level1", "*/ASCEND_PROFILER_OUTPUT/kernel_details.csv").read_bytes()
+    l0 = _only(PROFILES / "npu_level0", "*/ASCEND_PROFILER_OUTPUT/kernel_details.csv").read_bytes()
+    assert l1.count(b"\r\n") == l1.count(b"\n") > 100 and b'\t",' in l1 and b'"""4096,2048"""' in l1
+    assert b"\t," in l0 and b'\t",' not in l0 and b"Stream ID" not in l0.split(b"\r\n")[0]

@@ -26,9 +26,10 @@ UNPLACED = "unplaced"
 COMM_LANE = "hccl"
 
 
-def place_streams(tasks: list[Task], trace: TraceView | None, issues: Issues, source: str) -> dict[str, str]:
-    """Give every task a stream; returns where the streams came from, for compute and communication."""
-    said = {"compute": f"{source} Stream ID", "communication": f"{source} Stream ID"}
+def place_streams(tasks: list[Task], trace: TraceView | None, issues: Issues, given: str) -> dict[str, str]:
+    """Give every task a stream; returns where the streams came from, for compute and communication
+    (``given``: where the tasks that had one got it, e.g. ``kernel_details.csv Stream ID``)."""
+    said = {"compute": given, "communication": given}
     compute = [t for t in tasks if t.stream is None and not t.comm]
     comm = [t for t in tasks if t.stream is None and t.comm]
     hw = trace.hardware if trace else []

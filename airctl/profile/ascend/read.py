@@ -38,22 +38,23 @@ def read_rank(folder: RankFolder) -> RankData:
     tasks: list[Task] = []
     columns: list[Columns] = []
     host_steps = dict(view.host_steps) if view else {}
-    source = ""
+    source = given = ""
     if kernels_path.is_file():
         tasks, cols = kernels.read_kernels(kernels_path, issues, view.thread_names if view else None)
         columns.append(cols)
-        source = kernels.FILE
+        source, given = kernels.FILE, f"{kernels.FILE} Stream ID"
     if not tasks and dbs:
         tasks, db_steps, cols = db.read_db(dbs[-1], issues)
         columns.append(cols)
-        source, host_steps = dbs[-1].name, host_steps or db_steps
+        source, given, host_steps = dbs[-1].name, f"{dbs[-1].name} TASK.streamId", host_steps or db_steps
     if not tasks and view is not None:
         tasks, source = tasks_from_trace(view), trace.FILE
+        given = f"{trace.FILE} Ascend Hardware lanes" if view.hardware else f"{trace.FILE} host threads"
     if not tasks:
         raise ProfileReadError("no device tasks in this profiler folder", file=str(out),
                                hint="profile with activities=[ProfilerActivity.CPU, ProfilerActivity.NPU]; "
                                     "the warnings above say which rows were left out")
-    streams_from = place_streams(tasks, view, issues, source)
+    streams_from = place_streams(tasks, view, issues, given)
     if source != trace.FILE:
         tasks += markers_from_trace(view, tasks)
     assign_steps(tasks, host_steps)
