@@ -109,6 +109,8 @@ def register(app: typer.Typer) -> None:
             print_json(outcome.to_json())
         elif outcome.comparison is not None:
             render_comparison(outcome.comparison)
+        elif outcome.ranks is not None:
+            render_ranks(outcome.ranks, top)
         elif outcome.summary is not None:
             render_summary(outcome.summary, top)
         if outcome.error is not None:
@@ -148,7 +150,8 @@ def render_summary(summary: Any, top: int = 10) -> None:
     for col in ("stream", "busy", "idle", "busy %", "ops", "longest gap"):
         table.add_column(col, justify="left" if col == "stream" else "right")
     for s in summary.streams:
-        table.add_row(escape(s.stream), _t(s.busy_s), _t(s.idle_s), f"{s.busy_pct:.1f}", str(s.ops),
+        comm = " [dim](communication)[/dim]" if s.comm_ops and s.comm_ops == s.ops else ""
+        table.add_row(escape(s.stream) + comm, _t(s.busy_s), _t(s.idle_s), f"{s.busy_pct:.1f}", str(s.ops),
                       _t(s.largest_gap_s))
     out.print(table)
     share = f" ({100 * summary.overlap_s / summary.span_s:.1f}% of the span)" if summary.span_s else ""
@@ -172,6 +175,8 @@ def render_summary(summary: Any, top: int = 10) -> None:
         for o in summary.top_ops:
             ops.add_row(escape(o.op), str(o.count), _t(o.total_s), _t(o.mean_s), f"{100 * o.share:.1f}%")
         out.print(ops)
+    if summary.npu:
+        render_npu_steps(summary.npu)
     _render_races(summary.races)
     meta = summary.meta
     if meta.get("matches_eager") is not None:
@@ -241,3 +246,63 @@ def render_comparison(c: Any) -> None:
             out.print(f"trace ({label}): {escape(s.trace)}")
     if a.meta.get("simulated") or b.meta.get("simulated"):
         out.print("[dim]sim: CPU timings (streams are threads), not NPU kernels[/dim]")
+
+
+# -- profile analyze: the profiler's step breakdown, several ranks ----------------------------------
+def _us(value: float | None) -> str:
+    return "-" if value is None else _t(value / 1e6)
+
+
+def render_npu_steps(npu: dict) -> None:
+    """Per step: computing, communication, overlapped (hidden under compute), free; and how far they
+    are from the profiler's own step_trace_time.csv."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from airctl.cli.output import out
+
+    check = npu.get("check") or {}
+    theirs = {row["step"]: row for row in check.get("steps", [])}
+    table = Table(title="steps (as step_trace_time.csv defines them)", title_justify="left")
+    # computing, communication, overlapped (hidden under compute), not overlapped, free: docs/profile.md
+    for col in ("step", "compute", "comm", "overlapped", "comm only", "free", "vs profiler"):
+        table.add_column(col, justify="right")
+    for s in npu.get("steps", []):
+        diffs = [v["diff_pct"] for v in theirs.get(s["step"], {}).values() if isinstance(v, dict)]
+        worst = None if not diffs or None in diffs else max(diffs)
+        versus = "-" if not diffs else "differs" if worst is None else "< 0.01%" if worst < 0.01 else f"{worst:.2g}%"
+        table.add_row(str(s["step"]), _us(s["computing_us"]), _us(s["communication_us"]), _us(s["overlapped_us"]),
+                      _us(s["communication_not_overlapped_us"]), _us(s["free_us"]), versus)
+    out.print(table)
+    streams = npu.get("streams_from") or {}
+    out.print(f"[dim]tasks from {escape(str(npu.get('tasks_from')))}; streams: "
+              f"{escape('; '.join(f'{k}: {v}' for k, v in streams.items()))}"
+              + (f"; checked against {escape(str(check.get('against')))}" if check else "") + "[/dim]")
+
+
+def render_ranks(multi: Any, top: int = 10) -> None:
+    """A folder of several ranks: each rank's summary, then the slowest rank per step and the skew."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from airctl.cli.output import err, out
+
+    for note in multi.meta.get("notes") or []:
+        err.print(f"[dim]note: {escape(note)}[/dim]")
+    for r in multi.ranks:
+        out.rule(f"rank {r.rank}  {escape(str(r.summary.meta.get('folder', '')))}")
+        render_summary(r.summary, top)
+    cross = multi.cross_rank
+    out.rule("across ranks")
+    table = Table(title="per step", title_justify="left")
+    for col in ("step", "slowest rank", "spread", "collectives", "wait skew", "max skew", "waited for"):
+        table.add_column(col, justify="right")
+    for s in cross.get("steps", []):
+        late = "-" if s.get("late_rank") is None else f"rank {s['late_rank']}"
+        table.add_row(str(s["step"]), str(s["slowest_rank"]), _us(s["spread_us"]), str(s["collectives"]),
+                      _us(s["wait_skew_us"]), _us(s["max_wait_skew_us"]), late)
+    out.print(table)
+    out.print(f"slowest rank: [bold]{cross.get('slowest_rank')}[/bold]   last to arrive at collectives: "
+              f"[bold]{cross.get('late_rank')}[/bold]   [dim]{escape(str(cross.get('clock', '')))}[/dim]")
+    if multi.trace:
+        out.print(f"trace: {escape(multi.trace)}  (a process per rank; open in https://ui.perfetto.dev)")
