@@ -33,12 +33,13 @@ def register(app: typer.Typer) -> None:
         """Verify the stream plan: scopes, record/wait, cross-stream races, joins, deadlocks.
 
         With no PATH: the current run (the last `airctl compile` or `passes apply` in --out)."""
-        from airctl.cli.output import err, print_json
+        from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.errors import FindingsExit
         from airctl.pipeline.check import check_source
 
-        outcome = check_source(path, mode=mode.value if mode else None, stage=stage, passes=passes, run=run,
-                               runs_dir=out)
+        with stdout_to_stderr(json_out):  # a model script PATH is compiled: its prints must not reach stdout
+            outcome = check_source(path, mode=mode.value if mode else None, stage=stage, passes=passes, run=run,
+                                   runs_dir=out)
         if json_out:
             print_json(outcome.to_json())
         else:
@@ -54,9 +55,7 @@ _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 def _render(label: str, mode: str, findings: list) -> None:
-    from rich.markup import escape
-
-    from airctl.cli.output import out
+    from airctl.cli.output import escape, out
 
     out.print(f"[bold]{escape(label)}[/bold] [dim]({mode})[/dim]: "
               + (f"{len(findings)} finding(s)" if findings else "no findings"))

@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
         atol: float = typer.Option(1e-5, "--atol", help="Tolerance for the eager comparison."),
         as_json: bool = typer.Option(False, "--json", help="Print index.json to stdout instead of the summary."),
     ) -> None:
-        from airctl.cli.output import err, print_json
+        from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.cli.summary import print_summary
         from airctl.pipeline.compile import CompileRequest, compile_model
 
@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
             model_path=model, mode=mode.value, out_dir=out, backend=backend.value, dump_types=dump_types(dump_type),
             entry=entry, atol=atol, passes_file=str(passes) if passes else None, command_line=command_line(ctx),
         )
-        with err.status("compiling…", spinner="dots") as status:
+        with stdout_to_stderr(as_json), err.status("compiling…", spinner="dots") as status:
             result = compile_model(request, progress=lambda msg: status.update(msg))
         if as_json:
             print_json(result.index.to_json())

@@ -48,12 +48,13 @@ def register(app: typer.Typer) -> None:
                                        help="A run instead of the current one (twice: two runs against each other)."),
         out: Path = out_option("Folder of ledgers where the runs are."),
     ) -> None:
-        from airctl.cli.output import err, print_json
+        from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.pipeline.diff import diff_sources
 
         # the files are written first: a closed pipe on stdout (`| head`) must not lose them
-        outcome = diff_sources(a, b, from_stage=from_stage, to_stage=to_stage, html=html, svg=svg, runs=runs or (),
-                               runs_dir=out)
+        with stdout_to_stderr():  # a model script A or B is compiled first: its prints go to stderr
+            outcome = diff_sources(a, b, from_stage=from_stage, to_stage=to_stage, html=html, svg=svg,
+                                   runs=runs or (), runs_dir=out)
         for path in outcome.written:
             err.print(f"wrote {path}", markup=False, highlight=False)
         if as_json:
@@ -68,9 +69,7 @@ def _fmt(value: Any) -> str:
 
 
 def render(report: Any) -> None:
-    from rich.markup import escape
-
-    from airctl.cli.output import out
+    from airctl.cli.output import escape, out
 
     s = report.summary()
     out.print(f"[bold]{escape(report.a_name)}[/bold] ({report.a_nodes} nodes) → "

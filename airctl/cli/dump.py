@@ -42,11 +42,12 @@ def register(app: typer.Typer) -> None:
         run: str = run_option(),
         runs: Path = out_option("Folder of ledgers where the current run is.", "--runs"),
     ) -> None:
-        from airctl.cli.output import err
+        from airctl.cli.output import err, stdout_to_stderr
         from airctl.pipeline.dump import dump_source
 
-        result = dump_source(source, type_, stage=stage, out=out, mode=mode.value, collapse=collapse, depth=depth,
-                             run=run, runs_dir=runs)
+        with stdout_to_stderr():  # the result is what goes to stdout; a model script's prints go to stderr
+            result = dump_source(source, type_, stage=stage, out=out, mode=mode.value, collapse=collapse,
+                                 depth=depth, run=run, runs_dir=runs)
         for note in result.notes:
             err.print(f"dump: {note}", markup=False, highlight=False)
         if result.written is not None:

@@ -98,7 +98,7 @@ def report(error: BaseException, show_traceback: bool = False) -> int:
         render_error(AirctlError(f"{error.strerror or error}: {error.filename}", file=str(error.filename),
                                  hint=OS_ERROR_HINT))
         return int(ExitCode.USAGE)
-    from rich.markup import escape
+    from airctl.cli.output import escape
 
     text = f"{type(error).__name__}: {error}".splitlines()[0] if str(error) else type(error).__name__
     again = "" if show_traceback else f"; rerun with --traceback (or {TRACEBACK_ENV}=1) to see where"

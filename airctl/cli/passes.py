@@ -57,11 +57,11 @@ def register(app: typer.Typer) -> None:
         entry: str = typer.Option(None, "--entry", help="Function returning (model, inputs).", show_default=False),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     ) -> None:
-        from airctl.cli.output import err, print_json
+        from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.pipeline.apply import apply_passes
 
         chosen = _choose_model(file, model, entry, mode, out, run, "applying")
-        with err.status("applying passes…", spinner="dots") as status:
+        with stdout_to_stderr(as_json), err.status("applying passes…", spinner="dots") as status:
             result = apply_passes(file, chosen.model, mode=chosen.mode, out=out, backend=backend.value,
                                   entry=chosen.entry, plan=plan, with_diff=diff or plan or as_json,
                                   progress=lambda msg: status.update(msg), command_line=command_line(ctx))
@@ -109,12 +109,12 @@ def register(app: typer.Typer) -> None:
         entry: str = typer.Option(None, "--entry", help="Function returning (model, inputs).", show_default=False),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     ) -> None:
-        from airctl.cli.output import err, print_json
+        from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.errors import FindingsExit
         from airctl.pipeline.apply import explain_passes
 
         chosen = _choose_model(file, model, entry, mode, out, run, "explaining")
-        with err.status("compiling up to the passes…", spinner="dots") as status:
+        with stdout_to_stderr(as_json), err.status("compiling up to the passes…", spinner="dots") as status:
             result = explain_passes(file, chosen.model, mode=chosen.mode, out=out, backend=backend.value,
                                     entry=chosen.entry, progress=lambda msg: status.update(msg),
                                     command_line=command_line(ctx))
@@ -131,9 +131,7 @@ def register(app: typer.Typer) -> None:
 def _choose_model(file: Path, model: Path | None, entry: str | None, mode: Mode | None, out: Path, run: str | None,
                   verb: str) -> Any:
     """The model to compile: --model, or the current run's (said on stderr, with any warning)."""
-    from rich.markup import escape
-
-    from airctl.cli.output import err
+    from airctl.cli.output import err, escape
     from airctl.pipeline.current import choose_model
 
     chosen = choose_model(model, entry=entry, mode=mode.value if mode else None, passes=None, out_dir=out, run=run)
@@ -146,9 +144,7 @@ def _choose_model(file: Path, model: Path | None, entry: str | None, mode: Mode 
 
 # -- rendering --------------------------------------------------------------------------------------
 def _render_warning(warning: Any) -> None:
-    from rich.markup import escape
-
-    from airctl.cli.output import err
+    from airctl.cli.output import err, escape
 
     where = f"{escape(warning.location)}: " if warning.location else ""
     err.print(f"{where}[bold yellow]warning:[/bold yellow] {escape(warning.message)}")
@@ -171,9 +167,7 @@ def _check_text(check: dict[str, Any] | None) -> str:
 
 
 def render_apply(result: Any, diff: bool) -> None:
-    from rich.markup import escape
-
-    from airctl.cli.output import out
+    from airctl.cli.output import escape, out
 
     out.print(f"passes from {escape(str(result.pass_file))}:")
     width = max((len(r.name) for r in result.passes), default=0)
@@ -214,9 +208,7 @@ def render_apply(result: Any, diff: bool) -> None:
 
 
 def render_kinds(kinds: list[str]) -> None:
-    from rich.markup import escape
-
-    from airctl.cli.output import out
+    from airctl.cli.output import escape, out
     from airctl.passes import schema
 
     out.print(f"YAML pass files, version {schema.VERSION}: `version: 1` and a list `passes:` (docs/passes.md)\n")
@@ -244,9 +236,7 @@ def render_kinds(kinds: list[str]) -> None:
 
 
 def render_explain(result: Any) -> None:
-    from rich.markup import escape
-
-    from airctl.cli.output import out
+    from airctl.cli.output import escape, out
 
     current = None
     for row in result.rows:

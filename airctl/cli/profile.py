@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.markup import escape
 
 from airctl.cli.options import backend_option, command_line, mode_option, out_option, run_option
+from airctl.cli.output import escape
 from airctl.errors import AirctlError
 from airctl.modes import Backend, Mode
 
@@ -76,7 +76,7 @@ def register(app: typer.Typer) -> None:
         top: int = typer.Option(10, "--top", min=1, rich_help_panel=OUTPUT, help="Rows of top ops."),
         as_json: bool = typer.Option(False, "--json", rich_help_panel=OUTPUT, help="Print only JSON on stdout."),
     ) -> None:
-        from airctl.cli.output import err, print_json
+        from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.errors import FindingsExit
         from airctl.pipeline import profile as pipeline
 
@@ -101,7 +101,7 @@ def register(app: typer.Typer) -> None:
                                           steps=steps, warmup=warmup, out_dir=out, backend=backend.value,
                                           entry=chosen.entry, command_line=command_line(ctx))
             flow = pipeline.compare_profiles if compare else pipeline.profile_and_summarize
-            with err.status("profiling…", spinner="dots") as status:
+            with stdout_to_stderr(as_json), err.status("profiling…", spinner="dots") as status:
                 outcome = flow(req, png=png, top=top, progress=lambda msg: status.update(msg))
         for warning in outcome.warnings:
             err.print(f"[bold yellow]warning:[/bold yellow] {escape(str(warning))}")
@@ -139,10 +139,9 @@ def _t(seconds: float | None) -> str:
 
 
 def render_summary(summary: Any, top: int = 10) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
-    from airctl.cli.output import err, out
+    from airctl.cli.output import err, escape, out
 
     for note in summary.meta.get("notes") or []:
         err.print(f"[dim]note: {escape(note)}[/dim]")
@@ -196,9 +195,7 @@ def render_summary(summary: Any, top: int = 10) -> None:
 
 
 def _render_races(races: list) -> None:
-    from rich.markup import escape
-
-    from airctl.cli.output import out
+    from airctl.cli.output import escape, out
 
     if not races:
         out.print("races: none")
@@ -213,10 +210,9 @@ def _render_races(races: list) -> None:
 
 
 def render_comparison(c: Any) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
-    from airctl.cli.output import out
+    from airctl.cli.output import escape, out
 
     a, b = c.without, c.with_passes
     table = Table(title=f"without vs with {escape(Path(c.passes_file).name if c.passes_file else 'passes')}",
@@ -256,10 +252,9 @@ def _us(value: float | None) -> str:
 def render_npu_steps(npu: dict) -> None:
     """Per step: computing, communication, overlapped (hidden under compute), free; and how far they
     are from the profiler's own step_trace_time.csv."""
-    from rich.markup import escape
     from rich.table import Table
 
-    from airctl.cli.output import out
+    from airctl.cli.output import escape, out
 
     check = npu.get("check") or {}
     theirs = {row["step"]: row for row in check.get("steps", [])}
@@ -282,10 +277,9 @@ def render_npu_steps(npu: dict) -> None:
 
 def render_ranks(multi: Any, top: int = 10) -> None:
     """A folder of several ranks: each rank's summary, then the slowest rank per step and the skew."""
-    from rich.markup import escape
     from rich.table import Table
 
-    from airctl.cli.output import err, out
+    from airctl.cli.output import err, escape, out
 
     for note in multi.meta.get("notes") or []:
         err.print(f"[dim]note: {escape(note)}[/dim]")

@@ -11,9 +11,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import typer
-from rich.markup import escape
 
 from airctl.cli.options import out_option
+from airctl.cli.output import escape
 
 RUNS_HELP = (
     "The runs (ledgers) in --out, newest first: id, model, mode, pass file, status, whether the outputs matched "

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.markup import escape
 from rich.table import Table
 
-from airctl.cli.output import err, out
+from airctl.cli.output import err, escape, out
 
 
 def _fmt_s(value: Any) -> str:

@@ -31,8 +31,8 @@ def test_missing_file(tmp_path: Path) -> None:
 
 def test_script_raising_at_import_shows_its_line(tmp_path: Path) -> None:
     result, index = _compile([str(BAD / "raises_at_import.py")], tmp_path)
-    assert result.exit_code == 2
-    assert "raises_at_import.py:7" in result.output
+    assert result.exit_code == 4  # the user's own script raised: exit 4, not bad input and not TorchAir
+    assert "raises_at_import.py:7" in result.output and "importing the script raised NameError" in result.output
     assert "NameError" in result.output and "undefined_name" in result.output
     assert index["error_detail"]["line"] == 7
 
