@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from airctl.cli.options import backend_option, dump_types, dump_types_option, mode_option
+from airctl.cli.options import backend_option, command_line, dump_types, dump_types_option, mode_option, out_option
 from airctl.modes import Backend, Mode
 
 HELP = (
@@ -25,10 +25,10 @@ HELP = (
 def register(app: typer.Typer) -> None:
     @app.command("compile", help=HELP, no_args_is_help=True)
     def compile_cmd(
+        ctx: typer.Context,
         model: Path = typer.Argument(..., help="Model script (.py).", show_default=False),
         mode: Mode = mode_option(),
-        out: Path = typer.Option(Path("airctl-runs"), "--out", "-o",
-                                 help="Folder for ledgers (one run per subfolder)."),
+        out: Path = out_option("Folder for ledgers (one run per subfolder); the run becomes its current run."),
         backend: Backend = backend_option(),
         dump_type: str = dump_types_option(),
         entry: str = typer.Option(None, "--entry", help="Function returning (model, inputs), or MODEL_FN,INPUTS_FN.",
@@ -38,18 +38,15 @@ def register(app: typer.Typer) -> None:
         atol: float = typer.Option(1e-5, "--atol", help="Tolerance for the eager comparison."),
         as_json: bool = typer.Option(False, "--json", help="Print index.json to stdout instead of the summary."),
     ) -> None:
-        from airctl.cli.output import err, print_json
+        from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.cli.summary import print_summary
-        from airctl.passes import build_hooks
         from airctl.pipeline.compile import CompileRequest, compile_model
 
-        hooks = build_hooks(passes) if passes else None  # a bad pass file is refused before any compile
-        request = CompileRequest(
+        request = CompileRequest(  # a bad pass file fails the run before anything compiles, ledger kept
             model_path=model, mode=mode.value, out_dir=out, backend=backend.value, dump_types=dump_types(dump_type),
-            entry=entry, pre_pass=hooks.pre_pass if hooks else None, post_pass=hooks.post_pass if hooks else None,
-            atol=atol, passes_file=str(passes) if passes else None,
+            entry=entry, atol=atol, passes_file=str(passes) if passes else None, command_line=command_line(ctx),
         )
-        with err.status("compiling…", spinner="dots") as status:
+        with stdout_to_stderr(as_json), err.status("compiling…", spinner="dots") as status:
             result = compile_model(request, progress=lambda msg: status.update(msg))
         if as_json:
             print_json(result.index.to_json())

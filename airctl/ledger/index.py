@@ -38,7 +38,8 @@ class StageEntry(Record):
     node_delta: int | None = None
     file: str = required()  # ledger-relative snapshot (JSON)
     text: str | None = None  # ledger-relative readable text
-    seconds: float | None = None
+    seconds: float | None = None  # a pass's own time
+    elapsed: float | None = optional()  # seconds from the run's start to this capture
     fingerprint: str | None = optional()  # fx-final and the aclgraph passes: change detection
     returned_new_graph: str | None = optional()  # a custom pass returned a graph (rule R11)
     error: str | None = optional()  # failed:<pass>: the first line of the pass's error
@@ -146,8 +147,10 @@ class RunIndex(Record):
     command: str | None = None
     backend: dict[str, Any] | None = None  # {"name", "reason"}
     mode: str | None = None
-    model: dict[str, Any] | None = None  # compile: {path, entry, found_by}; run: {path, argv}
-    passes: str | None = optional()  # the YAML pass file
+    model: dict[str, Any] | None = None  # compile: {path, resolved, sha256, entry, found_by}; run: {path, argv}
+    passes: str | None = optional()  # the YAML pass file, as given
+    passes_resolved: str | None = optional()  # ... and as an absolute path
+    command_line: list[str] | None = optional()  # the airctl command that made the run
     graphs: list[GraphEntry] = required()
     dumps: list[DumpEntry] = field(default_factory=list)
     findings: list[dict[str, Any]] = field(default_factory=list)

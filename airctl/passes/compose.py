@@ -89,11 +89,12 @@ def _wrap_failure(spec: PassSpec, fn: PassFn, exc: BaseException) -> PassError:
     plugin_file = getattr(fn, "airctl_plugin_file", None)
     text, line = user_traceback(exc, plugin_file)
     what = f"python plugin {spec.fields.get('plugin')}" if spec.kind == "python" else f"kind {spec.kind}"
+    raised = f"called sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else f"raised {type(exc).__name__}: {exc}"
     if plugin_file and line is not None:
         file, column = plugin_file, None
     else:
         file, line, column = spec.file, spec.line, spec.column
-    return PassError(f"pass `{spec.name}` ({what}) raised {type(exc).__name__}: {exc}\n{text}", file=file, line=line,
+    return PassError(f"pass `{spec.name}` ({what}) {raised}\n{text}", file=file, line=line,
                      column=column, hint=f"the pass is declared at {spec.file}:{spec.line}; the graph it received "
                                          f"is in the ledger stage before failed:yaml:{spec.name}")
 
@@ -186,7 +187,7 @@ def _run_one(runner: PassRunner, spec: PassSpec, fn: PassFn, gm: Any, example_in
                 raise
             run.info["skipped"] = e.message
             return None
-        except Exception as e:  # noqa: BLE001 - user passes: report by name, keep the ledger
+        except (Exception, SystemExit) as e:  # noqa: BLE001 - user passes: report by name, keep the ledger
             error = _wrap_failure(spec, fn, e)
             hooks.errors.append(error)
             raise error from e

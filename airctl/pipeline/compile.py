@@ -19,13 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from airctl.backends import BackendChoice, choose
-from airctl.errors import AirctlError, CompileError, ExecutionMismatch
+from airctl.errors import AirctlBug, AirctlError, CompileError, ExecutionMismatch, ModelScriptError
 from airctl.execute.compare import DEFAULT_ATOL, Comparison, compare
 from airctl.instrument import Instrument, StopAfterPass
 from airctl.ledger.index import RunIndex
 from airctl.ledger.writer import LedgerWriter
 from airctl.modes import MAX_AUTOTUNE, MODES, DumpType, Mode
 from airctl.pipeline.capture import CaptureSession, capturing_backend
+from airctl.pipeline.current import model_record
 from airctl.pipeline.execution import RunExecution
 from airctl.pipeline.finish import finish_ledger, verify_instruments
 from airctl.pipeline.logs import capture_logs
@@ -59,6 +60,7 @@ class CompileRequest:
     # after the checked run: called with a function that runs the compiled model once more, and the
     # run's RunExecution (``airctl profile`` runs its warmup and profiled steps here, recording them)
     after_run: Callable[[Callable[[], Any], RunExecution], None] | None = None
+    command_line: Sequence[str] | None = None  # the airctl command that asked for this run (recorded)
     threads_per_stream: int | None = None  # multi-stream executor (sim): intra-op threads per stream
     stream_timeout_s: float = 60.0  # multi-stream executor (sim): longest wait before it stops the run
 
@@ -175,11 +177,57 @@ def _deadlock_error(session: CaptureSession | None, message: str) -> AirctlError
              "(`airctl check` on the ledger shows the cycle)")
 
 
-def _translate(exc: BaseException, session: CaptureSession | None, ledger: LedgerWriter) -> AirctlError:
+def _root(exc: BaseException) -> BaseException:
+    seen = exc
+    for _ in range(32):
+        nxt = getattr(seen, "inner_exception", None) or seen.__cause__
+        if nxt is None:
+            break
+        seen = nxt
+    return seen
+
+
+AIRCTL_DIR = Path(__file__).resolve().parents[1]
+
+
+def _blame_airctl(root: BaseException, message: str) -> AirctlError | None:
+    """An exception raised inside airctl's own code (not TorchAir's, not the user's): a bug to report,
+    or a documented sim limitation (messages starting with "sim:")."""
+    import traceback
+
+    frames = traceback.extract_tb(root.__traceback__)
+    if not frames or AIRCTL_DIR not in Path(frames[-1].filename).resolve().parents:
+        return None
+    last = frames[-1]
+    if str(root).startswith("sim:"):
+        return CompileError(f"not simulated: {message}", hint="run this model on an NPU (--backend npu), or keep the "
+                            "op out of the graph; docs/sim.md lists what sim does not simulate")
+    where = f"{Path(last.filename).relative_to(AIRCTL_DIR.parent)}:{last.lineno}"
+    return AirctlBug(f"airctl failed (a bug in airctl, at {where}): {message}",
+                     hint="rerun with --traceback and report it with the ledger; the ledger keeps what was captured")
+
+
+def _translate(exc: BaseException, session: CaptureSession | None, ledger: LedgerWriter,
+               model_path: Path | None = None) -> AirctlError:
     inner = _in_chain(exc, AirctlError)  # a PassError from a YAML pass, say
     if inner is not None:
         return inner
     message = _root_message(exc)
+    root = _root(exc)
+    if model_path is not None and isinstance(root, (Exception, SystemExit)):
+        from airctl.pipeline.model_script import user_frames
+
+        frames = user_frames(root, Path(model_path))
+        import traceback
+
+        innermost = traceback.extract_tb(root.__traceback__)
+        if frames and innermost and frames[-1] == innermost[-1]:  # raised by the user's own code, under compile
+            from airctl.pipeline.model_script import user_code_error
+
+            return user_code_error(root, Path(model_path), "the model, while TorchAir compiled or ran it,")
+    bug = _blame_airctl(root, message)
+    if bug is not None:
+        return bug
     deadlock = _deadlock_error(session, message)
     if deadlock is not None:
         return deadlock
@@ -202,10 +250,14 @@ def _translate(exc: BaseException, session: CaptureSession | None, ledger: Ledge
 def compile_model(req: CompileRequest, progress: Progress | None = None) -> CompileResult:
     say = progress or (lambda _msg: None)
     label = Path(req.model_path).stem
-    ledger = LedgerWriter.create(
-        req.out_dir, label, command=req.command, mode=req.mode,
-        model={"path": str(req.model_path), "entry": req.entry}, passes=req.passes_file,
-    )
+    model = model_record(Path(req.model_path), req.entry)
+    origin: dict[str, Any] = {}  # what made the run (airctl passes apply/profile with no model reuse it)
+    if req.passes_file:
+        origin["passes_resolved"] = str(Path(req.passes_file).resolve())
+    if req.command_line:
+        origin["command_line"] = list(req.command_line)
+    ledger = LedgerWriter.create(req.out_dir, label, command=req.command, mode=req.mode, model=model,
+                                 passes=req.passes_file, **origin)
     session: CaptureSession | None = None
     backend: BackendChoice | None = None
     execution: Comparison | None = None
@@ -226,7 +278,7 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
             t0 = time.perf_counter()
             say(f"loading {req.model_path}")
             loaded = load_model_script(req.model_path, req.entry)
-            ledger.set(model={"path": str(req.model_path), "entry": req.entry, "found_by": loaded.found_by})
+            ledger.set(model={**model, "found_by": loaded.found_by})
             ledger.set_timing("load_seconds", time.perf_counter() - t0)
 
             instruments = list(req.instruments) + (verify_instruments(req.mode) if req.verify else [])
@@ -241,6 +293,8 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
                     execution = _run(loaded, torchair, config, session, req, runs, say)
                 finally:
                     session.finalize()
+            if not ledger.run_index.graphs:
+                raise _nothing_compiled(loaded)
             if execution is not None:
                 ledger.set(execution={**execution.to_json(), "races": runs.race_rows()})
                 if not execution.matches_eager:
@@ -260,7 +314,7 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
             finish_ledger(ledger, session, write_report=req.report)
             return CompileResult(ledger.root, ledger.run_index, backend, execution, None, session, runs.race_rows(),
                                  hooks)
-        error = _translate(exc, session, ledger)
+        error = _translate(exc, session, ledger, Path(req.model_path))
         status = "mismatch" if isinstance(error, ExecutionMismatch) else "failed"
         ledger.fail(error.message, error.to_json())
         ledger.finish(status)
@@ -271,8 +325,23 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
     return CompileResult(ledger.root, ledger.run_index, backend, execution, None, session, runs.race_rows(), hooks)
 
 
+def _nothing_compiled(loaded: LoadedModel) -> ModelScriptError:
+    """The model ran, but Dynamo handed TorchAir no graph: there is nothing to inspect."""
+    from airctl.pipeline.model_script import split_inputs
+
+    args, kwargs = split_inputs(loaded.inputs)
+    kinds = ", ".join(type(v).__name__ for v in [*args, *kwargs.values()]) or "nothing"
+    return ModelScriptError(
+        f"nothing was compiled: the model ran, but Dynamo captured no graph ({loaded.found_by} gave {kinds})",
+        file=str(loaded.path),
+        hint="the inputs must be tensors the model computes with (get_inputs() returns a tensor, a tuple of "
+             "tensors or a dict); a model that does no tensor work has no graph to compile")
+
+
 def _check_request(req: CompileRequest) -> list[str]:
     """The GE dump types to write; raises for a bad mode, dump type or model path (before torch loads)."""
+    if not (req.atol >= 0 and req.atol != float("inf")):  # NaN fails both comparisons
+        raise AirctlError(f"invalid --atol {req.atol!r}", hint="a tolerance is a finite number >= 0, e.g. 1e-5")
     if req.mode not in MODES:
         raise AirctlError(f"invalid mode {req.mode!r}", hint="choose one of: " + ", ".join(MODES))
     mode = Mode(req.mode)
@@ -323,7 +392,12 @@ def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSessio
     t0 = time.perf_counter()
     say("running eager PyTorch for reference")
     eager_loaded = LoadedModel(loaded.path, loaded.module, eager_model, eager_inputs, loaded.step, loaded.found_by)
-    eager_out = eager_loaded.call(eager_model)
+    try:
+        eager_out = eager_loaded.call(eager_model)
+    except (Exception, SystemExit) as e:  # the user's model, run as plain PyTorch: not TorchAir's doing
+        from airctl.pipeline.model_script import user_code_error
+
+        raise user_code_error(e, loaded.path, "the model, run eagerly before any compile,") from e
     session.ledger.set_timing("eager_seconds", time.perf_counter() - t0)
 
     torch._dynamo.reset()
