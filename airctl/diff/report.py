@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airctl.diff.match import Matching, match_graphs
+from airctl.diff.places import place_changes
 from airctl.graph.model import Graph, Node
 from airctl.io.gc_pause import gc_paused
 
@@ -147,8 +148,28 @@ def build_report(a: Graph, b: Graph, matching: Matching) -> DiffReport:
     side_a, side_b = matching.sides or (None, None)
     if side_a is not None and side_b is not None and len(side_a.index) == side_a.n \
             and len(side_b.index) == side_b.n and side_a.nodes is a.nodes and side_b.nodes is b.nodes:
-        return _build_indexed(a, b, matching, side_a, side_b)
-    return _build_by_name(a, b, matching)
+        report = _build_indexed(a, b, matching, side_a, side_b)
+    else:
+        report = _build_by_name(a, b, matching)
+    _add_places(report, a, b, matching)
+    return report
+
+
+def _add_places(report: DiffReport, a: Graph, b: Graph, matching: Matching) -> None:
+    """FX stream ops that moved (:mod:`airctl.diff.places`) are changed too."""
+    places = place_changes(a, b, matching.a_to_b)
+    if not places:
+        return
+    listed = {c.old_name: c for c in report.changed}
+    a_nodes, b_nodes = {n.name: n for n in a.nodes}, {n.name: n for n in b.nodes}
+    for name, place in places.items():
+        if name not in listed:
+            peer = b_nodes[matching.a_to_b[name]]
+            listed[name] = NodeChange(peer.name, name, peer.op, a_nodes[name].op, {})
+            report.changed.append(listed[name])
+        listed[name].changes["place"] = place
+    order = {name: k for k, name in enumerate(a_nodes)}
+    report.changed.sort(key=lambda c: order[c.old_name])
 
 
 def _build_by_name(a: Graph, b: Graph, matching: Matching) -> DiffReport:
