@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from airctl.diff.propagate import Pairing, fits
+from airctl.diff.propagate import Pairing, fitter
 from airctl.diff.sides import Side
 
 OUTPUTS = ("NetOutput", "output")
@@ -56,9 +56,10 @@ def unique_ops(p: Pairing) -> int:
     count_a, count_b = Counter(a.op[i] for i in ua), Counter(b.op[j] for j in ub)
     only_b = {b.op[j]: j for j in ub if count_b[b.op[j]] == 1}
     made = 0
+    fits = fitter(p)
     for i in ua:
         j = only_b.get(a.op[i], -1)
-        if j >= 0 and count_a[a.op[i]] == 1 and _alike(a, b, i, j) and fits(p, i, j):
+        if j >= 0 and count_a[a.op[i]] == 1 and _alike(a, b, i, j) and fits(i, j):
             p.link(i, j, "anchor")
             made += 1
     return made

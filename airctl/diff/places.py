@@ -19,6 +19,8 @@ SIDE = {"air.record": "after", "air.scope_exit": "after", "air.wait": "before", 
 
 
 def _side(op: str) -> str | None:
+    if not op.startswith("air."):
+        return None
     return next((side for prefix, side in SIDE.items() if op.startswith(prefix)), None)
 
 
@@ -38,7 +40,7 @@ def _neighbours(graph: Graph, direction: str) -> dict[str, str | None]:
 
 def place_changes(a: Graph, b: Graph, a_to_b: dict[str, str]) -> dict[str, dict[str, Any]]:
     """a-side name -> ``{"old", "new"}`` for the paired stream ops that stand next to another op."""
-    if not any(_side(node.op) for node in a.nodes):
+    if not any(map(_side, {node.op for node in a.nodes})):
         return {}
     out: dict[str, dict[str, Any]] = {}
     for direction in ("after", "before"):

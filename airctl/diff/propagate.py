@@ -13,6 +13,8 @@ an unpaired neighbour it could not resolve (different op, or several same-op use
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from airctl.diff.sides import Side
 
 
@@ -56,6 +58,7 @@ def propagate(p: Pairing) -> int:
     a_ctrl_in, a_ctrl_users = a.ctrl_in, a.ctrl_users
     queue, how = p.queue, p.how
     pop, push, stuck = queue.pop, queue.append, p.stuck.add
+    fits = fitter(p)
     made = 0
     while queue:
         i = pop()
@@ -67,7 +70,7 @@ def propagate(p: Pairing) -> int:
                 stuck(i)
             for x, y in zip(ins_a, ins_b, strict=False):
                 if x >= 0 and y >= 0 and pa[x] < 0 and pb[y] < 0:
-                    if opa[x] == opb[y] and fits(p, x, y):
+                    if opa[x] == opb[y] and fits(x, y):
                         pa[x], pb[y], how[x] = y, x, "neighbours"
                         push(x)
                         made += 1
@@ -75,22 +78,36 @@ def propagate(p: Pairing) -> int:
                         stuck(i)
         us_a = a_users[i]
         if us_a:
-            if len(us_a) == 1:
-                u = us_a[0]
+            us_b = b_users[j]
+            if len(us_a) == 1 and len(us_b) == 1:
+                u, v = us_a[0], us_b[0]
                 if pa[u] < 0:
-                    us_b = b_users[j]
-                    if len(us_b) == 1:
-                        v = us_b[0]
-                        if pb[v] < 0 and a_slot[i][0] == b_slot[j][0] and opa[u] == opb[v] and fits(p, u, v):
-                            pa[u], pb[v], how[u] = v, u, "neighbours"
-                            push(u)
-                            made += 1
-                        else:
-                            stuck(i)
+                    if pb[v] < 0 and a_slot[i][0] == b_slot[j][0] and opa[u] == opb[v] and fits(u, v):
+                        pa[u], pb[v], how[u] = v, u, "neighbours"
+                        push(u)
+                        made += 1
                     else:
-                        made += _by_op_and_slot(p, i, j)
+                        stuck(i)
             else:
-                made += _by_op_and_slot(p, i, j)
+                groups: dict[tuple[int, int], tuple[list[int], list[int]]] = {}
+                for u, s in zip(us_a, a_slot[i], strict=True):
+                    if pa[u] < 0:
+                        groups.setdefault((opa[u], s), ([], []))[0].append(u)
+                if groups:
+                    for v, t in zip(us_b, b_slot[j], strict=True):
+                        if pb[v] < 0:
+                            group = groups.get((opb[v], t))
+                            if group is not None:
+                                group[1].append(v)
+                    for xs, ys in groups.values():  # alone in its (op, slot) group on both sides
+                        if len(xs) == 1 and len(ys) == 1:
+                            u, v = xs[0], ys[0]
+                            if pa[u] < 0 and pb[v] < 0 and fits(u, v):
+                                pa[u], pb[v], how[u] = v, u, "neighbours"
+                                push(u)
+                                made += 1
+                    if any(pa[u] < 0 for u in us_a):
+                        stuck(i)
         if (a_ctrl_in[i] or a_ctrl_users[i]) and any(x >= 0 and pa[x] < 0 for x in a_ctrl_in[i] + a_ctrl_users[i]):
             stuck(i)
     p.left_a -= made
@@ -98,48 +115,28 @@ def propagate(p: Pairing) -> int:
     return made
 
 
-def _by_op_and_slot(p: Pairing, i: int, j: int) -> int:
-    """Pair the unpaired users of ``i`` and ``j`` that are alone on both sides in their (op, input
-    slot) group; ``i`` is stuck when any unpaired user is left."""
+def fitter(p: Pairing) -> Callable[[int, int], bool]:
+    """``fits(x, y)``: no paired neighbour of ``x`` contradicts ``y`` (paired inputs sit in the same
+    slot, paired users are users of ``y``, and the other way round). A closure over the arrays: it
+    runs once per pair made."""
     a, b = p.a, p.b
-    pa, pb, opa, opb = a.pair, b.pair, a.op, b.op
-    groups: dict[tuple[int, int], tuple[list[int], list[int]]] = {}
-    for u, s in zip(a.users[i], a.user_slot[i], strict=True):
-        if pa[u] < 0:
-            groups.setdefault((opa[u], s), ([], []))[0].append(u)
-    if not groups:
-        return 0
-    for v, t in zip(b.users[j], b.user_slot[j], strict=True):
-        if pb[v] < 0:
-            group = groups.get((opb[v], t))
-            if group is not None:
-                group[1].append(v)
-    made = 0
-    for us, vs in groups.values():
-        if len(us) == 1 and len(vs) == 1 and pa[us[0]] < 0 and pb[vs[0]] < 0 and fits(p, us[0], vs[0]):
-            u, v = us[0], vs[0]
-            pa[u], pb[v], p.how[u] = v, u, "neighbours"  # counted by the caller
-            p.queue.append(u)
-            made += 1
-    if any(pa[u] < 0 for u in a.users[i]):
-        p.stuck.add(i)
-    return made
+    pa, pb, a_in, b_in, a_users, b_users = a.pair, b.pair, a.data_in, b.data_in, a.users, b.users
 
+    def fits(x: int, y: int) -> bool:
+        for v, w in zip(a_in[x], b_in[y], strict=False):
+            if (v >= 0 and pa[v] >= 0 and pa[v] != w) or (w >= 0 and pb[w] >= 0 and pb[w] != v):
+                return False
+        users_a, users_b = a_users[x], b_users[y]
+        if len(users_a) > 8 or len(users_b) > 8:  # membership tests: sets for high fan-out nodes
+            users_a, users_b = set(users_a), set(users_b)
+        for u in users_a:
+            q = pa[u]
+            if q >= 0 and q not in users_b:
+                return False
+        for v in users_b:
+            q = pb[v]
+            if q >= 0 and q not in users_a:
+                return False
+        return True
 
-def fits(p: Pairing, x: int, y: int) -> bool:
-    """No paired neighbour of ``x`` contradicts ``y``: paired inputs sit in the same slot, paired
-    users are users of ``y`` (and the other way round)."""
-    a, b = p.a, p.b
-    pa, pb = a.pair, b.pair
-    for v, w in zip(a.data_in[x], b.data_in[y], strict=False):
-        if v >= 0 and pa[v] >= 0 and pa[v] != w:
-            return False
-        if w >= 0 and pb[w] >= 0 and pb[w] != v:
-            return False
-    users_a, users_b = a.users[x], b.users[y]
-    if len(users_a) > 8 or len(users_b) > 8:  # membership tests: sets for high fan-out nodes
-        users_a, users_b = set(users_a), set(users_b)
-    for u in users_a:
-        if pa[u] >= 0 and pa[u] not in users_b:
-            return False
-    return all(pb[v] < 0 or pb[v] in users_a for v in users_b)
+    return fits

@@ -223,6 +223,14 @@ def _mapped_equal(ins_a: list[int], ins_b: list[int], pa_ext: list[int]) -> bool
     return mapped == ins_b and -1 not in mapped
 
 
+def _of_ops(side: Any, prefix: str) -> list[bool]:
+    """Per node of ``side``: is its op one of those starting with ``prefix``? (ops are interned ints)"""
+    wanted = {k for op, k in side.ops.items() if op.startswith(prefix)}
+    if not wanted:
+        return [False] * side.n
+    return [k in wanted for k in side.op]
+
+
 def _build_indexed(a: Graph, b: Graph, matching: Matching, side_a: Any, side_b: Any) -> DiffReport:
     """The same report as :func:`_build_by_name`, from the matcher's index arrays (names are unique).
 
@@ -237,10 +245,8 @@ def _build_indexed(a: Graph, b: Graph, matching: Matching, side_a: Any, side_b: 
     report = DiffReport(a.name, b.name, len(a), len(b))
     report.removed = [a_nodes[i] for i in range(side_a.n) if pa[i] < 0]
     report.added = [b_nodes[j] for j in range(side_b.n) if pb[j] < 0]
-    wait_a = [n.op.startswith("air.wait") for n in a_nodes]
-    wait_b = [n.op.startswith("air.wait") for n in b_nodes]
-    record_a = [n.op.startswith("air.record") for n in a_nodes]
-    record_b = [n.op.startswith("air.record") for n in b_nodes]
+    wait_a, wait_b = _of_ops(side_a, "air.wait"), _of_ops(side_b, "air.wait")
+    record_a, record_b = _of_ops(side_a, "air.record"), _of_ops(side_b, "air.record")
     data_a, data_b, ctrl_a, ctrl_b = side_a.data_in, side_b.data_in, side_a.ctrl_in, side_b.ctrl_in
     same_edges = [False] * side_a.n  # matched pairs whose incoming edges correspond exactly
     renamed, changed, removed_edges = report.renamed, report.changed, report.edges_removed
@@ -254,7 +260,7 @@ def _build_indexed(a: Graph, b: Graph, matching: Matching, side_a: Any, side_b: 
         if peer.name != node.name:
             renamed.append((node.name, peer.name))
         ins_a, ins_b = data_a[i], data_b[j]
-        mapped = [pa_ext[p] for p in ins_a]
+        mapped = list(map(pa_ext.__getitem__, ins_a))
         reordered = None
         if mapped == ins_b:
             ca, cb = ctrl_a[i], ctrl_b[j]
@@ -263,7 +269,10 @@ def _build_indexed(a: Graph, b: Graph, matching: Matching, side_a: Any, side_b: 
                 ca == cb == [] or _mapped_equal(ca, cb, pa_ext))
         elif min(mapped, default=0) >= 0 and sorted(mapped) == sorted(ins_b):
             reordered = {"old": [b_nodes[q].name for q in mapped], "new": [b_nodes[q].name for q in ins_b]}
-        changes = _value_changes(node, peer, names)
+        if node.op != peer.op or node.stream != peer.stream or node.attrs != peer.attrs:
+            changes = _value_changes(node, peer, names)
+        else:
+            changes = {}
         if reordered is not None:
             changes["inputs_reordered"] = reordered
         if changes:

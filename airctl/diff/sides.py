@@ -10,7 +10,9 @@ to no node), ``ctrl_in``, and the reverse lists ``users``/``user_slot`` (data) a
 
 from __future__ import annotations
 
+import operator
 import re
+from itertools import repeat
 from typing import Any
 
 from airctl.graph.model import Graph, Node
@@ -29,10 +31,12 @@ class Side:
         self.index = {node.name: i for i, node in enumerate(nodes)}
         intern = ops.setdefault
         self.op = [intern(node.op, len(ops)) for node in nodes]
+        self.ops = ops  # op name -> its int (both sides share the table)
         refs = _Refs(self.index)  # each distinct input reference is parsed once
-        self.data_in = [[refs[r] for r in node.inputs] if node.inputs else [] for node in nodes]
+        ref = refs.__getitem__  # C-level lookups; __missing__ parses the rare other spellings
+        self.data_in = [list(map(ref, node.inputs)) for node in nodes]
         # control edges are rare: nodes without any share one empty list (never appended to)
-        self.ctrl_in = [[refs[r] for r in node.control_inputs] if node.control_inputs else _NONE for node in nodes]
+        self.ctrl_in = [list(map(ref, node.control_inputs)) if node.control_inputs else _NONE for node in nodes]
         users: list[list[int]] = [[] for _ in range(n)]
         slots: list[list[int]] = [[] for _ in range(n)]
         for i, ins in enumerate(self.data_in):
@@ -75,8 +79,12 @@ class _Refs(dict[str, int]):
     """
 
     def __init__(self, index: dict[str, int]) -> None:
-        super().__init__((k, v) for k, v in index.items() if ":" not in k and k[:1] != "^")
-        self.update(zip([k + ":0" for k in index], index.values(), strict=True))
+        names = "".join(index)
+        if ":" in names or "^" in names:  # a name that is not its own reference: only the safe ones
+            super().__init__((k, v) for k, v in index.items() if ":" not in k and k[:1] != "^")
+        else:
+            super().__init__(index)
+        self.update(zip(map(operator.add, index, repeat(":0")), index.values(), strict=True))
         self.index = index
 
     def __missing__(self, ref: str) -> int:
