@@ -66,13 +66,19 @@ def unique_ops(p: Pairing) -> int:
 
 
 def _outputs(side: Side) -> list[int]:
-    return [i for i, node in enumerate(side.nodes) if node.op in OUTPUTS or node.kind == "output"]
+    return _of_ops(side, OUTPUTS)
+
+
+def _of_ops(side: Side, names: tuple[str, ...]) -> list[int]:
+    """The nodes whose op is one of ``names``, in file order."""
+    wanted = {side.ops[name] for name in names if name in side.ops}
+    return [i for i, op in enumerate(side.op) if op in wanted] if wanted else []
 
 
 def _graph_inputs(side: Side) -> list[int]:
     """Unpaired FX placeholders in file order, i.e. in argument order."""
     nodes, pair = side.nodes, side.pair
-    return [i for i in range(side.n) if pair[i] < 0 and nodes[i].kind == "placeholder"]
+    return [i for i in _of_ops(side, ("placeholder",)) if pair[i] < 0 and nodes[i].kind == "placeholder"]
 
 
 def _sources(side: Side) -> dict[tuple[int, int], int]:

@@ -32,7 +32,7 @@ class Side:
         intern = ops.setdefault
         self.op = [intern(node.op, len(ops)) for node in nodes]
         self.ops = ops  # op name -> its int (both sides share the table)
-        refs = _Refs(self.index)  # each distinct input reference is parsed once
+        refs = _Refs(self.index, graph.dialect)  # each distinct input reference is parsed once
         ref = refs.__getitem__  # C-level lookups; __missing__ parses the rare other spellings
         self.data_in = [list(map(ref, node.inputs)) for node in nodes]
         # control edges are rare: nodes without any share one empty list (never appended to)
@@ -74,17 +74,17 @@ class Side:
 class _Refs(dict[str, int]):
     """Input reference -> producer index (-1: not in the graph), computed on first use.
 
-    The two common spellings are filled in bulk up front, as most references are one of them:
-    a plain name (FX) and ``name:0`` (GE's first output).
+    The common spelling is filled in bulk up front: a plain name in FX, ``name:0`` (the first
+    output) in GE.
     """
 
-    def __init__(self, index: dict[str, int]) -> None:
-        names = "".join(index)
-        if ":" in names or "^" in names:  # a name that is not its own reference: only the safe ones
+    def __init__(self, index: dict[str, int], dialect: str) -> None:
+        if dialect == "ge":
+            super().__init__(zip(map(operator.add, index, repeat(":0")), index.values(), strict=True))
+        elif any(":" in k or "^" in k for k in index):  # a name that is not its own reference
             super().__init__((k, v) for k, v in index.items() if ":" not in k and k[:1] != "^")
         else:
             super().__init__(index)
-        self.update(zip(map(operator.add, index, repeat(":0")), index.values(), strict=True))
         self.index = index
 
     def __missing__(self, ref: str) -> int:
