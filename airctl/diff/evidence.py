@@ -53,7 +53,7 @@ def evidence_round(p: Pairing) -> int:
     scored = [k for k in (_key(p, x, y) for x, y in _candidates(p)) if k is not None]
     if not scored:
         return 0
-    # each node's best structural score (everything before the name); a candidate sharing it is contested
+    # each node's best score from paired neighbours (the key's first STRUCTURE fields); sharing it is contested
     best_x: dict[int, tuple] = {}
     best_y: dict[int, tuple] = {}
     ties: dict[tuple[int, int], int] = {}
