@@ -6,7 +6,8 @@ edited at scattered places (N/2000 edits of each kind: op type changed, stream m
 edge inserted, node inserted, node removed), renumbered the way TorchAir numbers ops and put in
 another topological order: the diff reports exactly those edits, 50k nodes load + diff take
 <= 2 s, and 10k -> 50k grows <= 6x. Loading alone is timed beside it, so the diff's own share
-is visible; each figure is the best of ``--repeat`` runs (default 3).
+is visible; each figure is the best of ``--repeat`` runs (default 3), measured in a fresh process
+(as ``airctl diff A B`` runs: the generator's own objects would slow Python's garbage collector).
 
 A second case keeps the older benchmark: random graphs whose nodes all differ, every op renamed,
 1% stream moves, an inserted node and a control edge every 500 nodes.
@@ -16,8 +17,10 @@ A second case keeps the older benchmark: random graphs whose nodes all differ, e
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -27,7 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from airctl.diff import DiffReport, diff_graphs  # noqa: E402
+from airctl.diff import diff_graphs  # noqa: E402
 from airctl.graph.model import Graph, Node  # noqa: E402
 from airctl.io.json_io import write_json  # noqa: E402
 from airctl.io.read import read_graph  # noqa: E402
@@ -69,9 +72,8 @@ def make_pair(n: int, seed: int = 0) -> tuple[Graph, Graph]:
     return a, Graph("b", "ge", b_nodes)
 
 
-def items(report: DiffReport) -> set[tuple]:
-    """What a report says changed, as comparable items (renames and rule counts left out)."""
-    data = report.to_json()
+def items(data: dict[str, Any]) -> set[tuple]:
+    """What a report (its JSON) says changed, as comparable items (renames and rule counts left out)."""
     out: set[tuple] = {("added", n["name"]) for n in data["added"]} | {("removed", n["name"]) for n in data["removed"]}
     out |= {("changed", c["old_name"], c["name"], repr(c["changes"])) for c in data["changed"]}
     for key in ("edges_added", "edges_removed"):
@@ -80,54 +82,69 @@ def items(report: DiffReport) -> set[tuple]:
     return out
 
 
-def best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    times, result = [], None
+def best(fn: Callable[[], Any], repeat: int) -> float:
+    times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
-        result = fn()
+        fn()
         times.append(time.perf_counter() - t0)
-    return min(times), result
+    return min(times)
 
 
-def measure(a: Graph, b: Graph, tmp: Path, repeat: int) -> tuple[float, float, DiffReport]:
-    """(load alone, load + diff) in seconds, each the best of ``repeat`` runs, and the report."""
-    pa, pb = tmp / "a.json", tmp / "b.json"
+def measure_here(pa: Path, pb: Path, repeat: int, out: Path) -> None:
+    """In a fresh process (as ``airctl diff A B`` runs): load alone, then load + diff; the report to ``out``."""
+    load = best(lambda: (read_graph(pa), read_graph(pb)), repeat)
+    both = best(lambda: diff_graphs(read_graph(pa), read_graph(pb)), repeat)
+    out.write_text(json.dumps(diff_graphs(read_graph(pa), read_graph(pb)).to_json()), encoding="utf-8")
+    print(json.dumps({"load": load, "both": both}))
+
+
+def measure(a: Graph, b: Graph, tmp: Path, repeat: int) -> tuple[float, float, dict[str, Any]]:
+    """(load alone, load + diff) in seconds, each the best of ``repeat`` runs in a fresh process,
+    and the report's JSON."""
+    pa, pb, out = tmp / "a.json", tmp / "b.json", tmp / "report.json"
     write_json(a, pa)
     write_json(b, pb)
-    load, _ = best(lambda: (read_graph(pa), read_graph(pb)), repeat)
-    both, report = best(lambda: diff_graphs(read_graph(pa), read_graph(pb)), repeat)
-    return load, both, report
+    del a, b
+    proc = subprocess.run([sys.executable, __file__, "--measure", str(pa), str(pb), str(repeat), str(out)],
+                          capture_output=True, text=True, check=True)
+    times = json.loads(proc.stdout)
+    return times["load"], times["both"], json.loads(out.read_text(encoding="utf-8"))
 
 
 def main() -> None:
     args = sys.argv[1:]
+    if args[:1] == ["--measure"]:
+        measure_here(Path(args[1]), Path(args[2]), int(args[3]), Path(args[4]))
+        return
     repeat = 3
     if "--repeat" in args:
         at = args.index("--repeat")
         repeat = int(args[at + 1])
         del args[at:at + 2]
     sizes = [int(x) for x in args] or [10_000, 50_000]
-    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; best of {repeat} runs")
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; best of {repeat} runs, "
+          "each size in a fresh process")
     totals: dict[int, float] = {}
     exact = True
     with tempfile.TemporaryDirectory() as tmp_:
         tmp = Path(tmp_)
         for n in sizes:
-            k = max(1, n // 2000)
-            case = make_case(layers_for(n, seed=n), k, seed=n)
+            case = make_case(layers_for(n, seed=n), max(1, n // 2000), seed=n)
+            want, made, nodes = items(case.expected().to_json()), case.made, len(case.a)
             load, both, report = measure(case.a, case.b, tmp, repeat)
+            del case
             totals[n] = both
-            want, got = items(case.expected()), items(report)
+            got = items(report)
             found, extra = len(want & got), len(got - want)
             exact = exact and found == len(want) and not extra
-            made = ", ".join(f"{v} {kind}" for kind, v in case.made.items())
-            print(f"layered {len(case.a):>6} nodes: load {load:.2f} s, load + diff {both:.2f} s "
-                  f"(diff {both - load:.2f} s); edits made: {made}; report items found {found}/{len(want)}, "
+            kinds = ", ".join(f"{v} {kind}" for kind, v in made.items())
+            print(f"layered {nodes:>6} nodes: load {load:.2f} s, load + diff {both:.2f} s "
+                  f"(diff {both - load:.2f} s); edits made: {kinds}; report items found {found}/{len(want)}, "
                   f"extra {extra}")
         for n in sizes:
-            a, b = make_pair(n)
-            load, both, report = measure(a, b, tmp, 1)
-            print(f"random  {n:>6} nodes: load {load:.2f} s, load + diff {both:.2f} s; {report.summary()}")
+            load, both, report = measure(*make_pair(n), tmp, 1)
+            print(f"random  {n:>6} nodes: load {load:.2f} s, load + diff {both:.2f} s; {report['summary']}")
     if len(sizes) >= 2:
         lo, hi = sizes[0], sizes[-1]
         growth = totals[hi] / totals[lo]
@@ -136,6 +153,7 @@ def main() -> None:
     if 50_000 in totals:
         print(f"50k load + diff {totals[50_000]:.2f} s: {'OK' if totals[50_000] <= 2 else 'OVER'} (target <= 2 s)")
     print(f"exact on every layered size: {'yes' if exact else 'NO'}")
+    print(f"load average {os.getloadavg()[0]:.2f} at the end")
 
 
 if __name__ == "__main__":
