@@ -26,7 +26,7 @@ from airctl.graph.model import Graph
 from airctl.io.ge_build import apply_header, apply_overrides, header_line, read_header, to_graph_def
 from airctl.io.ge_proto import graph_from_ge_proto
 from airctl.io.ge_schema import message_class
-from airctl.io.text_scan import Token, elision_note, scan
+from airctl.io.text_scan import Scan, Token, elision_note, scan
 
 HINT = "expected a TorchAir .pbtxt dump: `node { name: ... op: ... }` blocks (config.debug.graph_dump.type = 'pbtxt')"
 INDENT = "    "
@@ -49,21 +49,22 @@ class Field:
 class _Reader:
     """Recursive descent over :func:`~airctl.io.text_scan.scan`'s tokens, one token of lookahead."""
 
-    def __init__(self, tokens: Iterator[Token], origin: str) -> None:
+    def __init__(self, tokens: Scan, origin: str) -> None:
         self.origin = origin
         self.tokens = tokens
         self.ahead: Token | None = None
-        self.last_line = 1
         self.elided: list[tuple[int, int]] = []  # (line, bytes) of long strings cut short
 
     def error(self, message: str, line: int) -> GraphReadError:
         return GraphReadError(message, file=self.origin, line=line, hint=HINT)
 
+    @property
+    def last_line(self) -> int:
+        return self.tokens.line
+
     def peek(self) -> Token | None:
         if self.ahead is None:
             self.ahead = next(self.tokens, None)
-            if self.ahead is not None:
-                self.last_line = self.ahead.line
         return self.ahead
 
     def take(self, what: str) -> Token:

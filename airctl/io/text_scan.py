@@ -187,11 +187,31 @@ class _Scanner:
         return Token("str", kept.decode("utf-8", "surrogateescape"), line, chr(quote), elided)
 
 
+class Scan:
+    """The tokens of a protobuf-text-like file (iterate it); ``line`` is where the scan is (at the end of
+    the file: its last line, for "unexpected end of file" errors)."""
+
+    def __init__(self, stream: BinaryIO, origin: str, *, hint: str | None = None, max_string: int = MAX_STRING,
+                 chunk: int = CHUNK, layout: bool = False) -> None:
+        self._scanner = _Scanner(stream, origin, hint, max_string, chunk, layout)
+        self._tokens = self._scanner.tokens()
+
+    def __iter__(self) -> Iterator[Token]:
+        return self._tokens
+
+    def __next__(self) -> Token:
+        return next(self._tokens)
+
+    @property
+    def line(self) -> int:
+        return self._scanner.line
+
+
 def scan(stream: BinaryIO, origin: str, *, hint: str | None = None, max_string: int = MAX_STRING,
-         chunk: int = CHUNK, layout: bool = False) -> Iterator[Token]:
+         chunk: int = CHUNK, layout: bool = False) -> Scan:
     """The tokens of a protobuf-text-like file, read ``chunk`` bytes at a time (see the module doc).
     ``layout``: also whitespace, newlines and comments, as ``space`` tokens (to rewrite the file)."""
-    return _Scanner(stream, origin, hint, max_string, chunk, layout).tokens()
+    return Scan(stream, origin, hint=hint, max_string=max_string, chunk=chunk, layout=layout)
 
 
 def shortened(stream: BinaryIO, origin: str, *, hint: str | None = None,

@@ -180,6 +180,9 @@ def parse_text(text: str, path: Path | None = None) -> PassFile:
                         hint="check indentation and that every `key: value` has a space after the colon") from None
     except yaml.YAMLError as e:
         raise SpecError(f"YAML syntax error: {e}", file=file) from None
+    except RecursionError:  # PyYAML composes nested nodes recursively
+        raise SpecError("the YAML nests too deep to be a pass file", file=file, line=1,
+                        hint="a pass file is a few levels deep: version, passes, and each pass's fields") from None
     if not isinstance(data, dict):
         raise SpecError("a pass file is a mapping with `version: 1` and `passes:`", file=file, line=1, column=1,
                         hint="start from `airctl passes list` or passes/stream.yaml")
