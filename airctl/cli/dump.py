@@ -39,6 +39,7 @@ def register(app: typer.Typer) -> None:
                                      "nn.Module path, --depth parts) or `stream` (one box per run of a stream). "
                                      "Record/wait/scope nodes stay. For big graphs.", show_default=False),
         depth: int = typer.Option(2, "--depth", help="Module path parts kept by --collapse module."),
+        force: bool = typer.Option(False, "--force", help="Overwrite -o if it exists (never an input or a ledger)."),
         run: str = run_option(),
         runs: Path = out_option("Folder of ledgers where the current run is.", "--runs"),
     ) -> None:
@@ -47,7 +48,7 @@ def register(app: typer.Typer) -> None:
 
         with stdout_to_stderr():  # the result is what goes to stdout; a model script's prints go to stderr
             result = dump_source(source, type_, stage=stage, out=out, mode=mode.value, collapse=collapse,
-                                 depth=depth, run=run, runs_dir=runs)
+                                 depth=depth, run=run, runs_dir=runs, force=force)
         for note in result.notes:
             err.print(f"dump: {note}", markup=False, highlight=False)
         if result.written is not None:
