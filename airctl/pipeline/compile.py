@@ -61,6 +61,9 @@ class CompileRequest:
     after_run: Callable[[Callable[[], Any], RunExecution], None] | None = None
     threads_per_stream: int | None = None  # multi-stream executor (sim): intra-op threads per stream
     stream_timeout_s: float = 60.0  # multi-stream executor (sim): longest wait before it stops the run
+    torchair_off: Sequence[str] = ()  # TorchAir passes to switch off (airctl bisect; airctl.sim.pass_switch)
+    bisect: dict[str, Any] | None = None  # airctl bisect: this step, for index.json `bisect`
+    keep_dynamo_graphs: bool = False  # keep each Dynamo graph and its real example inputs (airctl repro)
 
 
 @dataclass
@@ -101,6 +104,10 @@ def build_config(torchair: Any, req: CompileRequest, ledger: LedgerWriter, backe
         config.post_grad_custom_pre_pass = pre
     if post is not None:
         config.post_grad_custom_post_pass = post
+    if req.torchair_off:
+        from airctl.sim.pass_switch import configure
+
+        configure(config, req.torchair_off)
     if backend.name == "sim" and req.mode == Mode.REDUCE_OVERHEAD:
         # NPU graph capture/replay is a device feature: under sim TorchAir's generated aclgraph
         # code (streams, events, closure events) runs eagerly — TorchAir's own run_eagerly path.
@@ -205,6 +212,7 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
     ledger = LedgerWriter.create(
         req.out_dir, label, command=req.command, mode=req.mode,
         model={"path": str(req.model_path), "entry": req.entry}, passes=req.passes_file,
+        **({"bisect": req.bisect} if req.bisect is not None else {}),
     )
     session: CaptureSession | None = None
     backend: BackendChoice | None = None
@@ -230,7 +238,8 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
             ledger.set_timing("load_seconds", time.perf_counter() - t0)
 
             instruments = list(req.instruments) + (verify_instruments(req.mode) if req.verify else [])
-            session = CaptureSession(ledger, instruments, extra_dump_types=dump_types[1:])
+            session = CaptureSession(ledger, instruments, extra_dump_types=dump_types[1:],
+                                     torchair_off=req.torchair_off, keep_dynamo_graphs=req.keep_dynamo_graphs)
             for bound in {id(h): h for h in (hooks, *_hooks_of(req.pre_pass, req.post_pass)) if h}.values():
                 bound.runner = session.runner  # YAML passes run through the capture's one runner
             config = build_config(torchair, req, ledger, backend, dump_types, hooks)
@@ -241,6 +250,8 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
                     execution = _run(loaded, torchair, config, session, req, runs, say)
                 finally:
                     session.finalize()
+                    if req.bisect is not None:
+                        ledger.set(bisect={**req.bisect, "torchair_skipped": session.skipped})
             if execution is not None:
                 ledger.set(execution={**execution.to_json(), "races": runs.race_rows()})
                 if not execution.matches_eager:
