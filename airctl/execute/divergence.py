@@ -98,5 +98,5 @@ def _first(before: NodeValues, after: NodeValues, atol: float, tensor: type) -> 
         if not result.matches:
             return {"node": name, "op": op, "op_before": ops_before[twin], "counterpart": twin,
                     "source": after.sources.get(name), "max_abs_error": result.max_abs_error,
-                    "message": "; ".join(result.mismatches), "compared": compared}
+                    "message": "; ".join(m.replace("out", name, 1) for m in result.mismatches), "compared": compared}
     return None

@@ -76,6 +76,8 @@ class CompileResult:
     session: CaptureSession | None = field(default=None, repr=False)
     races: list[dict[str, Any]] = field(default_factory=list)  # multi-stream executor (sim), execution.races
     hooks: Any = field(default=None, repr=False)  # the YAML passes' PassHooks (runs, warnings, errors)
+    # keep_dynamo_graphs (airctl repro): {"inputs", "state" (the model's state_dict), "dynamo": [(gm, inputs)]}
+    kept: dict[str, Any] | None = field(default=None, repr=False)
 
 
 def _clone(value: Any) -> Any:
@@ -219,6 +221,7 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
     execution: Comparison | None = None
     hooks = req.hooks
     runs = RunExecution(req.threads_per_stream, req.stream_timeout_s)
+    kept: dict[str, Any] | None = None
     try:
         dump_types = _check_request(req)
         if hooks is None and req.passes_file and req.pre_pass is None and req.post_pass is None:
@@ -236,10 +239,14 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
             loaded = load_model_script(req.model_path, req.entry)
             ledger.set(model={"path": str(req.model_path), "entry": req.entry, "found_by": loaded.found_by})
             ledger.set_timing("load_seconds", time.perf_counter() - t0)
+            if req.keep_dynamo_graphs:
+                kept = _keep(loaded)
 
             instruments = list(req.instruments) + (verify_instruments(req.mode) if req.verify else [])
             session = CaptureSession(ledger, instruments, extra_dump_types=dump_types[1:],
                                      torchair_off=req.torchair_off, keep_dynamo_graphs=req.keep_dynamo_graphs)
+            if kept is not None:
+                kept["dynamo"] = session.dynamo_graphs
             for bound in {id(h): h for h in (hooks, *_hooks_of(req.pre_pass, req.post_pass)) if h}.values():
                 bound.runner = session.runner  # YAML passes run through the capture's one runner
             config = build_config(torchair, req, ledger, backend, dump_types, hooks)
@@ -270,16 +277,25 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
             ledger.finish("planned")
             finish_ledger(ledger, session, write_report=req.report)
             return CompileResult(ledger.root, ledger.run_index, backend, execution, None, session, runs.race_rows(),
-                                 hooks)
+                                 hooks, kept)
         error = _translate(exc, session, ledger)
         status = "mismatch" if isinstance(error, ExecutionMismatch) else "failed"
         ledger.fail(error.message, error.to_json())
         ledger.finish(status)
         finish_ledger(ledger, session, write_report=req.report)
-        return CompileResult(ledger.root, ledger.run_index, backend, execution, error, session, runs.race_rows(), hooks)
+        return CompileResult(ledger.root, ledger.run_index, backend, execution, error, session, runs.race_rows(), hooks,
+                             kept)
     ledger.finish("planned" if req.stop_after_passes else None)
     finish_ledger(ledger, session, write_report=req.report)
-    return CompileResult(ledger.root, ledger.run_index, backend, execution, None, session, runs.race_rows(), hooks)
+    return CompileResult(ledger.root, ledger.run_index, backend, execution, None, session, runs.race_rows(), hooks,
+                         kept)
+
+
+def _keep(loaded: LoadedModel) -> dict[str, Any]:
+    """The script's inputs and the model's weights as loaded, before anything ran (airctl repro)."""
+    state = loaded.model.state_dict() if hasattr(loaded.model, "state_dict") else {}
+    return {"inputs": _clone(loaded.inputs), "state": {k: v.detach().clone() for k, v in state.items()},
+            "found_by": loaded.found_by, "dynamo": []}
 
 
 def _check_request(req: CompileRequest) -> list[str]:
