@@ -127,6 +127,11 @@ def target_expr(target: Any) -> str:
     if module == "builtins":
         return name
     if module == "torch" or module.startswith("torch."):
+        import importlib
+
+        short = getattr(target, "__name__", None)  # torch.mm's qualname is _VariableFunctionsClass.mm
+        if short and getattr(importlib.import_module(module), short, None) is target:
+            return f"{module}.{short}"
         return f"{module}.{name}"
     raise ScriptError(f"the graph calls {module}.{name}, which a standalone script cannot import",
                       hint="the script form works for graphs of torch ops; use the model script instead")

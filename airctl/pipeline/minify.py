@@ -76,18 +76,19 @@ def write_graph_form(kept: dict[str, Any], script: Path, folder: Path, *, minify
     write(names)
     if not minify:
         return None
-    tried = 0
+    seen: dict[tuple[str, ...], bool] = {}
 
     def bad(keep: list[str]) -> bool:
-        nonlocal tried
-        tried += 1
-        try:
-            write(keep)
-        except ReproError:
-            return False
-        result = still_bad()
-        say(f"minify: {len(keep)} of {len(names)} nodes ({', '.join(keep)}): {'still fails' if result else 'passes'}")
-        return result
+        key = tuple(keep)
+        if key not in seen:
+            try:
+                write(keep)
+                seen[key] = still_bad()
+            except ReproError:
+                seen[key] = False
+            word = "still fails" if seen[key] else "does not fail"
+            say(f"minify: {len(keep)} of {len(names)} nodes ({', '.join(keep)}): {word}")
+        return seen[key]
 
     if not bad(names):
         raise ReproError("the graph form of the model does not fail the way the run did, so it cannot be minified",
@@ -95,4 +96,4 @@ def write_graph_form(kept: dict[str, Any], script: Path, folder: Path, *, minify
                               "own code); run without --minify")
     smallest = ddmin(names, bad)
     write(smallest)
-    return {"nodes_before": len(names), "nodes_after": len(smallest), "kept": smallest, "compiles": tried}
+    return {"nodes_before": len(names), "nodes_after": len(smallest), "kept": smallest, "compiles": len(seen)}
