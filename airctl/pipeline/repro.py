@@ -20,6 +20,7 @@ nodes (:mod:`airctl.pipeline.minify`) while the failure stays.
 from __future__ import annotations
 
 import dataclasses
+import json
 import shlex
 import tempfile
 from dataclasses import dataclass, field
@@ -162,7 +163,7 @@ def repro(req: ReproRequest, progress: Any = None) -> ReproResult:
     command = command_line(mode, condition, atol, spec is not None, req.backend)
     why_text = condition.describe()
     rf.write_run(command, why_text, EXIT_NOTES[condition.kind], folder)
-    (folder / "versions.json").write_text(__import__("json").dumps(rf.versions(index.backend), indent=1) + "\n")
+    (folder / "versions.json").write_text(json.dumps(rf.versions(index.backend), indent=1) + "\n")
     say(f"checking that `bash run.sh` fails: {command}")
     verdict = check_folder(folder, mode, condition, req.backend)
     described = _describe_files(files, form)

@@ -52,6 +52,17 @@ def test_race_names_the_second_pass_and_the_placement_on_blocks_0(tmp_path: Path
         index = json.loads((Path(step["ledger"]) / "index.json").read_text())
         assert index["bisect"]["step"] == step["step"] and index["command"] == "bisect"
     assert json.loads((Path(data["folder"]) / "bisect.json").read_text())["culprit"]["pass"] == "blocks-on-stream1"
+    # --bad check on the same ledgers: the verifier sees the race statically in the culprit's run, not without passes
+    assert _judge("check", culprit["ledger"]).bad and not _judge("check", data["steps"][1]["ledger"]).bad
+
+
+def _judge(kind: str, ledger: str):  # noqa: ANN202
+    from types import SimpleNamespace
+
+    from airctl.ledger.reader import Ledger
+    from airctl.pipeline.conditions import Condition
+
+    return Condition.make(kind).judge(SimpleNamespace(index=Ledger.open(ledger).index, ledger_dir=Path(ledger)))
 
 
 def test_wrong_numbers_name_the_pass_and_the_first_diverging_node_with_its_line(tmp_path: Path) -> None:
