@@ -70,19 +70,15 @@ def register(app: typer.Typer) -> None:
 
 def render(data: dict[str, Any]) -> None:
     from rich.markup import escape
-    from rich.table import Table
 
     from airctl.cli.output import out
 
     out.print(f"[bold]bisect[/bold] {escape(data['model'])} ({data['mode']}"
               + (f", passes {escape(data['passes'])}" if data["passes"] else "") + f"): bad = {escape(data['bad'])}")
-    table = Table(show_edge=False, pad_edge=False)
-    for col in ("#", "level", "step", "result", "ledger"):
-        table.add_column(col, overflow="fold")
     for s in data["steps"]:
         word = "[red]bad[/]" if s["bad"] else ("[yellow]unresolved[/]" if s["unresolved"] else "[green]good[/]")
-        table.add_row(str(s["step"]), s["level"], escape(s["purpose"]), word, escape(Path(s["ledger"]).name))
-    out.print(table)
+        out.print(f"  step {s['step']:>2}  {s['level']:<10} {escape(s['purpose'])}: {word}  "
+                  f"[dim]{escape(Path(s['ledger']).name)}[/dim]")
     out.print("[bold]decisions[/bold]")
     for i, d in enumerate(data["decisions"], 1):
         steps = f" [dim](steps {', '.join(map(str, d['steps']))})[/dim]" if d["steps"] else ""
@@ -109,8 +105,5 @@ def render(data: dict[str, Any]) -> None:
         out.print(f"  ledger: {escape(c['ledger'])}")
         if c.get("diff"):
             out.print(f"[bold]diff[/bold] ({escape(c['stage'] or '')}):")
-            out.print(escape(c["diff"]), markup=False)
-    if data.get("cannot_switch_off"):
-        out.print("[dim]TorchAir passes that cannot be switched off: "
-                  + escape(", ".join(f"{x['pass']} ({x['why_not']})" for x in data["cannot_switch_off"])) + "[/dim]")
+            out.print(c["diff"], markup=False, highlight=False)
     out.print(f"folder: {escape(data['folder'])} ({data['compiles']} compiles; bisect.json, one ledger per step)")

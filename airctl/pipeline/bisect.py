@@ -319,6 +319,6 @@ def _finish(b: Bisector, base: Step, yaml_culprit: str | None, torchair: dict[st
         culprit["divergence"] = found[0]["divergence"] if found else None
         culprit["divergence_note"] = None if found else "; ".join(
             f.get("skipped") or "no node's value differs on the synthetic inputs" for f in layerwise.found) or None
-    b.decide("culprit", f"culprit: `{name}` ({culprit['kind']})" + (f", nodes {', '.join(culprit['nodes'])}"
+    b.decide("culprit", f"`{name}` ({culprit['kind']})" + (f", nodes {', '.join(culprit['nodes'])}"
                                                                      if culprit.get("nodes") else ""), [last])
     return culprit

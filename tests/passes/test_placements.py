@@ -35,8 +35,8 @@ def test_placements_keep_only_the_units_named(torch_air) -> None:
 def test_wait_sites_are_units(torch_air) -> None:
     spec = parse_text("version: 1\npasses:\n"
                       "  - {name: r, kind: record, after: {target: aten.mm.default}}\n"
-                      "  - {name: w, kind: wait, on: r, each: true, before: {target: [aten.add.Tensor, aten.sub.Tensor]},"
-                      " placements: [1]}\n")
+                      "  - {name: w, kind: wait, on: r, each: true, placements: [1],"
+                      " before: {target: [aten.add.Tensor, aten.sub.Tensor]}}\n")
     gm = seed_gm(torch_air)
     build(spec.passes[0])(gm, None, None)
     wait = build(spec.passes[1])

@@ -14,7 +14,7 @@ def test_first_bad_prefix_takes_ceil_log2_n_tests(n: int) -> None:
     for culprit in range(n):
         calls: list[int] = []
 
-        def test(prefix: list[int], culprit: int = culprit) -> bool:
+        def test(prefix: list[int], culprit: int = culprit, calls: list[int] = calls) -> bool:
             calls.append(len(prefix))
             return culprit in prefix
 
