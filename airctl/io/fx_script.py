@@ -15,14 +15,14 @@ selectors) point into the script instead.
 
 >>> spec = ScriptSpec(inputs=["x"], nodes=[ScriptNode("y", "torch.relu({0})", ["x"], module="act",
 ...                                                   source="model.py:3")], outputs=["y"])
->>> print(render(spec).split("class Graph")[1].split("def get_model")[0].strip())  # doctest: +ELLIPSIS
+>>> print(render(spec).split("class Graph")[1].split("    def _in")[0].strip())
 (torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.act = _Scope()
 <BLANKLINE>
     def forward(self, x):
-        y = self._in("act", lambda: torch.relu(x))  # model.py:3
+        y = self._in('act', lambda: torch.relu(x))  # model.py:3
         return (y,)
 """
 

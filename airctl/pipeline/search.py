@@ -19,12 +19,10 @@ few times as they can; results are cached by the caller.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TypeVar
-
-T = TypeVar("T")
+from typing import Any
 
 
-def first_bad_prefix(items: Sequence[T], test: Callable[[list[T]], bool]) -> int:
+def first_bad_prefix(items: Sequence[Any], test: Callable[[list[Any]], bool]) -> int:
     """Smallest ``k`` in ``1..len(items)`` with ``test(items[:k])`` true; assumes ``test([])`` false and
     ``test(items)`` true (neither is called)."""
     good, bad = 0, len(items)
@@ -37,7 +35,7 @@ def first_bad_prefix(items: Sequence[T], test: Callable[[list[T]], bool]) -> int
     return bad
 
 
-def ddmin(items: Sequence[T], test: Callable[[list[T]], bool]) -> list[T]:
+def ddmin(items: Sequence[Any], test: Callable[[list[Any]], bool]) -> list[Any]:
     """A 1-minimal subset of ``items`` (order kept) for which ``test`` is true; assumes ``test(items)``."""
     current = list(items)
     n = 2
