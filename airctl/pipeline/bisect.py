@@ -305,7 +305,8 @@ def _finish(b: Bisector, base: Step, yaml_culprit: str | None, torchair: dict[st
 
         layerwise = LayerwiseCompare(stage_pass, b.req.condition.atol)
         instruments = (layerwise,)
-    last = b.run(config, "culprit", f"the culprit `{name}` alone", fresh=True, instruments=instruments)
+    cut = f" with placements {list(keep)}" if keep is not None else ""
+    last = b.run(config, "culprit", f"`{name}`{cut} once more, with its report", fresh=True, instruments=instruments)
     facts = culprit_facts(last.ledger, stage_pass, yaml_culprit is not None)
     culprit: dict[str, Any] = {"pass": name, "kind": kind, **facts, "ledger": str(last.ledger), "bad": last.bad,
                                "why": last.verdict.why}
