@@ -86,7 +86,7 @@ class BisectRequest:
     model_path: Path
     passes_file: Path | None = None
     mode: str = MAX_AUTOTUNE
-    condition: Condition = field(default_factory=Condition)
+    condition: Condition = field(default_factory=Condition.make)  # numerics
     out_dir: Path = Path("airctl-runs")
     backend: str = "auto"
     entry: str | None = None
