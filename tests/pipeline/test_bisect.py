@@ -93,6 +93,6 @@ def test_a_torchair_pass_is_named_when_the_failure_needs_it(tmp_path: Path) -> N
 
 
 def test_a_run_that_is_not_bad_is_refused_with_its_ledger(tmp_path: Path) -> None:
-    r = CliRunner().invoke(build_app(), ["bisect", MODELS / "seed.py", "--out", tmp_path, "--bad", "race"])
-    assert r.exit_code == 2
+    r = CliRunner().invoke(build_app(), ["bisect", str(MODELS / "seed.py"), "--out", str(tmp_path), "--bad", "race"])
+    assert r.exit_code == 2, r.output
     assert "the starting run is not bad: no stream race" in r.output and "hint:" in r.output
