@@ -77,6 +77,18 @@ class GraphFormat(str, enum.Enum):
         return self in (GraphFormat.JSON, GraphFormat.FX, GraphFormat.PBTXT, GraphFormat.TXT)
 
 
+class Bad(str, enum.Enum):
+    """What a failing run looks like (``airctl bisect --bad``, ``airctl compile --fail-on``)."""
+
+    NUMERICS = "numerics"  # compiled outputs differ from eager (or a pass's eager check says so)
+    RACE = "race"  # the multi-stream executor reported a stream race
+    CHECK = "check"  # the static verifier finds an error-level finding in the final FX graph
+    COMPILE = "compile"  # the compile fails
+
+    def __str__(self) -> str:
+        return self.value
+
+
 MAX_AUTOTUNE = Mode.MAX_AUTOTUNE.value
 REDUCE_OVERHEAD = Mode.REDUCE_OVERHEAD.value
 MODES = tuple(m.value for m in Mode)

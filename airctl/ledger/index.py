@@ -50,6 +50,8 @@ class StageEntry(Record):
     removed: list[str] | None = optional()
     skipped: str | None = optional()
     eager_check: dict[str, Any] | None = optional()
+    placements: list[dict[str, Any]] | None = optional()  # the units the pass found: {unit, nodes}
+    applied_placements: list[int] | None = optional()  # `placements:` of the pass file: the units it kept
 
     @classmethod
     def label(cls, data: Any, position: int) -> str:
@@ -169,6 +171,8 @@ class RunIndex(Record):
     warnings: list[Any] | None = optional()
     notes: list[str] | None = optional()
     script: dict[str, Any] | None = optional()
+    # airctl bisect: what this step of a bisection changed (docs/bisect.md)
+    bisect: dict[str, Any] | None = optional()
 
     @classmethod
     def read(cls, data: Any, file: str | None = None) -> RunIndex:
