@@ -36,7 +36,7 @@ from typer.main import get_command
 from airctl import __version__
 from airctl.errors import AirctlError, CommandExit, ExitCode
 
-COMMAND_MODULES = ("compile", "run", "passes", "dump", "diff", "check", "profile", "doctor")
+COMMAND_MODULES = ("compile", "run", "import_", "passes", "dump", "diff", "check", "profile", "export", "doctor")
 TRACEBACK_ENV = "AIRCTL_TRACEBACK"
 
 HELP = (
