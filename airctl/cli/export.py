@@ -30,7 +30,8 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print what was written as JSON on stdout."),
     ) -> None:
         """Write the ledger as a TORCH_TRACE log for tlparse."""
-        from airctl.cli.output import err, out as stdout, print_json
+        from airctl.cli.output import err, print_json
+        from airctl.cli.output import out as stdout
         from airctl.pipeline.export import export_tlparse
 
         result = export_tlparse(run, out)
