@@ -44,12 +44,14 @@ class ExportResult:
 
 
 def _stage_payload(ledger: Ledger, stage: Any) -> str | None:
+    """FX stages as the ledger's text (FX code or listing); GE stages as pbtxt, TorchAir's own dump format."""
+    if stage.dialect == "ge":
+        return write_graph(ledger.load(stage), "pbtxt").rstrip("\n")
     if stage.text:
         path = ledger.root / stage.text
         if path.is_file():
             return path.read_text(encoding="utf-8", errors="replace").rstrip("\n")
-    graph = ledger.load(stage)
-    return write_graph(graph, "pbtxt" if graph.dialect == "ge" else "json").rstrip("\n")
+    return write_graph(ledger.load(stage), "json").rstrip("\n")
 
 
 def _compile_for(ledger: Ledger, entry: GraphEntry, frame: int) -> Compile:
