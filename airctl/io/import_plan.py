@@ -21,6 +21,7 @@ The stages themselves come from :mod:`airctl.io.import_stages`.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -188,7 +189,7 @@ def _assign_ids(graphs: list[GraphPlan]) -> None:
         by_pid.setdefault(g.pid, []).append(g)
     for group in by_pid.values():
         group.sort(key=lambda g: (_number(g.name), g.name or ""))
-        training = any(g.phase == "backward" for g in group)
+        training = any(g.phase in ("backward", "joint") for g in group)
         open_forward: list[GraphPlan] = []
         used = {g.tcd[0].k + 1 for g in group if g.tcd is not None and g.phase != "backward"}
         counter = 0
@@ -234,6 +235,7 @@ def plan_import(found: ArtifactSet, mode: str | None = None) -> ImportPlan:
         g.rank = linker.ranks.get(g.pid) if g.pid is not None else None
         if g.rank is None:
             g.rank = next((d.rank for d in g.dumps if d.rank is not None), None)
+        g.phase = g.phase or _phase_from_dumps(g)
     _assign_ids(graphs)
     log_modes = {log.path: log.mode for log in logs}
     detected = [_mode_of(g, log_modes) for g in graphs]
@@ -250,6 +252,25 @@ def plan_import(found: ArtifactSet, mode: str | None = None) -> ImportPlan:
     used_mode = mode or (modes[0] if modes else fallback)
     graphs.sort(key=lambda g: (g.rank or 0, g.pid or 0, _number(g.name), g.id))  # TorchAir's compile order
     return ImportPlan(graphs, logs, found, used_mode, notes)
+
+
+_AOT_INPUT = re.compile(r"""["'](?P<kind>tangents|primals)_\d+["']""")
+
+
+def _phase_from_dumps(g: GraphPlan) -> str | None:
+    """AOT names a training graph's inputs ``primals_N`` (forward) and ``tangents_N`` (backward), and
+    TorchAir names the GE Data ops after them; inference inputs are ``argN_M``."""
+    for dump in g.dumps:
+        if dump.which != "original":
+            continue
+        try:
+            with open(dump.path, encoding="utf-8", errors="replace") as handle:
+                kinds = {m["kind"] for m in _AOT_INPUT.finditer(handle.read(4 << 20))}
+        except OSError:
+            continue
+        if kinds:
+            return "backward" if "tangents" in kinds else "forward"
+    return None
 
 
 def _mode_of(g: GraphPlan, log_modes: dict[str, str | None]) -> str | None:

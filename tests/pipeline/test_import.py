@@ -147,3 +147,32 @@ def test_the_imported_index_round_trips(tmp_path: Path) -> None:
     ledger = _import(tmp_path, IMPORTS / "ma_tcd")
     data = json.loads(ledger.index_path.read_text())
     assert ledger.index.to_json() == data and data["graphs"][0]["stages"][0]["imported_from"]
+
+
+def test_training_with_a_graph_break_pairs_backward_graphs_in_reverse(tmp_path: Path) -> None:
+    """TorchAir compiles the backward graphs lazily, last forward first, and files both under the last
+    model__K/backward (the later overwriting the earlier): graph_3 takes its stages from the log instead."""
+    ledger = _import(tmp_path, IMPORTS / "train_tcd")
+    assert [(g.id, g.name) for g in ledger.index.graphs] == [
+        ("1-forward", "graph_1"), ("2-forward", "graph_2"), ("2-backward", "graph_3"), ("1-backward", "graph_4")]
+    second, first = ledger.index.graph("2-backward"), ledger.index.graph("1-backward")
+    assert "overwritten by graph_4" in second.notes[0]
+    assert "debug.log:" in second.stages[0].imported_from
+    assert first.stages[0].imported_from.endswith("model__1/backward/000_aot_backward_graph.txt")
+
+
+@pytest.mark.parametrize("keep", ["compile-debug-without-log", "dumps-only"])
+def test_training_graphs_link_without_a_log(tmp_path: Path, keep: str) -> None:
+    """No log: TCD folders link to dumps by the bytes of their GE graph, and the AOT input names in the
+    dumps (primals_N, tangents_N) tell forward from backward."""
+    folder = tmp_path / "copied"
+    shutil.copytree(IMPORTS / "train_tcd", folder)
+    for log in folder.rglob("debug.log"):
+        log.unlink()
+    if keep == "dumps-only":
+        shutil.rmtree(folder / "torch_compile_debug")
+    ledger = _import(tmp_path, folder)
+    assert [(g.id, g.name) for g in ledger.index.graphs] == [
+        ("1-forward", "graph_1"), ("2-forward", "graph_2"), ("2-backward", "graph_3"), ("1-backward", "graph_4")]
+    if keep != "dumps-only":
+        assert "by the bytes of its original GE graph" in ledger.index.graph("1-backward").notes[0]

@@ -101,3 +101,16 @@ def test_docs_seed_is_clean_in_ge_and_races_on_add_in_aclgraph() -> None:
     [f] = verify(graph, "reduce-overhead")
     assert (f.rule, f.nodes) == ("race_cross_stream_without_wait", ["abs_1", "add"])
     assert "record" in f.hint and "wait" in f.hint
+
+
+def test_docs_say_which_artifacts_show_each_rule() -> None:
+    """docs/checks.md "What each artifact can show" has one row per rule, ticked as its seen_in says."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "checks.md").read_text()
+    table = docs.split("## What each artifact can show", 1)[1].split("\n\n(")[0]
+    columns = ["fx", "listing", "log", "ge-dump", "pass-runner"]
+    rows = {}
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 7 and cells[0].startswith("`"):
+            rows[cells[0].strip("`")] = {col for col, cell in zip(columns, cells[1:6], strict=True) if cell == "✓"}
+    assert rows == {rule.id: set(rule.seen_in) for rule in RULES.values()}
