@@ -204,7 +204,9 @@ def discover(paths: list[Path]) -> ArtifactSet:
             keep = []
             for d in sorted(dirs):
                 sub = here / d
-                if (sub / "index.json").is_file():
+                if sub.is_symlink():
+                    found.skipped.append((str(sub), "link or special file"))
+                elif (sub / "index.json").is_file():
                     found.skipped.append((str(sub), "an airctl ledger (open it directly, it is one already)"))
                 elif d.endswith("_ascend_pt"):
                     found.profiles.append(sub)
