@@ -116,7 +116,8 @@ def _is_py_dump(path: Path) -> bool:
 
 
 def ledger_targets(root: Path, stage: str | None) -> list[CheckTarget]:
-    """Each graph's ``--stage`` or default stage (docs/ledger.md: fx-final, else the last FX stage)."""
+    """Each graph's ``--stage`` or default stage (docs/ledger.md: fx-final, else the last FX stage, else the
+    last stage of a graph imported from GE dumps only)."""
     ledger = Ledger.open(root)
     mode = ledger.index.run_mode
     targets: list[CheckTarget] = []
@@ -127,6 +128,6 @@ def ledger_targets(root: Path, stage: str | None) -> list[CheckTarget]:
             graph_mode = (entry.mode if entry is not None else None) or mode
             targets.append(CheckTarget(f"{gid}/{found.name}", ledger.load(found), graph_mode))
     if not targets:
-        raise GraphReadError("the ledger holds no FX stage to check", file=str(ledger.index_path),
-                             hint="use --stage NAME to pick a stage")
+        raise GraphReadError("the ledger holds no graph stage to check", file=str(ledger.index_path),
+                             hint="the run failed before any graph was captured; see its error in index.json")
     return targets

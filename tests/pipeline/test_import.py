@@ -176,3 +176,17 @@ def test_training_graphs_link_without_a_log(tmp_path: Path, keep: str) -> None:
         ("1-forward", "graph_1"), ("2-forward", "graph_2"), ("2-backward", "graph_3"), ("1-backward", "graph_4")]
     if keep != "dumps-only":
         assert "by the bytes of its original GE graph" in ledger.index.graph("1-backward").notes[0]
+
+
+def test_a_ledger_of_ge_dumps_alone_is_checked_on_its_ge_graph(tmp_path: Path) -> None:
+    folder = tmp_path / "graph_dump"
+    folder.mkdir()
+    shutil.copy(IMPORTS.parent / "checks" / "dumps" / "scope_args_not_lists.txt",
+                folder / "dynamo_original_graph_1_rank_0_pid_7_ts_20260101000000000000.txt")
+    ledger = _import(tmp_path, folder)
+    assert [s.name for s in ledger.index.graphs[0].stages] == ["ge-original"]
+    from airctl.pipeline.check import check_source
+
+    outcome = check_source(ledger.root)
+    assert [(g.label, [f.rule for f in g.findings]) for g in outcome.graphs] == [
+        ("1-inference/ge-original", ["scope_args_not_lists"])]
