@@ -74,7 +74,6 @@ class _Linker:
     def __init__(self, found: ArtifactSet) -> None:
         self.found = found
         self.graphs: dict[tuple[int | None, str], GraphPlan] = {}
-        self.notes: list[str] = []
         self.ranks: dict[int, int] = {}  # pid -> rank
 
     def graph(self, pid: int | None, name: str) -> GraphPlan:
@@ -240,7 +239,7 @@ def plan_import(found: ArtifactSet, mode: str | None = None) -> ImportPlan:
     log_modes = {log.path: log.mode for log in logs}
     detected = [_mode_of(g, log_modes) for g in graphs]
     fallback = next((m for m in detected if m), None) or "max-autotune"
-    notes = list(linker.notes)
+    notes: list[str] = []
     for g, seen in zip(graphs, detected, strict=True):
         g.mode = mode or seen or fallback
         if mode and seen and mode != seen:
