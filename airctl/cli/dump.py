@@ -31,8 +31,9 @@ def register(app: typer.Typer) -> None:
                                       "first). Default: the current run.", show_default=False),
         mode: Mode = mode_option(help="Mode for a model script SOURCE."),
         type_: GraphFormat = typer.Option(GraphFormat.JSON, "--type", "-t",
-                                          help="Output: text (json, fx, pbtxt, txt) or a picture (dot, svg, png, "
-                                               "html; written to -o, default SOURCE-stem.TYPE)."),
+                                          help="Output: text (json, fx, pbtxt, txt, model-explorer: Model "
+                                               "Explorer's graph JSON) or a picture (dot, svg, png, html; written "
+                                               "to -o, default SOURCE-stem.TYPE)."),
         stage: str = typer.Option(None, "--stage", "-s", help="Ledger stage name or index.", show_default=False),
         out: Path = typer.Option(None, "--out", "-o", help="Write here instead of stdout.", show_default=False),
         collapse: str = typer.Option(None, "--collapse", help="Fold the graph before output: `module` (one box per "

@@ -36,8 +36,8 @@ from typer.main import get_command
 from airctl import __version__
 from airctl.errors import AirctlError, CommandExit, ExitCode
 
-COMMAND_MODULES = ("compile", "run", "passes", "dump", "diff", "check", "profile", "runs", "bisect", "repro",
-                   "doctor")
+COMMAND_MODULES = ("compile", "run", "import_", "passes", "dump", "diff", "check", "profile", "runs", "bisect",
+                   "repro", "export", "doctor")
 TRACEBACK_ENV = "AIRCTL_TRACEBACK"
 
 HELP = (

@@ -1,7 +1,10 @@
 """One entry point to read any graph file, and one to write any text format.
 
 ``read_graph(path)`` picks the reader by extension (``.pbtxt``, ``.txt``, ``.py``, ``.json``) and,
-for other names, by content. Whatever goes wrong (binary data, bad encoding, truncation, a
+for other names, by content. FX graphs saved as text read too: a ``graph():`` listing (as
+TorchAir's DEBUG log prints it, :mod:`airctl.io.fx_listing`) and ``print_readable`` code (its
+TORCH_COMPILE_DEBUG stages and reduce-overhead ``.py`` dumps, :mod:`airctl.io.fx_code`), whatever
+their extension. Whatever goes wrong (binary data, bad encoding, truncation, a
 malformed entry) surfaces as :class:`airctl.errors.GraphReadError` with the file and, wherever
 the format allows, the line. No other exception escapes (tests fuzz this).
 
@@ -22,6 +25,8 @@ from typing import Any
 
 from airctl.errors import GraphReadError
 from airctl.graph.model import Graph, Node
+from airctl.io.fx_code import is_fx_code, parse_fx_code
+from airctl.io.fx_listing import is_fx_listing, parse_fx_listing
 from airctl.io.gc_pause import gc_paused
 from airctl.io.ge_text import parse_txt, write_txt
 from airctl.io.json_io import from_dict, write_json
@@ -70,6 +75,10 @@ def sniff(text: str) -> str | None:
         return "pbtxt"
     if is_torchair_py_dump(text):
         return "py"
+    if is_fx_listing(body):
+        return "fx-listing"
+    if is_fx_code(body):
+        return "fx-code"
     if body.startswith(("name:", "op {", "op{", "attr {", "graph {")):
         return "txt"
     return None
@@ -97,6 +106,8 @@ PARSERS: dict[str, Callable[[str, str, str], Graph]] = {
     "txt": parse_txt,
     "py": parse_py_dump,
     "json": lambda text, origin, name: _parse_json(text, origin),
+    "fx-listing": lambda text, origin, name: parse_fx_listing(text, origin, name),
+    "fx-code": parse_fx_code,
 }
 
 
@@ -177,6 +188,8 @@ def read_graph(path: Path | str) -> Graph:
             raise GraphReadError(f"cannot read: {e.strerror or e}", file=origin) from e
         text = decode(head, origin, partial=len(head) == HEAD)
         fmt = EXTENSIONS.get(path.suffix.lower())
+        if fmt in ("py", "txt", None) and sniff(text) in ("fx-listing", "fx-code"):
+            fmt = sniff(text)  # FX graphs saved as text: a listing, or print_readable code
         if fmt == "py" and not is_torchair_py_dump(text):
             raise GraphReadError("this .py file is not a TorchAir graph dump (no ge.<Op>(...) calls)", file=origin,
                                  line=1, hint="model scripts are compiled, not read: `airctl compile model.py`")
@@ -186,7 +199,8 @@ def read_graph(path: Path | str) -> Graph:
             fmt = sniff(text)
         if fmt is None:
             raise GraphReadError("unrecognised graph file", file=origin, line=1,
-                                 hint="expected a TorchAir dump (.pbtxt, .txt, .py) or an airctl graph .json")
+                                 hint="expected a TorchAir dump (.pbtxt, .txt, .py), an FX `graph():` listing or "
+                                      "print_readable code, or an airctl graph .json")
         stream.seek(3 if head.startswith(b"\xef\xbb\xbf") else 0)  # after a byte-order mark
         if fmt == "pbtxt":
             return _read_pbtxt(stream, origin, path.stem)

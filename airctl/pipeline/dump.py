@@ -109,6 +109,10 @@ def graph_text(graph: Graph, fmt: GraphFormat) -> str:
         from airctl.io.listing import format_listing
 
         return format_listing(graph)
+    if fmt is GraphFormat.MODEL_EXPLORER:
+        from airctl.io.model_explorer import write_model_explorer
+
+        return write_model_explorer(graph)
     from airctl.io.read import write_graph
 
     return write_graph(graph, fmt.value)
