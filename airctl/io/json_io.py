@@ -69,13 +69,14 @@ def _field(raw: dict[str, Any], key: str, kind: type, default: Any, origin: str,
 
 def from_dict(data: dict[str, Any], origin: str = "<json>") -> Graph:
     if not isinstance(data, dict) or not isinstance(data.get("nodes"), list):
-        raise GraphReadError("not an airctl graph JSON (no 'nodes' list)", file=origin, hint=HINT)
+        raise GraphReadError("not an airctl graph JSON (no 'nodes' list)", file=origin, line=1, hint=HINT)
     if data.get("format", "airctl-graph") != "airctl-graph":
-        raise GraphReadError(f"not an airctl graph JSON (format {data.get('format')!r})", file=origin, hint=HINT)
+        raise GraphReadError(f"not an airctl graph JSON (format {data.get('format')!r})", file=origin, line=1,
+                             hint=HINT)
     version = data.get("version", FORMAT_VERSION)
     if not isinstance(version, int) or isinstance(version, bool) or version > FORMAT_VERSION:
         raise GraphReadError(f"graph JSON version {version!r} is not one this airctl reads (<= {FORMAT_VERSION})",
-                             file=origin, hint="written by a newer airctl? upgrade airctl to read it")
+                             file=origin, line=1, hint="written by a newer airctl? upgrade airctl to read it")
     nodes = []
     for i, raw in enumerate(data["nodes"]):
         if not isinstance(raw, dict):
