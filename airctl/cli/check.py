@@ -19,12 +19,13 @@ from airctl.modes import Mode
 def register(app: typer.Typer) -> None:
     @app.command("check")
     def check(
-        path: Path = typer.Argument(None, help="airctl graph .json, ledger folder, TorchAir .pbtxt/.txt dump, "
-                                    "or model .py. Default: the current run (its stream plan).", show_default=False),
+        path: Path = typer.Argument(None, help="airctl graph .json, ledger folder (imported ones too), TorchAir "
+                                    ".pbtxt/.txt dump, TorchAir DEBUG log, graph() listing, or model .py. Default: "
+                                    "the current run (its stream plan).", show_default=False),
         mode: Mode | None = typer.Option(None, "--mode", help="Semantics to check against (default: the ledger's "
                                          "mode, else max-autotune; GE graphs are always max-autotune)."),
         stage: str | None = typer.Option(None, "--stage", help="Ledger stage to check (default: fx-final, else "
-                                         "the last FX stage)."),
+                                         "the last FX stage, else the last GE stage)."),
         passes: Path | None = typer.Option(None, "--passes", help="YAML pass file (model scripts: compile first)."),
         json_out: bool = typer.Option(False, "--json", help="Print only JSON on stdout."),
         run: str = run_option(),

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from airctl.cli.options import backend_option, command_line, dump_types, dump_types_option, mode_option, out_option
-from airctl.modes import Backend, Mode
+from airctl.modes import Backend, Bad, Mode
 
 HELP = (
     "Compile MODEL.py through TorchAir (Dynamo → AOT → TorchAir's FX passes → GE or aclgraph), run it once, "
@@ -37,6 +37,9 @@ def register(app: typer.Typer) -> None:
                                     show_default=False),
         atol: float = typer.Option(1e-5, "--atol", help="Tolerance for the eager comparison."),
         as_json: bool = typer.Option(False, "--json", help="Print index.json to stdout instead of the summary."),
+        fail_on: Bad = typer.Option(None, "--fail-on", show_default=False,
+                                    help="Also exit non-zero (1) for this: race (the executor saw a stream race), "
+                                         "check (an error finding); numerics and compile failures exit 3 anyway."),
     ) -> None:
         from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.cli.summary import print_summary
@@ -54,3 +57,11 @@ def register(app: typer.Typer) -> None:
             print_summary(result)
         if result.error is not None:
             raise result.error  # after the summary: main.py shows it and exits with its code
+        if fail_on is not None:
+            from airctl.errors import FindingsExit
+            from airctl.pipeline.conditions import Condition
+
+            verdict = Condition.make(fail_on.value, atol=atol).judge(result)
+            if verdict.bad:
+                err.print(f"--fail-on {fail_on.value}: {verdict.why}", markup=False, highlight=False)
+                raise FindingsExit()

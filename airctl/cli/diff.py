@@ -49,6 +49,8 @@ def register(app: typer.Typer) -> None:
         runs: list[str] = typer.Option(None, "--run", "-r", metavar="RUN", show_default=False,
                                        help="A run instead of the current one (twice: two runs against each other)."),
         out: Path = out_option("Folder of ledgers where the runs are."),
+        force: bool = typer.Option(False, "--force", help="Overwrite --html/--svg files that exist (never an input "
+                                   "or a ledger)."),
     ) -> None:
         from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.pipeline.diff import diff_sources
@@ -56,7 +58,7 @@ def register(app: typer.Typer) -> None:
         # the files are written first: a closed pipe on stdout (`| head`) must not lose them
         with stdout_to_stderr():  # a model script A or B is compiled first: its prints go to stderr
             outcome = diff_sources(a, b, from_stage=from_stage, to_stage=to_stage, html=html, svg=svg,
-                                   runs=runs or (), runs_dir=out)
+                                   runs=runs or (), runs_dir=out, force=force)
         for path in outcome.written:
             err.print(f"wrote {path}", markup=False, highlight=False)
         if as_json:

@@ -31,14 +31,16 @@ def register(app: typer.Typer) -> None:
                                       "first). Default: the current run.", show_default=False),
         mode: Mode = mode_option(help="Mode for a model script SOURCE."),
         type_: GraphFormat = typer.Option(GraphFormat.JSON, "--type", "-t",
-                                          help="Output: text (json, fx, pbtxt, txt) or a picture (dot, svg, png, "
-                                               "html; written to -o, default SOURCE-stem.TYPE)."),
+                                          help="Output: text (json, fx, pbtxt, txt, model-explorer: Model "
+                                               "Explorer's graph JSON) or a picture (dot, svg, png, html; written "
+                                               "to -o, default SOURCE-stem.TYPE)."),
         stage: str = typer.Option(None, "--stage", "-s", help="Ledger stage name or index.", show_default=False),
         out: Path = typer.Option(None, "--out", "-o", help="Write here instead of stdout.", show_default=False),
         collapse: str = typer.Option(None, "--collapse", help="Fold the graph before output: `module` (one box per "
                                      "nn.Module path, --depth parts) or `stream` (one box per run of a stream). "
                                      "Record/wait/scope nodes stay. For big graphs.", show_default=False),
         depth: int = typer.Option(2, "--depth", help="Module path parts kept by --collapse module."),
+        force: bool = typer.Option(False, "--force", help="Overwrite -o if it exists (never an input or a ledger)."),
         run: str = run_option(),
         runs: Path = out_option("Folder of ledgers where the current run is.", "--runs"),
     ) -> None:
@@ -47,7 +49,7 @@ def register(app: typer.Typer) -> None:
 
         with stdout_to_stderr():  # the result is what goes to stdout; a model script's prints go to stderr
             result = dump_source(source, type_, stage=stage, out=out, mode=mode.value, collapse=collapse,
-                                 depth=depth, run=run, runs_dir=runs)
+                                 depth=depth, run=run, runs_dir=runs, force=force)
         for note in result.notes:
             err.print(f"dump: {note}", markup=False, highlight=False)
         if result.written is not None:

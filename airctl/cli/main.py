@@ -36,7 +36,8 @@ from typer.main import get_command
 from airctl import __version__
 from airctl.errors import AirctlError, CommandExit, ExitCode
 
-COMMAND_MODULES = ("compile", "run", "passes", "dump", "diff", "check", "profile", "runs", "doctor")
+COMMAND_MODULES = ("compile", "run", "import_", "passes", "dump", "diff", "check", "profile", "runs", "bisect",
+                   "repro", "export", "doctor")
 TRACEBACK_ENV = "AIRCTL_TRACEBACK"
 
 HELP = (
@@ -142,5 +143,8 @@ def build_app() -> typer.Typer:
 
 def run(argv: list[str] | None = None) -> NoReturn:
     """Console-script entry (``airctl``, ``python -m airctl``): run the app and exit with its code."""
+    from airctl.torch_env import ensure_torch_importable
+
+    ensure_torch_importable()  # before any command imports torch (without CANN, torch-npu's autoload breaks it)
     get_command(build_app()).main(args=argv, prog_name="airctl")  # standalone: always raises SystemExit
     raise AssertionError("unreachable: click's standalone main exits")  # pragma: no cover

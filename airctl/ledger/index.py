@@ -50,6 +50,9 @@ class StageEntry(Record):
     removed: list[str] | None = optional()
     skipped: str | None = optional()
     eager_check: dict[str, Any] | None = optional()
+    placements: list[dict[str, Any]] | None = optional()  # the units the pass found: {unit, nodes}
+    applied_placements: list[int] | None = optional()  # `placements:` of the pass file: the units it kept
+    imported_from: str | None = optional()  # airctl import: the file (and line) the stage was read from
 
     @classmethod
     def label(cls, data: Any, position: int) -> str:
@@ -77,6 +80,10 @@ class GraphEntry(Record):
     stages: list[StageEntry] = field(default_factory=list)
     dynamo_graph: int | None = optional()
     execution: dict[str, Any] | None = optional()  # airctl run: this graph's execution check
+    mode: str | None = optional()  # airctl import: the graph's mode, when the run's graphs differ
+    rank: int | None = optional()  # airctl import: the rank its files name (rank_<R>)
+    pid: int | None = optional()  # airctl import: the process that compiled it
+    notes: list[str] | None = optional()  # airctl import: how its files were linked, what is missing
 
     @classmethod
     def label(cls, data: Any, position: int) -> str:
@@ -96,7 +103,8 @@ class DumpEntry(Record):
     type: str | None = None  # pbtxt, txt, py
     stage: str | None = None  # ge-original, ge-optimized, aclgraph-*, generated-code
     written_by: str | None = None  # torchair
-    source: str | None = optional()  # airctl run: where the script had TorchAir write it
+    source: str | None = optional()  # airctl run / import: where TorchAir wrote it
+    rank: int | None = optional()  # the rank in its name (rank_<R>)
 
 
 @dataclass(kw_only=True)
@@ -169,6 +177,9 @@ class RunIndex(Record):
     warnings: list[Any] | None = optional()
     notes: list[str] | None = optional()
     script: dict[str, Any] | None = optional()
+    # airctl bisect: what this step of a bisection changed (docs/bisect.md)
+    bisect: dict[str, Any] | None = optional()
+    imported: dict[str, Any] | None = optional()  # airctl import: sources, logs, ranks, notes, problems
 
     @classmethod
     def read(cls, data: Any, file: str | None = None) -> RunIndex:

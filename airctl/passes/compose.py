@@ -34,6 +34,7 @@ from airctl.instrument.returned_graph import ReturnedGraph
 from airctl.instrument.timing import Timing
 from airctl.modes import MAX_AUTOTUNE
 from airctl.passes.builtin import PassFn, SelectorMissed, build
+from airctl.passes.placements import of as placements_of
 from airctl.passes.plugin import user_traceback
 from airctl.passes.select import near_misses, node_infos, select
 from airctl.passes.spec import PassFile, PassSpec, load
@@ -69,8 +70,12 @@ def build_hooks(path: Path | str, *, explain: bool = False) -> PassHooks:
     closest candidates) in :attr:`PassHooks.explanations` and applies the passes it can.
     Raises :class:`~airctl.errors.SpecError` for an invalid file or a plugin that cannot load.
     """
-    spec = load(path)
-    base = Path(path).resolve().parent
+    return hooks_for(load(path), Path(path).resolve().parent, explain=explain)
+
+
+def hooks_for(spec: PassFile, base: Path, *, explain: bool = False) -> PassHooks:
+    """:func:`build_hooks` for a parsed pass file (``base``: where its plugin paths are relative to);
+    ``airctl bisect`` gives it a file cut down to a prefix of its passes."""
     hooks = PassHooks(spec, explain=explain, warnings=list(spec.warnings))
     for stage in ("pre", "post"):
         bound = [(p, build(p, base)) for p in spec.stage(stage)]
@@ -180,7 +185,13 @@ def _run_one(runner: PassRunner, spec: PassSpec, fn: PassFn, gm: Any, example_in
 
     def apply(run: PassRun) -> Any:
         try:
-            return fn(gm, example_inputs, config)
+            result = fn(gm, example_inputs, config)
+            placements = placements_of(fn)
+            if placements is not None:
+                run.facts["placements"] = list(placements.found)
+                if placements.keep is not None:
+                    run.facts["applied_placements"] = list(placements.keep)
+            return result
         except SelectorMissed as e:
             if not (spec.optional or hooks.explain):
                 hooks.errors.append(e)

@@ -55,7 +55,7 @@ def check_source(path: Path | str | None, *, mode: str | None = None, stage: str
     checked = []
     for target in check_targets(path, stage=stage, passes=passes, mode=mode):
         used = MAX_AUTOTUNE if target.graph.dialect == "ge" else mode or target.mode or MAX_AUTOTUNE
-        findings = verify(target.graph, used)
+        findings = verify(target.graph, used) + list(target.findings)
         for f in findings:
             f.graph = target.label
         checked.append(CheckedGraph(target.label, used, findings))

@@ -63,6 +63,9 @@ class CompileRequest:
     command_line: Sequence[str] | None = None  # the airctl command that asked for this run (recorded)
     threads_per_stream: int | None = None  # multi-stream executor (sim): intra-op threads per stream
     stream_timeout_s: float = 60.0  # multi-stream executor (sim): longest wait before it stops the run
+    torchair_off: Sequence[str] = ()  # TorchAir passes to switch off (airctl bisect; airctl.sim.pass_switch)
+    bisect: dict[str, Any] | None = None  # airctl bisect: this step, for index.json `bisect`
+    keep_dynamo_graphs: bool = False  # keep each Dynamo graph and its real example inputs (airctl repro)
 
 
 @dataclass
@@ -75,6 +78,8 @@ class CompileResult:
     session: CaptureSession | None = field(default=None, repr=False)
     races: list[dict[str, Any]] = field(default_factory=list)  # multi-stream executor (sim), execution.races
     hooks: Any = field(default=None, repr=False)  # the YAML passes' PassHooks (runs, warnings, errors)
+    # keep_dynamo_graphs (airctl repro): {"inputs", "state" (the model's state_dict), "dynamo": [(gm, inputs)]}
+    kept: dict[str, Any] | None = field(default=None, repr=False)
 
 
 def _clone(value: Any) -> Any:
@@ -103,6 +108,10 @@ def build_config(torchair: Any, req: CompileRequest, ledger: LedgerWriter, backe
         config.post_grad_custom_pre_pass = pre
     if post is not None:
         config.post_grad_custom_post_pass = post
+    if req.torchair_off:
+        from airctl.sim.pass_switch import configure
+
+        configure(config, req.torchair_off)
     if backend.name == "sim" and req.mode == Mode.REDUCE_OVERHEAD:
         # NPU graph capture/replay is a device feature: under sim TorchAir's generated aclgraph
         # code (streams, events, closure events) runs eagerly — TorchAir's own run_eagerly path.
@@ -256,6 +265,8 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
         origin["passes_resolved"] = str(Path(req.passes_file).resolve())
     if req.command_line:
         origin["command_line"] = list(req.command_line)
+    if req.bisect is not None:
+        origin["bisect"] = req.bisect
     ledger = LedgerWriter.create(req.out_dir, label, command=req.command, mode=req.mode, model=model,
                                  passes=req.passes_file, **origin)
     session: CaptureSession | None = None
@@ -263,6 +274,7 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
     execution: Comparison | None = None
     hooks = req.hooks
     runs = RunExecution(req.threads_per_stream, req.stream_timeout_s)
+    kept: dict[str, Any] | None = None
     try:
         dump_types = _check_request(req)
         if hooks is None and req.passes_file and req.pre_pass is None and req.post_pass is None:
@@ -280,9 +292,14 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
             loaded = load_model_script(req.model_path, req.entry)
             ledger.set(model={**model, "found_by": loaded.found_by})
             ledger.set_timing("load_seconds", time.perf_counter() - t0)
+            if req.keep_dynamo_graphs:
+                kept = _keep(loaded)
 
             instruments = list(req.instruments) + (verify_instruments(req.mode) if req.verify else [])
-            session = CaptureSession(ledger, instruments, extra_dump_types=dump_types[1:])
+            session = CaptureSession(ledger, instruments, extra_dump_types=dump_types[1:],
+                                     torchair_off=req.torchair_off, keep_dynamo_graphs=req.keep_dynamo_graphs)
+            if kept is not None:
+                kept["dynamo"] = session.dynamo_graphs
             for bound in {id(h): h for h in (hooks, *_hooks_of(req.pre_pass, req.post_pass)) if h}.values():
                 bound.runner = session.runner  # YAML passes run through the capture's one runner
             config = build_config(torchair, req, ledger, backend, dump_types, hooks)
@@ -293,6 +310,8 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
                     execution = _run(loaded, torchair, config, session, req, runs, say)
                 finally:
                     session.finalize()
+                    if req.bisect is not None:
+                        ledger.set(bisect={**req.bisect, "torchair_skipped": session.skipped})
             if not ledger.run_index.graphs:
                 raise _nothing_compiled(loaded)
             if execution is not None:
@@ -313,16 +332,25 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
             ledger.finish("planned")
             finish_ledger(ledger, session, write_report=req.report)
             return CompileResult(ledger.root, ledger.run_index, backend, execution, None, session, runs.race_rows(),
-                                 hooks)
+                                 hooks, kept)
         error = _translate(exc, session, ledger, Path(req.model_path))
         status = "mismatch" if isinstance(error, ExecutionMismatch) else "failed"
         ledger.fail(error.message, error.to_json())
         ledger.finish(status)
         finish_ledger(ledger, session, write_report=req.report)
-        return CompileResult(ledger.root, ledger.run_index, backend, execution, error, session, runs.race_rows(), hooks)
+        return CompileResult(ledger.root, ledger.run_index, backend, execution, error, session, runs.race_rows(), hooks,
+                             kept)
     ledger.finish("planned" if req.stop_after_passes else None)
     finish_ledger(ledger, session, write_report=req.report)
-    return CompileResult(ledger.root, ledger.run_index, backend, execution, None, session, runs.race_rows(), hooks)
+    return CompileResult(ledger.root, ledger.run_index, backend, execution, None, session, runs.race_rows(), hooks,
+                         kept)
+
+
+def _keep(loaded: LoadedModel) -> dict[str, Any]:
+    """The script's inputs and the model's weights as loaded, before anything ran (airctl repro)."""
+    state = loaded.model.state_dict() if hasattr(loaded.model, "state_dict") else {}
+    return {"inputs": _clone(loaded.inputs), "state": {k: v.detach().clone() for k, v in state.items()},
+            "found_by": loaded.found_by, "dynamo": []}
 
 
 def _nothing_compiled(loaded: LoadedModel) -> ModelScriptError:

@@ -19,6 +19,7 @@ from airctl.diff import DiffReport, diff_graphs
 from airctl.diff.runs import DIFFERS, RunsDiff, diff_runs
 from airctl.errors import AirctlError
 from airctl.graph.model import Graph
+from airctl.io.output_path import claim_output
 from airctl.ledger.runs import resolve_run
 
 
@@ -38,11 +39,14 @@ class DiffOutcome:
 
 def diff_sources(a: Path | None, b: Path | None = None, *, from_stage: str | None = None,
                  to_stage: str | None = None, html: Path | None = None, svg: Path | None = None,
-                 runs: Sequence[str] = (), runs_dir: Path = Path("airctl-runs")) -> DiffOutcome:
+                 runs: Sequence[str] = (), runs_dir: Path = Path("airctl-runs"), force: bool = False) -> DiffOutcome:
     """Diff ``a`` against ``b`` (or two stages of ledger ``a``); write ``html``/``svg`` when given.
     With no ``a``: the current run's stages, or the ledgers of ``runs`` (one, or two compared).
     Two ledgers and neither ``from_stage`` nor ``to_stage``: the runs stage by stage."""
     a, b = _sources(a, b, runs, runs_dir)
+    for path, option in ((html, "--html"), (svg, "--svg")):
+        if path is not None:
+            claim_output(path, [a, b], force=force, option=option)
     if b is not None and from_stage is None and to_stage is None and _is_ledger(a) and _is_ledger(b):
         return _diff_runs(a, b, html, svg)
     old, new = load_pair(a, b, from_stage, to_stage)

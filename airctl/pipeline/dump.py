@@ -21,6 +21,7 @@ from typing import Any
 
 from airctl.errors import AirctlError
 from airctl.graph.model import Graph
+from airctl.io.output_path import claim_output
 from airctl.io.source import is_ledger
 from airctl.ledger.runs import resolve_run
 from airctl.modes import MAX_AUTOTUNE, GraphFormat
@@ -37,7 +38,7 @@ class DumpOutcome:
 
 def dump_source(source: Path | None, fmt: GraphFormat | str, *, stage: str | None = None, out: Path | None = None,
                 mode: str = MAX_AUTOTUNE, collapse: str | None = None, depth: int = 2, run: str | None = None,
-                runs_dir: Path = Path("airctl-runs")) -> DumpOutcome:
+                runs_dir: Path = Path("airctl-runs"), force: bool = False) -> DumpOutcome:
     """Read ``source`` (file, ledger stage, model script; None: the current run) and turn it into ``fmt``.
 
     A picture without ``out`` goes to ``<source stem>.<fmt>`` in the working directory.
@@ -52,6 +53,10 @@ def dump_source(source: Path | None, fmt: GraphFormat | str, *, stage: str | Non
             raise AirctlError("give a SOURCE or --run, not both", hint="--run picks a run when no SOURCE is given")
         source = resolve_run(runs_dir, run)
         notes.append(f"run {source.name}" + ("" if run else " (the current run)"))
+    if out is None and not fmt.is_text:
+        out = Path(f"{Path(source).stem or 'graph'}.{fmt.value}")  # a picture always goes to a file
+    if out is not None:
+        out = claim_output(out, [source], force=force)  # never over the input, a ledger, or (unforced) a file
     request = StageRequest(Request.DUMP, output_type=str(fmt))
     if is_ledger(source) and fmt in (GraphFormat.PBTXT, GraphFormat.TXT) and not collapse:
         own = torchair_text(source, stage, request, fmt)
@@ -72,9 +77,9 @@ def dump_source(source: Path | None, fmt: GraphFormat | str, *, stage: str | Non
 
         graph = fold(graph, collapse, depth)
     if not fmt.is_text:
-        target = Path(out) if out is not None else Path(f"{Path(source).stem or 'graph'}.{fmt.value}")
-        draw(graph, fmt, target)
-        return DumpOutcome(graph, fmt, None, target, notes)
+        assert out is not None
+        draw(graph, fmt, out)
+        return DumpOutcome(graph, fmt, None, out, notes)
     text = graph_text(graph, fmt)
     if out is not None:
         Path(out).write_text(text, encoding="utf-8")
@@ -104,6 +109,10 @@ def graph_text(graph: Graph, fmt: GraphFormat) -> str:
         from airctl.io.listing import format_listing
 
         return format_listing(graph)
+    if fmt is GraphFormat.MODEL_EXPLORER:
+        from airctl.io.model_explorer import write_model_explorer
+
+        return write_model_explorer(graph)
     from airctl.io.read import write_graph
 
     return write_graph(graph, fmt.value)
