@@ -11,6 +11,7 @@ with what was captured and the error (``status`` = ``failed``/``mismatch``/``int
 from __future__ import annotations
 
 import copy
+import errno
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -23,7 +24,7 @@ from airctl.errors import AirctlBug, AirctlError, CompileError, ExecutionMismatc
 from airctl.execute.compare import DEFAULT_ATOL, Comparison, compare
 from airctl.instrument import Instrument, StopAfterPass
 from airctl.ledger.index import RunIndex
-from airctl.ledger.writer import LedgerWriter
+from airctl.ledger.writer import LedgerWriter, cannot_write
 from airctl.modes import MAX_AUTOTUNE, MODES, DumpType, Mode
 from airctl.pipeline.capture import CaptureSession, capturing_backend
 from airctl.pipeline.current import model_record
@@ -152,6 +153,7 @@ def _root_message(exc: BaseException) -> str:
         seen = getattr(seen, "inner_exception", None) or seen.__cause__
     text = f"{type(seen).__name__}: {seen}"
     text = re.sub(r"\n\s*\[ERROR\].*", "", text)
+    text = text.split("Traceback (most recent call last):", 1)[0]  # TorchAir embeds one (pretty_error_msg)
     lines = [ln for ln in text.splitlines() if ln.strip()]
     return "\n".join(lines[:6])
 
@@ -184,6 +186,19 @@ def _deadlock_error(session: CaptureSession | None, message: str) -> AirctlError
         node=nodes[0] if nodes else None,
         hint="a pass put a wait before the record it waits for: make every wait come after its records "
              "(`airctl check` on the ledger shows the cycle)")
+
+
+def _disk_full(exc: BaseException) -> OSError | None:
+    """An OSError for a full disk (or a file-size limit) anywhere in the chain: TorchAir re-raises OSErrors
+    as new ones holding only text, so the original is found through ``__context__``."""
+    seen: BaseException | None = exc
+    for _ in range(64):
+        if seen is None:
+            return None
+        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+            return seen
+        seen = getattr(seen, "inner_exception", None) or seen.__cause__ or seen.__context__
+    return None
 
 
 def _root(exc: BaseException) -> BaseException:
@@ -223,6 +238,9 @@ def _translate(exc: BaseException, session: CaptureSession | None, ledger: Ledge
         return inner
     message = _root_message(exc)
     root = _root(exc)
+    full = _disk_full(exc)
+    if full is not None:
+        return cannot_write(ledger.root, full)  # a full disk, whoever was writing (TorchAir's dumps too)
     if model_path is not None and isinstance(root, (Exception, SystemExit)):
         from airctl.pipeline.model_script import user_frames
 
