@@ -163,6 +163,10 @@ def load(path: Path | str) -> PassFile:
         raise SpecError(f"pass file not found: {path}", file=str(path)) from None
     except OSError as e:
         raise SpecError(f"cannot read pass file: {e}", file=str(path)) from e
+    except UnicodeDecodeError as e:
+        line = path.read_bytes()[:e.start].count(b"\n") + 1
+        raise SpecError(f"not UTF-8 text ({e.reason} at byte {e.start})", file=str(path), line=line,
+                        hint="pass files are UTF-8 YAML") from None
     return parse_text(text, path)
 
 
