@@ -10,6 +10,7 @@ escaped), and Graphviz XML-escapes them in its SVG, so graph contents never beco
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -22,9 +23,14 @@ DOT_LIMIT = 2000  # nodes; dot takes 7-8 s at 2k nodes and 82 s at 5k
 DOT_TIMEOUT = 120.0
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def quote(text: object) -> str:
-    """A DOT double-quoted string; backslashes are doubled so ``\\n``/``\\l`` escapes in names stay literal."""
-    s = str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "")
+    """A DOT double-quoted string; backslashes are doubled so ``\\n``/``\\l`` escapes in names stay literal,
+    and control characters (an ESC in a stream name) are shown as ``\\xNN`` — Graphviz refuses them."""
+    s = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+    s = s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "")
     return f'"{s}"'
 
 
@@ -111,7 +117,7 @@ def _html_text(text: str) -> str:
     """Text inside a Graphviz HTML-like label (only the stream names reach it)."""
     import html
 
-    return html.escape(text, quote=True)
+    return html.escape(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text), quote=True)
 
 
 def has_dot() -> bool:

@@ -140,3 +140,23 @@ def test_diff_cli_writes_html_and_svg(tmp_path: Path) -> None:
     result = runner.invoke(build_app(), ["diff", str(FX_AFTER), str(FX_BEFORE), "--svg", str(svg), "--force"])
     assert result.exit_code == 0
     assert "#cf222e" in svg.read_text()  # removed nodes are drawn, in red
+
+
+def test_control_characters_in_names_neither_break_graphviz_nor_reach_the_terminal(tmp_path: Path) -> None:
+    from airctl.graph.model import Graph, Node
+    from airctl.io.json_io import write_json
+
+    esc = "s\x1b[31m"
+    g = Graph("g", "fx", [Node("x", "placeholder", kind="placeholder", stream=esc),
+                          Node("y\x07", "aten.abs.default", ["x"], stream=esc),
+                          Node("output", "output", ["y\x07"], kind="output")])
+    src = tmp_path / "esc.json"
+    write_json(g, src)
+    for fmt in ("svg", "png"):
+        r = runner.invoke(build_app(), ["dump", str(src), "--type", fmt, "-o", str(tmp_path / f"g.{fmt}")])
+        assert r.exit_code == 0, r.output
+    assert "\\x1b" in (tmp_path / "g.svg").read_text() and "\x1b" not in (tmp_path / "g.svg").read_text()
+    r = runner.invoke(build_app(), ["diff", str(src), str(src), "--svg", str(tmp_path / "d.svg")])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(build_app(), ["dump", str(src), "--type", "fx"])
+    assert "\x1b" not in r.stdout and "\x07" not in r.stdout and "stream=s\\x1b[31m" in r.stdout
