@@ -247,7 +247,9 @@ def _rows(view: Lanes, roles: list[Role], preds: list[list[int]], drawn: list[bo
             and i not in arrow_ends
         if foldable and p >= 0 and view.run[p] >= 0:
             run = view.runs[view.run[p]]
-            if run.key == _fold_key(graph, i, fold, depth) and all(row[q] < run.row for q in preds[i]):
+            own = view.run[p]
+            if run.key == _fold_key(graph, i, fold, depth) and all(row[q] < run.row or view.run[q] == own
+                                                                   for q in preds[i]):
                 run.members.append(i)
                 view.run[i] = view.run[p]
                 row[i] = run.row

@@ -1,7 +1,8 @@
 """Assemble the single-file HTML viewer: inline CSS, airctl's own JS, and the payload as JSON.
 
 The JS is several files by job (``viewer/*.js``: state, diff view, stage panel, details, the panes,
-the graph pane, the lane pane, the probe, other tabs, start); :func:`viewer_js` inlines them in the fixed order ``VIEWER_JS``.
+the graph pane, the lane pane, the probe, other tabs, start); :func:`viewer_js` inlines them in the
+fixed order ``VIEWER_JS``.
 
 The payload sits in ``<script type="application/json">`` with ``<``, ``>`` and ``&`` written as
 ``\\u003c``/``\\u003e``/``\\u0026``, so no string in a graph (``</script>``, ``<!--``) can end the block;
@@ -62,7 +63,11 @@ style-src 'unsafe-inline'; img-src data:">
  <div id="centre" class="pane-graph">
   <div class="pane" id="graph-pane"><canvas id="canvas"></canvas><div id="legend"></div></div>
   <div class="pane" id="lanes-pane"><canvas id="lanes-canvas"></canvas></div>
-  <div id="toolbar"><button id="fit">fit</button><span id="pane-switch" title="the graph, its stream lanes, or both (g / l / b)"><button data-pane="graph" class="active">graph</button><button data-pane="lanes">lanes</button><button data-pane="both">both</button></span><button id="fold" title="fold every unfolded run of ops" style="display:none">fold</button><span id="node-count"></span></div>
+  <div id="toolbar"><button id="fit">fit</button>
+   <span id="pane-switch" title="the graph, its stream lanes, or both (g / l / b)"><button data-pane="graph"
+    class="active">graph</button><button data-pane="lanes">lanes</button><button data-pane="both">both</button></span>
+   <button id="fold" title="fold every unfolded run of ops" style="display:none">fold</button>
+   <span id="node-count"></span></div>
  </div>
  <div class="side right">
   <input id="search" type="search" placeholder="search name or op" autocomplete="off">

@@ -3,8 +3,10 @@
  * no elements). Per shown pane, a <div data-pane="graph|lanes"> holding, in CSS pixels relative to
  * the pane's canvas: <i> per node in view (data-name, -x, -y, -w, -h; lanes: -lane, -run), <b> per
  * stream scope band (data-stream, -x, -y, -w, -h), <e> per order/sync edge between nodes in view
- * (data-kind, -from, -to), and in the lane pane <a> per arrow (data-kind sync|race) and <m> per
- * finding mark (data-name, -rule, -severity, -primary). At most PROBE_MAX nodes per pane.
+ * (data-kind, -from, -to), and in the lane pane <l> per lane (data-lane, -stream), <a> per arrow
+ * (data-kind sync|race, -from, -to) and <m> per finding mark (data-name, -rule, -severity, -primary).
+ * A node's <i> has data-selected="1" when selected, data-focus="1" when it belongs to the finding
+ * opened from the Findings tab. At most PROBE_MAX nodes per pane.
  */
   var PROBE_MAX = 2000;
   function probeItem(host, tag, attrs) {
@@ -17,14 +19,21 @@
   }
   function probeBox(v, x, y, w, h) { return { x: v.x + x * v.k, y: v.y + y * v.k, w: w * v.k, h: h * v.k }; }
   function withBox(attrs, box) { Object.keys(box).forEach(function (k) { attrs[k] = box[k]; }); return attrs; }
+  function flags(attrs, c, u, focus) {
+    if (u === state.selected) attrs.selected = 1;
+    if (focus.has(u)) attrs.focus = 1;
+    return attrs;
+  }
   function streamName(g, s) { return g.streams[s] === null ? "default stream" : String(g.streams[s]); }
   function probeGraph(host, c, v, sz) {
     var g = c.g, x0 = -v.x / v.k, y0 = -v.y / v.k, x1 = x0 + sz[0] / v.k, y1 = y0 + sz[1] / v.k, seen = new Set();
+    var focus = findingNodes(c);
     visibleNodes(g, x0, y0, x1, y1).slice(0, PROBE_MAX).forEach(function (u) {
       var i = c.pos[u];
       if (i < 0) return;
       seen.add(u);
-      probeItem(host, "i", withBox({ name: nodeName(g, c.snap, i) }, probeBox(v, g.x[u] - W / 2, g.y[u] - H / 2, W, H)));
+      probeItem(host, "i", withBox(flags({ name: nodeName(g, c.snap, i) }, c, u, focus),
+                                   probeBox(v, g.x[u] - W / 2, g.y[u] - H / 2, W, H)));
     });
     graphBands(c).forEach(function (b) {
       probeItem(host, "b", withBox({ stream: streamName(g, b[4]) }, probeBox(v, b[0], b[1], b[2] - b[0], b[3] - b[1])));
@@ -40,9 +49,11 @@
   function probeLanes(host, c, v, sz) {
     var G = laneGeom(c), L = c.snap.lanes, g = c.g;
     if (!G) return;
-    var y0 = -v.y / v.k, y1 = y0 + sz[1] / v.k;
+    var y0 = -v.y / v.k, y1 = y0 + sz[1] / v.k, focus = findingNodes(c);
+    L.streams.forEach(function (s, k) { probeItem(host, "l", { lane: k, stream: streamName(g, s) }); });
     laneItemsIn(G, y0, y1).slice(0, PROBE_MAX).forEach(function (it) {
-      var attrs = { name: nodeName(g, c.snap, it.i), lane: it.lane, stream: streamName(g, L.streams[it.lane]) };
+      var attrs = flags({ name: nodeName(g, c.snap, it.i), lane: it.lane, stream: streamName(g, L.streams[it.lane]) },
+                        c, c.snap.nodes[it.i], focus);
       if (it.run >= 0) attrs.run = L.runs[it.run][2].length;
       probeItem(host, "i", withBox(attrs, probeBox(v, laneX(it.lane) + 8, it.y + (RH - BH) / 2, LW - 16, BH)));
     });

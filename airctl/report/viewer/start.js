@@ -1,7 +1,8 @@
 /* The URL hash, read at start and kept up to date, and start(): wires the controls, builds every
  * panel and selects what the hash names. Inlined last (it calls start()).
  * URL hash: #graph=<index|id>&stage=<index|name>&search=<text>&node=<name>&tab=<graph|findings|profile|run>
- *           &pane=<graph|lanes|both>&all=1&view=all&probe=1 (see probe.js)
+ *           &pane=<graph|lanes|both>&all=1&view=all&finding=<k> (as if its first node were clicked in the
+ *           Findings tab)&probe=1 (see probe.js)
  */
   /* ---- URL hash ---- */
   function readHash() {
@@ -83,6 +84,7 @@
     if (h.search) { search.value = h.search; state.search = h.search; runSearch(true); }
     if (h.node) selectByName(h.node);
     if (h.view === "all") fit(true);
+    if (h.finding !== undefined) openFinding(parseInt(h.finding, 10));
     hashReady = true;
     document.body.dataset.parseMs = String(Math.round(parseMs));
     document.body.dataset.readyMs = String(Math.round((window.performance || Date).now() - t0));

@@ -8,6 +8,13 @@
     a.addEventListener("click", function () { state.finding = finding; goTo(finding.graph, finding.stage, name, true); });
     return a;
   }
+  function openFinding(k) {
+    var f = (data.findings || [])[k];
+    if (!f) return;
+    state.finding = f;
+    var nodes = f.nodes || [];
+    goTo(f.graph, f.stage, nodes[f.rule === "race_cross_stream_without_wait" && nodes.length > 1 ? 1 : 0], true);
+  }
   function stageIndex(stages, name) {
     // verify-each names the stage after its pass ("after:yaml:p"); the ledger names YAML passes "yaml:p"
     var k = stages.findIndex(function (s) { return s.name === name; });
