@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from airctl.errors import AirctlError
 from airctl.graph.model import Graph
 from airctl.graph.roles import Role, role_of
+from airctl.io.gc_pause import gc_paused
 from airctl.modes import MAX_AUTOTUNE
 from airctl.verify.findings import Finding
 
@@ -104,6 +105,7 @@ class Lanes:
     row: list[int]  # per node (a folded node: its run's row), -1 when not drawn
     rows: int
     run: list[int]  # per node: its run (index into runs), -1 when drawn on its own
+    roles: list[Role] = field(default_factory=list)  # graph.roles.role_of per node
     runs: list[Run] = field(default_factory=list)
     bands: list[Band] = field(default_factory=list)
     arrows: list[tuple[int, int]] = field(default_factory=list)  # record -> wait (node indices)
@@ -141,7 +143,11 @@ def build_lanes(graph: Graph, mode: str = MAX_AUTOTUNE, findings: Iterable[Findi
     """The lane view of ``graph`` under ``mode`` (see the module docstring); linear in nodes plus edges."""
     if fold is not None and fold not in FOLDS:
         raise AirctlError(f"cannot fold the lane view by {fold!r}", hint=f"choose one of: {', '.join(FOLDS)}")
-    mode = _mode(mode)
+    with gc_paused():  # many small lists, no cycles: see airctl.io.gc_pause
+        return _build(graph, _mode(mode), findings, fold, depth)
+
+
+def _build(graph: Graph, mode: str, findings: Iterable[Finding], fold: str | None, depth: int) -> Lanes:
     nodes = graph.nodes
     n = len(nodes)
     index = {node.name: i for i, node in enumerate(nodes)}
@@ -152,7 +158,7 @@ def build_lanes(graph: Graph, mode: str = MAX_AUTOTUNE, findings: Iterable[Findi
         if drawn[i]:
             lanes_of.setdefault(streams[i], len(lanes_of))
     lane = [lanes_of[streams[i]] if drawn[i] else -1 for i in range(n)]
-    view = Lanes(graph, mode, list(lanes_of), lane, [-1] * n, 0, [-1] * n)
+    view = Lanes(graph, mode, list(lanes_of), lane, [-1] * n, 0, [-1] * n, roles)
     view.marks, marked = _marks(graph, index, findings, view)
     sync_cross = graph.dialect == "ge" or mode == MAX_AUTOTUNE
     preds = _orderings(graph, index, lane, drawn, roles, sync_cross, view)
@@ -194,12 +200,16 @@ def _orderings(graph: Graph, index: dict[str, int], lane: list[int], drawn: list
 
     preds: list[list[int]] = [[] for _ in graph.nodes]
     records = {i for i, r in enumerate(roles) if r is Role.RECORD}
+    where: dict[str, int | None] = {}  # input reference -> producer index, each distinct reference resolved once
     for d, node in enumerate(graph.nodes):
         if not drawn[d]:
             continue
         is_wait = roles[d] is Role.WAIT
         for ref in node.inputs:
-            s = index.get(Node.producer(ref)) if ref else None
+            if ref in where:
+                s = where[ref]
+            else:
+                s = where[ref] = index.get(Node.producer(ref)) if ref else None
             if s is None or not drawn[s] or s >= d:
                 continue
             if is_wait and s in records:

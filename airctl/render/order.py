@@ -89,12 +89,23 @@ def display_streams(graph: Graph, roles: list[Role] | None = None) -> list[str |
     return out
 
 
-def _data_degree(graph: Graph, index: dict[str, int]) -> list[bool]:
-    has = [False] * len(graph.nodes)
-    for e in graph.edges():
-        if e.kind == "data":
-            has[index[e.src]] = has[index[e.dst]] = True
-    return has
+def _no_data_edges(graph: Graph, index: dict[str, int], skip: list[bool]) -> list[bool]:
+    """Per node: True when no data edge starts or ends at it (nodes marked in ``skip`` are not asked).
+
+    Linear, with each distinct input reference resolved once: building :meth:`Graph.edges` for a
+    50k-node graph costs more than the rest of the picture."""
+    producers: dict[str, str] = {}
+    for node in graph.nodes:
+        for ref in node.inputs:
+            if ref and ref not in producers:
+                producers[ref] = Node.producer(ref)
+    used = set(producers.values())
+    out = [False] * len(graph.nodes)
+    for i, node in enumerate(graph.nodes):
+        if skip[i] or node.name in used:
+            continue
+        out[i] = not any(producers[r] in index for r in node.inputs if r)
+    return out
 
 
 def program_order(graph: Graph) -> Order:
@@ -105,16 +116,17 @@ def program_order(graph: Graph) -> Order:
     order = Order(streams=display_streams(graph, roles))
     if graph.attrs.get("program_order") == EXPLICIT:
         return _explicit(graph, index, roles, order)
-    has_data = _data_degree(graph, index)
-    tied = [False] * len(nodes)
-    controlled = {Node.producer(r) for n in nodes for r in n.control_inputs} if graph.dialect == "ge" else set()
-    for i, (node, role) in enumerate(zip(nodes, roles, strict=True)):
-        if role in (Role.INPUT, Role.OUTPUT):
-            continue
-        if air_name(node.op) is not None:
-            tied[i] = True
-        elif not has_data[i]:
-            tied[i] = graph.dialect != "ge" or not (node.control_inputs or node.name in controlled)
+    air = [air_name(n.op) is not None for n in nodes]
+    skip = [a or r in (Role.INPUT, Role.OUTPUT) for a, r in zip(air, roles, strict=True)]
+    lonely = _no_data_edges(graph, index, skip)
+    tied = [a and r not in (Role.INPUT, Role.OUTPUT) for a, r in zip(air, roles, strict=True)]
+    if any(lonely):
+        controlled = {Node.producer(r) for n in nodes for r in n.control_inputs} if graph.dialect == "ge" else set()
+        for i, node in enumerate(nodes):
+            if lonely[i]:
+                tied[i] = graph.dialect != "ge" or not (node.control_inputs or node.name in controlled)
+    if not any(tied):
+        return order
     last: dict[str | None, int] = {}
     prev_edge: dict[int, int] = {}  # tied node -> position of the edge from its previous neighbour
     next_edge: dict[int, int] = {}

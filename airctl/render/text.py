@@ -16,6 +16,7 @@ import re
 
 LABEL_CHARS = 26
 _UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+_SPECIAL = re.compile("[&<>\"'\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")  # what esc changes
 
 
 def printable(text: object) -> str:
@@ -27,7 +28,10 @@ def printable(text: object) -> str:
 
 def esc(text: object) -> str:
     """Text for SVG/HTML content and attribute values."""
-    return html.escape(printable(text), quote=True)
+    s = str(text)
+    if _SPECIAL.search(s) is None:  # most names: nothing to do (a 50k-node picture escapes 150k strings)
+        return s
+    return html.escape(printable(s), quote=True)
 
 
 def clip(text: str, limit: int = LABEL_CHARS) -> str:
