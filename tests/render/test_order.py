@@ -184,3 +184,23 @@ def test_own_layout_on_a_big_graph_keeps_every_scope_record_and_wait_in_place() 
         band = next(bx for bx in bands if _inside(nodes[p + "mm1"], bx))
         assert all(_inside(nodes[p + n], band) for n in ("enter", "w_in", "mm1", "relu", "rec_out", "exit"))
         assert not _inside(nodes[p + "w_out"], band) and not _inside(nodes[p + "add"], band)
+
+
+@needs_dot
+def test_control_characters_and_markup_survive_dot_and_its_svg(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from tests.report.ledgers import EVIL, evil_graph
+
+    g = evil_graph()
+    name = EVIL + "\x01\x1b[31m\"\\n&"
+    g.nodes[1] = replace(g.nodes[1], name=name, stream="s\x02")
+    g.nodes[2] = replace(g.nodes[2], inputs=[name])
+    g.nodes.insert(2, Node("w\x03", "air.wait.default", stream="s\x02"))
+    out = render_to(g, "svg", tmp_path / "evil.svg")
+    root = ET.parse(out).getroot()  # control characters would make the SVG unreadable
+    text = out.read_text()
+    assert EVIL not in text and "\x01" not in text and "\x02" not in text
+    assert any("\\x01" in (t.text or "") for t in root.iter(f"{SVG}text"))
+    for elem in root.iter():
+        assert elem.tag not in (f"{SVG}script", f"{SVG}foreignObject")

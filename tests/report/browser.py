@@ -32,9 +32,12 @@ def _run(args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
     return subprocess.run(base + args, capture_output=True, text=True, timeout=timeout, check=False)
 
 
-def dump_dom(page: Path, fragment: str = "", budget_ms: int = 3000, timeout: float = 90) -> str:
+def dump_dom(page: Path, fragment: str = "", budget_ms: int = 3000, timeout: float = 90,
+             window: tuple[int, int] | None = None) -> str:
     url = page.resolve().as_uri() + (f"#{fragment}" if fragment else "")
-    proc = _run(["--enable-logging=stderr", "--v=0", f"--virtual-time-budget={budget_ms}", "--dump-dom", url], timeout)
+    size = [f"--window-size={window[0]},{window[1]}"] if window else []
+    proc = _run(["--enable-logging=stderr", "--v=0", f"--virtual-time-budget={budget_ms}", *size, "--dump-dom", url],
+                timeout)
     assert proc.returncode == 0, proc.stderr[-2000:]
     errors = [line for line in proc.stderr.splitlines() if "Uncaught" in line]
     assert not errors, f"JavaScript errors in {url}: {errors[:3]}"

@@ -18,6 +18,7 @@ from tests.report.ledgers import EVIL, evil_graph, evil_ledger, make_ledger
 from tests.report.test_browser import _assert_inert
 
 PLAN = ("scope_enter_default", "mm", "abs_1", "record_default", "scope_exit_default")
+WINDOW = (1400, 900)  # both panes wide enough to read
 
 
 def _inside(inner: tuple[float, ...], outer: tuple[float, ...], slack: float = 0.5) -> bool:
@@ -29,6 +30,7 @@ def assert_plan_in_pane(items: dict[str, list[dict[str, str]]], edge_tag: str) -
     """scope_enter above mm, record under abs and above scope_exit, wait above sub and tied to it; the
     scope's nodes in stream_1's band, the wait (default stream) outside it."""
     box = boxes(items["i"])
+    assert set(PLAN) | {"wait_default", "sub"} <= set(box), items  # all in view
     assert box["scope_enter_default"][3] <= box["mm"][1]
     assert box["abs_1"][3] <= box["record_default"][1] and box["record_default"][3] <= box["scope_exit_default"][1]
     assert box["wait_default"][3] <= box["sub"][1]
@@ -46,7 +48,7 @@ def assert_plan_in_pane(items: dict[str, list[dict[str, str]]], edge_tag: str) -
 def test_seed_plan_in_both_panes(tmp_path: Path) -> None:
     need_chromium()
     page = write_report(make_ledger(tmp_path / "runs"))  # its fx-final is the seed model after passes/stream.yaml
-    probe = read_probe(dump_dom(page, "stage=fx-final&pane=both&probe=1"))
+    probe = read_probe(dump_dom(page, "stage=fx-final&pane=both&probe=1", window=WINDOW))
     assert set(probe) == {"graph", "lanes"}
     assert_plan_in_pane(probe["graph"], "e")
     assert_plan_in_pane(probe["lanes"], "a")
@@ -71,12 +73,12 @@ def racy_ledger(out: Path) -> Path:
 def test_racy_plan_shows_the_race_on_the_reading_op(tmp_path: Path) -> None:
     need_chromium()
     page = write_report(racy_ledger(tmp_path / "runs"))
-    lanes = read_probe(dump_dom(page, "stage=fx-final&pane=lanes&probe=1"))["lanes"]
+    lanes = read_probe(dump_dom(page, "stage=fx-final&pane=lanes&probe=1", window=WINDOW))["lanes"]
     primary = {(m["name"], m["rule"]) for m in lanes["m"] if m["primary"] == "1"}
     assert primary == {("add", "race_cross_stream_without_wait"), ("sub", "race_cross_stream_without_wait")}
     assert {(a["from"], a["to"]) for a in lanes["a"] if a["kind"] == "race"} == {("abs_1", "add"), ("mm", "sub")}
     # the finding clicked in the Findings tab (#finding=0 opens it): its stage, both panes, its nodes marked
-    probe = read_probe(dump_dom(page, "finding=0&probe=1"))
+    probe = read_probe(dump_dom(page, "finding=0&probe=1", window=WINDOW))
     assert set(probe) == {"graph", "lanes"}
     for pane in probe.values():
         focus = {r["name"] for r in pane["i"] if r.get("focus") == "1"}
@@ -87,7 +89,7 @@ def test_racy_plan_shows_the_race_on_the_reading_op(tmp_path: Path) -> None:
 def test_lanes_of_a_ge_stage(tmp_path: Path) -> None:
     need_chromium()
     page = write_report(make_ledger(tmp_path / "runs"))
-    lanes = read_probe(dump_dom(page, "stage=ge-optimized&pane=lanes&probe=1"))["lanes"]
+    lanes = read_probe(dump_dom(page, "stage=ge-optimized&pane=lanes&probe=1", window=WINDOW))["lanes"]
     assert [r["stream"] for r in lanes["l"]] == ["default stream", "stream_1"]
     assert {(a["from"], a["to"]) for a in lanes["a"]} == {("Abs", "Sub")}  # a control edge across lanes
 

@@ -20,7 +20,7 @@ from tests.conftest import MODELS
 from tests.passes.conftest import PASSES
 from tests.render.test_order import PLAN, _assert_plan_positions, _graphviz_svg, needs_dot
 from tests.report.browser import dump_dom, need_chromium, read_probe
-from tests.report.test_lanes_browser import assert_plan_in_pane
+from tests.report.test_lanes_browser import WINDOW, assert_plan_in_pane
 
 pytestmark = pytest.mark.slow
 runner = CliRunner()
@@ -58,7 +58,7 @@ def test_seed_stream_plan_in_every_picture(tmp_path: Path) -> None:
     nodes, clusters, edges = _graphviz_svg(ET.parse(tmp_path / "plan.svg").getroot(), graph)
     _assert_plan_positions(nodes, edges, clusters["cluster_0"])
     assert (tmp_path / "plan.png").read_bytes()[:4] == b"\x89PNG"
-    probe = read_probe(dump_dom(run / "report.html", "stage=fx-final&pane=both&probe=1"))
+    probe = read_probe(dump_dom(run / "report.html", "stage=fx-final&pane=both&probe=1", window=WINDOW))
     assert_plan_in_pane(probe["graph"], "e")
     assert_plan_in_pane(probe["lanes"], "a")
 
@@ -78,6 +78,6 @@ def test_transformer_two_streams_in_three_lanes_with_every_arrow(tmp_path: Path)
     assert arrows == syncs
     row = {g.get("data-node"): int(g.get("data-row")) for g in root.iter(f"{SVG}g") if g.get("data-row")}
     assert all(row[r] < row[w] for r, w in syncs)  # every wait below the record it waits for
-    probe = read_probe(dump_dom(run / "report.html", "stage=fx-final&pane=lanes&probe=1"))["lanes"]
+    probe = read_probe(dump_dom(run / "report.html", "stage=fx-final&pane=lanes&probe=1", window=WINDOW))["lanes"]
     assert [r["stream"] for r in probe["l"]] == ["default stream", "attn_kv", "mlp"]
     assert {(a["from"], a["to"]) for a in probe["a"] if a["kind"] == "sync"} == syncs

@@ -50,8 +50,8 @@
     var c = cur();
     if (!c || !c.g || !p.ctx) return;
     var b = p.bounds(c), sz = paneSize(p), v = paneView(p);
+    if (!b || sz[0] < 2 || sz[1] < 2) return;  // not laid out yet: stays fresh, fitted at its first real frame
     v.fresh = false;
-    if (!b || sz[0] < 2) return;
     var k = Math.min(sz[0] / (b[2] - b[0]), (sz[1] - 40) / (b[3] - b[1]), 1.5);
     var tall = k < 0.3 && whole !== true;  // a very tall picture: readable width, start at the top
     if (tall) k = Math.max(Math.min(sz[0] / (b[2] - b[0]), 1), 0.5);  // labels stay readable

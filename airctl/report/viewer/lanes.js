@@ -109,15 +109,22 @@
       ctx.fillStyle = "#f6f8fa"; ctx.fillRect(laneX(k), LTOP - 8, LW, bottom - LTOP + 8);
       ctx.strokeStyle = "#d0d7de"; ctx.lineWidth = px; ctx.setLineDash([]); ctx.strokeRect(laneX(k), LTOP - 8, LW, bottom - LTOP + 8);
     });
-    L.bands.forEach(function (b) {
+    var fillsBy = L.streams.map(function () { return new Path2D(); }), outline = new Path2D();
+    L.bands.forEach(function (b) {  // one path per lane and one for the outlines: thousands of scopes stay cheap
       var y = G.ry[b[1]] - 1, h = G.ry[b[2] + 1] - G.ry[b[1]] + 2;
-      ctx.globalAlpha = 0.45; ctx.fillStyle = g.fills[L.streams[b[0]]]; ctx.fillRect(laneX(b[0]) + 3, y, LW - 6, h);
-      ctx.globalAlpha = 1; ctx.strokeStyle = "#495057"; ctx.setLineDash([5 * px, 3 * px]); ctx.strokeRect(laneX(b[0]) + 3, y, LW - 6, h);
+      if (y > view[3] || y + h < view[1]) return;
+      fillsBy[b[0]].rect(laneX(b[0]) + 3, y, LW - 6, h);
+      outline.rect(laneX(b[0]) + 3, y, LW - 6, h);
     });
+    ctx.globalAlpha = 0.45;
+    L.streams.forEach(function (s, k) { ctx.fillStyle = g.fills[s]; ctx.fill(fillsBy[k]); });
+    ctx.globalAlpha = 1; ctx.strokeStyle = "#495057"; ctx.lineWidth = px; ctx.setLineDash([5 * px, 3 * px]);
+    ctx.stroke(outline);
     ctx.setLineDash([]);
     var items = laneItemsIn(G, view[1], view[3]), marks = marksOf(c), labels = v.k * LW > 90, hit = new Set(state.hits);
     var focus = findingNodes(c);
     ctx.textBaseline = "middle"; ctx.textAlign = "left";
+    if (v.k * RH < 3) { drawTiny(ctx, c, items, marks); items = []; }  // far out: colour only, marks on top
     items.forEach(function (it) {
       var i = it.i, u = c.snap.nodes[i], op = g.ops[c.snap.op[i]], sym = it.run < 0 ? symbolOf(op) : "";
       var x = laneX(it.lane) + 8, y = it.y + (RH - BH) / 2, w = LW - 16;
@@ -159,7 +166,11 @@
     [[L.arrows, EDGE.sync ? EDGE.sync[0] : "#d62728", [5, 3]], [L.races, "#cf222e", [2, 3]]].forEach(function (a) {
       if (!a[0].length) return;
       ctx.beginPath();
-      for (var k = 0; k < a[0].length; k += 2) laneArrow(ctx, G, L, a[0][k], a[0][k + 1]);
+      for (var k = 0; k < a[0].length; k += 2) {
+        var ys = G.cy[a[0][k]], yd = G.cy[a[0][k + 1]];
+        if ((ys < view[1] && yd < view[1]) || (ys > view[3] && yd > view[3])) continue;
+        laneArrow(ctx, G, L, a[0][k], a[0][k + 1]);
+      }
       ctx.strokeStyle = a[1]; ctx.lineWidth = 1.6 * Math.max(px, 1); ctx.setLineDash(a[2].map(function (d) { return d * Math.max(px, 1); }));
       ctx.stroke();
     });
@@ -174,6 +185,20 @@
       var room = Math.max(Math.floor((hw - 8) / 6.5), 0);
       ctx.fillText(name.length > room ? name.slice(0, Math.max(room - 1, 0)) + "\u2026" : name, hx + 4, 44);
     });
+  }
+  /* rows thinner than 3 px: one fill per box in its lane's colour (no outlines or text), then the
+   * marked, selected and haloed nodes drawn again in red / black so they stay visible */
+  function drawTiny(ctx, c, items, marks) {
+    var L = c.snap.lanes, g = c.g, focus = findingNodes(c);
+    var paths = L.streams.map(function () { return new Path2D(); });
+    for (var j = 0; j < items.length; j++) paths[items[j].lane].rect(laneX(items[j].lane) + 8, items[j].y, LW - 16, RH - 2);
+    L.streams.forEach(function (s, k) { ctx.fillStyle = g.fills[s]; ctx.fill(paths[k]); });
+    ctx.fillStyle = "#cf222e";
+    for (j = 0; j < items.length; j++) {
+      var it = items[j], u = c.snap.nodes[it.i];
+      if ((it.run < 0 && marks.has(it.i)) || focus.has(u)) ctx.fillRect(laneX(it.lane), it.y - RH, LW, 3 * RH);
+      if (u === state.selected) { ctx.fillStyle = "#000"; ctx.fillRect(laneX(it.lane), it.y - RH, LW, 3 * RH); ctx.fillStyle = "#cf222e"; }
+    }
   }
   var lanePane = addPane({
     name: "lanes", id: "lanes-canvas",
