@@ -134,6 +134,17 @@ def test_svg_escapes_graph_contents() -> None:
     assert any(e.get("data-node") == EVIL + '\\x01<b>"&\'\\x7f' for e in root.iter(f"{SVG}g"))
 
 
+def test_dump_type_lanes_of_a_ledger_reads_fx_final_in_the_ledgers_mode(tmp_path: Path) -> None:
+    from airctl.pipeline.dump import dump_source
+    from tests.report.test_lanes_browser import racy_ledger
+
+    run = racy_ledger(tmp_path / "runs")  # a reduce-overhead run whose last stage is fx-final's twin
+    outcome = dump_source(run, "lanes", out=tmp_path / "plan.svg")
+    assert outcome.note.startswith("lanes (reduce-overhead): 2 streams") and "2 ops marked" in outcome.note
+    outcome = dump_source(run, "lanes", out=tmp_path / "plan.svg", mode="max-autotune")
+    assert "0 ops marked" in outcome.note  # GE synchronises the cross-stream reads
+
+
 def test_dump_type_lanes_picks_the_picture_by_suffix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     src = tmp_path / "racy.json"
     src.write_text(write_graph(racy(), "json"))
