@@ -135,24 +135,29 @@ def collapse(graph: Graph, by: str = "module", depth: int = 2) -> Graph:
 def _program_order(graph: Graph, keys: list[str]) -> dict[str, list[str]]:
     """Order edges (``meta["order_after"]``) that pin record/wait nodes to their place on their stream
     once groups are folded: a record follows the group before it on its stream; the group after a
-    wait on that stream follows the wait.
+    wait on that stream follows the wait, unless that group began before the wait (a module whose
+    ops come on both sides of it), in which case the wait follows the group before it.
     """
     extra: dict[str, list[str]] = {}
     last_group: dict[str | None, str] = {}
-    pending_waits: dict[str | None, list[str]] = {}
-    for node, key in zip(graph.nodes, keys, strict=True):
+    pending_waits: dict[str | None, list[tuple[str, str | None]]] = {}  # stream -> (wait, group before it)
+    first: dict[str, int] = {}  # group -> position of its first member
+    for pos, (node, key) in enumerate(zip(graph.nodes, keys, strict=True)):
         if _dropped(node):
             continue
+        first.setdefault(key, pos)
         if _kept(node):
             before = last_group.get(node.stream)
             if before is not None and "record" in (_air(node) or ""):
                 extra.setdefault(key, []).append(before)
             if "wait" in (_air(node) or ""):
-                pending_waits.setdefault(node.stream, []).append(key)
+                pending_waits.setdefault(node.stream, []).append((key, before))
             continue
-        waits = pending_waits.pop(node.stream, [])
-        if waits:
-            extra.setdefault(key, []).extend(w for w in waits if w not in extra.get(key, []))
+        for wait, before in pending_waits.pop(node.stream, []):
+            if first[key] > first[wait]:  # the group starts after the wait: it follows the wait
+                extra.setdefault(key, []).append(wait)
+            elif before is not None:  # a module group around the wait: the wait follows what came before it
+                extra.setdefault(wait, []).append(before)
         last_group[node.stream] = key
     return extra
 

@@ -106,3 +106,18 @@ def test_xss_lane_pane_is_inert(tmp_path: Path) -> None:
     dom = dump_dom(out, "probe=1")
     _assert_inert(dom)
     assert set(read_probe(dom)) == {"lanes"}
+
+
+def test_a_big_plan_is_folded_into_runs_with_every_arrow(tmp_path: Path) -> None:
+    from tests.render.test_collapse import _graph
+
+    need_chromium()
+    out = tmp_path / "big.html"
+    out.write_text(graph_page(_graph(blocks=250), pane="lanes"), encoding="utf-8")  # 2502 nodes: folded
+    lanes = read_probe(dump_dom(out, "probe=1&node=layers.3.relu", window=WINDOW))["lanes"]
+    runs = [r for r in lanes["i"] if "run" in r]
+    assert runs and all(r["run"] == "2" for r in runs)  # mm1 + relu of one module on s1
+    assert len([a for a in lanes["a"] if a["kind"] == "sync"]) == 500  # every record -> wait kept
+    (selected,) = [r for r in lanes["i"] if r.get("selected") == "1"]
+    assert selected["name"] == "layers.3.mm1" and selected["run"] == "2"  # the run holding the node, centred
+    assert 0 < float(selected["y"]) < 900

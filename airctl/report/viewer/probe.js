@@ -54,7 +54,10 @@
     laneItemsIn(G, y0, y1).slice(0, PROBE_MAX).forEach(function (it) {
       var attrs = flags({ name: nodeName(g, c.snap, it.i), lane: it.lane, stream: streamName(g, L.streams[it.lane]) },
                         c, c.snap.nodes[it.i], focus);
-      if (it.run >= 0) attrs.run = L.runs[it.run][2].length;
+      if (it.run >= 0) {
+        attrs.run = L.runs[it.run][2].length;
+        if (L.runs[it.run][2].some(function (m) { return c.snap.nodes[m] === state.selected; })) attrs.selected = 1;
+      }
       probeItem(host, "i", withBox(attrs, probeBox(v, laneX(it.lane) + 8, it.y + (RH - BH) / 2, LW - 16, BH)));
     });
     L.bands.forEach(function (b) {
