@@ -48,7 +48,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from airctl.errors import AirctlError
-from airctl.graph.model import Graph
+from airctl.graph.model import Graph, Node
 from airctl.graph.roles import Role, role_of
 from airctl.io.gc_pause import gc_paused
 from airctl.modes import MAX_AUTOTUNE
@@ -196,8 +196,6 @@ def _marks(graph: Graph, index: dict[str, int], findings: Iterable[Finding], vie
 def _orderings(graph: Graph, index: dict[str, int], lane: list[int], drawn: list[bool], roles: list[Role],
                sync_cross: bool, view: Lanes) -> list[list[int]]:
     """For each node, the earlier nodes that order it besides its lane predecessor; fills ``view.arrows``."""
-    from airctl.graph.model import Node
-
     preds: list[list[int]] = [[] for _ in graph.nodes]
     records = {i for i, r in enumerate(roles) if r is Role.RECORD}
     where: dict[str, int | None] = {}  # input reference -> producer index, each distinct reference resolved once
