@@ -175,8 +175,9 @@
       ctx.stroke();
     });
     ctx.setLineDash([]);
-    // lane headers stay at the top of the pane
+    // lane headers stay at the top of the pane, over a white strip (the toolbar floats above it)
     ctx.setTransform(p.dpr, 0, 0, p.dpr, 0, 0);
+    ctx.fillStyle = "rgba(255,255,255,0.92)"; ctx.fillRect(0, 0, paneSize(p)[0], 58);
     L.streams.forEach(function (s, k) {
       var hx = v.x + laneX(k) * v.k, hw = LW * v.k, name = g.streams[s] === null ? "default stream" : String(g.streams[s]);
       ctx.fillStyle = g.fills[s]; ctx.fillRect(hx, 34, hw, 20);
