@@ -28,7 +28,7 @@ def is_ledger(path: Path) -> bool:
 
 
 def is_model_script(path: Path | str) -> bool:
-    """A ``.py`` file that is not a TorchAir py dump: a model script, to be compiled first."""
+    """A ``.py`` file that is not a TorchAir py dump (GE calls, or FX code): a model script, to be compiled first."""
     path = Path(path)
     return path.suffix == ".py" and path.is_file() and not _py_dump(path)
 
@@ -60,4 +60,6 @@ def _py_dump(path: Path) -> bool:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return True  # let read_graph report the error with its usual wording
-    return is_torchair_py_dump(text)
+    from airctl.io.fx_code import is_fx_code
+
+    return is_torchair_py_dump(text) or is_fx_code(text)

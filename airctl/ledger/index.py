@@ -38,7 +38,8 @@ class StageEntry(Record):
     node_delta: int | None = None
     file: str = required()  # ledger-relative snapshot (JSON)
     text: str | None = None  # ledger-relative readable text
-    seconds: float | None = None
+    seconds: float | None = None  # a pass's own time
+    elapsed: float | None = optional()  # seconds from the run's start to this capture
     fingerprint: str | None = optional()  # fx-final and the aclgraph passes: change detection
     returned_new_graph: str | None = optional()  # a custom pass returned a graph (rule R11)
     error: str | None = optional()  # failed:<pass>: the first line of the pass's error
@@ -49,6 +50,9 @@ class StageEntry(Record):
     removed: list[str] | None = optional()
     skipped: str | None = optional()
     eager_check: dict[str, Any] | None = optional()
+    placements: list[dict[str, Any]] | None = optional()  # the units the pass found: {unit, nodes}
+    applied_placements: list[int] | None = optional()  # `placements:` of the pass file: the units it kept
+    imported_from: str | None = optional()  # airctl import: the file (and line) the stage was read from
 
     @classmethod
     def label(cls, data: Any, position: int) -> str:
@@ -76,6 +80,10 @@ class GraphEntry(Record):
     stages: list[StageEntry] = field(default_factory=list)
     dynamo_graph: int | None = optional()
     execution: dict[str, Any] | None = optional()  # airctl run: this graph's execution check
+    mode: str | None = optional()  # airctl import: the graph's mode, when the run's graphs differ
+    rank: int | None = optional()  # airctl import: the rank its files name (rank_<R>)
+    pid: int | None = optional()  # airctl import: the process that compiled it
+    notes: list[str] | None = optional()  # airctl import: how its files were linked, what is missing
 
     @classmethod
     def label(cls, data: Any, position: int) -> str:
@@ -95,7 +103,8 @@ class DumpEntry(Record):
     type: str | None = None  # pbtxt, txt, py
     stage: str | None = None  # ge-original, ge-optimized, aclgraph-*, generated-code
     written_by: str | None = None  # torchair
-    source: str | None = optional()  # airctl run: where the script had TorchAir write it
+    source: str | None = optional()  # airctl run / import: where TorchAir wrote it
+    rank: int | None = optional()  # the rank in its name (rank_<R>)
 
 
 @dataclass(kw_only=True)
@@ -146,8 +155,10 @@ class RunIndex(Record):
     command: str | None = None
     backend: dict[str, Any] | None = None  # {"name", "reason"}
     mode: str | None = None
-    model: dict[str, Any] | None = None  # compile: {path, entry, found_by}; run: {path, argv}
-    passes: str | None = optional()  # the YAML pass file
+    model: dict[str, Any] | None = None  # compile: {path, resolved, sha256, entry, found_by}; run: {path, argv}
+    passes: str | None = optional()  # the YAML pass file, as given
+    passes_resolved: str | None = optional()  # ... and as an absolute path
+    command_line: list[str] | None = optional()  # the airctl command that made the run
     graphs: list[GraphEntry] = required()
     dumps: list[DumpEntry] = field(default_factory=list)
     findings: list[dict[str, Any]] = field(default_factory=list)
@@ -166,6 +177,9 @@ class RunIndex(Record):
     warnings: list[Any] | None = optional()
     notes: list[str] | None = optional()
     script: dict[str, Any] | None = optional()
+    # airctl bisect: what this step of a bisection changed (docs/bisect.md)
+    bisect: dict[str, Any] | None = optional()
+    imported: dict[str, Any] | None = optional()  # airctl import: sources, logs, ranks, notes, problems
 
     @classmethod
     def read(cls, data: Any, file: str | None = None) -> RunIndex:

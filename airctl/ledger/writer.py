@@ -29,6 +29,7 @@ from airctl.graph.model import Graph
 from airctl.io.json_io import write_json
 from airctl.ledger.index import DumpEntry, GraphEntry, RunIndex, StageEntry
 from airctl.ledger.record import INDEX
+from airctl.ledger.runs import mark_latest
 
 __all__ = ["INDEX", "LedgerWriter", "new_run_id", "slug"]
 
@@ -67,7 +68,7 @@ class LedgerWriter:
         (root / "torchair").mkdir()
         index = RunIndex(
             airctl_version=__version__, run_id=run_id,
-            created=_dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+            created=_dt.datetime.now().astimezone().isoformat(timespec="milliseconds"),
             status="running", graphs=[], log="log.txt",
         )
         index.update(fields)
@@ -143,6 +144,7 @@ class LedgerWriter:
             index=index, name=name, dialect=graph.dialect, changed=changed, nodes=len(graph),
             node_delta=None if previous is None or previous.nodes is None else len(graph) - previous.nodes,
             file=file, text=text_file, seconds=seconds,
+            elapsed=round(time.perf_counter() - self._started, 3),
         )
         stage.update(extra)
         stages.append(stage)
@@ -214,12 +216,15 @@ class LedgerWriter:
         self.flush()
 
     def finish(self, status: str | None = None) -> None:
+        """The run's end (ok, or the status given): total time, and it becomes the current run of its
+        ``--out`` folder (:mod:`airctl.ledger.runs`), whatever its status."""
         if status:
             self.run_index.status = status
         elif self.run_index.status == "running":
             self.run_index.status = "ok"
         self.run_index.timings["total_seconds"] = round(time.perf_counter() - self._started, 3)
         self.flush()
+        mark_latest(self.root.parent, self.root.name)
 
     def flush(self) -> None:
         """Rewrite index.json atomically (write a temporary file, then rename it over)."""

@@ -71,6 +71,10 @@ COMMON: dict[str, dict[str, Any]] = {
                "description": "apply only to these AOT graphs (default: all)"},
     "check_results": {"type": "boolean", "default": True,
                       "description": "run the graph eagerly before and after the pass and fail if results change"},
+    "placements": {"type": "array", "items": {"type": "integer", "minimum": 0},
+                   "description": "apply only these of the pass's units (0-based, in the order its ledger stage "
+                                  "lists them as `placements`): spans, record groups, wait sites, or the nodes a "
+                                  "python plugin changed; `airctl bisect` writes it"},
 }
 
 _SPAN: dict[str, dict[str, Any]] = {

@@ -121,6 +121,7 @@ class PassSpec:
     optional: bool = False
     graphs: list[str] | None = None
     check_results: bool = True
+    placements: list[int] | None = None  # keep only these units of the pass (airctl bisect)
     selectors: dict[str, Selector] = field(default_factory=dict)  # select/after/before/from/to
     on: list[str] = field(default_factory=list)
     each: bool | str = False
@@ -130,7 +131,8 @@ class PassSpec:
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "stage": self.stage, "line": self.line,
                 "optional": self.optional, "graphs": self.graphs, "fields": self.fields,
-                "selectors": {k: s.to_json() for k, s in self.selectors.items()}, "on": self.on}
+                "selectors": {k: s.to_json() for k, s in self.selectors.items()}, "on": self.on,
+                "placements": self.placements}
 
 
 @dataclass
@@ -180,6 +182,9 @@ def parse_text(text: str, path: Path | None = None) -> PassFile:
                         hint="check indentation and that every `key: value` has a space after the colon") from None
     except yaml.YAMLError as e:
         raise SpecError(f"YAML syntax error: {e}", file=file) from None
+    except RecursionError:  # PyYAML composes nested nodes recursively
+        raise SpecError("the YAML nests too deep to be a pass file", file=file, line=1,
+                        hint="a pass file is a few levels deep: version, passes, and each pass's fields") from None
     if not isinstance(data, dict):
         raise SpecError("a pass file is a mapping with `version: 1` and `passes:`", file=file, line=1, column=1,
                         hint="start from `airctl passes list` or passes/stream.yaml")
@@ -257,6 +262,7 @@ def _build(doc: dict[str, Any], file: str | None, path: Path | None) -> PassFile
             column=col or 0, optional=bool(raw.get("optional", False)), graphs=raw.get("graphs"),
             check_results=bool(raw.get("check_results", default_check)), file=file,
             each=raw.get("each", False),
+            placements=list(raw["placements"]) if "placements" in raw else None,
             marks={k: _where(doc, (*base, k)) for k in raw},  # type: ignore[misc]
         )
         for key in ("select", "after", "before"):

@@ -31,10 +31,10 @@ from types import ModuleType
 from typing import Any
 
 from airctl.sim import (
-    npu_ops,
     patched_acl_graph,
     patched_dynamo_backends,
     patched_ge_concrete_graph_call,
+    patched_signal_handlers,
     patched_torch_device_word,
     patched_torch_npu,
     patched_torchair_extension,
@@ -61,11 +61,12 @@ def load_torchair() -> ModuleType:
         if REGISTRY.torchair is not None:
             return REGISTRY.torchair
         ensure_torch_importable()
+        from airctl.sim import npu_ops  # imports torch
         from airctl.sim.torchair_loader import load_torchair as load
         from airctl.sim.torchair_loader import torchair_dir
 
         path = torchair_dir()
-        with Patches() as p:
+        with Patches() as p, patched_signal_handlers.kept():
             patched_torchair_extension.patch(p)
             patched_torch_npu.patch(p)
             npu_ops.register()
