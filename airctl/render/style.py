@@ -2,7 +2,8 @@
 diff status looks the same wherever a graph is drawn.
 
 Streams are coloured in order of first appearance; the default stream (``None``) is grey.
-Edge kinds: data solid grey, control dashed blue, sync (record -> wait) dashed red and thicker.
+Edge kinds: data solid grey, control dashed blue, sync (record -> wait) dashed red and thicker,
+order (program order of a scope/record/wait node, :mod:`airctl.render.order`) light grey dots.
 Diff status: added green, removed red (dashed outline), changed orange.
 """
 
@@ -15,6 +16,7 @@ EDGE_STYLE = {  # kind -> (colour, dash, width)
     "data": ("#8a8f98", "", 1.0),
     "control": ("#2f6fdb", "6,4", 1.4),
     "sync": ("#d62728", "4,3", 2.2),
+    "order": ("#b4b9c0", "1,3", 1.2),
 }
 STATUS_STROKE = {"added": "#1a7f37", "removed": "#cf222e", "changed": "#e36209"}
 NODE_STROKE = "#495057"
