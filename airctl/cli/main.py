@@ -123,6 +123,9 @@ def build_app() -> typer.Typer:
                                        help="On an error, also print the Python traceback."),
     ) -> None:
         """airctl"""
+        from airctl.torch_env import ensure_torch_importable
+
+        ensure_torch_importable()  # before any command imports torch (docs: TORCH_DEVICE_BACKEND_AUTOLOAD)
 
     for name in COMMAND_MODULES:
         importlib.import_module(f"airctl.cli.{name}").register(app)
