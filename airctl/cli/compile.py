@@ -18,7 +18,8 @@ HELP = (
     "[bold]Examples[/bold]\n\n"
     "  airctl compile fixtures/models/seed.py --mode max-autotune\n\n"
     "  airctl compile model.py --mode reduce-overhead --out runs/\n\n"
-    "  airctl compile model.py --passes passes/stream.yaml --json\n"
+    "  airctl compile model.py --passes passes/stream.yaml --json\n\n"
+    "  airctl compile fixtures/models/ddp_overlap.py --nproc 2\n"
 )
 
 
@@ -37,7 +38,15 @@ def register(app: typer.Typer) -> None:
                                     show_default=False),
         atol: float = typer.Option(1e-5, "--atol", help="Tolerance for the eager comparison."),
         as_json: bool = typer.Option(False, "--json", help="Print index.json to stdout instead of the summary."),
+        nproc: int = typer.Option(1, "--nproc", min=1, help="Ranks: compile under torchrun, a process group per "
+                                  "rank, a ledger per rank (docs/multi-rank.md)."),
     ) -> None:
+        if nproc > 1:
+            from airctl.cli.ranks import compile_ranks_command
+
+            compile_ranks_command(model, nproc, out, backend.value, mode=mode.value, entry=entry, passes=passes,
+                                  atol=atol, as_json=as_json)
+            return
         from airctl.cli.output import err, print_json
         from airctl.cli.summary import print_summary
         from airctl.passes import build_hooks

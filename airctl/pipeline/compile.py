@@ -22,6 +22,7 @@ from airctl.backends import BackendChoice, choose
 from airctl.errors import AirctlError, CompileError, ExecutionMismatch
 from airctl.execute.compare import DEFAULT_ATOL, Comparison, compare
 from airctl.instrument import Instrument, StopAfterPass
+from airctl.ledger.collectives import CollectiveLog
 from airctl.ledger.index import RunIndex
 from airctl.ledger.writer import LedgerWriter
 from airctl.modes import MAX_AUTOTUNE, MODES, DumpType, Mode
@@ -61,6 +62,11 @@ class CompileRequest:
     after_run: Callable[[Callable[[], Any], RunExecution], None] | None = None
     threads_per_stream: int | None = None  # multi-stream executor (sim): intra-op threads per stream
     stream_timeout_s: float = 60.0  # multi-stream executor (sim): longest wait before it stops the run
+    # a rank of a multi-rank run (pipeline/rank_worker.py): see RunRequest
+    ledger_root: Path | None = None
+    ledger_fields: dict[str, Any] = field(default_factory=dict)
+    collectives: CollectiveLog | None = None
+    collective_timeout_s: float | None = None
 
 
 @dataclass
@@ -202,15 +208,15 @@ def _translate(exc: BaseException, session: CaptureSession | None, ledger: Ledge
 def compile_model(req: CompileRequest, progress: Progress | None = None) -> CompileResult:
     say = progress or (lambda _msg: None)
     label = Path(req.model_path).stem
-    ledger = LedgerWriter.create(
-        req.out_dir, label, command=req.command, mode=req.mode,
-        model={"path": str(req.model_path), "entry": req.entry}, passes=req.passes_file,
-    )
+    fields = dict(command=req.command, mode=req.mode, model={"path": str(req.model_path), "entry": req.entry},
+                  passes=req.passes_file, **req.ledger_fields)
+    ledger = (LedgerWriter.create_at(req.ledger_root, **fields) if req.ledger_root is not None
+              else LedgerWriter.create(req.out_dir, label, **fields))
     session: CaptureSession | None = None
     backend: BackendChoice | None = None
     execution: Comparison | None = None
     hooks = req.hooks
-    runs = RunExecution(req.threads_per_stream, req.stream_timeout_s)
+    runs = RunExecution(req.threads_per_stream, req.stream_timeout_s, req.collectives, req.collective_timeout_s)
     try:
         dump_types = _check_request(req)
         if hooks is None and req.passes_file and req.pre_pass is None and req.post_pass is None:

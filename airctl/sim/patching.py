@@ -64,6 +64,25 @@ class Patches:
         else:
             mapping[key] = value
 
+    def signal(self, signum: int, handler: Any = _MISSING) -> None:
+        """Set the handler of ``signum`` (or only remember it, when no handler is given); the
+        handler in place now comes back on exit. Only the main thread may change handlers:
+        elsewhere this does nothing."""
+        import signal
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            return
+        old = signal.getsignal(signum)
+
+        def undo() -> None:
+            if old is not None:  # None: set from C, cannot be put back from Python
+                signal.signal(signum, old)
+
+        self._undo.append(undo)
+        if handler is not _MISSING:
+            signal.signal(signum, handler)
+
     def module(self, name: str, module: ModuleType) -> None:
         """Put ``module`` in ``sys.modules[name]`` (restored or removed on exit)."""
         self.setitem(sys.modules, name, module)
