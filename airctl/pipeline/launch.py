@@ -37,7 +37,7 @@ import airctl
 from airctl.errors import AirctlError, ModelScriptError
 from airctl.ledger.index import RankEntry, RunIndex
 from airctl.ledger.writer import LedgerWriter
-from airctl.pipeline.rank_status import Failure, divergence, rank_backend, rank_entries, run_status
+from airctl.pipeline.rank_status import Failure, divergence, rank_backend, rank_entries, rank_numbers, run_status
 from airctl.pipeline.rank_worker import REQUEST_FILE, RankRequest
 from airctl.pipeline.watchdog import Watchdog
 from airctl.torch_env import ensure_torch_importable
@@ -115,7 +115,7 @@ def run_ranks(req: RanksRequest, progress: Progress | None = None) -> RanksResul
     script = Path(args.training_script)
     _check_script(script, args)
     req.rank.script, req.rank.args = str(script), list(args.training_script_args)
-    nproc = int(args.nproc_per_node) if str(args.nproc_per_node).isdigit() else None
+    nproc = torchrun.determine_local_world_size(args.nproc_per_node)
     ledger = LedgerWriter.create(
         Path(req.out_dir).absolute(), script.stem, command=req.command, mode=req.rank.options.get("mode"),
         model={"path": str(script), "argv": [str(script), *req.rank.args]}, log=None,
@@ -130,21 +130,21 @@ def run_ranks(req: RanksRequest, progress: Progress | None = None) -> RanksResul
     say(f"ledger {top}: {args.nproc_per_node} rank(s) of {script} under torchrun")
     failures: dict[int, Failure] = {}
     t0 = time.perf_counter()
-    with _worker_env(), Watchdog(top, nproc or 0, limit, say) as watchdog:
+    with _worker_env(), Watchdog(top, limit, say) as watchdog:
         try:
             torchrun.run(args)
         except ChildFailedError as e:
             failures = {int(r): Failure.of(f) for r, f in e.failures.items()}
         except KeyboardInterrupt:
-            _finish(ledger, nproc or 0, failures, "interrupted by the user", stopped=True)
+            _finish(ledger, nproc, failures, "interrupted", stopped=True, status="interrupted")
             raise
         except Exception as e:  # noqa: BLE001 - the launcher's own failure (rendezvous, bad option)
             error = AirctlError(f"torchrun failed: {type(e).__name__}: {e}".splitlines()[0],
                                 hint="the ranks' consoles are under logs/ in the ledger")
-            entries = _finish(ledger, nproc or 0, failures, error.message, stopped=True)
+            entries = _finish(ledger, nproc, failures, error.message, stopped=True)
             return RanksResult(top, ledger.run_index, entries, error=error)
     ledger.set_timing("ranks_seconds", time.perf_counter() - t0)
-    entries = _finish(ledger, nproc or 0, failures, watchdog.fired, stopped=watchdog.fired is not None)
+    entries = _finish(ledger, nproc, failures, watchdog.fired, stopped=watchdog.fired is not None)
     return RanksResult(top, ledger.run_index, entries, list(ledger.run_index.divergence or []), watchdog.fired)
 
 
@@ -201,14 +201,16 @@ def _worker_env() -> Iterator[None]:
                 os.environ[k] = v
 
 
-def _finish(ledger: LedgerWriter, world_size: int, failures: dict[int, Failure], stop: str | None,
-            stopped: bool) -> list[RankEntry]:
-    entries = rank_entries(ledger.root, world_size, failures, stopped)
-    ledger.set(ranks=[e.to_json() for e in entries], divergence=divergence(ledger.root, world_size),
+def _finish(ledger: LedgerWriter, nproc: int, failures: dict[int, Failure], stop: str | None,
+            stopped: bool, status: str | None = None) -> list[RankEntry]:
+    """The top ledger's rank entries, divergence, status and error (``stop``: why airctl stopped the run)."""
+    ranks = rank_numbers(ledger.root, failures) or list(range(nproc))
+    entries = rank_entries(ledger.root, ranks, failures, stopped)
+    ledger.set(ranks=[e.to_json() for e in entries], divergence=divergence(ledger.root, ranks),
                backend=rank_backend(ledger.root, entries))
-    status, error = run_status(entries, stop)
+    verdict, error = run_status(entries, stop)
     if error is not None:
         detail = {"type": "RanksFailed", "ranks": {str(e.rank): e.status for e in entries}}
         ledger.set_error(error, detail)
-    ledger.finish(status if stop != "interrupted by the user" else "interrupted")
+    ledger.finish(status or verdict)
     return entries

@@ -48,11 +48,18 @@ class Failure:
         return cls(code, name)
 
 
-def rank_entries(top: Path, world_size: int, failures: dict[int, Failure], stopped: bool) -> list[RankEntry]:
+def rank_numbers(top: Path, failures: dict[int, Failure]) -> list[int]:
+    """The global ranks this node ran: those with a folder under ``ranks/``, and those torchrun
+    reported failed (a rank may die before it made its folder)."""
+    folders = {int(p.name) for p in (top / "ranks").glob("*") if p.is_dir() and p.name.isdigit()}
+    return sorted(folders | set(failures))
+
+
+def rank_entries(top: Path, ranks: list[int], failures: dict[int, Failure], stopped: bool) -> list[RankEntry]:
     """One entry per rank; finishes rank ledgers their process left ``running``."""
     now = time.time()
     entries = []
-    for rank in range(world_size):
+    for rank in ranks:
         folder = top / "ranks" / str(rank)
         failure = failures.get(rank)
         entry = RankEntry(rank=rank, exit_code=failure.exit_code if failure else 0)
@@ -111,9 +118,8 @@ def _console_logs(top: Path, rank: int) -> dict[str, str] | None:
     return found or None
 
 
-def divergence(top: Path, world_size: int) -> list[dict[str, Any]]:
+def divergence(top: Path, ranks: list[int]) -> list[dict[str, Any]]:
     """The first differing issued collective, then graphs compiled differently (docs/multi-rank.md)."""
-    ranks = list(range(world_size))
     out: list[dict[str, Any]] = []
     issued = first_issued_difference({r: read_log(top / "ranks" / str(r) / LOG_FILE).issued for r in ranks})
     if issued is not None:

@@ -30,15 +30,14 @@ from airctl.ledger.reader import Ledger
 
 
 class Watchdog:
-    def __init__(self, top: Path, world_size: int, limit_s: float, say: Callable[[str], None],
-                 grace_s: float = 3.0, poll_s: float = 0.5) -> None:
+    def __init__(self, top: Path, limit_s: float, say: Callable[[str], None], grace_s: float = 3.0,
+                 poll_s: float = 0.5) -> None:
         self.top = top
-        self.world_size = world_size
         self.limit_s = limit_s
         self.grace_s = grace_s
         self.poll_s = poll_s
         self.say = say
-        self.followers = {r: LogFollower(top / "ranks" / str(r) / LOG_FILE) for r in range(world_size)}
+        self.followers: dict[int, LogFollower] = {}  # one per rank folder, as they appear
         self.fired: str | None = None  # the message, once it stopped the run
         self.last_seen: dict[int, dict[str, Any] | None] = {}
         self._stop = threading.Event()
@@ -56,6 +55,9 @@ class Watchdog:
 
     def _watch(self) -> None:
         while not self._stop.wait(self.poll_s):
+            for folder in (self.top / "ranks").glob("*"):
+                if folder.name.isdigit() and int(folder.name) not in self.followers:
+                    self.followers[int(folder.name)] = LogFollower(folder / LOG_FILE)
             now = time.time()
             seen = {r: f.poll().last(now) for r, f in self.followers.items()}
             stuck = {r: s for r, s in seen.items() if s and s.get("state") == "blocked"
@@ -72,7 +74,7 @@ class Watchdog:
                 return
 
     def _stop_ranks(self) -> None:
-        pids = [pid for pid in (self._pid(r) for r in range(self.world_size)) if pid is not None]
+        pids = [pid for pid in (self._pid(r) for r in sorted(self.followers)) if pid is not None]
         for pid in pids:
             _signal_child(pid, signal.SIGTERM)
         deadline = time.time() + self.grace_s

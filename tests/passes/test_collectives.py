@@ -74,3 +74,38 @@ def test_a_comm_stream_scope_spans_each_collective_and_its_wait(torch_air) -> No
     streams = {n.name: n.stream for n in read_fx(gm).nodes}
     assert streams["all_reduce"] == streams["wait_tensor"] == streams["all_reduce_1"] == "comm"
     assert streams["mm_1"] is None and streams["stack"] is None  # the next layer stays on the default stream
+
+
+@pytest.mark.slow
+def test_comm_stream_pass_is_clean_and_without_its_wait_races(tmp_path) -> None:
+    """passes/comm_stream.yaml on fixtures/models/ddp_overlap.py in a world of one (reduce-overhead: no
+    automatic sync of cross-stream data edges): results match eager and nothing races; without the
+    wait before the final sum, the verifier and the executor both report the reads of the all-reduces."""
+    import torch.distributed as dist
+
+    from airctl.ledger.defaults import Request
+    from airctl.ledger.reader import Ledger
+    from airctl.pipeline.compile import CompileRequest, compile_model
+    from airctl.verify import verify
+    from tests.conftest import MODELS
+    from tests.passes.conftest import FIXTURES, PASSES
+
+    try:
+        def compiled(passes):
+            result = compile_model(CompileRequest(MODELS / "ddp_overlap.py", mode="reduce-overhead", out_dir=tmp_path,
+                                                  backend="sim", passes_file=str(passes)))
+            ledger = Ledger.open(result.ledger_dir)
+            graph = ledger.load(ledger.default_stage(Request.CHECK, ledger.graph_ids()[0]))
+            return result, graph
+
+        good, graph = compiled(PASSES / "comm_stream.yaml")
+        assert good.error is None and good.execution.matches_eager and good.races == []
+        assert {n.name: n.stream for n in graph.nodes}["all_reduce_3"] == "comm"
+        assert [f for f in verify(graph, "reduce-overhead") if f.severity == "error"] == []
+        racy, graph = compiled(FIXTURES / "comm_stream_no_wait.yaml")
+        races = {tuple(f.nodes) for f in verify(graph, "reduce-overhead") if f.rule == "race_cross_stream_without_wait"}
+        assert ("stack", "wait_tensor_3") in races or ("wait_tensor_3", "stack") in races
+        assert any(r["reader"] == "stack" for r in racy.races)  # seen at run time too
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()

@@ -15,7 +15,7 @@ from airctl.ledger.index import RankEntry
 from airctl.ledger.reader import Ledger
 from airctl.ledger.writer import LedgerWriter
 from airctl.pipeline.launch import RanksResult, _rewrite, launcher_argv
-from airctl.pipeline.rank_status import Failure, rank_entries, run_status
+from airctl.pipeline.rank_status import Failure, rank_entries, rank_numbers, run_status
 from airctl.pipeline.rank_worker import Rank, rank_folder
 from airctl.pipeline.watchdog import Watchdog, describe_last
 
@@ -67,8 +67,10 @@ def test_rank_entries_finish_what_a_dead_rank_left_running(tmp_path: Path) -> No
     log.close()
     (tmp_path / "logs" / "run_x" / "attempt_0" / "1").mkdir(parents=True)
     (tmp_path / "logs" / "run_x" / "attempt_0" / "1" / "stderr.log").write_text("terminate called")
-    entries = rank_entries(tmp_path, 3, {1: Failure.of(type("F", (), {"exitcode": -6})())}, stopped=False)
-    assert [(e.rank, e.status, e.exit_code) for e in entries] == [(0, "ok", 0), (1, "failed", -6), (2, "missing", 0)]
+    failures = {1: Failure.of(type("F", (), {"exitcode": -6})()), 2: Failure(1)}
+    assert rank_numbers(tmp_path, failures) == [0, 1, 2]  # rank 2 died before making its folder
+    entries = rank_entries(tmp_path, [0, 1, 2], failures, stopped=False)
+    assert [(e.rank, e.status, e.exit_code) for e in entries] == [(0, "ok", 0), (1, "failed", -6), (2, "missing", 1)]
     assert entries[1].signal == "SIGABRT" and "ended (SIGABRT) before its ledger was finished" in entries[1].error
     assert entries[1].log == {"stderr": "logs/run_x/attempt_0/1/stderr.log"}
     assert entries[1].last["state"] == "ended while blocked" and entries[1].last["node"] == "all_reduce"
@@ -112,7 +114,7 @@ def test_the_watchdog_names_where_each_rank_hangs_and_signals_only_its_children(
                    "kind": kind, "stream": "comm", "shape": [4, 2], "dtype": "float32", "group": "0", "t": then}]
         (w.root / "collectives.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     said: list[str] = []
-    with Watchdog(tmp_path, 2, limit_s=5, say=said.append, grace_s=0.2, poll_s=0.05) as dog:
+    with Watchdog(tmp_path, limit_s=5, say=said.append, grace_s=0.2, poll_s=0.05) as dog:
         deadline = time.time() + 10
         while dog.fired is None and time.time() < deadline:
             time.sleep(0.05)
