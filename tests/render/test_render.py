@@ -138,3 +138,17 @@ def test_diff_cli_writes_html_and_svg(tmp_path: Path) -> None:
     result = runner.invoke(build_app(), ["diff", str(FX_AFTER), str(FX_BEFORE), "--svg", str(svg)])
     assert result.exit_code == 0
     assert "#cf222e" in svg.read_text()  # removed nodes are drawn, in red
+
+
+def test_collectives_are_drawn_as_such_in_svg_and_dot() -> None:
+    g = Graph("g", "ge", [Node("x", "Data"), Node("HcomAllReduce", "HcomAllReduce", inputs=["x:0"], stream="comm"),
+                          Node("Identity", "Identity", inputs=["HcomAllReduce:0"])])
+    root = ET.fromstring(svg_text(g))
+    boxes = {grp.find(f"{SVG}title").text.split("\n")[0]: grp for grp in root.iter(f"{SVG}g")
+             if grp.find(f"{SVG}title") is not None}
+    assert "collective: all_reduce" in boxes["HcomAllReduce"].find(f"{SVG}title").text
+    assert boxes["HcomAllReduce"].find(f"{SVG}rect").get("stroke") == "#6f42c1"
+    assert boxes["Identity"].find(f"{SVG}rect").get("stroke") != "#6f42c1"
+    source = dotmod.dot_source(g)
+    line = next(ln for ln in source.splitlines() if "HcomAllReduce\\nHcomAllReduce" in ln or "collective" in ln)
+    assert "peripheries=2" in line and "collective: all_reduce" in line
