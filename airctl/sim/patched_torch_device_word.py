@@ -6,7 +6,12 @@ the data really is on the CPU). ``torch.device("npu")`` itself is not supported:
 torch's PrivateUse1 backend renamed, which makes torch believe an accelerator is present (and
 ``torch.accelerator``, which Dynamo queries on every frame, would report one it cannot drive).
 
-Everything is undone when the sim session ends (:class:`~airctl.sim.patching.Patches`).
+Everything is undone when the sim session ends (:class:`~airctl.sim.patching.Patches`), and then
+Dynamo's trace-rule caches are cleared: they resolve ``torch.ones`` and the other factories by
+name when they are built, and ``init_process_group`` clears them, so a compile after it, inside a
+session, builds them with this session's wrappers. Kept past the session, the next session's
+wrappers would call a ``torch.ones`` those caches no longer know, and Dynamo would break the
+graph at every factory call.
 """
 
 from __future__ import annotations
@@ -67,10 +72,19 @@ def _stay(self, device=None, non_blocking=False, **kwargs):  # Tensor.npu / Modu
     return self
 
 
+def _forget_wrappers() -> None:
+    import sys
+
+    rules = sys.modules.get("torch._dynamo.trace_rules")
+    if rules is not None and hasattr(rules, "clear_lru_cache"):
+        rules.clear_lru_cache()
+
+
 def patch(p: Patches) -> None:
     """Map the device word ``npu`` to the CPU until ``p`` is restored."""
     import torch
 
+    p.defer(_forget_wrappers)  # runs after the factories are back
     if not hasattr(torch.Tensor, "is_npu"):
         p.setattr(torch.Tensor, "is_npu", property(lambda self: self.device.type == "npu"))
     p.setattr(torch.Tensor, "npu", _stay)

@@ -90,3 +90,31 @@ def test_torchairs_import_leaves_sigterm_and_sigint_alone() -> None:
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120,
                           env={**__import__("os").environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 0 and proc.stdout.strip() == "kept", proc.stderr[-2000:]
+
+
+def test_a_session_after_init_process_group_still_traces_factories_into_one_graph() -> None:
+    """init_process_group clears Dynamo's trace-rule caches, which then resolve torch.ones to the
+    session's wrapper; the next session must not find them pointing at the previous one's."""
+    import torch
+    import torch.distributed as dist
+
+    def graphs_of(fn):
+        seen = []
+
+        def backend(gm, example_inputs):
+            seen.append(gm)
+            return gm.forward
+
+        torch._dynamo.reset()
+        torch.compile(fn, backend=backend)(torch.randn(3))
+        return len(seen)
+
+    def model(x):
+        return (x + torch.ones(3)) * torch.zeros(3).add(2)
+
+    with _session():
+        dist.init_process_group("hccl", store=dist.HashStore(), rank=0, world_size=1)
+        dist.destroy_process_group()
+        assert graphs_of(model) == 1
+    with _session():
+        assert graphs_of(model) == 1  # a graph break at each factory call otherwise
