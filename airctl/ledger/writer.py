@@ -87,6 +87,20 @@ class LedgerWriter:
                 break
             except FileExistsError:
                 continue
+        return cls._start(root, run_id, fields)
+
+    @classmethod
+    def create_at(cls, root: Path | str, run_id: str | None = None, **fields: Any) -> LedgerWriter:
+        """A new ledger in exactly ``root`` (a multi-rank run's ``ranks/<rank>``), which must not
+        exist yet or be empty; ``run_id`` defaults to the folder name."""
+        root = Path(root)
+        root.mkdir(parents=True, exist_ok=True)
+        if any(root.iterdir()):
+            raise FileExistsError(f"{root} is not empty: a ledger is never written over another")
+        return cls._start(root, run_id or root.name, fields)
+
+    @classmethod
+    def _start(cls, root: Path, run_id: str, fields: dict[str, Any]) -> LedgerWriter:
         (root / "graphs").mkdir()
         (root / "torchair").mkdir()
         index = RunIndex(

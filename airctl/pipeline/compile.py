@@ -23,6 +23,7 @@ from airctl.backends import BackendChoice, choose
 from airctl.errors import AirctlBug, AirctlError, CompileError, ExecutionMismatch, ModelScriptError
 from airctl.execute.compare import DEFAULT_ATOL, Comparison, compare
 from airctl.instrument import Instrument, StopAfterPass
+from airctl.ledger.collectives import CollectiveLog
 from airctl.ledger.index import RunIndex
 from airctl.ledger.writer import LedgerWriter, cannot_write
 from airctl.modes import MAX_AUTOTUNE, MODES, DumpType, Mode
@@ -67,6 +68,11 @@ class CompileRequest:
     torchair_off: Sequence[str] = ()  # TorchAir passes to switch off (airctl bisect; airctl.sim.pass_switch)
     bisect: dict[str, Any] | None = None  # airctl bisect: this step, for index.json `bisect`
     keep_dynamo_graphs: bool = False  # keep each Dynamo graph and its real example inputs (airctl repro)
+    # a rank of a multi-rank run (pipeline/rank_worker.py): see RunRequest
+    ledger_root: Path | None = None
+    ledger_fields: dict[str, Any] = field(default_factory=dict)
+    collectives: CollectiveLog | None = None
+    collective_timeout_s: float | None = None
 
 
 @dataclass
@@ -285,13 +291,15 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
         origin["command_line"] = list(req.command_line)
     if req.bisect is not None:
         origin["bisect"] = req.bisect
-    ledger = LedgerWriter.create(req.out_dir, label, command=req.command, mode=req.mode, model=model,
-                                 passes=req.passes_file, **origin)
+    fields = dict(command=req.command, mode=req.mode, model=model, passes=req.passes_file, **origin,
+                  **req.ledger_fields)
+    ledger = (LedgerWriter.create_at(req.ledger_root, **fields) if req.ledger_root is not None
+              else LedgerWriter.create(req.out_dir, label, **fields))
     session: CaptureSession | None = None
     backend: BackendChoice | None = None
     execution: Comparison | None = None
     hooks = req.hooks
-    runs = RunExecution(req.threads_per_stream, req.stream_timeout_s)
+    runs = RunExecution(req.threads_per_stream, req.stream_timeout_s, req.collectives, req.collective_timeout_s)
     kept: dict[str, Any] | None = None
     try:
         dump_types = _check_request(req)

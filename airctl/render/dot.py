@@ -22,7 +22,15 @@ from pathlib import Path
 from airctl.errors import AirctlError
 from airctl.graph.model import Graph
 from airctl.render.order import program_order
-from airctl.render.style import EDGE_STYLE, NODE_STROKE, STATUS_STROKE, stream_fills, stream_label
+from airctl.render.style import (
+    COLLECTIVE_STROKE,
+    EDGE_STYLE,
+    NODE_STROKE,
+    STATUS_STROKE,
+    collective_note,
+    stream_fills,
+    stream_label,
+)
 from airctl.render.text import printable
 
 DOT_LIMIT = 2000  # nodes; dot takes 7-8 s at 2k nodes and 82 s at 5k
@@ -73,12 +81,16 @@ def dot_source(graph: Graph, status: dict[str, str] | None = None, cluster: str 
         tip = f"{n.name}\nop: {n.op}\nstream: {stream_label(n.stream)}"
         if streams[i] != n.stream:
             tip += f"\nopens stream: {stream_label(streams[i])}"
+        if collective_note(n.op):
+            tip += f"\n{collective_note(n.op)}"
         if n.module:
             tip += f"\nmodule: {n.module}"
         if n.source:
             tip += f"\nsource: {n.source}"
         attrs = [f"label={quote(n.op + chr(10) + n.name)}", f'fillcolor="{fills[streams[i]]}"',
                  f"tooltip={quote(tip)}"]
+        if collective_note(n.op):
+            attrs += [f'color="{COLLECTIVE_STROKE}"', "peripheries=2"]
         st = status.get(n.name)
         if st:
             style = "rounded,filled,dashed" if st == "removed" else "rounded,filled"

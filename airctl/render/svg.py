@@ -17,7 +17,15 @@ from pathlib import Path
 from airctl.graph.model import Graph, Node
 from airctl.render.layout import layered_layout
 from airctl.render.order import program_order, stream_scopes
-from airctl.render.style import EDGE_STYLE, NODE_STROKE, STATUS_STROKE, stream_fills, stream_label
+from airctl.render.style import (
+    COLLECTIVE_STROKE,
+    EDGE_STYLE,
+    NODE_STROKE,
+    STATUS_STROKE,
+    collective_note,
+    stream_fills,
+    stream_label,
+)
 from airctl.render.text import clip, esc
 
 W, H = 160.0, 36.0  # node box
@@ -32,6 +40,8 @@ def indexed_edges(graph: Graph) -> tuple[dict[str, int], list[tuple[int, int, st
 
 def _tooltip(node: Node) -> str:
     parts = [node.name, f"op: {node.op}", f"stream: {stream_label(node.stream)}"]
+    if collective_note(node.op):
+        parts.append(collective_note(node.op))
     if node.module:
         parts.append(f"module: {node.module}")
     if node.source:
@@ -129,8 +139,9 @@ def svg_text(graph: Graph, status: dict[str, str] | None = None) -> str:
     for i, node in enumerate(nodes):
         x, y = xs[i] - W / 2, ys[i] - H / 2
         st = status.get(node.name)
-        stroke = STATUS_STROKE.get(st or "", NODE_STROKE)
-        extra = ' stroke-width="3"' if st else ""
+        collective = collective_note(node.op) is not None
+        stroke = STATUS_STROKE.get(st or "", COLLECTIVE_STROKE if collective else NODE_STROKE)
+        extra = ' stroke-width="3"' if st or collective else ""
         if st == "removed":
             extra += ' stroke-dasharray="5,3" opacity="0.75"'
         parts.append(

@@ -160,3 +160,17 @@ def test_control_characters_in_names_neither_break_graphviz_nor_reach_the_termin
     assert r.exit_code == 0, r.output
     r = runner.invoke(build_app(), ["dump", str(src), "--type", "fx"])
     assert "\x1b" not in r.stdout and "\x07" not in r.stdout and "stream=s\\x1b[31m" in r.stdout
+
+
+def test_collectives_are_drawn_as_such_in_svg_and_dot() -> None:
+    g = Graph("g", "ge", [Node("x", "Data"), Node("HcomAllReduce", "HcomAllReduce", inputs=["x:0"], stream="comm"),
+                          Node("Identity", "Identity", inputs=["HcomAllReduce:0"])])
+    root = ET.fromstring(svg_text(g))
+    boxes = {grp.find(f"{SVG}title").text.split("\n")[0]: grp for grp in root.iter(f"{SVG}g")
+             if grp.find(f"{SVG}title") is not None}
+    assert "collective: all_reduce" in boxes["HcomAllReduce"].find(f"{SVG}title").text
+    assert boxes["HcomAllReduce"].find(f"{SVG}rect").get("stroke") == "#6f42c1"
+    assert boxes["Identity"].find(f"{SVG}rect").get("stroke") != "#6f42c1"
+    source = dotmod.dot_source(g)
+    line = next(ln for ln in source.splitlines() if "HcomAllReduce\\nHcomAllReduce" in ln or "collective" in ln)
+    assert "peripheries=2" in line and "collective: all_reduce" in line
