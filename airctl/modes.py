@@ -68,13 +68,14 @@ class GraphFormat(str, enum.Enum):
     PNG = "png"
     HTML = "html"
     MODEL_EXPLORER = "model-explorer"  # Model Explorer's graph JSON (airctl.io.model_explorer)
+    LANES = "lanes"  # the lane view of the stream plan: svg, png or html by the -o suffix
 
     def __str__(self) -> str:
         return self.value
 
     @property
     def is_text(self) -> bool:
-        """Printed on stdout unless ``-o`` is given (``dot``/``svg``/``png``/``html`` always go to a file)."""
+        """Printed on stdout unless ``-o`` is given (``dot``/``svg``/``png``/``html``/``lanes`` always go to a file)."""
         return self in (GraphFormat.JSON, GraphFormat.FX, GraphFormat.PBTXT, GraphFormat.TXT,
                         GraphFormat.MODEL_EXPLORER)
 

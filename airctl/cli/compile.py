@@ -18,7 +18,8 @@ HELP = (
     "[bold]Examples[/bold]\n\n"
     "  airctl compile fixtures/models/seed.py --mode max-autotune\n\n"
     "  airctl compile model.py --mode reduce-overhead --out runs/\n\n"
-    "  airctl compile model.py --passes passes/stream.yaml --json\n"
+    "  airctl compile model.py --passes passes/stream.yaml --json\n\n"
+    "  airctl compile fixtures/models/ddp_overlap.py --nproc 2\n"
 )
 
 
@@ -40,7 +41,15 @@ def register(app: typer.Typer) -> None:
         fail_on: Bad = typer.Option(None, "--fail-on", show_default=False,
                                     help="Also exit non-zero (1) for this: race (the executor saw a stream race), "
                                          "check (an error finding); numerics and compile failures exit 3 anyway."),
+        nproc: int = typer.Option(1, "--nproc", min=1, help="Ranks: compile under torchrun, a process group per "
+                                  "rank, a ledger per rank (docs/multi-rank.md)."),
     ) -> None:
+        if nproc > 1:
+            from airctl.cli.ranks import compile_ranks_command
+
+            compile_ranks_command(model, nproc, out, backend.value, mode=mode.value, entry=entry, passes=passes,
+                                  atol=atol, as_json=as_json)
+            return
         from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.cli.summary import print_summary
         from airctl.pipeline.compile import CompileRequest, compile_model

@@ -135,6 +135,9 @@ def build_app() -> typer.Typer:
                                        help="On an error, also print the Python traceback."),
     ) -> None:
         """airctl"""
+        from airctl.torch_env import ensure_torch_importable
+
+        ensure_torch_importable()  # before any command imports torch (CliRunner enters here, not through run())
 
     for name in COMMAND_MODULES:
         importlib.import_module(f"airctl.cli.{name}").register(app)

@@ -34,6 +34,7 @@ HELP = (
     "  airctl profile fixtures/models/seed.py --passes passes/stream.yaml\n\n"
     "  airctl profile fixtures/models/transformer.py --passes passes/transformer_two_streams.yaml --compare\n\n"
     "  airctl profile analyze ./prof --ledger airctl-runs/<run>\n\n"
+    "  airctl profile fixtures/models/ddp_overlap.py --nproc 2 --passes passes/comm_stream.yaml\n\n"
     "Exit code 1 when a race was found, 0 otherwise; 2 for bad input, 3 when the compile fails "
     "(a deadlocking plan included) or results differ from eager."
 )
@@ -66,6 +67,9 @@ def register(app: typer.Typer) -> None:
         backend: Backend = backend_option(rich_help_panel=RUN),
         entry: str = typer.Option(None, "--entry", show_default=False, rich_help_panel=RUN,
                                   help="Function returning (model, inputs)."),
+        nproc: int = typer.Option(1, "--nproc", min=1, rich_help_panel=RUN,
+                                  help="Ranks (processes under torchrun): per-rank communication/compute overlap, one "
+                                       "trace with a process per rank (docs/multi-rank.md)."),
         ledger: Path = typer.Option(None, "--ledger", show_default=False, rich_help_panel=ANALYZE,
                                     help="Ledger of the same model: link tasks to graph nodes; files go to its "
                                          "profile/."),
@@ -100,6 +104,11 @@ def register(app: typer.Typer) -> None:
             req = pipeline.ProfileRequest(model_path=chosen.model, mode=chosen.mode, passes_file=chosen.passes,
                                           steps=steps, warmup=warmup, out_dir=out, backend=backend.value,
                                           entry=chosen.entry, command_line=command_line(ctx))
+            if nproc > 1:
+                from airctl.cli.ranks import profile_ranks_command
+
+                profile_ranks_command(req, nproc, compare=compare, as_json=as_json)
+                return
             flow = pipeline.compare_profiles if compare else pipeline.profile_and_summarize
             with stdout_to_stderr(as_json), err.status("profiling…", spinner="dots") as status:
                 outcome = flow(req, png=png, top=top, progress=lambda msg: status.update(msg))

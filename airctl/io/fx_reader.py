@@ -56,7 +56,10 @@ def source_of(meta: dict) -> str | None:
     frames = _FRAME.findall(trace)
     if not frames:
         return None
-    path, line = frames[-1]
+    # a collective's innermost frames are torch.distributed's own (Dynamo traces into them): the
+    # line that matters is the user's call
+    user = [f for f in frames if "/torch/distributed/" not in f[0].replace("\\", "/")]
+    path, line = (user or frames)[-1]
     return f"{path}:{line}"
 
 

@@ -39,7 +39,8 @@ class Request(str, enum.Enum):
         return self.value
 
 
-OUTPUT_DIALECTS = {"pbtxt": "ge", "txt": "ge", "fx": "fx"}  # dump --type -> the dialect it is written in
+# dump --type -> the dialect it is written in (lanes: the stream plan with its scopes, before GE lowers it)
+OUTPUT_DIALECTS = {"pbtxt": "ge", "txt": "ge", "fx": "fx", "lanes": "fx"}
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """The run index: ``index.json`` as dataclasses (fields documented in docs/ledger.md).
 
 One :class:`RunIndex` per run; it holds one :class:`GraphEntry` per compiled graph, each with its
-:class:`StageEntry` list, and one :class:`DumpEntry` per TorchAir file. Written by
+:class:`StageEntry` list, and one :class:`DumpEntry` per TorchAir file; a multi-rank run's top
+index has one :class:`RankEntry` per rank. Written by
 :class:`~airctl.ledger.writer.LedgerWriter` only, read by :class:`~airctl.ledger.reader.Ledger`
 only. ``to_json()`` gives today's JSON shape; ``RunIndex.from_json`` checks types and raises
 :class:`~airctl.errors.LedgerError` naming ``index.json`` and the graph and stage.
@@ -108,6 +109,28 @@ class DumpEntry(Record):
 
 
 @dataclass(kw_only=True)
+class RankEntry(Record):
+    """One rank of a multi-rank run (``ranks[]`` of the top index; docs/multi-rank.md)."""
+
+    KIND = "rank"
+
+    rank: int = required()
+    status: str | None = None  # the rank ledger's status, or died / killed / missing
+    exit_code: int | None = None  # the worker's exit code (negative: killed by a signal)
+    signal: str | None = optional()  # SIGABRT, SIGKILL, ... when a signal ended it
+    ledger: str | None = None  # ledger-relative folder of the rank's own ledger (ranks/<rank>)
+    log: dict[str, str] | None = optional()  # {"stdout", "stderr"}: the worker's console, ledger-relative
+    error: str | None = optional()  # the first line of the rank's error
+    last: dict[str, Any] | None = optional()  # where the rank was last seen (graph, node, op, stream, ...)
+
+    @classmethod
+    def label(cls, data: Any, position: int) -> str:
+        if isinstance(data, dict) and isinstance(data.get("rank"), int):
+            return f"rank {data['rank']}"
+        return f"rank entry {position}"
+
+
+@dataclass(kw_only=True)
 class StageRef:
     """A stage together with the graph it belongs to."""
 
@@ -180,6 +203,15 @@ class RunIndex(Record):
     # airctl bisect: what this step of a bisection changed (docs/bisect.md)
     bisect: dict[str, Any] | None = optional()
     imported: dict[str, Any] | None = optional()  # airctl import: sources, logs, ranks, notes, problems
+    # multi-rank runs (docs/multi-rank.md): the top ledger lists its ranks, each rank ledger says which it is
+    launcher: dict[str, Any] | None = optional()  # {"name": "torchrun", "argv", "nproc_per_node", ...}
+    world_size: int | None = optional()
+    ranks: list[RankEntry] | None = optional()
+    rank: int | None = optional()  # a rank's own ledger: its global rank
+    local_rank: int | None = optional()
+    restart_count: int | None = optional()
+    pid: int | None = optional()  # the rank's process (airctl's watchdog stops it by this id)
+    divergence: list[dict[str, Any]] | None = optional()  # the first difference between the ranks' collectives
 
     @classmethod
     def read(cls, data: Any, file: str | None = None) -> RunIndex:
@@ -196,6 +228,11 @@ class RunIndex(Record):
 
     def graph_ids(self) -> list[str]:
         return [g.id for g in self.graphs]
+
+    @property
+    def is_multi_rank(self) -> bool:
+        """The top ledger of a multi-rank run: its graphs are in the rank ledgers (``ranks/<rank>``)."""
+        return self.ranks is not None
 
     def stages(self, graph_id: str | None = None) -> list[StageRef]:
         """Every stage (of one graph, or of all graphs in order) with its graph id."""

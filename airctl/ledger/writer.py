@@ -15,6 +15,7 @@ it; documented in docs/ledger.md)::
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
@@ -25,13 +26,35 @@ from pathlib import Path
 from typing import Any
 
 from airctl import __version__
+from airctl.errors import LedgerError
 from airctl.graph.model import Graph
 from airctl.io.json_io import write_json
 from airctl.ledger.index import DumpEntry, GraphEntry, RunIndex, StageEntry
 from airctl.ledger.record import INDEX
 from airctl.ledger.runs import mark_latest
 
+RESERVE = 4096  # bytes an index.json takes at least: room for an in-place rewrite (LedgerWriter.flush)
+
 __all__ = ["INDEX", "LedgerWriter", "new_run_id", "slug"]
+
+
+def cannot_write(root: Path, error: OSError) -> LedgerError:
+    return LedgerError(f"cannot write the ledger ({error.strerror or error}): {error.filename or root}",
+                       file=str(root), hint="free space on the disk that holds it (df -h), or give another --out; "
+                                            "what was written before is kept")
+
+
+def _essential(data: dict[str, Any], minimal: bool = False) -> dict[str, Any]:
+    """The index with what a full disk can spare dropped: per-stage extras and the findings list
+    (``minimal``: also every run-level field but the status and the error, and stages but their files)."""
+    keep = ("index", "name", "file") if minimal else ("index", "name", "dialect", "changed", "nodes", "file", "text")
+    graphs = [{"id": g.get("id"), "kind": g.get("kind"), "stages": [{k: s[k] for k in keep if k in s}
+                                                                   for s in g.get("stages", [])]}
+              for g in data.get("graphs", [])]
+    if minimal:
+        top = ("format", "version", "run_id", "created", "status", "command", "mode", "error")
+        return {**{k: data.get(k) for k in top}, "graphs": graphs, "truncated_by_full_disk": True}
+    return {**data, "graphs": graphs, "findings": [], "truncated_by_full_disk": True}
 
 
 def slug(text: str) -> str:
@@ -64,6 +87,20 @@ class LedgerWriter:
                 break
             except FileExistsError:
                 continue
+        return cls._start(root, run_id, fields)
+
+    @classmethod
+    def create_at(cls, root: Path | str, run_id: str | None = None, **fields: Any) -> LedgerWriter:
+        """A new ledger in exactly ``root`` (a multi-rank run's ``ranks/<rank>``), which must not
+        exist yet or be empty; ``run_id`` defaults to the folder name."""
+        root = Path(root)
+        root.mkdir(parents=True, exist_ok=True)
+        if any(root.iterdir()):
+            raise FileExistsError(f"{root} is not empty: a ledger is never written over another")
+        return cls._start(root, run_id or root.name, fields)
+
+    @classmethod
+    def _start(cls, root: Path, run_id: str, fields: dict[str, Any]) -> LedgerWriter:
         (root / "graphs").mkdir()
         (root / "torchair").mkdir()
         index = RunIndex(
@@ -135,11 +172,14 @@ class LedgerWriter:
             file, text_file = previous.file, previous.text
         else:
             base = f"graphs/{slug(graph_id)}/{index:03d}-{slug(name.replace(':', '_'))}"
-            write_json(graph, self.root / f"{base}.json")
-            file, text_file = f"{base}.json", None
-            if text is not None:
-                (self.root / f"{base}.txt").write_text(text, encoding="utf-8")
-                text_file = f"{base}.txt"
+            try:
+                write_json(graph, self.root / f"{base}.json")
+                file, text_file = f"{base}.json", None
+                if text is not None:
+                    (self.root / f"{base}.txt").write_text(text, encoding="utf-8")
+                    text_file = f"{base}.txt"
+            except OSError as e:  # a full disk: stop the run cleanly, the stages before stay
+                raise cannot_write(self.root, e) from e
         stage = StageEntry(
             index=index, name=name, dialect=graph.dialect, changed=changed, nodes=len(graph),
             node_delta=None if previous is None or previous.nodes is None else len(graph) - previous.nodes,
@@ -205,7 +245,9 @@ class LedgerWriter:
 
     def fail(self, message: str, detail: dict[str, Any] | None = None) -> None:
         self.run_index.status = "failed"
-        self.set_error(message, detail)
+        self.run_index.error = message
+        self.run_index.error_detail = detail
+        self.flush(best_effort=True)  # failing already: a full disk must not raise over the real error
 
     def set_report(self, path: Path | None = None, error: str | None = None) -> None:
         """``report`` (ledger-relative) once report.html is written, or ``report_error`` when it failed."""
@@ -223,11 +265,50 @@ class LedgerWriter:
         elif self.run_index.status == "running":
             self.run_index.status = "ok"
         self.run_index.timings["total_seconds"] = round(time.perf_counter() - self._started, 3)
-        self.flush()
-        mark_latest(self.root.parent, self.root.name)
+        self.flush(best_effort=self.run_index.status != "ok")
+        with contextlib.suppress(OSError):  # a full disk: the run is still there, `airctl runs` finds it
+            mark_latest(self.root.parent, self.root.name)
 
-    def flush(self) -> None:
-        """Rewrite index.json atomically (write a temporary file, then rename it over)."""
+    def flush(self, best_effort: bool = False) -> None:
+        """Rewrite index.json atomically (write a temporary file, then rename it over).
+
+        When that fails (a full disk, a file-size limit), the index is rewritten in place, compact —
+        it fits where the old one was, so no new space is needed — and the run goes on; when even
+        that fails, a :class:`~airctl.errors.LedgerError` names the ledger (``best_effort``: nothing
+        is raised; the failure paths use it so a run that fails keeps failing cleanly)."""
+        data = self.run_index.to_json()
         tmp = self.root / (INDEX + ".tmp")
-        tmp.write_text(json.dumps(self.run_index.to_json(), indent=1, default=str), encoding="utf-8")
-        tmp.replace(self.root / INDEX)
+        text = json.dumps(data, indent=1, default=str)
+        # JSON allows trailing blanks: a small index keeps room for an in-place rewrite on a full disk
+        try:
+            for slack in (max(0, RESERVE - len(text)), 1024, 0):
+                try:
+                    tmp.write_text(text + "\n" + " " * slack, encoding="utf-8")
+                    break
+                except OSError:
+                    if not slack:
+                        raise
+            tmp.replace(self.root / INDEX)
+            return
+        except OSError as e:
+            error = e
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        for payload in (data, _essential(data), _essential(data, minimal=True)):  # ever smaller: see _essential
+            if self._rewrite_in_place(json.dumps(payload, separators=(",", ":"), default=str).encode("utf-8")):
+                return
+        if not best_effort:
+            raise cannot_write(self.root, error) from error
+
+    def _rewrite_in_place(self, payload: bytes) -> bool:
+        """index.json overwritten where it is, blank-padded to its old size (the room stays for next time)."""
+        path = self.root / INDEX
+        try:
+            size = path.stat().st_size
+            if size < len(payload):
+                return False
+            with path.open("r+b") as f:
+                f.write(payload + b" " * (size - len(payload)))
+            return True
+        except OSError:
+            return False

@@ -90,6 +90,7 @@ class Selector:
     index: int | None = None
     line: int | None = None
     column: int | None = None
+    collective: list[str] = field(default_factory=list)  # collective kinds, or ["any"]
 
     def describe(self) -> str:
         parts = []
@@ -101,13 +102,15 @@ class Selector:
             parts.append(f"source {self.source}")
         if self.module is not None:
             parts.append(f"module {self.module}")
+        if self.collective:
+            parts.append("collective " + "|".join(self.collective))
         if self.index is not None:
             parts.append(f"index {self.index}")
         return ", ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
         return {"target": self.target, "name": self.name, "source": self.source, "module": self.module,
-                "index": self.index, "line": self.line}
+                "collective": self.collective, "index": self.index, "line": self.line}
 
 
 @dataclass
@@ -163,6 +166,10 @@ def load(path: Path | str) -> PassFile:
         raise SpecError(f"pass file not found: {path}", file=str(path)) from None
     except OSError as e:
         raise SpecError(f"cannot read pass file: {e}", file=str(path)) from e
+    except UnicodeDecodeError as e:
+        line = path.read_bytes()[:e.start].count(b"\n") + 1
+        raise SpecError(f"not UTF-8 text ({e.reason} at byte {e.start})", file=str(path), line=line,
+                        hint="pass files are UTF-8 YAML") from None
     return parse_text(text, path)
 
 
@@ -225,8 +232,10 @@ def _selector(raw: dict[str, Any]) -> Selector:
     target_list = [targets] if isinstance(targets, str) else list(targets or [])
     index = raw.get("index", raw.get("nth"))
     line = getattr(raw, "line", None)
+    collective = raw.get("collective")
     return Selector([_target(t) for t in target_list], raw.get("name"), raw.get("source"), raw.get("module"), index,
-                    line, getattr(raw, "column", None))
+                    line, getattr(raw, "column", None),
+                    [collective] if isinstance(collective, str) else list(collective or []))
 
 
 def _build(doc: dict[str, Any], file: str | None, path: Path | None) -> PassFile:

@@ -11,6 +11,7 @@ with what was captured and the error (``status`` = ``failed``/``mismatch``/``int
 from __future__ import annotations
 
 import copy
+import errno
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -22,8 +23,9 @@ from airctl.backends import BackendChoice, choose
 from airctl.errors import AirctlBug, AirctlError, CompileError, ExecutionMismatch, ModelScriptError
 from airctl.execute.compare import DEFAULT_ATOL, Comparison, compare
 from airctl.instrument import Instrument, StopAfterPass
+from airctl.ledger.collectives import CollectiveLog
 from airctl.ledger.index import RunIndex
-from airctl.ledger.writer import LedgerWriter
+from airctl.ledger.writer import LedgerWriter, cannot_write
 from airctl.modes import MAX_AUTOTUNE, MODES, DumpType, Mode
 from airctl.pipeline.capture import CaptureSession, capturing_backend
 from airctl.pipeline.current import model_record
@@ -66,6 +68,11 @@ class CompileRequest:
     torchair_off: Sequence[str] = ()  # TorchAir passes to switch off (airctl bisect; airctl.sim.pass_switch)
     bisect: dict[str, Any] | None = None  # airctl bisect: this step, for index.json `bisect`
     keep_dynamo_graphs: bool = False  # keep each Dynamo graph and its real example inputs (airctl repro)
+    # a rank of a multi-rank run (pipeline/rank_worker.py): see RunRequest
+    ledger_root: Path | None = None
+    ledger_fields: dict[str, Any] = field(default_factory=dict)
+    collectives: CollectiveLog | None = None
+    collective_timeout_s: float | None = None
 
 
 @dataclass
@@ -152,6 +159,7 @@ def _root_message(exc: BaseException) -> str:
         seen = getattr(seen, "inner_exception", None) or seen.__cause__
     text = f"{type(seen).__name__}: {seen}"
     text = re.sub(r"\n\s*\[ERROR\].*", "", text)
+    text = text.split("Traceback (most recent call last):", 1)[0]  # TorchAir embeds one (pretty_error_msg)
     lines = [ln for ln in text.splitlines() if ln.strip()]
     return "\n".join(lines[:6])
 
@@ -184,6 +192,19 @@ def _deadlock_error(session: CaptureSession | None, message: str) -> AirctlError
         node=nodes[0] if nodes else None,
         hint="a pass put a wait before the record it waits for: make every wait come after its records "
              "(`airctl check` on the ledger shows the cycle)")
+
+
+def _disk_full(exc: BaseException) -> OSError | None:
+    """An OSError for a full disk (or a file-size limit) anywhere in the chain: TorchAir re-raises OSErrors
+    as new ones holding only text, so the original is found through ``__context__``."""
+    seen: BaseException | None = exc
+    for _ in range(64):
+        if seen is None:
+            return None
+        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+            return seen
+        seen = getattr(seen, "inner_exception", None) or seen.__cause__ or seen.__context__
+    return None
 
 
 def _root(exc: BaseException) -> BaseException:
@@ -223,6 +244,9 @@ def _translate(exc: BaseException, session: CaptureSession | None, ledger: Ledge
         return inner
     message = _root_message(exc)
     root = _root(exc)
+    full = _disk_full(exc)
+    if full is not None:
+        return cannot_write(ledger.root, full)  # a full disk, whoever was writing (TorchAir's dumps too)
     if model_path is not None and isinstance(root, (Exception, SystemExit)):
         from airctl.pipeline.model_script import user_frames
 
@@ -267,13 +291,15 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
         origin["command_line"] = list(req.command_line)
     if req.bisect is not None:
         origin["bisect"] = req.bisect
-    ledger = LedgerWriter.create(req.out_dir, label, command=req.command, mode=req.mode, model=model,
-                                 passes=req.passes_file, **origin)
+    fields = dict(command=req.command, mode=req.mode, model=model, passes=req.passes_file, **origin,
+                  **req.ledger_fields)
+    ledger = (LedgerWriter.create_at(req.ledger_root, **fields) if req.ledger_root is not None
+              else LedgerWriter.create(req.out_dir, label, **fields))
     session: CaptureSession | None = None
     backend: BackendChoice | None = None
     execution: Comparison | None = None
     hooks = req.hooks
-    runs = RunExecution(req.threads_per_stream, req.stream_timeout_s)
+    runs = RunExecution(req.threads_per_stream, req.stream_timeout_s, req.collectives, req.collective_timeout_s)
     kept: dict[str, Any] | None = None
     try:
         dump_types = _check_request(req)

@@ -13,12 +13,14 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
+from airctl.ledger.log_file import LedgerLogHandler
+
 FORMAT = "%(asctime)s %(levelname)s %(name)s [%(filename)s:%(lineno)d] %(message)s"
 
 
 @contextlib.contextmanager
 def capture_logs(path: Path, level: int = logging.DEBUG) -> Iterator[None]:
-    handler = logging.FileHandler(path, encoding="utf-8")
+    handler = LedgerLogHandler(path)  # a full disk stops the log quietly (airctl.ledger.log_file)
     handler.setFormatter(logging.Formatter(FORMAT))
     handler.setLevel(level)
     # Only loggers that exist already: creating "torchair" before TorchAir is imported would give

@@ -51,6 +51,11 @@ class ProfileRequest:
     threads_per_stream: int = 1
     timeout_s: float = 60.0
     command_line: list[str] | None = None  # recorded in the ledger (the run's origin)
+    # a rank of a multi-rank profile (pipeline/rank_worker.py): see CompileRequest
+    ledger_root: Path | None = None
+    ledger_fields: dict[str, Any] = field(default_factory=dict)
+    collectives: Any = None
+    collective_timeout_s: float | None = None
 
 
 @dataclass
@@ -108,6 +113,8 @@ def profile_model(req: ProfileRequest, progress: Callable[[str], None] | None = 
         passes_file=str(req.passes_file) if req.passes_file is not None else None,
         threads_per_stream=req.threads_per_stream, stream_timeout_s=req.timeout_s, after_run=profiled_steps,
         command_line=req.command_line,
+        ledger_root=req.ledger_root, ledger_fields=dict(req.ledger_fields), collectives=req.collectives,
+        collective_timeout_s=req.collective_timeout_s,
     ), progress=say)
     ids = result.session.graph_ids_by_name() if result.session is not None else {}
     timelines = list(rec.timelines.values())

@@ -9,7 +9,8 @@ NPU too:
 - **the loaded TorchAir** and the stand-in C++ extension modules it was imported against:
   TorchAir is a process singleton (its Graph Engine options are set once) and keeps references
   to the modules it imported, so they are built once and put back in ``sys.modules`` for each run;
-- **operator registrations** (the ``npu::`` ops of :mod:`airctl.sim.npu_ops`): torch cannot
+- **operator registrations** (the ``npu::`` ops of :mod:`airctl.sim.npu_ops`, the CPU kernels of
+  TorchAir's ``npu_define`` collectives, :mod:`airctl.sim.collective_ops`): torch cannot
   unregister an op that compiled code or TorchAir's pattern passes refer to.
 
 Nothing here is a patch: :mod:`airctl.sim.session` installs and restores those around each run.
@@ -63,6 +64,7 @@ class Registry:
     wheel_root: str | None = None  # where the real torch_npu wheel is installed (the stand-in hides it)
     extension_modules: dict[str, ModuleType] = field(default_factory=dict)  # name -> stand-in module
     op_libraries: list[Any] = field(default_factory=list)  # torch.library.Library objects kept alive
+    collective_kernels: tuple[str, ...] | None = None  # npu_define ops given CPU kernels (collective_ops)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 

@@ -12,14 +12,17 @@ While it lasts:
 - ``import torchair`` gives TorchAir's own package from the torch-npu wheel (imported once per
   process: :mod:`.registry`);
 - the device word ``npu`` maps to the CPU (:mod:`.patched_torch_device_word`);
+- process groups asked for HCCL get gloo (:mod:`.patched_torch_distributed`), and TorchAir's
+  ``npu_define`` collectives have CPU kernels (:mod:`.collective_ops`);
 - Dynamo backends ``"npu"`` and ``"npugraph_ex"`` exist (:mod:`.patched_dynamo_backends`);
 - a GE graph "runs" by executing the FX graph TorchAir converted with ``ctx.run_ge``
   (:mod:`.patched_ge_concrete_graph_call`), and an aclgraph forward (reduce-overhead under sim
   runs eagerly) its final FX graph with ``ctx.run_acl`` (:mod:`.patched_acl_graph`).
 
 On exit every patched attribute and ``sys.modules`` entry is restored. What stays is what the
-registry documents: the loaded TorchAir package, the ``npu::`` op registrations, and the
-stand-in device's ids.
+registry documents: the loaded TorchAir package, the ``npu::`` and ``npu_define`` op
+registrations, and the stand-in device's ids. TorchAir's import does not keep the SIGTERM and
+SIGINT handlers it installs (:mod:`.patched_signal_handlers`).
 """
 
 from __future__ import annotations
@@ -31,11 +34,13 @@ from types import ModuleType
 from typing import Any
 
 from airctl.sim import (
+    collective_ops,
     patched_acl_graph,
     patched_dynamo_backends,
     patched_ge_concrete_graph_call,
     patched_signal_handlers,
     patched_torch_device_word,
+    patched_torch_distributed,
     patched_torch_npu,
     patched_torchair_extension,
 )
@@ -52,6 +57,7 @@ class SimContext:
 
     run_ge: RunGraph  # max-autotune: the FX graph a GE graph was converted from
     run_acl: RunGraph | None = None  # aclgraph forwards; None: TorchAir's own eager path
+    collective_timeout_s: float | None = None  # default process-group timeout (multi-rank runs)
 
 
 def load_torchair() -> ModuleType:
@@ -71,6 +77,7 @@ def load_torchair() -> ModuleType:
             patched_torch_npu.patch(p)
             npu_ops.register()
             REGISTRY.torchair = load(path)
+            collective_ops.register()
         return REGISTRY.torchair
 
 
@@ -83,6 +90,7 @@ def session(ctx: SimContext) -> Iterator[ModuleType]:
         patched_torch_npu.patch(p)
         p.module("torchair", torchair)
         patched_torch_device_word.patch(p)
+        patched_torch_distributed.patch(p, ctx.collective_timeout_s)
         patched_dynamo_backends.patch(p, torchair)
         patched_ge_concrete_graph_call.patch(p, ctx.run_ge)
         if ctx.run_acl is not None:

@@ -36,7 +36,7 @@ def test_list_json_is_the_schema() -> None:
     doc = json.loads(r.stdout)
     assert doc["version"] == 1
     assert doc["kinds"]["wait"]["required"] == ["name", "kind", "before", "on"]
-    assert set(doc["selector"]["properties"]) == {"target", "name", "source", "module", "index", "nth"}
+    assert set(doc["selector"]["properties"]) == {"target", "name", "source", "module", "collective", "index", "nth"}
 
 
 def test_list_unknown_kind_suggests() -> None:
