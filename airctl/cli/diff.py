@@ -16,15 +16,17 @@ HELP = (
     "Compare two graphs: added, removed and changed nodes (op, stream, attributes) and added or removed "
     "data/control/sync edges. Nodes are matched by structure, so renumbered names (Add_1 → Add_2, mm → mm_1) "
     "and reordered inputs do not show up as changes.\n\n"
-    "A and B are TorchAir dumps, graph .json files or ledger folders. With one ledger, --from and --to pick "
-    "two of its stages (default: the first AOT stage and the last FX stage, i.e. what every pass did). With none, "
-    "the current run; `--run X` another run. Two runs (two ledger folders, or `--run A --run B`) are compared "
-    "stage by stage: their graphs and stages pair by name and each stage that differs gets its diff "
+    "A and B are TorchAir dumps, graph .json files, ledger folders or run ids (from `airctl runs`; a unique part "
+    "of one; `latest`: the current run). With one ledger, --from and --to pick two of its stages (default: the "
+    "first AOT stage and the last FX stage, i.e. what every pass did). With none, the current run; `--run X` "
+    "another run. Two runs (`RUN_A RUN_B`, or the same as `--run RUN_A --run RUN_B`) are compared stage by "
+    "stage: their graphs and stages pair by name and each stage that differs gets its diff "
     "(--from/--to: just those stages; one of them: the same stage of both). "
     "Exit status 0 whatever the differences; 2 for unreadable input.\n\n"
     "[bold]Examples[/bold]\n\n"
     "  airctl diff                      (what the passes did in the current run)\n\n"
-    "  airctl diff --run <id-1> --run <id-2>\n\n"
+    "  airctl diff <run-id-1> <run-id-2>   (what a pass file changed: two runs, stage by stage)\n\n"
+    "  airctl diff --run <run-id-1> --run latest   (the same, as options)\n\n"
     "  airctl diff dynamo_original_graph_1.pbtxt dynamo_optimized_graph_1.txt\n\n"
     "  airctl diff airctl-runs/<run-id> --from aot --to fx-final --json\n\n"
     "  airctl diff before.json after.json --html diff.html --svg diff.svg\n"
@@ -34,9 +36,9 @@ HELP = (
 def register(app: typer.Typer) -> None:
     @app.command("diff", help=HELP)
     def diff_cmd(
-        a: Path = typer.Argument(None, help="Old graph: dump, .json, or ledger folder. Default: the current run.",
-                                 show_default=False),
-        b: Path = typer.Argument(None, help="New graph (omit to compare two stages of ledger A).",
+        a: Path = typer.Argument(None, help="Old graph: dump, .json, ledger folder or run id. Default: the current "
+                                 "run.", show_default=False),
+        b: Path = typer.Argument(None, help="New graph or run (omit to compare two stages of ledger A).",
                                  show_default=False),
         from_stage: str = typer.Option(None, "--from", help="Stage of A (ledger).", show_default=False),
         to_stage: str = typer.Option(None, "--to", help="Stage of B, or of A when B is omitted.",
@@ -47,7 +49,8 @@ def register(app: typer.Typer) -> None:
         svg: Path = typer.Option(None, "--svg", help="Also write an SVG of B with A's removed nodes, coloured "
                                  "(green added, red removed, orange changed).", show_default=False),
         runs: list[str] = typer.Option(None, "--run", "-r", metavar="RUN", show_default=False,
-                                       help="A run instead of the current one (twice: two runs against each other)."),
+                                       help="A run (id, part of one, folder or `latest`) instead of the current "
+                                       "one; twice: two runs against each other, as RUN_A RUN_B."),
         out: Path = out_option("Folder of ledgers where the runs are."),
         force: bool = typer.Option(False, "--force", help="Overwrite --html/--svg files that exist (never an input "
                                    "or a ledger)."),

@@ -2,8 +2,9 @@
 
 Two sources (files, ledgers, model scripts), or two stages of one ledger: by default its first
 AOT stage and its last FX stage, i.e. what every pass did (docs/diff.md). No source: the current
-run's two stages; ``runs``: one run's (``--run ID``), or two runs against each other. Two runs
-(two ledgers, or ``--run`` twice) with no stage named are compared stage by stage
+run's two stages; ``runs``: one run's (``--run ID``), or two runs against each other. A or B
+that is no file or folder is a run id (or ``latest``) of ``runs_dir``. Two runs (two ledgers, or
+``--run`` twice) with no stage named are compared stage by stage
 (:mod:`airctl.diff.runs`); with ``--from``/``--to``, those stages (one named: the same in both).
 The structural diff is :func:`airctl.diff.diff_graphs`; the views are the report's page and the
 renderer's SVG.
@@ -17,10 +18,10 @@ from pathlib import Path
 
 from airctl.diff import DiffReport, diff_graphs
 from airctl.diff.runs import DIFFERS, RunsDiff, diff_runs
-from airctl.errors import AirctlError
+from airctl.errors import AirctlError, GraphReadError
 from airctl.graph.model import Graph
 from airctl.io.output_path import claim_output
-from airctl.ledger.runs import resolve_run
+from airctl.ledger.runs import LATEST, matching_runs, resolve_run
 
 
 @dataclass
@@ -102,7 +103,21 @@ def _sources(a: Path | None, b: Path | None, runs: Sequence[str], runs_dir: Path
         if len(runs) == 2:
             return resolve_run(runs_dir, runs[0]), resolve_run(runs_dir, runs[1])
         return resolve_run(runs_dir, runs[0] if runs else None), None
-    return a, b
+    return _source_or_run(a, runs_dir), None if b is None else _source_or_run(b, runs_dir)
+
+
+def _source_or_run(path: Path, runs_dir: Path) -> Path:
+    """A positional A or B: a file or folder as given, else a run of ``runs_dir`` (an id, a unique
+    part of one, or ``latest``), as ``--run`` takes it."""
+    path = Path(path)
+    if path.exists():
+        return path
+    text = str(path)
+    if text == LATEST or matching_runs(runs_dir, text):
+        return resolve_run(runs_dir, text)
+    raise GraphReadError("no such file, ledger folder or run", file=text,
+                         hint=f"A and B are graph files, ledger folders, or run ids of {runs_dir} "
+                              "(`airctl runs` lists them; `latest` is the current run)")
 
 
 def diff_pair(old: Graph, new: Graph) -> DiffReport:

@@ -161,6 +161,8 @@ def test_run_ids_resolve_by_unique_part_and_refuse_ambiguity(workdir: Path) -> N
     a = _fake_run(out, workdir / "model.py", "20261123-130000-model-dddd")
     b = _fake_run(out, workdir / "model.py", "20261123-130500-model-eeee")
     assert resolve_run(out) == b and resolve_run(out, "dddd") == a and resolve_run(out, str(a)) == a
+    mark_latest(out, a.name)  # `latest` names the current run, whichever it is
+    assert resolve_run(out, LATEST) == a
     with pytest.raises(LedgerError, match="matches 2 runs"):
         resolve_run(out, "20261123-13")
     with pytest.raises(LedgerError, match="no run 'zzzz'"):

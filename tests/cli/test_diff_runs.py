@@ -8,12 +8,14 @@ passes/stream.yaml (mm..abs on stream_1, ``sub`` waits) and with fixtures/passes
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from airctl.cli.main import build_app
+from airctl.ledger.runs import mark_latest
 
 pytestmark = pytest.mark.slow
 runner = CliRunner()
@@ -96,3 +98,19 @@ def test_one_stage_of_two_runs_and_svg(compile_fixture, tmp_path: Path) -> None:
     assert json.loads(r.stdout)["edges_added"] == [{"src": "Abs", "dst": "Sub", "kind": "control"}]
     r = diff(a, b, "--svg", tmp_path / "d.svg")
     assert r.exit_code == 2 and "--svg draws one diff" in r.stderr and "--from STAGE" in r.stderr
+
+
+def test_runs_by_id_latest_folder_or_option_give_one_report(compile_fixture, tmp_path: Path) -> None:
+    out = tmp_path / "runs"  # an --out folder of its own: A, then B the current run
+    a, b = (shutil.copytree(run, out / run.name) for run in (ledger(compile_fixture, p) for p in (None, STREAM)))
+    mark_latest(out, b.name)
+    reports = [diff(*args, "--out", out, "--json") for args in (
+        [a.name, b.name], [a.name[-8:], "latest"], [a, b],
+        ["--run", a.name, "--run", "latest"], ["--run", a, "--run", b])]
+    assert all(r.exit_code == 0 for r in reports), [r.output for r in reports]
+    assert len({r.stdout for r in reports}) == 1
+    data = json.loads(reports[0].stdout)
+    assert (data["a"]["run_id"], data["b"]["run_id"]) == (a.name, b.name)
+    assert stages(data)["ge-optimized"]["diff"]["edges_added"] == [{"src": "Abs", "dst": "Sub", "kind": "control"}]
+    r = diff(a.name, "no-such-run", "--out", out)
+    assert r.exit_code == 2 and "no such file, ledger folder or run" in r.stderr and "airctl runs" in r.stderr
