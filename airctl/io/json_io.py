@@ -90,11 +90,14 @@ def _well_typed(raw: Any) -> Node | None:
         "".join(ctrl)
     except TypeError:
         return None
-    return Node(name=name, op=op, inputs=list(inputs), control_inputs=list(ctrl), attrs=dict(attrs), stream=stream,
-                source=source, module=module, kind=kind or "op", meta=dict(meta))
+    # the node takes the lists and dicts as they are: ``raw`` is fresh from json.loads, shared with nothing
+    return Node(name=name, op=op, inputs=inputs, control_inputs=ctrl, attrs=attrs, stream=stream,
+                source=source, module=module, kind=kind or "op", meta=meta)
 
 
 def from_dict(data: dict[str, Any], origin: str = "<json>") -> Graph:
+    """The graph of a parsed airctl graph JSON document; its nodes may keep ``data``'s own lists and
+    dicts (callers pass what json.loads just returned)."""
     if not isinstance(data, dict) or not isinstance(data.get("nodes"), list):
         raise GraphReadError("not an airctl graph JSON (no 'nodes' list)", file=origin, line=1, hint=HINT)
     if data.get("format", "airctl-graph") != "airctl-graph":
