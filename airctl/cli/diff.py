@@ -36,10 +36,10 @@ HELP = (
 def register(app: typer.Typer) -> None:
     @app.command("diff", help=HELP)
     def diff_cmd(
-        a: Path = typer.Argument(None, help="Old graph: dump, .json, ledger folder or run id. Default: the current "
-                                 "run.", show_default=False),
-        b: Path = typer.Argument(None, help="New graph or run (omit to compare two stages of ledger A).",
-                                 show_default=False),
+        a: Path = typer.Argument(None, metavar="A", show_default=False,
+                                 help="Old graph: dump, .json, ledger folder or run id. Default: the current run."),
+        b: Path = typer.Argument(None, metavar="B", show_default=False,
+                                 help="New graph or run (omit to compare two stages of ledger A)."),
         from_stage: str = typer.Option(None, "--from", help="Stage of A (ledger).", show_default=False),
         to_stage: str = typer.Option(None, "--to", help="Stage of B, or of A when B is omitted.",
                                      show_default=False),
