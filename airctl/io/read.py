@@ -1,7 +1,8 @@
 """One entry point to read any graph file, and one to write any text format.
 
-``read_graph(path)`` picks the reader by extension (``.pbtxt``, ``.txt``, ``.py``, ``.json``) and,
-for other names, by content. Whatever goes wrong (binary data, bad encoding, truncation, a
+``read_graph(path)`` picks the reader by extension (``.pbtxt``, ``.txt``, ``.py``, ``.json``, each
+also gzip-compressed as ``<name>.<ext>.gz``, the way the ledger stores them) and, for other
+names, by content. Whatever goes wrong (binary data, bad encoding, truncation, a
 malformed entry) surfaces as :class:`airctl.errors.GraphReadError` with the file and, wherever
 the format allows, the line. No other exception escapes (tests fuzz this).
 
@@ -17,6 +18,8 @@ from pathlib import Path
 
 from airctl.errors import GraphReadError
 from airctl.graph.model import Graph, Node
+from airctl.io.compressed import logical_stem, logical_suffix
+from airctl.io.compressed import read_bytes as read_file_bytes
 from airctl.io.gc_pause import gc_paused
 from airctl.io.ge_text import parse_txt, write_txt
 from airctl.io.json_io import from_dict, write_json
@@ -151,13 +154,13 @@ def read_graph(path: Path | str) -> Graph:
     path = Path(path)
     origin = str(path)
     try:
-        data = path.read_bytes()
+        data = read_file_bytes(path)
     except IsADirectoryError as e:
         raise GraphReadError("is a directory, not a graph file", file=origin) from e
     except OSError as e:
         raise GraphReadError(f"cannot read: {e.strerror or e}", file=origin) from e
     text = decode(data, origin)
-    fmt = EXTENSIONS.get(path.suffix.lower())
+    fmt = EXTENSIONS.get(logical_suffix(path))
     if fmt == "py" and not is_torchair_py_dump(text):
         raise GraphReadError("this .py file is not a TorchAir graph dump (no ge.<Op>(...) calls)", file=origin,
                              line=1, hint="model scripts are compiled, not read: `airctl compile model.py`")
@@ -168,7 +171,7 @@ def read_graph(path: Path | str) -> Graph:
     if fmt is None:
         raise GraphReadError("unrecognised graph file", file=origin, line=1,
                              hint="expected a TorchAir dump (.pbtxt, .txt, .py) or an airctl graph .json")
-    return parse_graph(text, fmt, origin, path.stem)
+    return parse_graph(text, fmt, origin, logical_stem(path))
 
 
 def write_graph(graph: Graph, path_or_type: Path | str) -> str:

@@ -11,6 +11,7 @@ with what was captured and the error (``status`` = ``failed``/``mismatch``/``int
 from __future__ import annotations
 
 import copy
+import logging
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -24,12 +25,13 @@ from airctl.execute.compare import DEFAULT_ATOL, Comparison, compare
 from airctl.instrument import Instrument, StopAfterPass
 from airctl.ledger.index import RunIndex
 from airctl.ledger.writer import LedgerWriter
-from airctl.modes import MAX_AUTOTUNE, MODES, DumpType, Mode
+from airctl.modes import CAPTURES, MAX_AUTOTUNE, MODES, Capture, DumpType, Mode
 from airctl.pipeline.capture import CaptureSession, capturing_backend
 from airctl.pipeline.execution import RunExecution
 from airctl.pipeline.finish import finish_ledger, verify_instruments
 from airctl.pipeline.logs import capture_logs
 from airctl.pipeline.model_script import LoadedModel, load_model_script
+from airctl.sim.ascend_ir import find_declarations, missing_hint
 from airctl.sim.capture import observing
 
 DUMP_TYPES = tuple(t.value for t in DumpType)
@@ -55,7 +57,8 @@ class CompileRequest:
     passes_file: str | None = None
     stop_after_passes: bool = False  # --plan: stop before conversion and execution
     verify: bool = True  # verify-each: run the static verifier after every pass
-    report: bool = True  # write report.html into the ledger
+    report: bool = True  # write report.html into the ledger (not with capture minimal)
+    capture: str = Capture.DEFAULT.value  # how much of the compile the ledger keeps (modes.Capture)
     # after the checked run: called with a function that runs the compiled model once more, and the
     # run's RunExecution (``airctl profile`` runs its warmup and profiled steps here, recording them)
     after_run: Callable[[Callable[[], Any], RunExecution], None] | None = None
@@ -93,8 +96,9 @@ def build_config(torchair: Any, req: CompileRequest, ledger: LedgerWriter, backe
                  dump_types: Sequence[str], hooks: Any = None) -> Any:
     config = torchair.CompilerConfig()
     config.mode = req.mode
-    config.debug.graph_dump.type = dump_types[0]
-    config.debug.graph_dump.path = str(ledger.root / "torchair")
+    if dump_types:
+        config.debug.graph_dump.type = dump_types[0]
+        config.debug.graph_dump.path = str(ledger.root / "torchair")
     pre = hooks.pre_pass if hooks is not None else req.pre_pass
     post = hooks.post_pass if hooks is not None else req.post_pass
     if pre is not None:
@@ -116,12 +120,10 @@ def _locate_node(session: CaptureSession | None, ledger: LedgerWriter, message: 
     """Find the FX node an error message talks about (converter errors name the target)."""
     if session is None or session.current is None:
         return None, None
-    from airctl.io.json_io import read_json
-
     stage = ledger.last_stage(session.current, "fx")
     if stage is None:
         return None, None
-    graph = read_json(ledger.stage_file(stage))
+    graph = ledger.stage_graph(stage)
     for m in _TARGET.finditer(message):
         target = m.group(1).removeprefix("torch.ops.")
         for node in graph.nodes:
@@ -188,11 +190,12 @@ def _translate(exc: BaseException, session: CaptureSession | None, ledger: Ledge
     if source and ":" in source:
         file, _, ln = source.rpartition(":")
         line = int(ln) if ln.isdigit() else None
-    hint = None
-    if "ge_converter is not implemented" in message or "converter" in message.lower():
+    model = ledger.run_index.model or {}
+    hint = missing_hint(message, model.get("path"))  # a custom op's IR sim does not know: how to declare it
+    if hint is None and ("ge_converter is not implemented" in message or "converter" in message.lower()):
         hint = ("TorchAir has no GE converter for this op: rewrite it with supported ops, register one with "
                 "torchair.register_fx_node_ge_converter, or try --mode reduce-overhead")
-    elif "scope_enter" in message or "scope_exit" in message:
+    elif hint is None and ("scope_enter" in message or "scope_exit" in message):
         hint = "scope_enter/scope_exit must pair up in graph order (rule R1/R2); run `airctl check` on the ledger"
     where = f" at FX node {node}" if node else ""
     return CompileError(f"TorchAir failed to compile the model{where}: {message}", file=file, line=line, node=node,
@@ -218,10 +221,14 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
 
             hooks = build_hooks(Path(req.passes_file))
         t0 = time.perf_counter()
+        ascend_ir = find_declarations(req.model_path)  # custom ops' IR, for sim (docs/sim.md)
         backend = choose(req.backend)
         ledger.set(backend=backend.to_json())
         say(f"backend {backend.name}: {backend.reason}")
-        with backend.session(runs.sim_context()) as torchair, capture_logs(ledger.root / "log.txt"):
+        capture = Capture(req.capture)
+        log_level = logging.INFO if capture is Capture.MINIMAL else logging.DEBUG
+        logs = capture_logs(ledger.root / "log.txt", log_level, keep_node_trace=capture is Capture.FULL)
+        with backend.session(runs.sim_context(ascend_ir)) as torchair, logs:
             ledger.set_timing("backend_seconds", time.perf_counter() - t0)
             t0 = time.perf_counter()
             say(f"loading {req.model_path}")
@@ -230,7 +237,7 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
             ledger.set_timing("load_seconds", time.perf_counter() - t0)
 
             instruments = list(req.instruments) + (verify_instruments(req.mode) if req.verify else [])
-            session = CaptureSession(ledger, instruments, extra_dump_types=dump_types[1:])
+            session = CaptureSession(ledger, instruments, extra_dump_types=dump_types[1:], capture=capture)
             for bound in {id(h): h for h in (hooks, *_hooks_of(req.pre_pass, req.post_pass)) if h}.values():
                 bound.runner = session.runner  # YAML passes run through the capture's one runner
             config = build_config(torchair, req, ledger, backend, dump_types, hooks)
@@ -241,6 +248,7 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
                     execution = _run(loaded, torchair, config, session, req, runs, say)
                 finally:
                     session.finalize()
+                    _note_assumed_ir(ledger, ascend_ir, backend)
             if execution is not None:
                 ledger.set(execution={**execution.to_json(), "races": runs.race_rows()})
                 if not execution.matches_eager:
@@ -257,28 +265,38 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
     except BaseException as exc:  # noqa: BLE001 - every failure must land in index.json
         if _in_chain(exc, StopAfterPass) is not None:
             ledger.finish("planned")
-            finish_ledger(ledger, session, write_report=req.report)
+            finish_ledger(ledger, session, write_report=req.report and req.capture != Capture.MINIMAL)
             return CompileResult(ledger.root, ledger.run_index, backend, execution, None, session, runs.race_rows(),
                                  hooks)
         error = _translate(exc, session, ledger)
         status = "mismatch" if isinstance(error, ExecutionMismatch) else "failed"
         ledger.fail(error.message, error.to_json())
         ledger.finish(status)
-        finish_ledger(ledger, session, write_report=req.report)
+        finish_ledger(ledger, session, write_report=req.report and req.capture != Capture.MINIMAL)
         return CompileResult(ledger.root, ledger.run_index, backend, execution, error, session, runs.race_rows(), hooks)
     ledger.finish("planned" if req.stop_after_passes else None)
-    finish_ledger(ledger, session, write_report=req.report)
+    finish_ledger(ledger, session, write_report=req.report and req.capture != Capture.MINIMAL)
     return CompileResult(ledger.root, ledger.run_index, backend, execution, None, session, runs.race_rows(), hooks)
+
+
+def _note_assumed_ir(ledger: LedgerWriter, ascend_ir: Any, backend: BackendChoice) -> None:
+    """Say which custom ops' IR sim took from their converters' keyword calls (not declared)."""
+    if backend.name != "sim" or not ascend_ir.assumed:
+        return
+    ledger.note("sim: the Ascend IR of " + ", ".join(ascend_ir.assumed) + " was taken from the converter's "
+                "keyword call to torchair.ge.custom_op (no declaration); on an NPU, CANN must have the op installed")
 
 
 def _check_request(req: CompileRequest) -> list[str]:
     """The GE dump types to write; raises for a bad mode, dump type or model path (before torch loads)."""
     if req.mode not in MODES:
         raise AirctlError(f"invalid mode {req.mode!r}", hint="choose one of: " + ", ".join(MODES))
+    if req.capture not in CAPTURES:
+        raise AirctlError(f"invalid --capture {req.capture!r}", hint="choose one of: " + ", ".join(CAPTURES))
     mode = Mode(req.mode)
-    dump_types = list(req.dump_types or mode.dumps)
+    dump_types = list(req.dump_types or Capture(req.capture).dumps(mode))
     bad = [t for t in dump_types if t not in DUMP_TYPES]
-    if bad or not dump_types:
+    if bad or (req.dump_types is not None and not dump_types):
         raise AirctlError(f"invalid --dump-type {','.join(bad) or '(empty)'}",
                           hint="choose from: " + ", ".join(DUMP_TYPES))
     if not set(dump_types) <= set(mode.dumps):

@@ -31,12 +31,14 @@ def _record_findings(ledger: Any, session: Any) -> None:
 
 def finish_ledger(ledger: Any, session: Any, write_report: bool = True) -> None:
     _record_findings(ledger, session)
+    if session is not None and getattr(session, "compress_log", False):
+        ledger.compress_log()
     if not write_report:
         return
     try:
         from airctl.report import write_report as write
 
-        ledger.set_report(write(ledger.root))
+        ledger.set_report(write(ledger.root, graphs=ledger.graphs_written))
     except Exception as e:  # the run's result matters more than its viewer
         log.exception("report.html could not be written")
         ledger.set_report(error=f"{type(e).__name__}: {e}")
