@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from airctl.cli.options import backend_option, dump_types, dump_types_option, mode_option
-from airctl.modes import Backend, Mode
+from airctl.modes import Backend, Capture, Mode
 
 HELP = (
     "Compile MODEL.py through TorchAir (Dynamo → AOT → TorchAir's FX passes → GE or aclgraph), run it once, "
@@ -37,6 +37,10 @@ def register(app: typer.Typer) -> None:
                                     show_default=False),
         atol: float = typer.Option(1e-5, "--atol", help="Tolerance for the eager comparison."),
         as_json: bool = typer.Option(False, "--json", help="Print index.json to stdout instead of the summary."),
+        capture: Capture = typer.Option(
+            Capture.DEFAULT, "--capture",
+            help="How much the ledger keeps: minimal (stages and snapshots only), default (+ readable texts, "
+                 "TorchAir's txt/py dumps, log, report.html), full (+ pbtxt dumps, TorchAir's per-node log)."),
     ) -> None:
         from airctl.cli.output import err, print_json
         from airctl.cli.summary import print_summary
@@ -47,7 +51,7 @@ def register(app: typer.Typer) -> None:
         request = CompileRequest(
             model_path=model, mode=mode.value, out_dir=out, backend=backend.value, dump_types=dump_types(dump_type),
             entry=entry, pre_pass=hooks.pre_pass if hooks else None, post_pass=hooks.post_pass if hooks else None,
-            atol=atol, passes_file=str(passes) if passes else None,
+            atol=atol, passes_file=str(passes) if passes else None, capture=capture.value,
         )
         with err.status("compiling…", spinner="dots") as status:
             result = compile_model(request, progress=lambda msg: status.update(msg))

@@ -48,6 +48,7 @@ from airctl.pipeline.run_check import run_summary
 from airctl.pipeline.run_errors import ScriptEnd, from_exception, from_system_exit
 from airctl.pipeline.run_hooks import RunHooks, RunSession
 from airctl.pipeline.run_logs import RunLog, tee_torchair_log
+from airctl.sim.ascend_ir import find_declarations
 from airctl.sim.capture import observing
 from airctl.torch_env import ensure_torch_importable
 
@@ -128,6 +129,7 @@ def run_script(req: RunRequest, progress: Progress | None = None) -> RunResult:
     end = ScriptEnd(0)
     try:
         _check_script(script)
+        ascend_ir = find_declarations(script)  # custom ops' IR declared beside the script, for sim
         autoload = ensure_torch_importable()  # before anything (the script included) imports torch
         if autoload:
             notes.append(autoload)
@@ -145,7 +147,7 @@ def run_script(req: RunRequest, progress: Progress | None = None) -> RunResult:
                      make_instruments=verify_instruments if req.verify else None)
     t0 = time.perf_counter()
     try:
-        with backend.session(runs.sim_context()) as torchair:
+        with backend.session(runs.sim_context(ascend_ir)) as torchair:
             ledger.set_timing("backend_seconds", time.perf_counter() - t0)
             t0 = time.perf_counter()
             with tee_torchair_log(ledger.root / "log.txt") as log:

@@ -154,6 +154,14 @@ SCHEMA_ATTRS = {"float": "float", "int": "int", "SymInt": "int", "bool": "bool",
                 "bool[]": "list_bool", "str[]": "list_str"}
 
 
+def _schema_type(kind: str) -> str:
+    """``Optional[List[int]]`` (how torch prints a schema type) -> ``int[]``."""
+    import re
+
+    kind = re.sub(r"^Optional\[(.*)\]$", r"\1", kind.rstrip("?"))
+    return re.sub(r"^List\[(.*)\]$", r"\1[]", kind)
+
+
 def example_from_schema(op: Any) -> str:
     """A declaration to start from, read off the torch schema (check it against your Ascend C op):
     Tensor arguments are inputs, others attributes, returns (and mutated inputs) outputs."""
@@ -166,7 +174,7 @@ def example_from_schema(op: Any) -> str:
             if arg.alias_info is not None and arg.alias_info.is_write:
                 outs.append(arg.name)
         else:
-            attrs.append(f"{arg.name}: {SCHEMA_ATTRS.get(kind.rstrip('?'), 'str')}")
+            attrs.append(f"{arg.name}: {SCHEMA_ATTRS.get(_schema_type(kind), 'str')}")
     returns = op._schema.returns
     outs += [r.name or ("out" if len(returns) == 1 else f"out{i}") for i, r in enumerate(returns)]
     text = f"      inputs: [{', '.join(ins)}]\n      outputs: [{', '.join(outs)}]\n"
