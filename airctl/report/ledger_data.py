@@ -32,7 +32,7 @@ def graph_entry(info: GraphEntry, stages: list[tuple[StageEntry, Graph | None, s
                 open_at: int | None = None) -> dict[str, Any]:
     """One graph's stage list; ``stages`` holds (index.json stage entry, graph or None, snapshot key);
     ``open_at``: the position of the stage the viewer opens on."""
-    by_dialect: dict[str, int] = {}
+    by_kind: dict[str, int] = {}  # "fx", "ge", and "dynamo": Dynamo's graph is not AOT's, nor laid out with it
     seen: dict[str, tuple[int, int]] = {}  # snapshot key -> (group, snap)
     out_stages = []
     last: tuple[int, int] | None = None
@@ -50,9 +50,10 @@ def graph_entry(info: GraphEntry, stages: list[tuple[StageEntry, Graph | None, s
                     "summary": {"added": 0, "removed": 0, "changed": 0, "edges_added": 0, "edges_removed": 0,
                                 "renamed": 0}}
         else:  # a graph not seen, or seen before the stage just shown (the ledger shares its file)
-            g = by_dialect.get(graph.dialect)
+            kind = "dynamo" if entry.name == "dynamo" else graph.dialect
+            g = by_kind.get(kind)
             if g is None:
-                g = by_dialect[graph.dialect] = len(groups)
+                g = by_kind[kind] = len(groups)
                 groups.append(Group(info.id, graph.dialect))
             snap, diff = groups[g].add(graph)
             seen[key] = (g, snap)

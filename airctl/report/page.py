@@ -121,11 +121,13 @@ def viewer_js() -> str:
 
 
 def payload_json(obj: Any) -> str:
-    """The payload as compact JSON; NaN and infinities (float constants in graph attributes) become
-    the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"`` (JSON has no such numbers)."""
-    text = json.dumps(obj, separators=(",", ":"), default=str)
-    if "NaN" not in text and "Infinity" not in text:
-        return text
+    """The payload as compact JSON; NaN and infinities become the strings ``"NaN"``, ``"Infinity"``,
+    ``"-Infinity"`` (JSON has no such numbers). The payload's builder already wrote graph
+    attributes that way, so the slow path (a pass over every string) is for anything else."""
+    try:
+        return json.dumps(obj, separators=(",", ":"), default=str, allow_nan=False)
+    except ValueError:
+        text = json.dumps(obj, separators=(",", ":"), default=str)
     return _NON_FINITE.sub(lambda m: m.group(0) if m.group(0)[0] == '"' else f'"{m.group(0)}"', text)
 
 
