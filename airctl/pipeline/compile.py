@@ -221,9 +221,10 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
 
             hooks = build_hooks(Path(req.passes_file))
         t0 = time.perf_counter()
-        ascend_ir = find_declarations(req.model_path)  # custom ops' IR, for sim (docs/sim.md)
         backend = choose(req.backend)
         ledger.set(backend=backend.to_json())
+        # sim's stand-in for CANN's op registry: custom ops' IR declared beside the model (docs/sim.md)
+        ascend_ir = find_declarations(req.model_path) if backend.name == "sim" else None
         say(f"backend {backend.name}: {backend.reason}")
         capture = Capture(req.capture)
         log_level = logging.INFO if capture is Capture.MINIMAL else logging.DEBUG

@@ -129,13 +129,13 @@ def run_script(req: RunRequest, progress: Progress | None = None) -> RunResult:
     end = ScriptEnd(0)
     try:
         _check_script(script)
-        ascend_ir = find_declarations(script)  # custom ops' IR declared beside the script, for sim
         autoload = ensure_torch_importable()  # before anything (the script included) imports torch
         if autoload:
             notes.append(autoload)
         backend = choose(req.backend)
         ledger.set(backend=backend.to_json())
         say(f"backend {backend.name}: {backend.reason}")
+        ascend_ir = find_declarations(script) if backend.name == "sim" else None  # custom ops' IR (docs/sim.md)
     except AirctlError as error:
         ledger.fail(error.message, error.to_json())
         ledger.finish("failed")
