@@ -75,6 +75,19 @@ class ModelScriptError(AirctlError):
     """The model script is missing, raises, or exposes no model we can find."""
 
 
+class UserCodeError(ModelScriptError):
+    """The user's own code raised or exited: the model script at import, ``get_model()``/``get_inputs()``,
+    or the model's forward/``step`` in the eager reference run. The hint holds the user's frames only."""
+
+    exit_code = ExitCode.SCRIPT_FAILED
+
+
+class AirctlBug(AirctlError):
+    """airctl itself failed (not the user's script, not TorchAir): please report it, with --traceback."""
+
+    exit_code = ExitCode.INTERNAL
+
+
 class BackendError(AirctlError):
     """The requested backend cannot be used here (no CANN, no torch_npu wheel, ...)."""
 

@@ -91,14 +91,29 @@ class GraphFormat(str, enum.Enum):
     SVG = "svg"
     PNG = "png"
     HTML = "html"
+    MODEL_EXPLORER = "model-explorer"  # Model Explorer's graph JSON (airctl.io.model_explorer)
+    LANES = "lanes"  # the lane view of the stream plan: svg, png or html by the -o suffix
 
     def __str__(self) -> str:
         return self.value
 
     @property
     def is_text(self) -> bool:
-        """Printed on stdout unless ``-o`` is given (``dot``/``svg``/``png``/``html`` always go to a file)."""
-        return self in (GraphFormat.JSON, GraphFormat.FX, GraphFormat.PBTXT, GraphFormat.TXT)
+        """Printed on stdout unless ``-o`` is given (``dot``/``svg``/``png``/``html``/``lanes`` always go to a file)."""
+        return self in (GraphFormat.JSON, GraphFormat.FX, GraphFormat.PBTXT, GraphFormat.TXT,
+                        GraphFormat.MODEL_EXPLORER)
+
+
+class Bad(str, enum.Enum):
+    """What a failing run looks like (``airctl bisect --bad``, ``airctl compile --fail-on``)."""
+
+    NUMERICS = "numerics"  # compiled outputs differ from eager (or a pass's eager check says so)
+    RACE = "race"  # the multi-stream executor reported a stream race
+    CHECK = "check"  # the static verifier finds an error-level finding in the final FX graph
+    COMPILE = "compile"  # the compile fails
+
+    def __str__(self) -> str:
+        return self.value
 
 
 MAX_AUTOTUNE = Mode.MAX_AUTOTUNE.value

@@ -37,9 +37,12 @@ class BackendChoice:
                 yield torchair
             return
         ensure_torch_importable()
+        from airctl.sim import patched_signal_handlers
+
         try:
-            import torch_npu  # noqa: F401
-            import torchair
+            with patched_signal_handlers.kept():  # TorchAir's own would swallow Ctrl-C (see the module)
+                import torch_npu  # noqa: F401
+                import torchair
         except Exception as e:  # ImportError from missing CANN libs, RuntimeError from autoload
             raise BackendError(f"backend npu: cannot import torch_npu/torchair: {e}",
                                hint="source CANN's set_env.sh, or use --backend sim") from e

@@ -12,27 +12,35 @@ from pathlib import Path
 
 import typer
 
+from airctl.cli.options import out_option, run_option
 from airctl.modes import Mode
 
 
 def register(app: typer.Typer) -> None:
     @app.command("check")
     def check(
-        path: Path = typer.Argument(..., help="airctl graph .json, ledger folder, TorchAir .pbtxt/.txt dump, "
-                                    "or model .py"),
+        path: Path = typer.Argument(None, help="airctl graph .json, ledger folder (imported ones too), TorchAir "
+                                    ".pbtxt/.txt dump, TorchAir DEBUG log, graph() listing, or model .py. Default: "
+                                    "the current run (its stream plan).", show_default=False),
         mode: Mode | None = typer.Option(None, "--mode", help="Semantics to check against (default: the ledger's "
                                          "mode, else max-autotune; GE graphs are always max-autotune)."),
         stage: str | None = typer.Option(None, "--stage", help="Ledger stage to check (default: fx-final, else "
-                                         "the last FX stage)."),
+                                         "the last FX stage, else the last GE stage)."),
         passes: Path | None = typer.Option(None, "--passes", help="YAML pass file (model scripts: compile first)."),
         json_out: bool = typer.Option(False, "--json", help="Print only JSON on stdout."),
+        run: str = run_option(),
+        out: Path = out_option("Folder of ledgers where the current run is."),
     ) -> None:
-        """Verify the stream plan: scopes, record/wait, cross-stream races, joins, deadlocks."""
-        from airctl.cli.output import err, print_json
+        """Verify the stream plan: scopes, record/wait, cross-stream races, joins, deadlocks.
+
+        With no PATH: the current run (the last `airctl compile` or `passes apply` in --out)."""
+        from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.errors import FindingsExit
         from airctl.pipeline.check import check_source
 
-        outcome = check_source(path, mode=mode.value if mode else None, stage=stage, passes=passes)
+        with stdout_to_stderr(json_out):  # a model script PATH is compiled: its prints must not reach stdout
+            outcome = check_source(path, mode=mode.value if mode else None, stage=stage, passes=passes, run=run,
+                                   runs_dir=out)
         if json_out:
             print_json(outcome.to_json())
         else:
@@ -48,9 +56,7 @@ _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 def _render(label: str, mode: str, findings: list) -> None:
-    from rich.markup import escape
-
-    from airctl.cli.output import out
+    from airctl.cli.output import escape, out
 
     out.print(f"[bold]{escape(label)}[/bold] [dim]({mode})[/dim]: "
               + (f"{len(findings)} finding(s)" if findings else "no findings"))

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import typer
 
-from airctl.cli.options import backend_option, dump_types, dump_types_option, mode_option
-from airctl.modes import Backend, Capture, Mode
+from airctl.cli.options import backend_option, command_line, dump_types, dump_types_option, mode_option, out_option
+from airctl.modes import Backend, Bad, Capture, Mode
 
 HELP = (
     "Compile MODEL.py through TorchAir (Dynamo → AOT → TorchAir's FX passes → GE or aclgraph), run it once, "
@@ -18,17 +18,18 @@ HELP = (
     "[bold]Examples[/bold]\n\n"
     "  airctl compile fixtures/models/seed.py --mode max-autotune\n\n"
     "  airctl compile model.py --mode reduce-overhead --out runs/\n\n"
-    "  airctl compile model.py --passes passes/stream.yaml --json\n"
+    "  airctl compile model.py --passes passes/stream.yaml --json\n\n"
+    "  airctl compile fixtures/models/ddp_overlap.py --nproc 2\n"
 )
 
 
 def register(app: typer.Typer) -> None:
     @app.command("compile", help=HELP, no_args_is_help=True)
     def compile_cmd(
+        ctx: typer.Context,
         model: Path = typer.Argument(..., help="Model script (.py).", show_default=False),
         mode: Mode = mode_option(),
-        out: Path = typer.Option(Path("airctl-runs"), "--out", "-o",
-                                 help="Folder for ledgers (one run per subfolder)."),
+        out: Path = out_option("Folder for ledgers (one run per subfolder); the run becomes its current run."),
         backend: Backend = backend_option(),
         dump_type: str = dump_types_option(),
         entry: str = typer.Option(None, "--entry", help="Function returning (model, inputs), or MODEL_FN,INPUTS_FN.",
@@ -41,19 +42,28 @@ def register(app: typer.Typer) -> None:
             Capture.DEFAULT, "--capture",
             help="How much the ledger keeps: minimal (stages and snapshots only), default (+ readable texts, "
                  "TorchAir's txt/py dumps, log, report.html), full (+ pbtxt dumps, TorchAir's per-node log)."),
+        fail_on: Bad = typer.Option(None, "--fail-on", show_default=False,
+                                    help="Also exit non-zero (1) for this: race (the executor saw a stream race), "
+                                         "check (an error finding); numerics and compile failures exit 3 anyway."),
+        nproc: int = typer.Option(1, "--nproc", min=1, help="Ranks: compile under torchrun, a process group per "
+                                  "rank, a ledger per rank (docs/multi-rank.md)."),
     ) -> None:
-        from airctl.cli.output import err, print_json
+        if nproc > 1:
+            from airctl.cli.ranks import compile_ranks_command
+
+            compile_ranks_command(model, nproc, out, backend.value, mode=mode.value, entry=entry, passes=passes,
+                                  atol=atol, as_json=as_json, capture=capture.value)
+            return
+        from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.cli.summary import print_summary
-        from airctl.passes import build_hooks
         from airctl.pipeline.compile import CompileRequest, compile_model
 
-        hooks = build_hooks(passes) if passes else None  # a bad pass file is refused before any compile
-        request = CompileRequest(
+        request = CompileRequest(  # a bad pass file fails the run before anything compiles, ledger kept
             model_path=model, mode=mode.value, out_dir=out, backend=backend.value, dump_types=dump_types(dump_type),
-            entry=entry, pre_pass=hooks.pre_pass if hooks else None, post_pass=hooks.post_pass if hooks else None,
-            atol=atol, passes_file=str(passes) if passes else None, capture=capture.value,
+            entry=entry, atol=atol, passes_file=str(passes) if passes else None, command_line=command_line(ctx),
+            capture=capture.value,
         )
-        with err.status("compiling…", spinner="dots") as status:
+        with stdout_to_stderr(as_json), err.status("compiling…", spinner="dots") as status:
             result = compile_model(request, progress=lambda msg: status.update(msg))
         if as_json:
             print_json(result.index.to_json())
@@ -61,3 +71,11 @@ def register(app: typer.Typer) -> None:
             print_summary(result)
         if result.error is not None:
             raise result.error  # after the summary: main.py shows it and exits with its code
+        if fail_on is not None:
+            from airctl.errors import FindingsExit
+            from airctl.pipeline.conditions import Condition
+
+            verdict = Condition.make(fail_on.value, atol=atol).judge(result)
+            if verdict.bad:
+                err.print(f"--fail-on {fail_on.value}: {verdict.why}", markup=False, highlight=False)
+                raise FindingsExit()

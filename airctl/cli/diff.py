@@ -10,14 +10,19 @@ from typing import Any
 
 import typer
 
+from airctl.cli.options import out_option
+
 HELP = (
     "Compare two graphs: added, removed and changed nodes (op, stream, attributes) and added or removed "
     "data/control/sync edges. Nodes are matched by structure, so renumbered names (Add_1 → Add_2, mm → mm_1) "
     "and reordered inputs do not show up as changes.\n\n"
     "A and B are TorchAir dumps, graph .json files or ledger folders. With one ledger, --from and --to pick "
-    "two of its stages (default: the first AOT stage and the last FX stage, i.e. what every pass did). "
+    "two of its stages (default: the first AOT stage and the last FX stage, i.e. what every pass did). With none, "
+    "the current run; `--run X` another run; `--run A --run B` two runs against each other. "
     "Exit status 0 whatever the differences; 2 for unreadable input.\n\n"
     "[bold]Examples[/bold]\n\n"
+    "  airctl diff                      (what the passes did in the current run)\n\n"
+    "  airctl diff --run <id-1> --run <id-2>\n\n"
     "  airctl diff dynamo_original_graph_1.pbtxt dynamo_optimized_graph_1.txt\n\n"
     "  airctl diff airctl-runs/<run-id> --from aot --to fx-final --json\n\n"
     "  airctl diff before.json after.json --html diff.html --svg diff.svg\n"
@@ -25,9 +30,10 @@ HELP = (
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("diff", help=HELP, no_args_is_help=True)
+    @app.command("diff", help=HELP)
     def diff_cmd(
-        a: Path = typer.Argument(..., help="Old graph: dump, .json, or ledger folder.", show_default=False),
+        a: Path = typer.Argument(None, help="Old graph: dump, .json, or ledger folder. Default: the current run.",
+                                 show_default=False),
         b: Path = typer.Argument(None, help="New graph (omit to compare two stages of ledger A).",
                                  show_default=False),
         from_stage: str = typer.Option(None, "--from", help="Stage of A (ledger).", show_default=False),
@@ -38,12 +44,19 @@ def register(app: typer.Typer) -> None:
                                   "B coloured by the diff.", show_default=False),
         svg: Path = typer.Option(None, "--svg", help="Also write an SVG of B with A's removed nodes, coloured "
                                  "(green added, red removed, orange changed).", show_default=False),
+        runs: list[str] = typer.Option(None, "--run", "-r", metavar="RUN", show_default=False,
+                                       help="A run instead of the current one (twice: two runs against each other)."),
+        out: Path = out_option("Folder of ledgers where the runs are."),
+        force: bool = typer.Option(False, "--force", help="Overwrite --html/--svg files that exist (never an input "
+                                   "or a ledger)."),
     ) -> None:
-        from airctl.cli.output import err, print_json
+        from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.pipeline.diff import diff_sources
 
         # the files are written first: a closed pipe on stdout (`| head`) must not lose them
-        outcome = diff_sources(a, b, from_stage=from_stage, to_stage=to_stage, html=html, svg=svg)
+        with stdout_to_stderr():  # a model script A or B is compiled first: its prints go to stderr
+            outcome = diff_sources(a, b, from_stage=from_stage, to_stage=to_stage, html=html, svg=svg,
+                                   runs=runs or (), runs_dir=out, force=force)
         for path in outcome.written:
             err.print(f"wrote {path}", markup=False, highlight=False)
         if as_json:
@@ -58,9 +71,7 @@ def _fmt(value: Any) -> str:
 
 
 def render(report: Any) -> None:
-    from rich.markup import escape
-
-    from airctl.cli.output import out
+    from airctl.cli.output import escape, out
 
     s = report.summary()
     out.print(f"[bold]{escape(report.a_name)}[/bold] ({report.a_nodes} nodes) → "

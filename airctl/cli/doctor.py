@@ -9,10 +9,9 @@ def register(app: typer.Typer) -> None:
     @app.command("doctor")
     def doctor(as_json: bool = typer.Option(False, "--json", help="Print the diagnosis as JSON.")) -> None:
         """Show versions (python, torch, torch_npu, TorchAir, CANN, graphviz), which backend `auto` picks and why."""
-        from rich.markup import escape
         from rich.table import Table
 
-        from airctl.cli.output import out, print_json
+        from airctl.cli.output import escape, out, print_json
         from airctl.pipeline.doctor import diagnose
 
         data = diagnose()

@@ -6,41 +6,57 @@ from pathlib import Path
 
 import typer
 
-from airctl.cli.options import mode_option
+from airctl.cli.options import mode_option, out_option, run_option
 from airctl.modes import GraphFormat, Mode
 
 HELP = (
     "Read a graph and print it as JSON, an FX-style listing, TorchAir pbtxt or GE txt; or render it.\n\n"
-    "SOURCE is a TorchAir dump (.pbtxt, .txt, .py), an airctl graph .json, or a ledger folder "
-    "(then --stage picks the stage; default: the last stage of the first graph).\n\n"
+    "SOURCE is a TorchAir dump (.pbtxt, .txt, .py), an airctl graph .json, or a ledger folder; without it, the "
+    "current run (the last `airctl compile`/`passes apply`; --run picks another). In a ledger, --stage picks the "
+    "stage; the default follows --type: pbtxt and txt print the GE graph TorchAir dumped last (TorchAir's own "
+    "file), fx the final FX graph (docs/ledger.md).\n\n"
     "[bold]Examples[/bold]\n\n"
+    "  airctl dump --type pbtxt\n\n"
     "  airctl dump dynamo_optimized_graph_1.pbtxt --type json\n\n"
     "  airctl dump airctl-runs/<run-id> --stage fx-final --type fx\n\n"
     "  airctl dump graph.json --type pbtxt -o graph.pbtxt\n\n"
-    "  airctl dump airctl-runs/<run-id> --stage fx-final --type svg --collapse module --depth 2 -o g.svg\n"
+    "  airctl dump airctl-runs/<run-id> --stage fx-final --type svg --collapse module --depth 2 -o g.svg\n\n"
+    "  airctl dump airctl-runs/<run-id> --stage fx-final --type lanes -o plan.svg   (or plan.png, plan.html)\n"
 )
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("dump", help=HELP, no_args_is_help=True)
+    @app.command("dump", help=HELP)
     def dump_cmd(
-        source: Path = typer.Argument(..., help="Dump file, graph .json, ledger folder, or model script (compiled "
-                                      "first).", show_default=False),
-        mode: Mode = mode_option(help="Mode for a model script SOURCE."),
+        source: Path = typer.Argument(None, help="Dump file, graph .json, ledger folder, or model script (compiled "
+                                      "first). Default: the current run.", show_default=False),
+        mode: Mode | None = mode_option(None, help="Mode for a model script SOURCE (default max-autotune) and the "
+                                        "semantics of --type lanes (default: the ledger's mode)."),
         type_: GraphFormat = typer.Option(GraphFormat.JSON, "--type", "-t",
-                                          help="Output: text (json, fx, pbtxt, txt) or a picture (dot, svg, png, "
-                                               "html; written to -o, default SOURCE-stem.TYPE)."),
+                                          help="Output: text (json, fx, pbtxt, txt, model-explorer: Model "
+                                               "Explorer's graph JSON) or a picture (dot, svg, png, html; written "
+                                               "to -o, default SOURCE-stem.TYPE); lanes: the lane view of the "
+                                               "stream plan, svg/png/html by the -o suffix (default "
+                                               "SOURCE-stem.lanes.svg)."),
         stage: str = typer.Option(None, "--stage", "-s", help="Ledger stage name or index.", show_default=False),
         out: Path = typer.Option(None, "--out", "-o", help="Write here instead of stdout.", show_default=False),
         collapse: str = typer.Option(None, "--collapse", help="Fold the graph before output: `module` (one box per "
                                      "nn.Module path, --depth parts) or `stream` (one box per run of a stream). "
-                                     "Record/wait/scope nodes stay. For big graphs.", show_default=False),
+                                     "Record/wait/scope nodes stay. For big graphs. With --type lanes: one row per "
+                                     "run of ops of a module (or a stream).", show_default=False),
         depth: int = typer.Option(2, "--depth", help="Module path parts kept by --collapse module."),
+        force: bool = typer.Option(False, "--force", help="Overwrite -o if it exists (never an input or a ledger)."),
+        run: str = run_option(),
+        runs: Path = out_option("Folder of ledgers where the current run is.", "--runs"),
     ) -> None:
-        from airctl.cli.output import err
+        from airctl.cli.output import err, stdout_to_stderr
         from airctl.pipeline.dump import dump_source
 
-        result = dump_source(source, type_, stage=stage, out=out, mode=mode.value, collapse=collapse, depth=depth)
+        with stdout_to_stderr():  # the result is what goes to stdout; a model script's prints go to stderr
+            result = dump_source(source, type_, stage=stage, out=out, mode=mode.value if mode else None,
+                                 collapse=collapse, depth=depth, run=run, runs_dir=runs, force=force)
+        for note in result.notes:
+            err.print(f"dump: {note}", markup=False, highlight=False)
         if result.written is not None:
             err.print(f"wrote {result.written}", markup=False, highlight=False)
         elif result.text is not None:

@@ -36,15 +36,23 @@ from typer.main import get_command
 from airctl import __version__
 from airctl.errors import AirctlError, CommandExit, ExitCode
 
-COMMAND_MODULES = ("compile", "run", "passes", "dump", "diff", "check", "profile", "doctor")
+COMMAND_MODULES = ("compile", "run", "import_", "passes", "dump", "diff", "check", "profile", "runs", "bisect",
+                   "repro", "export", "doctor")
 TRACEBACK_ENV = "AIRCTL_TRACEBACK"
 
 HELP = (
     "Graph inspector and pass debugger for TorchAir (torch.compile on Ascend NPUs).\n\n"
     "Works on a real NPU (backend npu) and on any CPU machine (backend sim: TorchAir's own pipeline "
     "from the torch-npu wheel, with airctl's stand-ins for the hardware).\n\n"
-    "Start with: [bold]airctl compile fixtures/models/seed.py --mode max-autotune[/bold] (compile, keep a "
-    "ledger of every stage), or [bold]airctl doctor[/bold] (what is installed, which backend `auto` picks).\n"
+    "The loop: compile a model, apply a pass file to it, look at the GE graph, profile; edit the YAML, again. "
+    "Each command works on the current run (the last one in ./airctl-runs; --run picks another):\n\n"
+    "  [bold]airctl compile model.py --mode max-autotune[/bold]\n\n"
+    "  [bold]airctl passes apply stream.yaml[/bold]\n\n"
+    "  [bold]airctl dump --type pbtxt[/bold]\n\n"
+    "  [bold]airctl profile[/bold]\n\n"
+    "Also: [bold]airctl diff[/bold] (what the passes did), [bold]airctl check[/bold] (the stream plan), "
+    "[bold]airctl runs[/bold], [bold]airctl show[/bold]. New here? [bold]airctl doctor[/bold] says what is "
+    "installed and which backend `auto` picks.\n"
 )
 OS_ERROR_HINT = ("check that the folder exists and is writable, and that the path is not an existing file where "
                  "a folder is expected (or the other way round)")
@@ -52,6 +60,10 @@ OS_ERROR_HINT = ("check that the folder exists and is writable, and that the pat
 
 class AirctlGroup(TyperGroup):
     """The root command: runs the chosen command and maps whatever it raises to a message and an exit code."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        ctx.meta["airctl.argv"] = list(args)  # what made a run: recorded in its ledger (cli/options.command_line)
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -87,7 +99,7 @@ def report(error: BaseException, show_traceback: bool = False) -> int:
         render_error(AirctlError(f"{error.strerror or error}: {error.filename}", file=str(error.filename),
                                  hint=OS_ERROR_HINT))
         return int(ExitCode.USAGE)
-    from rich.markup import escape
+    from airctl.cli.output import escape
 
     text = f"{type(error).__name__}: {error}".splitlines()[0] if str(error) else type(error).__name__
     again = "" if show_traceback else f"; rerun with --traceback (or {TRACEBACK_ENV}=1) to see where"
@@ -123,6 +135,9 @@ def build_app() -> typer.Typer:
                                        help="On an error, also print the Python traceback."),
     ) -> None:
         """airctl"""
+        from airctl.torch_env import ensure_torch_importable
+
+        ensure_torch_importable()  # before any command imports torch (CliRunner enters here, not through run())
 
     for name in COMMAND_MODULES:
         importlib.import_module(f"airctl.cli.{name}").register(app)
@@ -131,5 +146,8 @@ def build_app() -> typer.Typer:
 
 def run(argv: list[str] | None = None) -> NoReturn:
     """Console-script entry (``airctl``, ``python -m airctl``): run the app and exit with its code."""
+    from airctl.torch_env import ensure_torch_importable
+
+    ensure_torch_importable()  # before any command imports torch (without CANN, torch-npu's autoload breaks it)
     get_command(build_app()).main(args=argv, prog_name="airctl")  # standalone: always raises SystemExit
     raise AssertionError("unreachable: click's standalone main exits")  # pragma: no cover

@@ -7,6 +7,7 @@ are exactly the enums' values. ``--dump-type`` is a comma-separated list, checke
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -52,3 +53,25 @@ def complete_dump_types(incomplete: str) -> list[str]:
     chosen = set(dump_types(done) or [])
     prefix = f"{done}," if done else ""
     return [prefix + t for t in DUMP_TYPES if t.startswith(last.strip()) and t not in chosen]
+
+
+OUT_ENV = "AIRCTL_OUT"
+RUNS_DIR = Path("airctl-runs")
+
+
+def out_option(help: str = "Folder of ledgers (runs): where new runs go, and where the current run is.",
+               *names: str, **kwargs: Any) -> Any:
+    """The folder of ledgers (``--out``, or ``AIRCTL_OUT``): every command reads and writes runs there."""
+    return typer.Option(RUNS_DIR, *(names or ("--out", "-o")), envvar=OUT_ENV, show_envvar=True, help=help, **kwargs)
+
+
+def run_option(help: str = "Use this run instead of the current one: a run id from `airctl runs` (a unique part "
+               "is enough) or a ledger folder.", **kwargs: Any) -> Any:
+    return typer.Option(None, "--run", "-r", metavar="RUN", show_default=False, help=help, **kwargs)
+
+
+def command_line(ctx: typer.Context) -> list[str] | None:
+    """The airctl command being run, as typed (recorded in the ledger as what made the run); ``ctx`` is
+    the command's context (a ``ctx: typer.Context`` parameter)."""
+    argv = ctx.find_root().meta.get("airctl.argv")
+    return ["airctl", *argv] if argv is not None else None

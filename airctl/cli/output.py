@@ -1,18 +1,61 @@
 """Console helpers shared by commands: stdout for results, stderr for progress and errors.
 
-Nothing here imports torch. ``--json`` commands print only JSON on stdout via :func:`print_json`.
+Nothing here imports torch. ``--json`` commands print only JSON on stdout via :func:`print_json`,
+and run the user's code inside :func:`stdout_to_stderr`, so whatever a model script prints goes to
+stderr. Text from graphs and scripts is untrusted: :func:`escape` neutralises rich markup and
+control characters (an ESC in a stream name must not reach the terminal as an escape sequence).
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
+import re
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape as _markup_escape
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def escape(text: Any) -> str:
+    """``text`` safe to print with rich: markup escaped, control characters shown as ``\\xNN``."""
+    return _markup_escape(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text)))
+
+
+@contextlib.contextmanager
+def stdout_to_stderr(enabled: bool = True) -> Iterator[None]:
+    """While the block runs, what anything prints to stdout goes to stderr — Python's ``print`` and, when
+    stdout is the process's file descriptor 1, C code and loggers holding the real stream too."""
+    if not enabled:
+        yield
+        return
+    original = sys.stdout
+    original.flush()
+    saved: int | None = None
+    try:
+        if original.fileno() == 1:
+            saved = os.dup(1)
+            os.dup2(2, 1)
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        saved = None  # stdout is not a file descriptor (a test's buffer): Python-level is enough
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        with contextlib.suppress(Exception):
+            original.flush()  # what loggers wrote to the real stream object goes to stderr still
+        if saved is not None:
+            os.dup2(saved, 1)
+            os.close(saved)
 
 
 def print_json(data: Any) -> None:
@@ -27,8 +70,6 @@ def _plain(value: Any) -> Any:
 
 
 def render_error(error: Exception) -> None:
-    from rich.markup import escape
-
     from airctl.errors import AirctlError
 
     if isinstance(error, AirctlError):

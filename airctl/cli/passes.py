@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from airctl.cli.options import backend_option, mode_option
+from airctl.cli.options import backend_option, command_line, mode_option, out_option, run_option
 from airctl.modes import Backend, Mode
 
 HELP = (
@@ -20,6 +20,7 @@ HELP = (
     "every pass snapshotted, timed and checked in the ledger.\n\n"
     "[bold]Examples[/bold]\n\n"
     "  airctl passes list\n\n"
+    "  airctl passes apply stream.yaml          (to the current run's model: the last `airctl compile`)\n\n"
     "  airctl passes apply passes/stream.yaml --model fixtures/models/seed.py --diff\n\n"
     "  airctl passes apply passes/stream.yaml --model fixtures/models/seed.py --plan\n\n"
     "  airctl passes explain passes/transformer_two_streams.yaml --model fixtures/models/transformer.py\n"
@@ -32,7 +33,10 @@ APPLY_HELP = (
     "changed the graph, with node names normalised so renames do not show."
 )
 
-MODEL_OPT = typer.Option(..., "--model", "-M", help="Model script (.py).", show_default=False)
+MODEL_OPT = typer.Option(None, "--model", "-M", show_default=False,
+                         help="Model script (.py). Default: the current run's model, entry and mode (`airctl runs`).")
+MODE_OPT = mode_option(None, help="TorchAir mode (default: the current run's when --model is not given, else "
+                                  "max-autotune).", show_default=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -41,22 +45,26 @@ def register(app: typer.Typer) -> None:
 
     @passes.command("apply", help=APPLY_HELP, no_args_is_help=True)
     def apply_cmd(
+        ctx: typer.Context,
         file: Path = typer.Argument(..., help="YAML pass file.", show_default=False),
         model: Path = MODEL_OPT,
-        mode: Mode = mode_option(),
+        mode: Mode = MODE_OPT,
         plan: bool = typer.Option(False, "--plan", help="Stop after the passes: show their effect, compile nothing."),
         diff: bool = typer.Option(False, "--diff", help="Print a unified diff for every pass that changed the graph."),
-        out: Path = typer.Option(Path("airctl-runs"), "--out", "-o", help="Folder for ledgers."),
+        out: Path = out_option(),
+        run: str = run_option("Take the model from this run instead of the current one."),
         backend: Backend = backend_option(),
         entry: str = typer.Option(None, "--entry", help="Function returning (model, inputs).", show_default=False),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     ) -> None:
-        from airctl.cli.output import err, print_json
+        from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.pipeline.apply import apply_passes
 
-        with err.status("applying passes…", spinner="dots") as status:
-            result = apply_passes(file, model, mode=mode.value, out=out, backend=backend.value, entry=entry, plan=plan,
-                                  with_diff=diff or plan or as_json, progress=lambda msg: status.update(msg))
+        chosen = _choose_model(file, model, entry, mode, out, run, "applying")
+        with stdout_to_stderr(as_json), err.status("applying passes…", spinner="dots") as status:
+            result = apply_passes(file, chosen.model, mode=chosen.mode, out=out, backend=backend.value,
+                                  entry=chosen.entry, plan=plan, with_diff=diff or plan or as_json,
+                                  progress=lambda msg: status.update(msg), command_line=command_line(ctx))
         if as_json:
             print_json(result.to_json())
         else:
@@ -91,21 +99,25 @@ def register(app: typer.Typer) -> None:
                     help="For every selector of FILE.yaml: what it matches in MODEL's graphs (name, op, source line), "
                          "or, when nothing, the closest candidates. Compiles up to the passes only.")
     def explain_cmd(
+        ctx: typer.Context,
         file: Path = typer.Argument(..., help="YAML pass file.", show_default=False),
         model: Path = MODEL_OPT,
-        mode: Mode = mode_option(),
-        out: Path = typer.Option(Path("airctl-runs"), "--out", "-o", help="Folder for ledgers."),
+        mode: Mode = MODE_OPT,
+        out: Path = out_option(),
+        run: str = run_option("Take the model from this run instead of the current one."),
         backend: Backend = backend_option(),
         entry: str = typer.Option(None, "--entry", help="Function returning (model, inputs).", show_default=False),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     ) -> None:
-        from airctl.cli.output import err, print_json
+        from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.errors import FindingsExit
         from airctl.pipeline.apply import explain_passes
 
-        with err.status("compiling up to the passes…", spinner="dots") as status:
-            result = explain_passes(file, model, mode=mode.value, out=out, backend=backend.value, entry=entry,
-                                    progress=lambda msg: status.update(msg))
+        chosen = _choose_model(file, model, entry, mode, out, run, "explaining")
+        with stdout_to_stderr(as_json), err.status("compiling up to the passes…", spinner="dots") as status:
+            result = explain_passes(file, chosen.model, mode=chosen.mode, out=out, backend=backend.value,
+                                    entry=chosen.entry, progress=lambda msg: status.update(msg),
+                                    command_line=command_line(ctx))
         if as_json:
             print_json(result.to_json())
         else:
@@ -116,11 +128,23 @@ def register(app: typer.Typer) -> None:
             raise FindingsExit(len(result.unmatched))
 
 
+def _choose_model(file: Path, model: Path | None, entry: str | None, mode: Mode | None, out: Path, run: str | None,
+                  verb: str) -> Any:
+    """The model to compile: --model, or the current run's (said on stderr, with any warning)."""
+    from airctl.cli.output import err, escape
+    from airctl.pipeline.current import choose_model
+
+    chosen = choose_model(model, entry=entry, mode=mode.value if mode else None, passes=None, out_dir=out, run=run)
+    if chosen.origin is not None:
+        err.print(f"{verb} {escape(file.name)} to {escape(chosen.origin.describe())}", markup=True, highlight=False)
+        for warning in chosen.origin.warnings:
+            err.print(f"[bold yellow]warning:[/bold yellow] {escape(warning)}")
+    return chosen
+
+
 # -- rendering --------------------------------------------------------------------------------------
 def _render_warning(warning: Any) -> None:
-    from rich.markup import escape
-
-    from airctl.cli.output import err
+    from airctl.cli.output import err, escape
 
     where = f"{escape(warning.location)}: " if warning.location else ""
     err.print(f"{where}[bold yellow]warning:[/bold yellow] {escape(warning.message)}")
@@ -143,9 +167,7 @@ def _check_text(check: dict[str, Any] | None) -> str:
 
 
 def render_apply(result: Any, diff: bool) -> None:
-    from rich.markup import escape
-
-    from airctl.cli.output import out
+    from airctl.cli.output import escape, out
 
     out.print(f"passes from {escape(str(result.pass_file))}:")
     width = max((len(r.name) for r in result.passes), default=0)
@@ -186,9 +208,7 @@ def render_apply(result: Any, diff: bool) -> None:
 
 
 def render_kinds(kinds: list[str]) -> None:
-    from rich.markup import escape
-
-    from airctl.cli.output import out
+    from airctl.cli.output import escape, out
     from airctl.passes import schema
 
     out.print(f"YAML pass files, version {schema.VERSION}: `version: 1` and a list `passes:` (docs/passes.md)\n")
@@ -216,9 +236,7 @@ def render_kinds(kinds: list[str]) -> None:
 
 
 def render_explain(result: Any) -> None:
-    from rich.markup import escape
-
-    from airctl.cli.output import out
+    from airctl.cli.output import escape, out
 
     current = None
     for row in result.rows:

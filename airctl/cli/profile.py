@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.markup import escape
 
-from airctl.cli.options import backend_option, mode_option
+from airctl.cli.options import backend_option, command_line, mode_option, out_option, run_option
+from airctl.cli.output import escape
 from airctl.errors import AirctlError
 from airctl.modes import Backend, Mode
 
@@ -28,10 +28,13 @@ HELP = (
     "https://ui.perfetto.dev), busy/idle time per stream, overlap between streams, the critical path through "
     "sync edges, top ops, races, and a timeline picture; all kept in the ledger (profile/).\n\n"
     "Or read what torch_npu.profiler wrote: [bold]airctl profile analyze DIR[/bold] (docs/profile.md).\n\n"
+    "With no MODEL.py: the current run's model, pass file and mode (the last `airctl compile`/`passes apply`).\n\n"
     "[bold]Examples[/bold]\n\n"
+    "  airctl profile\n\n"
     "  airctl profile fixtures/models/seed.py --passes passes/stream.yaml\n\n"
     "  airctl profile fixtures/models/transformer.py --passes passes/transformer_two_streams.yaml --compare\n\n"
     "  airctl profile analyze ./prof --ledger airctl-runs/<run>\n\n"
+    "  airctl profile fixtures/models/ddp_overlap.py --nproc 2 --passes passes/comm_stream.yaml\n\n"
     "Exit code 1 when a race was found, 0 otherwise; 2 for bad input, 3 when the compile fails "
     "(a deadlocking plan included) or results differ from eager."
 )
@@ -42,15 +45,21 @@ PATH_ROWS = 12
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("profile", help=HELP, no_args_is_help=True)
+    @app.command("profile", help=HELP)
     def profile(
-        target: str = typer.Argument(..., metavar="MODEL.py|analyze", show_default=False,
-                                     help="A model script, or the word `analyze` followed by a profiler folder."),
+        ctx: typer.Context,
+        target: str = typer.Argument(None, metavar="[MODEL.py|analyze]", show_default=False,
+                                     help="A model script (default: the current run's), or the word `analyze` "
+                                          "followed by a profiler folder."),
         folder: Path = typer.Argument(None, metavar="DIR", show_default=False,
                                       help="With `analyze`: a torch_npu profiler folder (*_ascend_pt, or its parent)."),
         passes: Path = typer.Option(None, "--passes", "-p", show_default=False, rich_help_panel=RUN,
                                     help="YAML pass file applied before the run (docs/passes.md)."),
-        mode: Mode = mode_option(rich_help_panel=RUN),
+        mode: Mode = mode_option(None, rich_help_panel=RUN, show_default=False,
+                                 help="TorchAir mode (default: the current run's when no MODEL.py is given, else "
+                                      "max-autotune)."),
+        run: str = run_option("Profile this run's model (and pass file, mode) instead of the current run's.",
+                              rich_help_panel=RUN),
         steps: int = typer.Option(5, "--steps", min=1, rich_help_panel=RUN, help="Profiled steps."),
         warmup: int = typer.Option(1, "--warmup", min=0, rich_help_panel=RUN, help="Unprofiled steps first."),
         compare: bool = typer.Option(False, "--compare", rich_help_panel=RUN,
@@ -58,17 +67,20 @@ def register(app: typer.Typer) -> None:
         backend: Backend = backend_option(rich_help_panel=RUN),
         entry: str = typer.Option(None, "--entry", show_default=False, rich_help_panel=RUN,
                                   help="Function returning (model, inputs)."),
+        nproc: int = typer.Option(1, "--nproc", min=1, rich_help_panel=RUN,
+                                  help="Ranks (processes under torchrun): per-rank communication/compute overlap, one "
+                                       "trace with a process per rank (docs/multi-rank.md)."),
         ledger: Path = typer.Option(None, "--ledger", show_default=False, rich_help_panel=ANALYZE,
                                     help="Ledger of the same model: link tasks to graph nodes; files go to its "
                                          "profile/."),
-        out: Path = typer.Option(Path("airctl-runs"), "--out", "-o", rich_help_panel=OUTPUT,
-                                 help="Folder for ledgers (analyze without --ledger: <out>/analyze-<folder>/)."),
+        out: Path = out_option("Folder for ledgers (analyze without --ledger: <out>/analyze-<folder>/).",
+                               rich_help_panel=OUTPUT),
         png: bool = typer.Option(False, "--png", rich_help_panel=OUTPUT,
                                  help="Also write timeline.png (headless Chromium)."),
         top: int = typer.Option(10, "--top", min=1, rich_help_panel=OUTPUT, help="Rows of top ops."),
         as_json: bool = typer.Option(False, "--json", rich_help_panel=OUTPUT, help="Print only JSON on stdout."),
     ) -> None:
-        from airctl.cli.output import err, print_json
+        from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.errors import FindingsExit
         from airctl.pipeline import profile as pipeline
 
@@ -78,11 +90,27 @@ def register(app: typer.Typer) -> None:
                                   hint="airctl profile analyze ./prof   (the dir given to tensorboard_trace_handler)")
             outcome = pipeline.analyze_profile_folder(folder, ledger, out=out, png=png, top=top)
         else:
-            _check_model_form(folder, ledger, compare, passes)
-            req = pipeline.ProfileRequest(model_path=Path(target), mode=mode.value, passes_file=passes, steps=steps,
-                                          warmup=warmup, out_dir=out, backend=backend.value, entry=entry)
+            from airctl.pipeline.current import choose_model
+
+            chosen = choose_model(Path(target) if target else None, entry=entry, mode=mode.value if mode else None,
+                                  passes=passes, out_dir=out, run=run, reuse_passes=True)
+            if chosen.origin is not None:
+                with_passes = f" with {chosen.passes.name}" if chosen.passes else ""
+                err.print(f"profiling {escape(chosen.model.name)}{escape(with_passes)} "
+                          f"({escape(chosen.mode)}, from run {escape(chosen.origin.run.name)})", highlight=False)
+                for warning in chosen.origin.warnings:
+                    err.print(f"[bold yellow]warning:[/bold yellow] {escape(warning)}")
+            _check_model_form(folder, ledger, compare, chosen.passes)
+            req = pipeline.ProfileRequest(model_path=chosen.model, mode=chosen.mode, passes_file=chosen.passes,
+                                          steps=steps, warmup=warmup, out_dir=out, backend=backend.value,
+                                          entry=chosen.entry, command_line=command_line(ctx))
+            if nproc > 1:
+                from airctl.cli.ranks import profile_ranks_command
+
+                profile_ranks_command(req, nproc, compare=compare, as_json=as_json)
+                return
             flow = pipeline.compare_profiles if compare else pipeline.profile_and_summarize
-            with err.status("profiling…", spinner="dots") as status:
+            with stdout_to_stderr(as_json), err.status("profiling…", spinner="dots") as status:
                 outcome = flow(req, png=png, top=top, progress=lambda msg: status.update(msg))
         for warning in outcome.warnings:
             err.print(f"[bold yellow]warning:[/bold yellow] {escape(str(warning))}")
@@ -90,6 +118,8 @@ def register(app: typer.Typer) -> None:
             print_json(outcome.to_json())
         elif outcome.comparison is not None:
             render_comparison(outcome.comparison)
+        elif outcome.ranks is not None:
+            render_ranks(outcome.ranks, top)
         elif outcome.summary is not None:
             render_summary(outcome.summary, top)
         if outcome.error is not None:
@@ -118,10 +148,9 @@ def _t(seconds: float | None) -> str:
 
 
 def render_summary(summary: Any, top: int = 10) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
-    from airctl.cli.output import err, out
+    from airctl.cli.output import err, escape, out
 
     for note in summary.meta.get("notes") or []:
         err.print(f"[dim]note: {escape(note)}[/dim]")
@@ -129,7 +158,8 @@ def render_summary(summary: Any, top: int = 10) -> None:
     for col in ("stream", "busy", "idle", "busy %", "ops", "longest gap"):
         table.add_column(col, justify="left" if col == "stream" else "right")
     for s in summary.streams:
-        table.add_row(escape(s.stream), _t(s.busy_s), _t(s.idle_s), f"{s.busy_pct:.1f}", str(s.ops),
+        comm = " [dim](communication)[/dim]" if s.comm_ops and s.comm_ops == s.ops else ""
+        table.add_row(escape(s.stream) + comm, _t(s.busy_s), _t(s.idle_s), f"{s.busy_pct:.1f}", str(s.ops),
                       _t(s.largest_gap_s))
     out.print(table)
     share = f" ({100 * summary.overlap_s / summary.span_s:.1f}% of the span)" if summary.span_s else ""
@@ -153,6 +183,8 @@ def render_summary(summary: Any, top: int = 10) -> None:
         for o in summary.top_ops:
             ops.add_row(escape(o.op), str(o.count), _t(o.total_s), _t(o.mean_s), f"{100 * o.share:.1f}%")
         out.print(ops)
+    if summary.npu:
+        render_npu_steps(summary.npu)
     _render_races(summary.races)
     meta = summary.meta
     if meta.get("matches_eager") is not None:
@@ -172,9 +204,7 @@ def render_summary(summary: Any, top: int = 10) -> None:
 
 
 def _render_races(races: list) -> None:
-    from rich.markup import escape
-
-    from airctl.cli.output import out
+    from airctl.cli.output import escape, out
 
     if not races:
         out.print("races: none")
@@ -189,10 +219,9 @@ def _render_races(races: list) -> None:
 
 
 def render_comparison(c: Any) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
-    from airctl.cli.output import out
+    from airctl.cli.output import escape, out
 
     a, b = c.without, c.with_passes
     table = Table(title=f"without vs with {escape(Path(c.passes_file).name if c.passes_file else 'passes')}",
@@ -222,3 +251,61 @@ def render_comparison(c: Any) -> None:
             out.print(f"trace ({label}): {escape(s.trace)}")
     if a.meta.get("simulated") or b.meta.get("simulated"):
         out.print("[dim]sim: CPU timings (streams are threads), not NPU kernels[/dim]")
+
+
+# -- profile analyze: the profiler's step breakdown, several ranks ----------------------------------
+def _us(value: float | None) -> str:
+    return "-" if value is None else _t(value / 1e6)
+
+
+def render_npu_steps(npu: dict) -> None:
+    """Per step: computing, communication, overlapped (hidden under compute), free; and how far they
+    are from the profiler's own step_trace_time.csv."""
+    from rich.table import Table
+
+    from airctl.cli.output import escape, out
+
+    check = npu.get("check") or {}
+    theirs = {row["step"]: row for row in check.get("steps", [])}
+    table = Table(title="steps (as step_trace_time.csv defines them)", title_justify="left")
+    # computing, communication, overlapped (hidden under compute), not overlapped, free: docs/profile.md
+    for col in ("step", "compute", "comm", "overlapped", "comm only", "free", "vs profiler"):
+        table.add_column(col, justify="right")
+    for s in npu.get("steps", []):
+        diffs = [v["diff_pct"] for v in theirs.get(s["step"], {}).values() if isinstance(v, dict)]
+        worst = None if not diffs or None in diffs else max(diffs)
+        versus = "-" if not diffs else "differs" if worst is None else "< 0.01%" if worst < 0.01 else f"{worst:.2g}%"
+        table.add_row(str(s["step"]), _us(s["computing_us"]), _us(s["communication_us"]), _us(s["overlapped_us"]),
+                      _us(s["communication_not_overlapped_us"]), _us(s["free_us"]), versus)
+    out.print(table)
+    streams = npu.get("streams_from") or {}
+    out.print(f"[dim]tasks from {escape(str(npu.get('tasks_from')))}; streams: "
+              f"{escape('; '.join(f'{k}: {v}' for k, v in streams.items()))}"
+              + (f"; checked against {escape(str(check.get('against')))}" if check else "") + "[/dim]")
+
+
+def render_ranks(multi: Any, top: int = 10) -> None:
+    """A folder of several ranks: each rank's summary, then the slowest rank per step and the skew."""
+    from rich.table import Table
+
+    from airctl.cli.output import err, escape, out
+
+    for note in multi.meta.get("notes") or []:
+        err.print(f"[dim]note: {escape(note)}[/dim]")
+    for r in multi.ranks:
+        out.rule(f"rank {r.rank}  {escape(str(r.summary.meta.get('folder', '')))}")
+        render_summary(r.summary, top)
+    cross = multi.cross_rank
+    out.rule("across ranks")
+    table = Table(title="per step", title_justify="left")
+    for col in ("step", "slowest rank", "spread", "collectives", "wait skew", "max skew", "waited for"):
+        table.add_column(col, justify="right")
+    for s in cross.get("steps", []):
+        late = "-" if s.get("late_rank") is None else f"rank {s['late_rank']}"
+        table.add_row(str(s["step"]), str(s["slowest_rank"]), _us(s["spread_us"]), str(s["collectives"]),
+                      _us(s["wait_skew_us"]), _us(s["max_wait_skew_us"]), late)
+    out.print(table)
+    out.print(f"slowest rank: [bold]{cross.get('slowest_rank')}[/bold]   last to arrive at collectives: "
+              f"[bold]{cross.get('late_rank')}[/bold]   [dim]{escape(str(cross.get('clock', '')))}[/dim]")
+    if multi.trace:
+        out.print(f"trace: {escape(multi.trace)}  (a process per rank; open in https://ui.perfetto.dev)")

@@ -19,7 +19,8 @@ HELP = (
     "outputs differ from eager.\n\n"
     "[bold]Examples[/bold]\n\n"
     "  airctl run custom_pass_multistream.py\n\n"
-    "  airctl run --out runs/ --backend sim train.py --steps 10\n"
+    "  airctl run --out runs/ --backend sim train.py --steps 10\n\n"
+    "  airctl run torchrun --nproc-per-node 2 train.py    (one ledger, a ledger per rank: docs/multi-rank.md)\n"
 )
 
 
@@ -37,12 +38,24 @@ def register(app: typer.Typer) -> None:
         check: bool = typer.Option(True, "--check/--no-check",
                                    help="Compare each compiled graph's first call with its Dynamo graph run eagerly."),
         atol: float = typer.Option(1e-5, "--atol", help="Tolerance for the eager comparison."),
+        collective_timeout: float = typer.Option(60.0, "--collective-timeout", min=0, help=(
+            "torchrun: default process-group timeout of every rank under sim (s; the script's own wins).")),
+        watchdog: float = typer.Option(None, "--watchdog", min=0, show_default="collective timeout + 30 s", help=(
+            "torchrun: stop every rank once one has been blocked in a collective this long (s; 0: never).")),
     ) -> None:
         from airctl.cli.output import err
         from airctl.errors import CommandExit
+        from airctl.pipeline.launch import launcher_argv
         from airctl.pipeline.run_errors import show
         from airctl.pipeline.run_script import RunRequest, run_script
 
+        launch = launcher_argv(str(script), list(args or []))
+        if launch is not None:
+            from airctl.cli.ranks import run_ranks_command
+
+            run_ranks_command(launch, "run", out, backend.value, check=check, atol=atol,
+                              collective_timeout=collective_timeout, watchdog=watchdog)
+            return
         request = RunRequest(script=script, args=list(args or []), out_dir=out, backend=backend.value, check=check,
                              atol=atol)
         result = run_script(request, progress=lambda msg: err.print(f"airctl: {msg}", markup=False,

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.markup import escape
 from rich.table import Table
 
-from airctl.cli.output import err, out
+from airctl.cli.output import err, escape, out
 
 
 def _fmt_s(value: Any) -> str:
@@ -27,17 +26,25 @@ def stage_table(graph: dict[str, Any], show_all: bool = False) -> Table:
     table.add_column("changed")
     table.add_column("time", justify="right")
     hidden = 0
+    previous: float | None = None  # elapsed at the stage before (time: a pass's own, else since that stage)
     for s in graph["stages"]:
         changed = s.get("changed")
+        elapsed = s.get("elapsed")
+        took = s.get("seconds")
+        if took is None and elapsed is not None and previous is not None:
+            took = max(0.0, elapsed - previous)
+        previous = elapsed if elapsed is not None else previous
         if not show_all and changed is False and s["name"].startswith(("after:", "ge:after:")):
             hidden += 1
             continue
         delta = s.get("node_delta")
         delta_txt = "" if not delta else (f"[green]+{delta}[/green]" if delta > 0 else f"[red]{delta}[/red]")
         mark = {True: "[yellow]changed[/yellow]", False: "[dim]–[/dim]", None: ""}[changed]
-        table.add_row(str(s["index"]), escape(s["name"]), str(s["nodes"]), delta_txt, mark, _fmt_s(s.get("seconds")))
+        table.add_row(str(s["index"]), escape(s["name"]), str(s["nodes"]), delta_txt, mark, _fmt_s(took))
+    notes = ["time: a pass's own; other stages: since the stage before"]
     if hidden:
-        table.caption = f"{hidden} unchanged passes hidden (see index.json)"
+        notes.append(f"{hidden} unchanged passes hidden (see index.json)")
+    table.caption = "; ".join(notes)
     return table
 
 
@@ -57,7 +64,8 @@ def print_races(races: list[dict[str, Any]], limit: int = 5, console: Any = None
 def print_summary(result: Any, show_all: bool = False) -> None:
     index = result.index.to_json()
     backend = index.get("backend") or {}
-    err.print(f"[bold]airctl compile[/bold] {escape(str((index.get('model') or {}).get('path')))} "
+    err.print(f"[bold]airctl {escape(str(index.get('command') or 'compile'))}[/bold] "
+              f"{escape(str((index.get('model') or {}).get('path')))} "
               f"mode={index.get('mode')} backend={backend.get('name', '?')}"
               + (f" [dim]({escape(backend.get('reason', ''))})[/dim]" if backend.get("reason") else ""))
     for graph in index.get("graphs", []):

@@ -18,7 +18,10 @@ The race checks live in :mod:`~airctl.execute.hazards`, the deadlock and timeout
 
 Where a run reports is explicit: the :class:`~airctl.execute.recorder.Recorder` given as
 ``recorder`` (its owner may set the attribute between runs). With none, races are logged as
-warnings, once per race.
+warnings, once per race. A multi-rank run also gives a ``collectives`` log
+(:class:`~airctl.ledger.collectives.CollectiveLog`): each collective node is written there before
+it is issued and again when it returned, each ``wait_tensor`` on one around its wait, and each
+run of the graph at its start and end, so a rank that hangs in a collective can be named.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from airctl.execute.run_state import Abort, RunState, Stamp
 from airctl.execute.schedule import build_schedule
 from airctl.execute.timeline import OpEvent, SyncEdge
 from airctl.graph.roles import Role
+from airctl.ledger.collectives import CollectiveLog, call_details
 from airctl.modes import MAX_AUTOTUNE
 
 __all__ = ["DEFAULT_TIMEOUT_S", "STREAM_MARK", "Stamp", "StreamDeadlock", "StreamExecutor"]
@@ -63,7 +67,7 @@ class StreamExecutor:
     def __init__(self, gm: Any, mode: str = MAX_AUTOTUNE, name: str = "graph", *,
                  threads_per_stream: int | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
                  check_deadlock: bool = True, serial: bool = False, recorder: Sink | None = None,
-                 pool: WorkerPool | None = None) -> None:
+                 pool: WorkerPool | None = None, collectives: CollectiveLog | None = None) -> None:
         self.gm = gm
         self.name = name
         self.sched = build_schedule(gm, mode, name)
@@ -73,6 +77,7 @@ class StreamExecutor:
         self.serial = serial
         self.recorder = recorder
         self.pool = pool
+        self.collectives = collectives
         self._own_pool = False
         self._fx_nodes = list(gm.graph.nodes)
         self._pos = {n: i for i, n in enumerate(self._fx_nodes)}
@@ -109,6 +114,9 @@ class StreamExecutor:
         grad = (torch.is_grad_enabled(), torch.is_inference_mode_enabled())
         serial = self.serial or torch._C._autograd._profiler_enabled()
         workers: list[Job] = []
+        log = st.collectives = self.collectives
+        if log is not None:
+            log.graph(self.name, "start")
         try:
             if not serial:
                 for s in range(1, len(sched.streams)):
@@ -129,6 +137,8 @@ class StreamExecutor:
                 w.done.wait(self.timeout_s if not st.aborted else 1.0)
             if self.threads_per_stream and prev_threads != self.threads_per_stream:
                 torch.set_num_threads(prev_threads)
+        if log is not None:
+            log.graph(self.name, "end")
         if st.error is not None:
             raise st.error
         alive = [w.stream for w in workers if not w.done.is_set()]
@@ -284,6 +294,8 @@ class StreamExecutor:
         if role is Role.OUTPUT:
             return args[0] if args else None
         kwargs = torch.fx.node.map_arg(node.kwargs, load)
+        if st.collectives is not None and (it.collective is not None or it.waits_for is not None):
+            return self._logged_call(st, i, node, args, kwargs)
         if node.op == "call_function":
             return node.target(*args, **kwargs)
         if node.op == "call_method":
@@ -292,6 +304,24 @@ class StreamExecutor:
         if node.op == "call_module":
             return self.gm.get_submodule(node.target)(*args, **kwargs)
         raise AirctlError(f"{self.name}: cannot execute FX node {node.name} (op {node.op})", node=node.name)
+
+    def _logged_call(self, st: RunState, i: int, node: Any, args: Any, kwargs: Any) -> Any:
+        """A collective, or a wait for one, written to the collective log around the call."""
+        it = self.sched.items[i]
+        log = st.collectives
+        stream = self.sched.streams[it.stream]
+        if it.waits_for is not None:
+            seq = st.collective_seq.get(it.waits_for)
+            log.wait(seq, it.name, stream, "start")
+            out = node.target(*args, **kwargs)
+            log.wait(seq, it.name, stream, "end")
+            return out
+        seq = log.issue(graph=self.name, node=it.name, op=it.op, kind=it.collective, stream=stream,
+                        **call_details(args, kwargs))
+        st.collective_seq[i] = seq
+        out = node.target(*args, **kwargs)
+        log.done(seq)
+        return out
 
 
 def _fetch_attr(gm: Any, target: str) -> Any:

@@ -11,7 +11,8 @@ whoever runs a model and passed down:
 - one executor per GraphModule and mode (dropped by :meth:`Executors.close`);
 - the :class:`~airctl.execute.recorder.Recorder` the runs report to (:meth:`Executors.recording`);
 - the :class:`~airctl.execute.pool.WorkerPool` of side-stream threads, made on first use and
-  ended by :meth:`Executors.close`.
+  ended by :meth:`Executors.close`;
+- in a multi-rank run, the rank's :class:`~airctl.ledger.collectives.CollectiveLog`.
 
 >>> ex = Executors()
 >>> with ex.configure(threads_per_stream=1, timeout_s=5.0) as settings:
@@ -34,6 +35,7 @@ from typing import Any
 from airctl.execute.executor import DEFAULT_TIMEOUT_S, StreamExecutor
 from airctl.execute.pool import WorkerPool
 from airctl.execute.recorder import Nested, Recorder, Sink
+from airctl.ledger.collectives import CollectiveLog
 from airctl.modes import MAX_AUTOTUNE, REDUCE_OVERHEAD
 
 
@@ -50,6 +52,7 @@ class Executors:
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings()
         self.recorder: Sink | None = None
+        self.collectives: CollectiveLog | None = None  # multi-rank runs: the rank's collective log
         self._cache: weakref.WeakKeyDictionary[Any, dict[str, StreamExecutor]] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         self._pool: WorkerPool | None = None
@@ -105,6 +108,7 @@ class Executors:
         ex.timeout_s = s.timeout_s
         ex.serial = s.serial or isinstance(ex, CudaStreamExecutor)
         ex.recorder = self.recorder
+        ex.collectives = self.collectives
         ex.pool = self.pool()
         return ex
 

@@ -61,6 +61,8 @@ class RunState:
         self.hb_lock = threading.Lock()  # in-place hazard bookkeeping below
         self.last_writer: dict[int, tuple[int, Stamp]] = {}
         self.readers: dict[int, dict[int, tuple[int, Stamp]]] = {}
+        self.collectives: Any = None  # the executor's CollectiveLog for this call, if any
+        self.collective_seq: dict[int, int] = {}  # collective node -> its sequence number in the log
 
     def fail(self, e: BaseException) -> None:
         """Record the first failure and wake every stream so it stops."""

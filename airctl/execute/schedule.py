@@ -18,6 +18,11 @@ Per node the schedule holds three lists, all of node indices:
   of its tag), ``air.wait_tensor``'s dependency, and in max-autotune every cross-stream data
   edge (GE synchronises them). The executor merges their vector clocks and records a sync edge.
 - ``reads``: cross-stream producers whose ordering the race check asks about at run time.
+
+Collectives (:func:`airctl.graph.roles.collective_kind`) are ops with a ``collective`` kind; a
+``wait_tensor`` on one is marked ``waits_for``. The emulation issues a graph's collectives in graph
+order even when they sit on different streams (each waits for the previous one, an emulation
+wait): gloo pairs the ranks' collectives by issue order, which must not depend on thread timing.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airctl.execute.timeline import DEFAULT_STREAM
-from airctl.graph.roles import Role
+from airctl.graph.roles import Role, collective_kind, is_collective_wait
 from airctl.io.fx_reader import read_fx
 from airctl.modes import MAX_AUTOTUNE, REDUCE_OVERHEAD
 from airctl.verify.happens_before import is_inplace
@@ -50,6 +55,8 @@ class Item:
     inplace_target: int | None = None  # in-place write: the node whose tensor it overwrites
     mutated_reads: list[int] = field(default_factory=list)  # inputs that some node writes in place
     tag: str | None = None  # tagged events
+    collective: str | None = None  # all_reduce, all_gather, ... (graph.roles.collective_kind)
+    waits_for: int | None = None  # a wait_tensor: the collective node it waits for
 
 
 @dataclass
@@ -104,6 +111,7 @@ def build_schedule(gm: Any, mode: str, graph_name: str = "graph") -> Schedule:
     last_tag: dict[str, int] = {}
     writers: dict[int, list[int]] = {}  # tensor (producer index) -> in-place writers so far, graph order
     readers: dict[int, list[int]] = {}  # tensor -> readers so far
+    last_collective: int | None = None
     mutated = {index[n.args[0].name] for n in fx_nodes
                if n.op == "call_function" and n.args and isinstance(n.args[0], torch.fx.Node)
                and is_inplace(items[index[n.name]].op)}
@@ -115,6 +123,13 @@ def build_schedule(gm: Any, mode: str, graph_name: str = "graph") -> Schedule:
         inputs = [index[n.name] for n in fx_node.all_input_nodes]
         if it.role is Role.INPUT:
             continue
+        it.collective = collective_kind(it.op) if it.role is Role.OP else None
+        if it.collective is not None:
+            if last_collective is not None and items[last_collective].stream != it.stream:
+                it.deps.append(last_collective)  # issue order = graph order, whatever the streams
+            last_collective = i
+        elif is_collective_wait(it.op) and inputs and items[inputs[0]].collective is not None:
+            it.waits_for = inputs[0]
         if it.role is Role.WAIT:
             targets = _wait_targets(fx_node, index)
             it.syncs.extend((t, "record_wait") for t in targets)

@@ -26,6 +26,7 @@ class OpEvent:
     source: str | None = None  # "file:line" of the user code
     module: str | None = None
     step: int = 0
+    kind: str | None = None  # "communication" for an NPU's HCCL op (airctl profile analyze); None: compute
 
 
 @dataclass

@@ -123,6 +123,12 @@ class Graph:
             seen.setdefault(n.stream, None)
         return list(seen)
 
+    def structure(self) -> list[tuple[Any, ...]]:
+        """What the graph computes and orders (names, ops, inputs, attributes, streams), without
+        provenance (``source``, ``module``, ``meta``): equal for two reads of one graph from
+        different files."""
+        return [(n.name, n.op, n.kind, n.inputs, n.control_inputs, n.attrs, n.stream) for n in self.nodes]
+
     def op_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
         for n in self.nodes:

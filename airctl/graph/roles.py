@@ -14,6 +14,15 @@ waits, a stream tag does nothing); the verifier counts them all as ops (GE conve
 (<Role.INPUT: 'input'>, <Role.RECORD: 'record'>)
 >>> role_of(Node("e", "air.tagged_event_wait.default", kind="call_function")).is_op
 True
+
+Collectives are ops (``Role.OP``) that also have a *kind* (:func:`collective_kind`): the same word
+for the FX target a script's ``torch.distributed`` call becomes and for the GE op TorchAir
+converts it to, so dumps, selectors, the executor's collective log and the rank comparison agree.
+
+>>> collective_kind("_c10d_functional.all_reduce.default"), collective_kind("HcomAllReduce")
+('all_reduce', 'all_reduce')
+>>> collective_kind("_c10d_functional.wait_tensor.default"), collective_kind("aten.mm.default")
+(None, None)
 """
 
 from __future__ import annotations
@@ -91,3 +100,48 @@ def role_of(node: Node) -> Role:
     if node.kind in OP_KINDS:
         return _AIR_ROLES.get(air, Role.OP) if air is not None else Role.OP
     return Role.OTHER
+
+
+# -- collectives --------------------------------------------------------------------------------
+COLLECTIVE_KINDS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send", "recv")
+
+# FX op name (namespace.op, any overload) -> kind: torch's functional collectives (and their
+# pre-2.3 namespace), TorchAir's own npu_define ops (docs/multi-rank.md has the table)
+_FX_COLLECTIVES = {
+    "all_reduce": "all_reduce", "all_reduce_": "all_reduce", "all_reduce_coalesced": "all_reduce",
+    "all_reduce_coalesced_": "all_reduce", "all_gather_into_tensor": "all_gather",
+    "all_gather_into_tensor_out": "all_gather", "all_gather_into_tensor_coalesced": "all_gather",
+    "reduce_scatter_tensor": "reduce_scatter", "reduce_scatter_tensor_coalesced": "reduce_scatter",
+    "all_to_all_single": "all_to_all", "broadcast": "broadcast", "broadcast_": "broadcast",
+}
+_NPU_DEFINE = {
+    "allgather_in_tensor": "all_gather", "_allgather_in_tensor_shape": "all_gather",
+    "allgather_in_tensor_uneven": "all_gather", "all_to_all_single_npu": "all_to_all",
+    "reduce_scatter_tensor_uneven": "reduce_scatter", "broadcast": "broadcast", "_send": "send", "_recv": "recv",
+}
+_GE_COLLECTIVES = {
+    "HcomAllReduce": "all_reduce", "HcomAllGather": "all_gather", "HcomAllGatherV": "all_gather",
+    "HcomReduceScatter": "reduce_scatter", "HcomReduceScatterV": "reduce_scatter", "HcomAllToAll": "all_to_all",
+    "HcomAllToAllV": "all_to_all", "HcomAllToAllVC": "all_to_all", "HcomBroadcast": "broadcast",
+    "HcomSend": "send", "HcomReceive": "recv",
+}
+COLLECTIVE_WAIT = "_c10d_functional.wait_tensor"  # blocks until the collective it is given completed
+
+
+def collective_kind(op: str) -> str | None:
+    """The collective an op issues (one of :data:`COLLECTIVE_KINDS`), or None for any other op."""
+    if op in _GE_COLLECTIVES:
+        return _GE_COLLECTIVES[op]
+    parts = op.removeprefix("torch.ops.").split(".")
+    if len(parts) < 2:
+        return None
+    if parts[0] in ("_c10d_functional", "c10d_functional"):
+        return _FX_COLLECTIVES.get(parts[1])
+    if parts[0] == "npu_define":
+        return _NPU_DEFINE.get(parts[1])
+    return None
+
+
+def is_collective_wait(op: str) -> bool:
+    """``_c10d_functional.wait_tensor`` (any overload): the op that waits for a collective."""
+    return op.removeprefix("torch.ops.").startswith(COLLECTIVE_WAIT + ".") or op == COLLECTIVE_WAIT

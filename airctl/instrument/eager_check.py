@@ -17,7 +17,10 @@ changed results. The air ops are no-ops eagerly (scope_enter/exit without ``need
 This is differential testing on one synthetic input, not a proof: it catches a pass that replaces
 ``add`` by ``sub``, not one that only differs on inputs it never sees. Stream races are a run-time
 matter and are checked by the executor and the final eager comparison. Graphs with symbolic
-shapes, or ops with no CPU kernel, are reported as ``skipped`` and never fail the compile.
+shapes, or ops with no CPU kernel, are reported as ``skipped`` and never fail the compile. So are
+graphs with collectives (``all_reduce``, …): run during one rank's compile they would pair with
+whatever the other ranks issue at that moment, or wait for ranks that compile later (the
+compiled graph's results are still compared with eager after the run).
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ from typing import Any
 
 from airctl.execute.compare import DEFAULT_ATOL
 from airctl.execute.compare import compare as compare_outputs
+from airctl.graph.roles import collective_kind
 from airctl.instrument import PassRun
+from airctl.io.fx_reader import target_name
 
 
 @dataclass
@@ -86,6 +91,11 @@ def run_graph(gm: Any, inputs: list[Any] | None) -> Outcome:
     """Run ``gm``'s graph eagerly on copies of ``inputs``."""
     if inputs is None:
         return Outcome(None, "symbolic or non-tensor inputs")
+    collective = next((n for n in gm.graph.nodes if n.op == "call_function"
+                       and collective_kind(target_name(n.target)) is not None), None)
+    if collective is not None:
+        return Outcome(None, f"the graph issues collectives ({collective.name}: {target_name(collective.target)}): "
+                             "not run during the compile, where the other ranks would not take part")
     import torch
     from torch._subclasses.fake_tensor import unset_fake_temporarily
 

@@ -1,7 +1,8 @@
 """Snapshot: every pass leaves a ledger stage (the graph, its readable text when it changed, the facts).
 
 The last instrument of a capture's runner: it writes what the instruments before it found
-(``seconds``, ``changed``, ``inserted``/``removed``, ``eager_check``, ``returned_new_graph``, and
+(``seconds``, ``changed``, ``inserted``/``removed``, ``eager_check``, ``returned_new_graph``, a YAML
+pass's ``placements``/``applied_placements``, and
 the caller's ``pass_kind``/``yaml_line``/``skipped``) into stage ``run.stage`` of graph
 ``run.graph_id``; a failed pass leaves ``failed:<name>`` with its first error line. An unchanged
 pass shares its predecessor's files, and a pass that brings back a graph seen before shares that
@@ -17,7 +18,8 @@ from airctl.instrument import PassRun
 from airctl.io.listing import fx_code, ge_ops_text
 
 # facts copied into the stage, in this order (the rest are for instruments only)
-STAGE_FACTS = ("pass_kind", "yaml_line", "inserted", "removed", "skipped", "returned_new_graph", "eager_check")
+STAGE_FACTS = ("pass_kind", "yaml_line", "inserted", "removed", "skipped", "returned_new_graph", "eager_check",
+               "placements", "applied_placements")
 
 
 class Snapshot:

@@ -15,8 +15,11 @@ b'abc'
 
 from __future__ import annotations
 
+import gzip
+import io
 import zlib
 from pathlib import Path
+from typing import BinaryIO
 
 from airctl.errors import GraphReadError
 
@@ -54,6 +57,52 @@ def read_bytes(path: Path | str) -> bytes:
     path = Path(path)
     data = path.read_bytes()
     return gunzip(data, str(path)) if path.suffix == GZ else data
+
+
+class _CheckedGzip(io.RawIOBase):
+    """A gzip file read as a stream: corruption, truncation and more than ``limit`` inflated bytes
+    become a GraphReadError naming the file (streaming readers see no other exception)."""
+
+    def __init__(self, path: Path, limit: int) -> None:
+        self._gz = gzip.GzipFile(filename=str(path), mode="rb")
+        self._origin, self._limit = str(path), limit
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        try:
+            n = self._gz.readinto(buffer)
+        except (OSError, EOFError, zlib.error) as e:
+            truncated = isinstance(e, EOFError)
+            raise GraphReadError("truncated gzip file" if truncated else f"not a valid gzip file ({e})",
+                                 file=self._origin, hint="the file was not written completely (the run was "
+                                 "interrupted?)" if truncated else "the ledger file is damaged") from e
+        if self._gz.tell() > self._limit:
+            raise GraphReadError(f"compressed file expands to more than {self._limit} bytes", file=self._origin)
+        return n
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self._gz.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._gz.tell()
+
+    def close(self) -> None:
+        self._gz.close()
+        super().close()
+
+
+def open_bytes(path: Path | str, limit: int = MAX_INFLATED) -> BinaryIO:
+    """A binary stream of a file's contents, inflated as it is read when the name ends in ``.gz``
+    (streaming readers: memory stays bounded). OSError passes through."""
+    path = Path(path)
+    if path.suffix != GZ:
+        return path.open("rb")
+    return io.BufferedReader(_CheckedGzip(path, limit))  # type: ignore[return-value]
 
 
 def logical_suffix(path: Path) -> str:

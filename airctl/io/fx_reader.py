@@ -34,6 +34,7 @@ def target_name(target: Any) -> str:
     qual = getattr(target, "__qualname__", None) or getattr(target, "__name__", None) or repr(target)
     if module in ("_operator", "operator", "builtins"):
         return qual
+    qual = qual.replace("_VariableFunctionsClass.", "")  # torch.mm, as torch.fx prints it
     return f"{module}.{qual}" if module else qual
 
 
@@ -56,7 +57,10 @@ def source_of(meta: dict) -> str | None:
     frames = _FRAME.findall(trace)
     if not frames:
         return None
-    path, line = frames[-1]
+    # a collective's innermost frames are torch.distributed's own (Dynamo traces into them): the
+    # line that matters is the user's call
+    user = [f for f in frames if "/torch/distributed/" not in f[0].replace("\\", "/")]
+    path, line = (user or frames)[-1]
     return f"{path}:{line}"
 
 
@@ -123,37 +127,45 @@ def read_fx(gm: Any, name: str = "graph") -> Graph:
 
     fx_graph = gm.graph if hasattr(gm, "graph") else gm
     nodes: list[Node] = []
-    stack: list[str | None] = []  # one entry per open scope: its stream label or None
     for fx_node in fx_graph.nodes:
         op = fx_node.op
         tname = target_name(fx_node.target) if op in ("call_function", "call_method", "call_module", "get_attr") else op
-        if op == "call_function" and tname.startswith("air.scope_exit"):
-            # the exit itself belongs to the scope it closes
-            stream = next((s for s in reversed(stack) if s is not None), None)
-            if stack:
-                stack.pop()
-        else:
-            stream = next((s for s in reversed(stack) if s is not None), None)
-        if op == "call_function" and tname.startswith("air.scope_enter"):
-            stack.append(scope_stream(fx_node.args))
         attrs: dict[str, Any] = {}
-        non_node_args = _jsonable(fx_node.args, torch.fx.Node)
         if op in ("call_function", "call_method", "call_module", "output"):
-            attrs["args"] = non_node_args
+            attrs["args"] = _jsonable(fx_node.args, torch.fx.Node)
             if fx_node.kwargs:
                 attrs["kwargs"] = _jsonable(dict(fx_node.kwargs), torch.fx.Node)
         elif op == "get_attr":
             attrs["target"] = str(fx_node.target)
-        node = Node(
+        nodes.append(Node(
             name=fx_node.name,
             op=tname,
             inputs=[n.name for n in fx_node.all_input_nodes],
             attrs=attrs,
-            stream=stream,
             source=source_of(fx_node.meta),
             module=module_of(fx_node.meta),
             kind=op,
             meta=_tensor_meta(fx_node.meta),
-        )
-        nodes.append(node)
+        ))
+    assign_streams(nodes)
     return Graph(name=name, dialect="fx", nodes=nodes)
+
+
+def assign_streams(nodes: list[Node]) -> None:
+    """Set each FX node's ``stream`` from the scopes around it (the module docstring's rule).
+
+    Works on the graph model alone (``op`` and the JSON-able ``attrs["args"]``), so every FX
+    reader — live GraphModules, ``graph():`` listings, ``print_readable`` code — agrees.
+    """
+    stack: list[str | None] = []  # one entry per open scope: its stream label or None
+    for node in nodes:
+        if node.kind == "call_function" and node.op.startswith("air.scope_exit"):
+            # the exit itself belongs to the scope it closes
+            node.stream = next((s for s in reversed(stack) if s is not None), None)
+            if stack:
+                stack.pop()
+            continue
+        node.stream = next((s for s in reversed(stack) if s is not None), None)
+        if node.kind == "call_function" and node.op.startswith("air.scope_enter"):
+            args = node.attrs.get("args")
+            stack.append(scope_stream(tuple(args) if isinstance(args, list) else ()))

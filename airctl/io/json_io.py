@@ -3,11 +3,17 @@
 ``{"name", "dialect", "attrs", "nodes": [{"name", "op", "kind", "stream", "inputs",
 "control_inputs", "attrs", "source", "module", "meta"}], "edges": [{"src", "dst", "kind"}]}``.
 ``edges`` is derived (written for readers' convenience, ignored when reading back).
+
+Reading checks the shape strictly — ``format``/``version`` when present, and every field's type
+(``op: null`` is an error naming the node, not the op ``"None"``) — because graph files come from
+anywhere. Writing is standard JSON: a float that is not finite (a NaN constant in an attribute)
+is written as the string ``"NaN"``, ``"Infinity"`` or ``"-Infinity"``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -43,35 +49,81 @@ def to_dict(graph: Graph) -> dict[str, Any]:
     }
 
 
+HINT = "expected the output of `airctl dump --type json` or a ledger snapshot (docs/graph-json.md)"
+_OPTIONAL_TEXT = ("stream", "source", "module")
+
+
+def _field(raw: dict[str, Any], key: str, kind: type, default: Any, origin: str, i: int) -> Any:
+    value = raw.get(key, default)
+    if value is None and default is None:
+        return None
+    if value is None:
+        value = default
+    if not isinstance(value, kind) or (kind is list and not all(isinstance(v, str) for v in value)):
+        what = {str: "a string", list: "a list of strings", dict: "an object"}[kind]
+        name = raw.get("name") if isinstance(raw.get("name"), str) else None
+        raise GraphReadError(f"node #{i}: {key!r} has the wrong type: expected {what}, got "
+                             f"{type(value).__name__}", file=origin, node=name, hint=HINT)
+    return value
+
+
 def from_dict(data: dict[str, Any], origin: str = "<json>") -> Graph:
-    if not isinstance(data, dict) or "nodes" not in data:
-        raise GraphReadError("not an airctl graph JSON (no 'nodes' list)", file=origin,
-                             hint="expected the output of `airctl dump --type json` or a ledger snapshot")
+    if not isinstance(data, dict) or not isinstance(data.get("nodes"), list):
+        raise GraphReadError("not an airctl graph JSON (no 'nodes' list)", file=origin, line=1, hint=HINT)
+    if data.get("format", "airctl-graph") != "airctl-graph":
+        raise GraphReadError(f"not an airctl graph JSON (format {data.get('format')!r})", file=origin, line=1,
+                             hint=HINT)
+    version = data.get("version", FORMAT_VERSION)
+    if not isinstance(version, int) or isinstance(version, bool) or version > FORMAT_VERSION:
+        raise GraphReadError(f"graph JSON version {version!r} is not one this airctl reads (<= {FORMAT_VERSION})",
+                             file=origin, line=1, hint="written by a newer airctl? upgrade airctl to read it")
     nodes = []
     for i, raw in enumerate(data["nodes"]):
-        if not isinstance(raw, dict) or "name" not in raw or "op" not in raw:
-            raise GraphReadError(f"node #{i} lacks 'name' or 'op'", file=origin)
-        nodes.append(
-            Node(
-                name=str(raw["name"]),
-                op=str(raw["op"]),
-                inputs=list(raw.get("inputs") or []),
-                control_inputs=list(raw.get("control_inputs") or []),
-                attrs=dict(raw.get("attrs") or {}),
-                stream=raw.get("stream"),
-                source=raw.get("source"),
-                module=raw.get("module"),
-                kind=str(raw.get("kind") or "op"),
-                meta=dict(raw.get("meta") or {}),
-            )
-        )
-    return Graph(name=str(data.get("name", "graph")), dialect=str(data.get("dialect", "fx")), nodes=nodes,
+        if not isinstance(raw, dict):
+            raise GraphReadError(f"node #{i} is not an object", file=origin, hint=HINT)
+        for key in ("name", "op"):
+            if not isinstance(raw.get(key), str) or not raw[key]:
+                raise GraphReadError(f"node #{i}: {key!r} must be a non-empty string, not {raw.get(key)!r}",
+                                     file=origin, hint=HINT)
+        nodes.append(Node(
+            name=raw["name"], op=raw["op"],
+            inputs=list(_field(raw, "inputs", list, [], origin, i)),
+            control_inputs=list(_field(raw, "control_inputs", list, [], origin, i)),
+            attrs=dict(_field(raw, "attrs", dict, {}, origin, i)),
+            stream=_field(raw, "stream", str, None, origin, i),
+            source=_field(raw, "source", str, None, origin, i),
+            module=_field(raw, "module", str, None, origin, i),
+            kind=_field(raw, "kind", str, "op", origin, i) or "op",
+            meta=dict(_field(raw, "meta", dict, {}, origin, i)),
+        ))
+    for key, kind in (("name", str), ("dialect", str), ("attrs", dict)):
+        if key in data and data[key] is not None and not isinstance(data[key], kind):
+            raise GraphReadError(f"graph {key!r} has the wrong type ({type(data[key]).__name__})", file=origin,
+                                 hint=HINT)
+    name, dialect = data.get("name"), data.get("dialect")
+    return Graph(name="graph" if name is None else name, dialect="fx" if dialect is None else dialect, nodes=nodes,
                  attrs=dict(data.get("attrs") or {}))
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every non-finite float as a string (standard JSON has no NaN or Infinity)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def write_json(graph: Graph, path: Path | str | None = None, indent: int | None = None) -> str:
     # indent=None keeps json's C encoder; an indent switches to the pure-Python one (~5x slower)
-    text = json.dumps(to_dict(graph), indent=indent, separators=(",", ":") if indent is None else None)
+    data = to_dict(graph)
+    separators = (",", ":") if indent is None else None
+    try:
+        text = json.dumps(data, indent=indent, separators=separators, allow_nan=False)
+    except ValueError:  # a NaN or an infinity somewhere in the attributes: rare, so only then rewritten
+        text = json.dumps(_finite(data), indent=indent, separators=separators, allow_nan=False)
     if path is not None:
         Path(path).write_text(text, encoding="utf-8")
     return text

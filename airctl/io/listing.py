@@ -9,10 +9,12 @@ FX-style assignments, whatever the dialect, so FX and GE graphs read alike::
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from airctl.graph.model import Graph
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _HIDDEN_ATTRS = ("_input_name_key", "_input_name_value", "_output_name_key", "_output_name_value")
 
 
@@ -31,7 +33,8 @@ def format_listing(graph: Graph, attrs: bool = False) -> str:
                 notes.append(json.dumps(shown, sort_keys=True, default=str))
         comment = f"  # {'  '.join(notes)}" if notes else ""
         lines.append(f"{node.name} = {node.op}({', '.join(args)}){comment}")
-    return "\n".join(lines) + "\n"
+    # a listing is for people and terminals: control characters from graph contents shown as \xNN
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", "\n".join(lines)) + "\n"
 
 
 def fx_code(gm: Any) -> str:

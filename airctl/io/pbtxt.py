@@ -12,10 +12,12 @@ nodes. Writing produces the same layout TorchAir writes, so Netron and TensorBoa
 
 from __future__ import annotations
 
+import io
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from google.protobuf import text_format
 
@@ -24,18 +26,12 @@ from airctl.graph.model import Graph
 from airctl.io.ge_build import apply_header, apply_overrides, header_line, read_header, to_graph_def
 from airctl.io.ge_proto import graph_from_ge_proto
 from airctl.io.ge_schema import message_class
+from airctl.io.text_scan import Scan, Token, elision_note, scan
 
 HINT = "expected a TorchAir .pbtxt dump: `node { name: ... op: ... }` blocks (config.debug.graph_dump.type = 'pbtxt')"
 INDENT = "    "
 MAX_DEPTH = 64
 
-_TOKEN = re.compile(
-    r"""(?P<nl>\n)|(?P<ws>[ \t\r\f\v]+)|(?P<comment>\#[^\n]*)
-    |(?P<str>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
-    |(?P<word>[-+]?[A-Za-z0-9_.]+)
-    |(?P<sym>[{}:<>\[\],;])""",
-    re.VERBOSE,
-)
 _ESCAPE = re.compile(rb"\\(?:([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|(.))", re.DOTALL)
 _SIMPLE = {b"n": b"\n", b"t": b"\t", b"r": b"\r", b"a": b"\a", b"b": b"\b", b"f": b"\f", b"v": b"\v",
            b"\\": b"\\", b"'": b"'", b'"': b'"', b"?": b"?"}
@@ -51,81 +47,87 @@ class Field:
 
 
 class _Reader:
-    def __init__(self, text: str, origin: str) -> None:
+    """Recursive descent over :func:`~airctl.io.text_scan.scan`'s tokens, one token of lookahead."""
+
+    def __init__(self, tokens: Scan, origin: str) -> None:
         self.origin = origin
-        self.tokens: list[tuple[str, str, int]] = []
-        line = 1
-        pos = 0
-        while pos < len(text):
-            m = _TOKEN.match(text, pos)
-            if m is None:
-                if text[pos] in "'\"":
-                    raise self.error("unterminated string (truncated file?)", line)
-                raise self.error(f"unexpected character {text[pos]!r}", line)
-            kind = m.lastgroup or ""
-            if kind == "nl":
-                line += 1
-            elif kind not in ("ws", "comment"):
-                self.tokens.append((kind, m.group(), line))
-            pos = m.end()
-        self.last_line = line
-        self.pos = 0
+        self.tokens = tokens
+        self.ahead: Token | None = None
+        self.elided: list[tuple[int, int]] = []  # (line, bytes) of long strings cut short
 
     def error(self, message: str, line: int) -> GraphReadError:
         return GraphReadError(message, file=self.origin, line=line, hint=HINT)
 
-    def peek(self) -> tuple[str, str, int] | None:
-        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+    @property
+    def last_line(self) -> int:
+        return self.tokens.line
 
-    def take(self, what: str) -> tuple[str, str, int]:
+    def peek(self) -> Token | None:
+        if self.ahead is None:
+            self.ahead = next(self.tokens, None)
+        return self.ahead
+
+    def take(self, what: str) -> Token:
         tok = self.peek()
         if tok is None:
             raise self.error(f"unexpected end of file, expected {what} (truncated file?)", self.last_line)
-        self.pos += 1
+        self.ahead = None
         return tok
 
-    def fields(self, close: str | None, depth: int = 0) -> list[Field]:
+    def entries(self) -> Iterator[Field]:
+        """The top-level fields, one at a time (a dump's nodes are read and dropped one by one)."""
+        while self.peek() is not None:
+            yield self.field(0)
+
+    def field(self, depth: int) -> Field:
+        tok = self.take("a field name")
+        if tok.kind != "word":
+            raise self.error(f"expected a field name, got {tok.text!r}", tok.line)
+        entry = Field(tok.text, self.value(depth), tok.line)
+        nxt = self.peek()
+        if nxt is not None and nxt.kind == "sym" and nxt.text in ",;":
+            self.ahead = None
+        return entry
+
+    def fields(self, close: str, depth: int) -> list[Field]:
         if depth > MAX_DEPTH:
-            raise self.error("nesting too deep", self.tokens[self.pos - 1][2])
+            raise self.error("nesting too deep", self.last_line)
         out: list[Field] = []
         while True:
             tok = self.peek()
             if tok is None:
-                if close is None:
-                    return out
                 raise self.error(f"unexpected end of file, expected {close!r} (truncated file?)", self.last_line)
-            kind, text, line = tok
-            if kind == "sym" and text == close:
-                self.pos += 1
+            if tok.kind == "sym" and tok.text == close:
+                self.ahead = None
                 return out
-            if kind != "word":
-                raise self.error(f"expected a field name, got {text!r}", line)
-            self.pos += 1
-            out.append(Field(text, self.value(depth), line))
-            nxt = self.peek()
-            if nxt is not None and nxt[0] == "sym" and nxt[1] in ",;":
-                self.pos += 1
+            out.append(self.field(depth))
 
     def value(self, depth: int) -> bytes | str | list[Field]:
-        kind, text, line = self.take("a value")
-        if kind == "sym" and text == ":":
-            kind, text, line = self.take("a value")
-        if kind == "sym" and text in "{<":
-            return self.fields("}" if text == "{" else ">", depth + 1)
-        if kind == "str":
-            parts = [unescape(text, self, line)]
-            while (nxt := self.peek()) is not None and nxt[0] == "str":  # "a" "b" concatenates
-                self.pos += 1
-                parts.append(unescape(nxt[1], self, nxt[2]))
+        tok = self.take("a value")
+        if tok.kind == "sym" and tok.text == ":":
+            tok = self.take("a value")
+        if tok.kind == "sym" and tok.text in "{<":
+            return self.fields("}" if tok.text == "{" else ">", depth + 1)
+        if tok.kind == "str":
+            parts = [self.string(tok)]
+            while (nxt := self.peek()) is not None and nxt.kind == "str":  # "a" "b" concatenates
+                self.ahead = None
+                parts.append(self.string(nxt))
             return b"".join(parts)
-        if kind == "word":
-            return text
-        raise self.error(f"expected a value, got {text!r}", line)
+        if tok.kind == "word":
+            return tok.text
+        raise self.error(f"expected a value, got {tok.text!r}", tok.line)
+
+    def string(self, tok: Token) -> bytes:
+        data = unescape(tok.raw(), self, tok.line)
+        if tok.elided:
+            self.elided.append((tok.line, tok.elided))
+            data += elision_note(tok.elided).encode()
+        return data
 
 
-def unescape(token: str, reader: _Reader, line: int) -> bytes:
-    """A quoted protobuf-text string token -> its bytes (C escapes, octal, hex)."""
-    body = token[1:-1].encode("utf-8", "surrogateescape")
+def unescape(body: bytes, reader: _Reader, line: int) -> bytes:
+    """A protobuf-text string literal's body (without quotes) -> its bytes (C escapes, octal, hex)."""
 
     def sub(m: re.Match[bytes]) -> bytes:
         octal, hexa, char = m.groups()
@@ -232,17 +234,28 @@ def _fill_desc(desc: Any, value: Field | None, key: str, reader: _Reader, line: 
 
 def parse_pbtxt(text: str, origin: str = "<pbtxt>", default_name: str = "graph") -> Graph:
     """A graph from the text of a ``.pbtxt`` dump; errors name ``origin`` and the line."""
-    header = read_header(text, origin)
-    reader = _Reader(text, origin)
-    top = reader.fields(None)
+    return read_pbtxt_stream(io.BytesIO(text.encode("utf-8", "surrogateescape")), origin, default_name)
+
+
+def read_pbtxt_stream(stream: BinaryIO, origin: str = "<pbtxt>", default_name: str = "graph",
+                      ref_lines: dict[tuple[str, str], int] | None = None) -> Graph:
+    """A graph from a ``.pbtxt`` dump read in chunks, node by node (bounded memory, see text_scan).
+    ``ref_lines`` (when given) receives the line of each (node, input) for later error messages."""
+    start = stream.tell()
+    first = stream.readline(1 << 16)
+    header = read_header(first.decode("utf-8", "replace"), origin)
+    stream.seek(start)
+    reader = _Reader(scan(stream, origin, hint=HINT), origin)
     graph_def = message_class("GraphDef")(name=default_name)
     lines: dict[str, int] = {}
-    for entry in top:
+    ref_lines = {} if ref_lines is None else ref_lines
+    for entry in reader.entries():
         if entry.name != "node":
             continue  # versions { }, library { } in TensorFlow's own files
         if not isinstance(entry.value, list):
             raise reader.error("node must be a block: node { ... }", entry.line)
         op = graph_def.op.add()
+        refs: list[tuple[str, int]] = []
         for f in entry.value:
             if f.name == "name":
                 op.name = _text(f.value, "name", reader, f.line)
@@ -251,6 +264,7 @@ def parse_pbtxt(text: str, origin: str = "<pbtxt>", default_name: str = "graph")
             elif f.name == "input":
                 ref = _text(f.value, "input", reader, f.line)
                 op.input.append(ref[1:] + ":-1" if ref.startswith("^") else ref)
+                refs.append((ref[1:] if ref.startswith("^") else ref, f.line))
             elif f.name == "attr":
                 key, value = _attr_entry(f, reader)
                 if key.startswith("[i]"):
@@ -265,14 +279,20 @@ def parse_pbtxt(text: str, origin: str = "<pbtxt>", default_name: str = "graph")
             raise GraphReadError(f"duplicate node name {op.name!r}", file=origin, line=entry.line, node=op.name,
                                  hint=f"first defined on line {lines[op.name]}")
         lines[op.name] = entry.line
+        for ref, line in refs:
+            ref_lines.setdefault((op.name, ref), line)
     graph = graph_from_ge_proto(graph_def, name=default_name)
     apply_overrides(graph, origin, lines)
-    return apply_header(graph, header, origin)
+    graph = apply_header(graph, header, origin)
+    if reader.elided:
+        graph.attrs.setdefault("airctl_elided", [{"line": line, "bytes": n} for line, n in reader.elided])
+    return graph
 
 
 def read_pbtxt(path: Path | str) -> Graph:
     path = Path(path)
-    return parse_pbtxt(path.read_text(encoding="utf-8"), str(path), default_name=path.stem)
+    with path.open("rb") as stream:
+        return read_pbtxt_stream(stream, str(path), default_name=path.stem)
 
 
 def _attr_block(lines: list[str], key: str, payload: str) -> None:

@@ -2,9 +2,16 @@
 
 ``read_graph(path)`` picks the reader by extension (``.pbtxt``, ``.txt``, ``.py``, ``.json``, each
 also gzip-compressed as ``<name>.<ext>.gz``, the way the ledger stores them) and, for other
-names, by content. Whatever goes wrong (binary data, bad encoding, truncation, a
+names, by content. FX graphs saved as text read too: a ``graph():`` listing (as
+TorchAir's DEBUG log prints it, :mod:`airctl.io.fx_listing`) and ``print_readable`` code (its
+TORCH_COMPILE_DEBUG stages and reduce-overhead ``.py`` dumps, :mod:`airctl.io.fx_code`), whatever
+their extension. Whatever goes wrong (binary data, bad encoding, truncation, a
 malformed entry) surfaces as :class:`airctl.errors.GraphReadError` with the file and, wherever
 the format allows, the line. No other exception escapes (tests fuzz this).
+
+TorchAir's text dumps are read in chunks (:mod:`airctl.io.text_scan`): a ``.pbtxt`` node by node,
+a ``.txt`` with string literals over 1 MB cut short before protobuf parses it, so memory stays
+bounded whatever a dump holds (a test reads a 200 MB attribute under a 1 GB address-space limit).
 
 >>> g = read_graph("fixtures/dumps/stream/optimized.pbtxt")        # doctest: +SKIP
 >>> write_graph(g, "txt")[:20]                                      # doctest: +SKIP
@@ -15,11 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from airctl.errors import GraphReadError
 from airctl.graph.model import Graph, Node
-from airctl.io.compressed import logical_stem, logical_suffix
-from airctl.io.compressed import read_bytes as read_file_bytes
+from airctl.io.compressed import logical_stem, logical_suffix, open_bytes
+from airctl.io.fx_code import is_fx_code, parse_fx_code
+from airctl.io.fx_listing import is_fx_listing, parse_fx_listing
 from airctl.io.gc_pause import gc_paused
 from airctl.io.ge_text import parse_txt, write_txt
 from airctl.io.json_io import from_dict, write_json
@@ -38,8 +47,9 @@ def _line_of(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
 
 
-def decode(data: bytes, origin: str) -> str:
-    """UTF-8 text of a graph file, or a GraphReadError naming the line of the first bad byte."""
+def decode(data: bytes, origin: str, partial: bool = False) -> str:
+    """UTF-8 text of a graph file, or a GraphReadError naming the line of the first bad byte.
+    ``partial``: ``data`` is the file's beginning only (a character may be cut at its end)."""
     nul = data.find(b"\0")
     if nul >= 0:
         hint = "graph dumps are text; a binary GE model (.pb/.om) cannot be read, dump it as txt or pbtxt"
@@ -47,6 +57,8 @@ def decode(data: bytes, origin: str) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
+        if partial and e.start >= len(data) - 3 and e.reason.startswith("unexpected end"):
+            return decode(data[:e.start], origin)
         raise GraphReadError(f"not UTF-8 text ({e.reason} at byte {e.start})", file=origin,
                              line=_line_of(data, e.start), hint="graph files are UTF-8 text") from e
     if text.startswith("\ufeff"):
@@ -65,6 +77,10 @@ def sniff(text: str) -> str | None:
         return "pbtxt"
     if is_torchair_py_dump(text):
         return "py"
+    if is_fx_listing(body):
+        return "fx-listing"
+    if is_fx_code(body):
+        return "fx-code"
     if body.startswith(("name:", "op {", "op{", "attr {", "graph {")):
         return "txt"
     return None
@@ -92,6 +108,8 @@ PARSERS: dict[str, Callable[[str, str, str], Graph]] = {
     "txt": parse_txt,
     "py": parse_py_dump,
     "json": lambda text, origin, name: _parse_json(text, origin),
+    "fx-listing": lambda text, origin, name: parse_fx_listing(text, origin, name),
+    "fx-code": parse_fx_code,
 }
 
 
@@ -105,8 +123,10 @@ def _line_of_text(text: str | None, needle: str) -> int | None:
     return text.count("\n", 0, at) + 1 if at >= 0 else None
 
 
-def check_graph(graph: Graph, origin: str, text: str | None = None) -> Graph:
-    """Reject what would break later consumers: wrong field types, duplicate names."""
+def check_graph(graph: Graph, origin: str, text: str | None = None,
+                ref_lines: dict[tuple[str, str], int] | None = None) -> Graph:
+    """Reject what would break later consumers: wrong field types, duplicate names, inputs naming no node
+    (their line from ``ref_lines`` (node, input) or found in ``text``)."""
     seen: set[str] = set()
     for i, node in enumerate(graph.nodes):
         ok = (isinstance(node.name, str) and isinstance(node.op, str)
@@ -128,9 +148,10 @@ def check_graph(graph: Graph, origin: str, text: str | None = None) -> Graph:
         for ref in (*node.inputs, *node.control_inputs):
             producer = Node.producer(ref)
             if producer and producer not in seen and ref not in seen:  # "", ":0": an absent optional input
+                line = (ref_lines or {}).get((node.name, ref)) or _line_of_text(text, ref)
                 raise GraphReadError(
                     f"node {node.name!r} reads {ref!r}, but the graph has no node named {producer!r}", file=origin,
-                    line=_line_of_text(text, ref), node=node.name,
+                    line=line, node=node.name,
                     hint="the file looks truncated or hand-edited: every input must name a node of the same graph")
     return graph
 
@@ -149,29 +170,64 @@ def parse_graph(text: str, fmt: str, origin: str = "<graph>", name: str = "graph
     return check_graph(graph, origin, text)
 
 
+HEAD = 1 << 16  # bytes read to tell a file's format
+
+
 def read_graph(path: Path | str) -> Graph:
     """Read a graph file, choosing the reader by extension, else by content."""
     path = Path(path)
     origin = str(path)
     try:
-        data = read_file_bytes(path)
+        stream = open_bytes(path)
     except IsADirectoryError as e:
         raise GraphReadError("is a directory, not a graph file", file=origin) from e
     except OSError as e:
         raise GraphReadError(f"cannot read: {e.strerror or e}", file=origin) from e
-    text = decode(data, origin)
-    fmt = EXTENSIONS.get(logical_suffix(path))
-    if fmt == "py" and not is_torchair_py_dump(text):
-        raise GraphReadError("this .py file is not a TorchAir graph dump (no ge.<Op>(...) calls)", file=origin,
-                             line=1, hint="model scripts are compiled, not read: `airctl compile model.py`")
-    if fmt == "txt" and sniff(text) == "pbtxt":
-        fmt = "pbtxt"  # some tools name TF-style text .txt
-    if fmt is None:
-        fmt = sniff(text)
-    if fmt is None:
-        raise GraphReadError("unrecognised graph file", file=origin, line=1,
-                             hint="expected a TorchAir dump (.pbtxt, .txt, .py) or an airctl graph .json")
-    return parse_graph(text, fmt, origin, logical_stem(path))
+    with stream:
+        try:
+            head = stream.read(HEAD)
+        except OSError as e:
+            raise GraphReadError(f"cannot read: {e.strerror or e}", file=origin) from e
+        text = decode(head, origin, partial=len(head) == HEAD)
+        fmt = EXTENSIONS.get(logical_suffix(path))
+        if fmt in ("py", "txt", None) and sniff(text) in ("fx-listing", "fx-code"):
+            fmt = sniff(text)  # FX graphs saved as text: a listing, or print_readable code
+        if fmt == "py" and not is_torchair_py_dump(text):
+            raise GraphReadError("this .py file is not a TorchAir graph dump (no ge.<Op>(...) calls)", file=origin,
+                                 line=1, hint="model scripts are compiled, not read: `airctl compile model.py`")
+        if fmt == "txt" and sniff(text) == "pbtxt":
+            fmt = "pbtxt"  # some tools name TF-style text .txt
+        if fmt is None:
+            fmt = sniff(text)
+        if fmt is None:
+            raise GraphReadError("unrecognised graph file", file=origin, line=1,
+                                 hint="expected a TorchAir dump (.pbtxt, .txt, .py), an FX `graph():` listing or "
+                                      "print_readable code, or an airctl graph .json")
+        stream.seek(3 if head.startswith(b"\xef\xbb\xbf") else 0)  # after a byte-order mark
+        if fmt == "pbtxt":
+            return _read_pbtxt(stream, origin, logical_stem(path))
+        if fmt == "txt":
+            from airctl.io.ge_text import HINT as TXT_HINT
+            from airctl.io.text_scan import shortened
+
+            text, cut = shortened(stream, origin, hint=TXT_HINT)
+            graph = parse_graph(text, fmt, origin, logical_stem(path))
+            if cut:
+                graph.attrs.setdefault("airctl_elided", [{"line": line, "bytes": n} for line, n in cut])
+            return graph
+        return parse_graph(decode(stream.read(), origin), fmt, origin, logical_stem(path))
+
+
+def _read_pbtxt(stream: Any, origin: str, name: str) -> Graph:
+    from airctl.io.pbtxt import read_pbtxt_stream
+
+    ref_lines: dict[tuple[str, str], int] = {}
+    try:
+        with gc_paused():
+            graph = read_pbtxt_stream(stream, origin, name, ref_lines)
+    except RecursionError as e:
+        raise GraphReadError("nesting too deep", file=origin, line=1) from e
+    return check_graph(graph, origin, ref_lines=ref_lines)
 
 
 def write_graph(graph: Graph, path_or_type: Path | str) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from airctl.errors import GraphReadError, LedgerError
 from airctl.graph.model import Graph
+from airctl.io.compressed import read_bytes
 from airctl.io.py_dump import is_torchair_py_dump
 from airctl.io.read import read_graph
 from airctl.ledger.defaults import Request, StageRequest
@@ -28,7 +29,7 @@ def is_ledger(path: Path) -> bool:
 
 
 def is_model_script(path: Path | str) -> bool:
-    """A ``.py`` file that is not a TorchAir py dump: a model script, to be compiled first."""
+    """A ``.py`` file that is not a TorchAir py dump (GE calls, or FX code): a model script, to be compiled first."""
     path = Path(path)
     return path.suffix == ".py" and path.is_file() and not _py_dump(path)
 
@@ -57,7 +58,9 @@ def load_source(source: Path | str, stage: str | None = None,
 
 def _py_dump(path: Path) -> bool:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = read_bytes(path).decode("utf-8", errors="replace")
+    except (OSError, GraphReadError):
         return True  # let read_graph report the error with its usual wording
-    return is_torchair_py_dump(text)
+    from airctl.io.fx_code import is_fx_code
+
+    return is_torchair_py_dump(text) or is_fx_code(text)

@@ -39,7 +39,8 @@ class Request(str, enum.Enum):
         return self.value
 
 
-OUTPUT_DIALECTS = {"pbtxt": "ge", "txt": "ge", "fx": "fx"}  # dump --type -> the dialect it is written in
+# dump --type -> the dialect it is written in (lanes: the stream plan with its scopes, before GE lowers it)
+OUTPUT_DIALECTS = {"pbtxt": "ge", "txt": "ge", "fx": "fx", "lanes": "fx"}
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class StageRequest:
 
 def default_stage(index: RunIndex, request: StageRequest | Request, graph_id: str | None = None) -> StageRef | None:
     """The stage ``request`` reads from graph ``graph_id`` (default: the first graph); None when the
-    graph has no stage that fits (``check`` of a graph with no FX stage, or no stages at all)."""
+    graph has no stages at all."""
     req = request if isinstance(request, StageRequest) else StageRequest(request)
     if graph_id is None:
         if not index.graphs:
@@ -73,7 +74,7 @@ def default_stage(index: RunIndex, request: StageRequest | Request, graph_id: st
     if kind is Request.DIFF_FROM:  # Dynamo's graph holds torch.* calls, AOT's ATen ops: start at AOT
         return next((s for s in stages if s.name.startswith("aot-")), stages[0])
     if kind is Request.CHECK:  # what TorchAir converts; the aclgraph passes after it add its own events
-        return final or (fx[-1] if fx else None)
+        return final or (fx[-1] if fx else stages[-1])  # GE only (an import of GE dumps): the last GE graph
     if kind is Request.PROFILE:
         return (fx or stages)[-1]
     if kind in (Request.DUMP, Request.DIFF_TO):

@@ -8,7 +8,9 @@ compile's critical path; the JSON encoding itself still shares the interpreter.
 The compile thread hands over only immutable data (a :class:`~airctl.graph.model.Graph` the
 capture no longer changes, text already generated). :meth:`BackgroundFiles.drain` waits until
 everything handed over is on disk and raises the first error a write met; the ledger writer
-drains before it finishes a run and before anything reads a snapshot back.
+drains before it finishes a run and before anything reads a snapshot back. A write that fails (a
+full disk) leaves no half-written file; :meth:`BackgroundFiles.take_failures` tells the writer
+which files are missing, so the index never lists them.
 
 >>> import tempfile
 >>> from pathlib import Path
@@ -23,6 +25,7 @@ b'hello'
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import threading
@@ -42,8 +45,13 @@ def write_file(path: Path, data: str | bytes) -> None:
     if path.suffix == GZ:
         raw = gzip_bytes(raw)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(raw)
-    os.replace(tmp, path)
+    try:
+        tmp.write_bytes(raw)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
 
 
 class BackgroundFiles:
@@ -51,19 +59,20 @@ class BackgroundFiles:
     (:data:`IDLE_S`) and starts again on the next submission."""
 
     def __init__(self) -> None:
-        self._queue: queue.Queue[Callable[[], None]] = queue.Queue()
+        self._queue: queue.Queue[tuple[Callable[[], None], Path | None]] = queue.Queue()
         self._thread: threading.Thread | None = None
-        self._errors: list[BaseException] = []
+        self._failures: list[tuple[Path | None, BaseException]] = []  # (the file a job wrote, its error)
         self._lock = threading.Lock()
 
     def submit(self, path: Path, produce: Produce) -> None:
         """Write ``produce()`` to ``path`` soon (``produce`` runs on the worker thread)."""
-        self.call(lambda: write_file(path, produce()))
+        self.call(lambda: write_file(path, produce()), path)
 
-    def call(self, job: Callable[[], None]) -> None:
-        """Run ``job()`` on the worker thread, after everything submitted before it."""
+    def call(self, job: Callable[[], None], path: Path | None = None) -> None:
+        """Run ``job()`` on the worker thread, after everything submitted before it; ``path``: the
+        file it writes (named in :meth:`take_failures` when it fails)."""
         with self._lock:
-            self._queue.put(job)
+            self._queue.put((job, path))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._work, name="airctl-ledger-files", daemon=True)
                 self._thread.start()
@@ -71,7 +80,7 @@ class BackgroundFiles:
     def _work(self) -> None:
         while True:
             try:
-                job = self._queue.get(timeout=IDLE_S)
+                job, path = self._queue.get(timeout=IDLE_S)
             except queue.Empty:
                 with self._lock:  # submit() puts under the lock: nothing can slip in unseen
                     if self._queue.empty():
@@ -81,13 +90,28 @@ class BackgroundFiles:
             try:
                 job()
             except BaseException as e:  # noqa: BLE001 - reported by drain() on the compile thread
-                self._errors.append(e)
+                with self._lock:
+                    self._failures.append((path, e))
             finally:
                 self._queue.task_done()
 
+    def wait(self) -> None:
+        """Wait until every submitted job has run."""
+        self._queue.join()
+
+    def failed(self) -> bool:
+        """Whether a job has failed since the last :meth:`take_failures` (without waiting)."""
+        return bool(self._failures)
+
+    def take_failures(self) -> list[tuple[Path | None, BaseException]]:
+        """The jobs that failed so far, as (file, error), oldest first; forgotten once taken."""
+        with self._lock:
+            failures, self._failures = self._failures, []
+        return failures
+
     def drain(self) -> None:
         """Wait until every submitted file is written; raise the first error a write met."""
-        self._queue.join()
-        if self._errors:
-            error, self._errors = self._errors[0], []
-            raise error
+        self.wait()
+        failures = self.take_failures()
+        if failures:
+            raise failures[0][1]

@@ -1,7 +1,8 @@
 """The run index: ``index.json`` as dataclasses (fields documented in docs/ledger.md).
 
 One :class:`RunIndex` per run; it holds one :class:`GraphEntry` per compiled graph, each with its
-:class:`StageEntry` list, and one :class:`DumpEntry` per TorchAir file. Written by
+:class:`StageEntry` list, and one :class:`DumpEntry` per TorchAir file; a multi-rank run's top
+index has one :class:`RankEntry` per rank. Written by
 :class:`~airctl.ledger.writer.LedgerWriter` only, read by :class:`~airctl.ledger.reader.Ledger`
 only. ``to_json()`` gives today's JSON shape; ``RunIndex.from_json`` checks types and raises
 :class:`~airctl.errors.LedgerError` naming ``index.json`` and the graph and stage.
@@ -38,7 +39,8 @@ class StageEntry(Record):
     node_delta: int | None = None
     file: str = required()  # ledger-relative snapshot (JSON)
     text: str | None = None  # ledger-relative readable text
-    seconds: float | None = None
+    seconds: float | None = None  # a pass's own time
+    elapsed: float | None = optional()  # seconds from the run's start to this capture
     fingerprint: str | None = optional()  # fx-final and the aclgraph passes: change detection
     returned_new_graph: str | None = optional()  # a custom pass returned a graph (rule R11)
     error: str | None = optional()  # failed:<pass>: the first line of the pass's error
@@ -49,6 +51,9 @@ class StageEntry(Record):
     removed: list[str] | None = optional()
     skipped: str | None = optional()
     eager_check: dict[str, Any] | None = optional()
+    placements: list[dict[str, Any]] | None = optional()  # the units the pass found: {unit, nodes}
+    applied_placements: list[int] | None = optional()  # `placements:` of the pass file: the units it kept
+    imported_from: str | None = optional()  # airctl import: the file (and line) the stage was read from
 
     @classmethod
     def label(cls, data: Any, position: int) -> str:
@@ -76,6 +81,10 @@ class GraphEntry(Record):
     stages: list[StageEntry] = field(default_factory=list)
     dynamo_graph: int | None = optional()
     execution: dict[str, Any] | None = optional()  # airctl run: this graph's execution check
+    mode: str | None = optional()  # airctl import: the graph's mode, when the run's graphs differ
+    rank: int | None = optional()  # airctl import: the rank its files name (rank_<R>)
+    pid: int | None = optional()  # airctl import: the process that compiled it
+    notes: list[str] | None = optional()  # airctl import: how its files were linked, what is missing
 
     @classmethod
     def label(cls, data: Any, position: int) -> str:
@@ -95,7 +104,30 @@ class DumpEntry(Record):
     type: str | None = None  # pbtxt, txt, py
     stage: str | None = None  # ge-original, ge-optimized, aclgraph-*, generated-code
     written_by: str | None = None  # torchair
-    source: str | None = optional()  # airctl run: where the script had TorchAir write it
+    source: str | None = optional()  # airctl run / import: where TorchAir wrote it
+    rank: int | None = optional()  # the rank in its name (rank_<R>)
+
+
+@dataclass(kw_only=True)
+class RankEntry(Record):
+    """One rank of a multi-rank run (``ranks[]`` of the top index; docs/multi-rank.md)."""
+
+    KIND = "rank"
+
+    rank: int = required()
+    status: str | None = None  # the rank ledger's status, or died / killed / missing
+    exit_code: int | None = None  # the worker's exit code (negative: killed by a signal)
+    signal: str | None = optional()  # SIGABRT, SIGKILL, ... when a signal ended it
+    ledger: str | None = None  # ledger-relative folder of the rank's own ledger (ranks/<rank>)
+    log: dict[str, str] | None = optional()  # {"stdout", "stderr"}: the worker's console, ledger-relative
+    error: str | None = optional()  # the first line of the rank's error
+    last: dict[str, Any] | None = optional()  # where the rank was last seen (graph, node, op, stream, ...)
+
+    @classmethod
+    def label(cls, data: Any, position: int) -> str:
+        if isinstance(data, dict) and isinstance(data.get("rank"), int):
+            return f"rank {data['rank']}"
+        return f"rank entry {position}"
 
 
 @dataclass(kw_only=True)
@@ -146,8 +178,10 @@ class RunIndex(Record):
     command: str | None = None
     backend: dict[str, Any] | None = None  # {"name", "reason"}
     mode: str | None = None
-    model: dict[str, Any] | None = None  # compile: {path, entry, found_by}; run: {path, argv}
-    passes: str | None = optional()  # the YAML pass file
+    model: dict[str, Any] | None = None  # compile: {path, resolved, sha256, entry, found_by}; run: {path, argv}
+    passes: str | None = optional()  # the YAML pass file, as given
+    passes_resolved: str | None = optional()  # ... and as an absolute path
+    command_line: list[str] | None = optional()  # the airctl command that made the run
     graphs: list[GraphEntry] = required()
     dumps: list[DumpEntry] = field(default_factory=list)
     findings: list[dict[str, Any]] = field(default_factory=list)
@@ -166,6 +200,18 @@ class RunIndex(Record):
     warnings: list[Any] | None = optional()
     notes: list[str] | None = optional()
     script: dict[str, Any] | None = optional()
+    # airctl bisect: what this step of a bisection changed (docs/bisect.md)
+    bisect: dict[str, Any] | None = optional()
+    imported: dict[str, Any] | None = optional()  # airctl import: sources, logs, ranks, notes, problems
+    # multi-rank runs (docs/multi-rank.md): the top ledger lists its ranks, each rank ledger says which it is
+    launcher: dict[str, Any] | None = optional()  # {"name": "torchrun", "argv", "nproc_per_node", ...}
+    world_size: int | None = optional()
+    ranks: list[RankEntry] | None = optional()
+    rank: int | None = optional()  # a rank's own ledger: its global rank
+    local_rank: int | None = optional()
+    restart_count: int | None = optional()
+    pid: int | None = optional()  # the rank's process (airctl's watchdog stops it by this id)
+    divergence: list[dict[str, Any]] | None = optional()  # the first difference between the ranks' collectives
 
     @classmethod
     def read(cls, data: Any, file: str | None = None) -> RunIndex:
@@ -182,6 +228,11 @@ class RunIndex(Record):
 
     def graph_ids(self) -> list[str]:
         return [g.id for g in self.graphs]
+
+    @property
+    def is_multi_rank(self) -> bool:
+        """The top ledger of a multi-rank run: its graphs are in the rank ledgers (``ranks/<rank>``)."""
+        return self.ranks is not None
 
     def stages(self, graph_id: str | None = None) -> list[StageRef]:
         """Every stage (of one graph, or of all graphs in order) with its graph id."""

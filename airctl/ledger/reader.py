@@ -76,6 +76,11 @@ class Ledger:
                               hint="graphs are: " + ", ".join(self.graph_ids()))
         first = graph_id or (self.index.graphs[0].id if self.index.graphs else None)
         stages = self.stages(first) if first is not None else []
+        if not stages and self.index.is_multi_rank:
+            ranks = [r.ledger for r in self.index.ranks or [] if r.ledger]
+            raise LedgerError("a multi-rank ledger: its graphs are in the ledger of each rank",
+                              file=str(self.index_path),
+                              hint=f"give a rank's ledger, e.g. {self.root / (ranks[0] if ranks else 'ranks/0')}")
         if not stages:
             raise LedgerError("the ledger has no graph stages (the run failed before Dynamo produced a graph)",
                               file=str(self.index_path))

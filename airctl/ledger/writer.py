@@ -22,8 +22,8 @@ the writer keeps the graphs it wrote in memory for the report (:meth:`LedgerWrit
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
-import json
 import os
 import re
 import secrets
@@ -35,16 +35,18 @@ from typing import Any
 from airctl import __version__
 from airctl.graph.model import Graph
 from airctl.io.json_io import write_json
-from airctl.ledger.files import BackgroundFiles
+from airctl.ledger.files import BackgroundFiles, write_file
 from airctl.ledger.index import DumpEntry, GraphEntry, RunIndex, StageEntry
+from airctl.ledger.index_file import cannot_write, write_index
 from airctl.ledger.record import INDEX
+from airctl.ledger.runs import mark_latest
 
 FLUSH_SHARE = 0.1  # at most this share of the time between unforced rewrites of index.json goes to writing it
 SNAPSHOT_EXT = ".json.gz"
 TEXT_EXT = ".txt.gz"
 Text = str | Callable[[], str] | None
 
-__all__ = ["INDEX", "LedgerWriter", "new_run_id", "slug"]
+__all__ = ["INDEX", "LedgerWriter", "cannot_write", "new_run_id", "slug"]
 
 
 def slug(text: str) -> str:
@@ -82,11 +84,25 @@ class LedgerWriter:
                 break
             except FileExistsError:
                 continue
+        return cls._start(root, run_id, fields)
+
+    @classmethod
+    def create_at(cls, root: Path | str, run_id: str | None = None, **fields: Any) -> LedgerWriter:
+        """A new ledger in exactly ``root`` (a multi-rank run's ``ranks/<rank>``), which must not
+        exist yet or be empty; ``run_id`` defaults to the folder name."""
+        root = Path(root)
+        root.mkdir(parents=True, exist_ok=True)
+        if any(root.iterdir()):
+            raise FileExistsError(f"{root} is not empty: a ledger is never written over another")
+        return cls._start(root, run_id or root.name, fields)
+
+    @classmethod
+    def _start(cls, root: Path, run_id: str, fields: dict[str, Any]) -> LedgerWriter:
         (root / "graphs").mkdir()
         (root / "torchair").mkdir()
         index = RunIndex(
             airctl_version=__version__, run_id=run_id,
-            created=_dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+            created=_dt.datetime.now().astimezone().isoformat(timespec="milliseconds"),
             status="running", graphs=[], log="log.txt",
         )
         index.update(fields)
@@ -165,7 +181,10 @@ class LedgerWriter:
         ``text`` (or a function returning it, called only when a new snapshot is written) is the
         stage's readable text. ``content_key`` names the graph's content (the capture's digest): a
         graph this graph id had already refers to those files; so does a pass that reports
-        ``changed=False``. ``graph`` must not change afterwards (it is written in the background)."""
+        ``changed=False``. ``graph`` must not change afterwards (it is written in the background).
+        A file the background writer could not write (a full disk) raises a LedgerError here, at the
+        next stage: the run stops cleanly, and its stages whose files are on disk stay listed."""
+        self._check_files()
         stages = self.graph_entry(graph_id).stages
         index = len(stages)
         previous = stages[-1] if stages else None
@@ -188,6 +207,7 @@ class LedgerWriter:
             index=index, name=name, dialect=graph.dialect, changed=changed, nodes=len(graph),
             node_delta=None if previous is None or previous.nodes is None else len(graph) - previous.nodes,
             file=file, text=text_file, seconds=seconds,
+            elapsed=round(time.perf_counter() - self._started, 3),
         )
         stage.update(extra)
         stages.append(stage)
@@ -210,8 +230,12 @@ class LedgerWriter:
     def compress_file(self, path: Path) -> Path:
         """Replace a file under the ledger by ``<name>.gz`` (in the background); returns the new path."""
         target = path.with_name(path.name + ".gz")
-        self._files.submit(target, path.read_bytes)
-        self._files.call(lambda: path.unlink(missing_ok=True))  # after the compressed copy is on disk
+
+        def compress() -> None:
+            write_file(target, path.read_bytes())
+            path.unlink(missing_ok=True)  # once the compressed copy is on disk; kept when that failed
+
+        self._files.call(compress, target)
         return target
 
     def compress_log(self) -> None:
@@ -220,15 +244,72 @@ class LedgerWriter:
         path = self.root / name if name else None
         if path is None or path.suffix == ".gz" or not path.is_file():
             return
-        from airctl.ledger.files import write_file
-
-        write_file(path.with_name(path.name + ".gz"), path.read_bytes())
+        try:
+            write_file(path.with_name(path.name + ".gz"), path.read_bytes())
+        except OSError:  # a full disk: the plain log stays
+            return
         path.unlink()
         self.set(log=name + ".gz")
 
     def drain(self) -> None:
-        """Wait until every file handed to the background writer is on disk."""
-        self._files.drain()
+        """Wait until every file handed to the background writer is on disk; a write that failed
+        raises (a full disk: a LedgerError naming the ledger), its stages left out of the index."""
+        error = self._settle()
+        if isinstance(error, OSError):
+            raise cannot_write(self.root, error) from error
+        if error is not None:
+            raise error
+
+    def _check_files(self) -> None:
+        """Raise now (as :meth:`drain` does) if a background write has failed so far; no waiting."""
+        if self._files.failed():
+            self.drain()
+
+    def _settle(self) -> BaseException | None:
+        """Wait for the background writer, and take its failures: the files they were are unlisted
+        (:meth:`_forget`); returns the first error."""
+        self._files.wait()
+        failures = self._files.take_failures()
+        if not failures:
+            return None
+        lost = {os.path.relpath(path, self.root) for path, _ in failures if path is not None}
+        error = failures[0][1]
+        self._forget(lost, f"{type(error).__name__}: {error}")
+        return error
+
+    def forget_missing(self) -> None:
+        """Unlist the stage files that are not on disk (a process that ended before its background
+        writes did: a killed rank's ledger, finished by the launcher)."""
+        listed = {s.file for g in self.run_index.graphs for s in g.stages} | {
+            s.text for g in self.run_index.graphs for s in g.stages if s.text}
+        lost = {f for f in listed if not (self.root / f).is_file()}
+        if lost:
+            self._forget(lost, "the process ended before they were written")
+
+    def _forget(self, lost: set[str], why: str) -> None:
+        """Stages whose snapshot is in ``lost`` leave the index, texts in it are unlisted, a TorchAir
+        dump that could not be compressed is listed under its own name; a note says so."""
+        dropped = 0
+        for entry in self.run_index.graphs:
+            kept = [s for s in entry.stages if s.file not in lost]
+            dropped += len(entry.stages) - len(kept)
+            entry.stages[:] = kept
+            for stage in kept:
+                if stage.text in lost:
+                    stage.text = None
+        for dump in list(self.run_index.dumps):
+            if dump.file in lost:
+                original = dump.file.removesuffix(".gz")
+                if (self.root / original).is_file():
+                    dump.file = original
+                else:
+                    self.run_index.dumps.remove(dump)
+        self._graphs = {f: g for f, g in self._graphs.items() if f not in lost}
+        self._content = {k: v for k, v in self._content.items() if v[0] not in lost}
+        if self.run_index.notes is None:
+            self.run_index.notes = []
+        self.run_index.notes.append(f"{len(lost)} ledger file(s) could not be written ({why}); "
+                                    f"{dropped} stage(s) whose snapshot is missing are left out")
 
     def sync(self) -> None:
         """Everything handed to the writer on disk: the stage files, and index.json as it is now."""
@@ -289,7 +370,9 @@ class LedgerWriter:
 
     def fail(self, message: str, detail: dict[str, Any] | None = None) -> None:
         self.run_index.status = "failed"
-        self.set_error(message, detail)
+        self.run_index.error = message
+        self.run_index.error_detail = detail
+        self.flush(best_effort=True)  # failing already: a full disk must not raise over the real error
 
     def set_report(self, path: Path | None = None, error: str | None = None) -> None:
         """``report`` (ledger-relative) once report.html is written, or ``report_error`` when it failed."""
@@ -300,27 +383,34 @@ class LedgerWriter:
         self.flush()
 
     def finish(self, status: str | None = None) -> None:
-        """The run's end: every file written (a write that failed becomes a note), the status set."""
-        try:
-            self.drain()
-        except (OSError, ValueError) as e:
-            self.note(f"some ledger files could not be written: {type(e).__name__}: {e}")
+        """The run's end (ok, or the status given): every file written, total time, and it becomes
+        the current run of its ``--out`` folder (:mod:`airctl.ledger.runs`), whatever its status.
+        A file that could not be written (a full disk) is left out of the index and noted in it; a
+        run that was going to end ok then fails with a LedgerError naming the ledger."""
+        error = self._settle()
+        if isinstance(error, OSError) and self.run_index.status == "running" and not status:
+            failure = cannot_write(self.root, error)
+            self.fail(failure.message, failure.to_json())
+            self.finish("failed")
+            raise failure from error
         if status:
             self.run_index.status = status
         elif self.run_index.status == "running":
             self.run_index.status = "ok"
         self.run_index.timings["total_seconds"] = round(time.perf_counter() - self._started, 3)
-        self.flush()
+        self.flush(best_effort=self.run_index.status != "ok")
+        with contextlib.suppress(OSError):  # a full disk: the run is still there, `airctl runs` finds it
+            mark_latest(self.root.parent, self.root.name)
 
-    def flush(self, force: bool = True) -> None:
-        """Rewrite index.json atomically (write a temporary file, then rename it over). Unforced
-        (stages, dumps, timings streaming in) it is skipped while less than ``cost / FLUSH_SHARE``
-        has passed since the last rewrite; the next rewrite writes what it held back."""
+    def flush(self, force: bool = True, best_effort: bool = False) -> None:
+        """Rewrite index.json atomically (:func:`~airctl.ledger.index_file.write_index`: on a full disk
+        in place, compact; ``best_effort``: a failure raises nothing — the failure paths use it so a run
+        that fails keeps failing cleanly). Unforced (stages, dumps, timings streaming in) it is skipped
+        while less than ``cost / FLUSH_SHARE`` has passed since the last rewrite; the next rewrite
+        writes what it held back."""
         now = time.perf_counter()
         if not force and now - self._flushed_at < self._flush_cost / FLUSH_SHARE:
             return
-        tmp = self.root / (INDEX + ".tmp")
-        tmp.write_text(json.dumps(self.run_index.to_json(), indent=1, default=str), encoding="utf-8")
-        tmp.replace(self.root / INDEX)
+        write_index(self.root, self.run_index.to_json(), best_effort=best_effort)
         self._flushed_at = time.perf_counter()
         self._flush_cost = self._flushed_at - now

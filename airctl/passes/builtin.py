@@ -22,6 +22,7 @@ from typing import Any
 from airctl.errors import PassError
 from airctl.io.fx_reader import target_name
 from airctl.passes import schema
+from airctl.passes.placements import ATTR, Placements, unit
 from airctl.passes.select import NodeInfo, groups, near_misses, node_infos, select
 from airctl.passes.spec import PassSpec, Selector
 
@@ -120,10 +121,23 @@ def _tag(node: Any, spec: PassSpec) -> Any:
     return node
 
 
+def _span_unit(span: tuple[NodeInfo, NodeInfo], infos: list[NodeInfo]) -> dict[str, Any]:
+    first, last = span
+    text = first.name if first is last else f"{first.name}..{last.name}"
+    nodes = [i.name for i in infos[first.position: last.position + 1]]
+    return unit(f"{text} ({first.module})" if first.module else text, nodes)
+
+
+def _placed(fn: PassFn, placements: Placements) -> PassFn:
+    setattr(fn, ATTR, placements)
+    return fn
+
+
 def wrap_range_in_scope(spec: PassSpec) -> PassFn:
     """stream_scope, limit_core_num, super_kernel, op_never_timeout."""
     keys, values = scope_args(spec)
     with_record = bool(spec.fields.get("record", False))
+    placements = Placements(spec.placements)
 
     def scope_pass(gm: Any, example_inputs: Any, config: Any) -> None:
         import torch
@@ -132,7 +146,7 @@ def wrap_range_in_scope(spec: PassSpec) -> PassFn:
         infos = node_infos(graph)
         spans = _spans(spec, infos)
         _check_spans(spec, spans, infos)
-        for first, last in spans:
+        for first, last in placements.choose(spans, lambda span: _span_unit(span, infos)):
             with graph.inserting_before(first.node):
                 _tag(graph.call_function(torch.ops.air.scope_enter.default, args=(list(keys), list(values))), spec)
             tail = last.node
@@ -144,22 +158,26 @@ def wrap_range_in_scope(spec: PassSpec) -> PassFn:
         gm.recompile()
 
     scope_pass.__name__ = f"wrap_range_in_{spec.kind}"
-    return scope_pass
+    return _placed(scope_pass, placements)
 
 
 def insert_record_after(spec: PassSpec) -> PassFn:
+    placements = Placements(spec.placements)
+
     def record_pass(gm: Any, example_inputs: Any, config: Any) -> None:
         import torch
 
         graph = gm.graph
         infos = node_infos(graph)
         found = _pick(spec, "after", infos)
-        for group in groups(found, spec.selectors["after"], spec.each):
+        chosen = placements.choose(groups(found, spec.selectors["after"], spec.each),
+                                   lambda g: unit(f"after {g[-1].name}", [i.name for i in g]))
+        for group in chosen:
             with graph.inserting_after(group[-1].node):
                 _tag(graph.call_function(torch.ops.air.record.default, args=()), spec)
         gm.recompile()
 
-    return record_pass
+    return _placed(record_pass, placements)
 
 
 def _records(graph: Any, maker: str) -> list[Any]:
@@ -168,6 +186,8 @@ def _records(graph: Any, maker: str) -> list[Any]:
 
 
 def insert_wait_before(spec: PassSpec) -> PassFn:
+    placements = Placements(spec.placements)
+
     def wait_pass(gm: Any, example_inputs: Any, config: Any) -> None:
         import torch
 
@@ -189,12 +209,12 @@ def insert_wait_before(spec: PassSpec) -> PassFn:
                                       hint="a wait orders work after a record that comes earlier in the graph")
                 tokens.append(earlier[-1])
             plan.append((site, tokens))
-        for site, tokens in plan:
+        for site, tokens in placements.choose(plan, lambda p: unit(f"before {p[0].name}", [p[0].name])):
             with graph.inserting_before(site.node):
                 _tag(graph.call_function(torch.ops.air.wait.default, args=(tokens,)), spec)
         gm.recompile()
 
-    return wait_pass
+    return _placed(wait_pass, placements)
 
 
 def build(spec: PassSpec, base_dir: Any = None) -> PassFn:
@@ -206,7 +226,8 @@ def build(spec: PassSpec, base_dir: Any = None) -> PassFn:
     if spec.kind == "wait":
         return insert_wait_before(spec)
     if spec.kind == "python":
+        from airctl.passes.placements import restrict_plugin
         from airctl.passes.plugin import load_plugin
 
-        return load_plugin(spec, base_dir)
+        return restrict_plugin(load_plugin(spec, base_dir), spec.placements)
     raise PassError(f"pass `{spec.name}`: no builder for kind {spec.kind!r}", file=spec.file, line=spec.line)

@@ -34,6 +34,7 @@ from airctl.instrument.returned_graph import ReturnedGraph
 from airctl.instrument.timing import Timing
 from airctl.modes import MAX_AUTOTUNE
 from airctl.passes.builtin import PassFn, SelectorMissed, build
+from airctl.passes.placements import of as placements_of
 from airctl.passes.plugin import user_traceback
 from airctl.passes.select import near_misses, node_infos, select
 from airctl.passes.spec import PassFile, PassSpec, load
@@ -69,8 +70,12 @@ def build_hooks(path: Path | str, *, explain: bool = False) -> PassHooks:
     closest candidates) in :attr:`PassHooks.explanations` and applies the passes it can.
     Raises :class:`~airctl.errors.SpecError` for an invalid file or a plugin that cannot load.
     """
-    spec = load(path)
-    base = Path(path).resolve().parent
+    return hooks_for(load(path), Path(path).resolve().parent, explain=explain)
+
+
+def hooks_for(spec: PassFile, base: Path, *, explain: bool = False) -> PassHooks:
+    """:func:`build_hooks` for a parsed pass file (``base``: where its plugin paths are relative to);
+    ``airctl bisect`` gives it a file cut down to a prefix of its passes."""
     hooks = PassHooks(spec, explain=explain, warnings=list(spec.warnings))
     for stage in ("pre", "post"):
         bound = [(p, build(p, base)) for p in spec.stage(stage)]
@@ -89,11 +94,12 @@ def _wrap_failure(spec: PassSpec, fn: PassFn, exc: BaseException) -> PassError:
     plugin_file = getattr(fn, "airctl_plugin_file", None)
     text, line = user_traceback(exc, plugin_file)
     what = f"python plugin {spec.fields.get('plugin')}" if spec.kind == "python" else f"kind {spec.kind}"
+    raised = f"called sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else f"raised {type(exc).__name__}: {exc}"
     if plugin_file and line is not None:
         file, column = plugin_file, None
     else:
         file, line, column = spec.file, spec.line, spec.column
-    return PassError(f"pass `{spec.name}` ({what}) raised {type(exc).__name__}: {exc}\n{text}", file=file, line=line,
+    return PassError(f"pass `{spec.name}` ({what}) {raised}\n{text}", file=file, line=line,
                      column=column, hint=f"the pass is declared at {spec.file}:{spec.line}; the graph it received "
                                          f"is in the ledger stage before failed:yaml:{spec.name}")
 
@@ -179,14 +185,20 @@ def _run_one(runner: PassRunner, spec: PassSpec, fn: PassFn, gm: Any, example_in
 
     def apply(run: PassRun) -> Any:
         try:
-            return fn(gm, example_inputs, config)
+            result = fn(gm, example_inputs, config)
+            placements = placements_of(fn)
+            if placements is not None:
+                run.facts["placements"] = list(placements.found)
+                if placements.keep is not None:
+                    run.facts["applied_placements"] = list(placements.keep)
+            return result
         except SelectorMissed as e:
             if not (spec.optional or hooks.explain):
                 hooks.errors.append(e)
                 raise
             run.info["skipped"] = e.message
             return None
-        except Exception as e:  # noqa: BLE001 - user passes: report by name, keep the ledger
+        except (Exception, SystemExit) as e:  # noqa: BLE001 - user passes: report by name, keep the ledger
             error = _wrap_failure(spec, fn, e)
             hooks.errors.append(error)
             raise error from e

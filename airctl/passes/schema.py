@@ -23,6 +23,8 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
+from airctl.graph.roles import COLLECTIVE_KINDS
+
 VERSION = 1
 STAGES = ("pre", "post")
 GRAPH_KINDS = ("inference", "forward", "backward")
@@ -30,7 +32,7 @@ GRAPH_KINDS = ("inference", "forward", "backward")
 SELECTOR: dict[str, Any] = {
     "type": "object",
     "description": "Which FX nodes a pass acts on. Fields combine with AND; at least one of target, name, "
-                   "source, module.",
+                   "source, module, collective.",
     "properties": {
         "target": {"type": ["string", "array"], "items": {"type": "string"},
                    "description": "op target: aten.mm.default (torch.ops. prefix accepted; aten.mm matches every "
@@ -42,12 +44,17 @@ SELECTOR: dict[str, Any] = {
         "module": {"type": "string",
                    "description": "nn.Module path prefix, with glob components: layers.0.mlp, layers.*.attn; "
                                   "a trailing $ matches the module itself, not its children"},
+        "collective": {"type": ["string", "array"], "items": {"type": "string"},
+                       "enum": [*COLLECTIVE_KINDS, "any"],
+                       "description": "collectives of this kind (all_reduce, all_gather, reduce_scatter, all_to_all, "
+                                      "broadcast, send, recv, or any), whichever FX op issues them; each match's "
+                                      "group also takes its wait_tensor, so a scope spans the collective and its wait"},
         "index": {"type": "integer",
                   "description": "keep only the index-th match (0-based; negative counts from the end)"},
         "nth": {"type": "integer", "description": "same as index"},
     },
     "additionalProperties": False,
-    "anyRequired": ["target", "name", "source", "module"],
+    "anyRequired": ["target", "name", "source", "module", "collective"],
 }
 
 RANGE: dict[str, Any] = {
@@ -71,6 +78,10 @@ COMMON: dict[str, dict[str, Any]] = {
                "description": "apply only to these AOT graphs (default: all)"},
     "check_results": {"type": "boolean", "default": True,
                       "description": "run the graph eagerly before and after the pass and fail if results change"},
+    "placements": {"type": "array", "items": {"type": "integer", "minimum": 0},
+                   "description": "apply only these of the pass's units (0-based, in the order its ledger stage "
+                                  "lists them as `placements`): spans, record groups, wait sites, or the nodes a "
+                                  "python plugin changed; `airctl bisect` writes it"},
 }
 
 _SPAN: dict[str, dict[str, Any]] = {
@@ -238,11 +249,14 @@ def validate(value: Any, schema: dict[str, Any], path: tuple[Any, ...] = ()) -> 
             out.append(SchemaViolation(path, f"`{_label(path)}` must be {_article(want)}, got {type_name(value)} "
                                              f"{_show(value)}"))
             return out
-    if "enum" in schema and value not in schema["enum"]:
-        choices = ", ".join(str(c) for c in schema["enum"])
-        guess = closest(str(value), [str(c) for c in schema["enum"]])
-        out.append(SchemaViolation(path, f"`{_label(path)}` must be one of {choices}, got {_show(value)}",
-                                   hint=f"did you mean {guess!r}?" if guess else None))
+    if "enum" in schema:  # a value, or each item of a list of them ("type": ["string", "array"])
+        listed = isinstance(value, list) and "items" in schema
+        for where, item in ([((*path, i), v) for i, v in enumerate(value)] if listed else [(path, value)]):
+            if item not in schema["enum"]:
+                choices = ", ".join(str(c) for c in schema["enum"])
+                guess = closest(str(item), [str(c) for c in schema["enum"]])
+                out.append(SchemaViolation(where, f"`{_label(where)}` must be one of {choices}, got {_show(item)}",
+                                           hint=f"did you mean {guess!r}?" if guess else None))
     if "minimum" in schema and _is(value, "number") and value < schema["minimum"]:
         out.append(SchemaViolation(path, f"`{_label(path)}` must be >= {schema['minimum']}, got {value}"))
     if isinstance(value, list) and "items" in schema:

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from airctl.graph.roles import collective_kind, is_collective_wait
 from airctl.io.fx_reader import module_of, target_name
 from airctl.passes.spec import Selector
 
@@ -123,12 +124,15 @@ def field_matches(sel: Selector, info: NodeInfo, which: str) -> bool:
         return _source_match(sel.source or "", info.frames)
     if which == "module":
         return _module_match(sel.module or "", info.module) is not None
+    if which == "collective":
+        kind = collective_kind(info.op)
+        return kind is not None and ("any" in sel.collective or kind in sel.collective)
     raise ValueError(which)
 
 
 def active_fields(sel: Selector) -> list[str]:
     present = {"target": bool(sel.target), "name": sel.name is not None, "source": sel.source is not None,
-               "module": sel.module is not None}
+               "module": sel.module is not None, "collective": bool(sel.collective)}
     return [k for k, v in present.items() if v]
 
 
@@ -149,20 +153,39 @@ def select(sel: Selector, infos: list[NodeInfo]) -> list[NodeInfo]:
 
 
 def groups(found: list[NodeInfo], sel: Selector, each: bool | str) -> list[list[NodeInfo]]:
-    """Split matches into the groups a pass treats as one unit (graph order kept)."""
+    """Split matches into the groups a pass treats as one unit (graph order kept). A ``collective``
+    selector's groups also hold the ``wait_tensor`` of each collective they hold."""
     if not found:
         return []
     if each is False:
-        return [found]
+        return _with_waits([found], sel)
     pattern = each if isinstance(each, str) else sel.module
     if pattern is None:  # each: true without a module selector -> every match alone
-        return [[i] for i in found]
+        return _with_waits([[i] for i in found], sel)
     by_key: dict[str, list[NodeInfo]] = {}
     for info in found:
         key = _module_match(pattern, info.module)
         if key is not None:
             by_key.setdefault(key, []).append(info)
-    return list(by_key.values())
+    return _with_waits(list(by_key.values()), sel)
+
+
+def _with_waits(found: list[list[NodeInfo]], sel: Selector) -> list[list[NodeInfo]]:
+    """Each group with the waits of its collectives added, in graph order (``collective`` selectors)."""
+    if not sel.collective:
+        return found
+    graph = found[0][0].node.graph
+    positions = {n: k for k, n in enumerate(graph.nodes)}
+    out = []
+    for group in found:
+        members = {i.node: i for i in group}
+        for info in group:
+            for user in info.node.users if collective_kind(info.op) is not None else ():
+                op = target_name(user.target) if user.op == "call_function" else user.op
+                if is_collective_wait(op) and user not in members:
+                    members[user] = NodeInfo(user, user.name, op, user.op, positions[user])
+        out.append(sorted(members.values(), key=lambda i: i.position))
+    return out
 
 
 # -- explaining a miss --------------------------------------------------------------------------
@@ -247,6 +270,18 @@ def _closest(sel: Selector, which: str, pool: list[NodeInfo]) -> list[dict[str, 
             count = sum(1 for i in pool if _module_match(mod, i.module))
             out.append({"field": "module", "value": mod, "why": f"similar module path, {count} node(s)",
                         "source": None})
+    elif which == "collective":
+        kinds: dict[str, list[NodeInfo]] = {}
+        for i in pool:
+            kind = collective_kind(i.op)
+            if kind is not None:
+                kinds.setdefault(kind, []).append(i)
+        for kind, nodes in kinds.items():
+            out.append({"field": "collective", "value": kind, "why": f"{len(nodes)} node(s), e.g. {nodes[0].name} "
+                        f"({nodes[0].op})", "source": nodes[0].source})
+        if not kinds:
+            out.append({"field": "collective", "value": "(none)", "source": None,
+                        "why": "the graph has no collective: no torch.distributed call was traced into it"})
     elif which == "source":
         file, first, _ = _parse_source(sel.source or "")
         lines: dict[int, NodeInfo] = {}

@@ -90,6 +90,7 @@ class Selector:
     index: int | None = None
     line: int | None = None
     column: int | None = None
+    collective: list[str] = field(default_factory=list)  # collective kinds, or ["any"]
 
     def describe(self) -> str:
         parts = []
@@ -101,13 +102,15 @@ class Selector:
             parts.append(f"source {self.source}")
         if self.module is not None:
             parts.append(f"module {self.module}")
+        if self.collective:
+            parts.append("collective " + "|".join(self.collective))
         if self.index is not None:
             parts.append(f"index {self.index}")
         return ", ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
         return {"target": self.target, "name": self.name, "source": self.source, "module": self.module,
-                "index": self.index, "line": self.line}
+                "collective": self.collective, "index": self.index, "line": self.line}
 
 
 @dataclass
@@ -121,6 +124,7 @@ class PassSpec:
     optional: bool = False
     graphs: list[str] | None = None
     check_results: bool = True
+    placements: list[int] | None = None  # keep only these units of the pass (airctl bisect)
     selectors: dict[str, Selector] = field(default_factory=dict)  # select/after/before/from/to
     on: list[str] = field(default_factory=list)
     each: bool | str = False
@@ -130,7 +134,8 @@ class PassSpec:
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "stage": self.stage, "line": self.line,
                 "optional": self.optional, "graphs": self.graphs, "fields": self.fields,
-                "selectors": {k: s.to_json() for k, s in self.selectors.items()}, "on": self.on}
+                "selectors": {k: s.to_json() for k, s in self.selectors.items()}, "on": self.on,
+                "placements": self.placements}
 
 
 @dataclass
@@ -161,6 +166,10 @@ def load(path: Path | str) -> PassFile:
         raise SpecError(f"pass file not found: {path}", file=str(path)) from None
     except OSError as e:
         raise SpecError(f"cannot read pass file: {e}", file=str(path)) from e
+    except UnicodeDecodeError as e:
+        line = path.read_bytes()[:e.start].count(b"\n") + 1
+        raise SpecError(f"not UTF-8 text ({e.reason} at byte {e.start})", file=str(path), line=line,
+                        hint="pass files are UTF-8 YAML") from None
     return parse_text(text, path)
 
 
@@ -180,6 +189,9 @@ def parse_text(text: str, path: Path | None = None) -> PassFile:
                         hint="check indentation and that every `key: value` has a space after the colon") from None
     except yaml.YAMLError as e:
         raise SpecError(f"YAML syntax error: {e}", file=file) from None
+    except RecursionError:  # PyYAML composes nested nodes recursively
+        raise SpecError("the YAML nests too deep to be a pass file", file=file, line=1,
+                        hint="a pass file is a few levels deep: version, passes, and each pass's fields") from None
     if not isinstance(data, dict):
         raise SpecError("a pass file is a mapping with `version: 1` and `passes:`", file=file, line=1, column=1,
                         hint="start from `airctl passes list` or passes/stream.yaml")
@@ -220,8 +232,10 @@ def _selector(raw: dict[str, Any]) -> Selector:
     target_list = [targets] if isinstance(targets, str) else list(targets or [])
     index = raw.get("index", raw.get("nth"))
     line = getattr(raw, "line", None)
+    collective = raw.get("collective")
     return Selector([_target(t) for t in target_list], raw.get("name"), raw.get("source"), raw.get("module"), index,
-                    line, getattr(raw, "column", None))
+                    line, getattr(raw, "column", None),
+                    [collective] if isinstance(collective, str) else list(collective or []))
 
 
 def _build(doc: dict[str, Any], file: str | None, path: Path | None) -> PassFile:
@@ -257,6 +271,7 @@ def _build(doc: dict[str, Any], file: str | None, path: Path | None) -> PassFile
             column=col or 0, optional=bool(raw.get("optional", False)), graphs=raw.get("graphs"),
             check_results=bool(raw.get("check_results", default_check)), file=file,
             each=raw.get("each", False),
+            placements=list(raw["placements"]) if "placements" in raw else None,
             marks={k: _where(doc, (*base, k)) for k in raw},  # type: ignore[misc]
         )
         for key in ("select", "after", "before"):

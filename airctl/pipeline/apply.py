@@ -21,6 +21,7 @@ from airctl.errors import AirctlError, ExecutionMismatch, PassError, SpecError
 from airctl.ledger.index import RunIndex
 from airctl.modes import MAX_AUTOTUNE
 from airctl.passes.compose import PassHooks, build_hooks
+from airctl.pipeline.current import model_record
 
 COMMAND = "passes apply"
 
@@ -72,7 +73,7 @@ def _failed_ledger(out: Path, model: Path, mode: str, pass_file: Path, error: Ai
     from airctl.ledger.writer import LedgerWriter
 
     ledger = LedgerWriter.create(out, Path(model).stem, command=COMMAND, mode=mode,
-                                 model={"path": str(model), "entry": None}, passes=str(pass_file))
+                                 model=model_record(Path(model), None), passes=str(pass_file))
     ledger.fail(error.message, error.to_json())
     ledger.finish("failed")
     return ledger.root
@@ -124,7 +125,7 @@ def _pass_error(hooks: PassHooks, error: AirctlError | None) -> AirctlError | No
 
 def apply_passes(pass_file: Path, model: Path, *, mode: str = MAX_AUTOTUNE, out: Path = Path("airctl-runs"),
                  backend: str = "auto", entry: str | None = None, plan: bool = False, with_diff: bool = True,
-                 progress: Any = None, report: bool = True) -> ApplyResult:
+                 progress: Any = None, report: bool = True, command_line: list[str] | None = None) -> ApplyResult:
     from airctl.pipeline.compile import CompileRequest, compile_model
 
     try:
@@ -133,7 +134,7 @@ def apply_passes(pass_file: Path, model: Path, *, mode: str = MAX_AUTOTUNE, out:
         return ApplyResult(pass_file, _failed_ledger(out, model, mode, pass_file, e), "failed", error=e, plan=plan)
     request = CompileRequest(model_path=model, mode=mode, out_dir=out, backend=backend, entry=entry,
                              hooks=hooks, command=COMMAND, passes_file=str(pass_file), stop_after_passes=plan,
-                             report=report)
+                             report=report, command_line=command_line)
     result = compile_model(request, progress=progress)
     error = _pass_error(hooks, result.error)
     if error is not None and error is not result.error and result.session is not None:
@@ -163,13 +164,14 @@ class ExplainResult:
 
 
 def explain_passes(pass_file: Path, model: Path, *, mode: str = MAX_AUTOTUNE, out: Path = Path("airctl-runs"),
-                   backend: str = "auto", entry: str | None = None, progress: Any = None) -> ExplainResult:
+                   backend: str = "auto", entry: str | None = None, progress: Any = None,
+                   command_line: list[str] | None = None) -> ExplainResult:
     from airctl.pipeline.compile import CompileRequest, compile_model
 
     hooks = build_hooks(pass_file, explain=True)
     request = CompileRequest(model_path=model, mode=mode, out_dir=out, backend=backend, entry=entry,
                              hooks=hooks, command="passes explain", passes_file=str(pass_file),
-                             stop_after_passes=True, report=False)
+                             stop_after_passes=True, report=False, command_line=command_line)
     result = compile_model(request, progress=progress)
     error = result.error
     if error is None and not hooks.explanations:

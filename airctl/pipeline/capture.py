@@ -6,7 +6,8 @@ graph) and turns each event into a ledger stage. Every FX and GE pass runs throu
 :class:`~airctl.instrument.PassRunner` — TorchAir's built-in passes through the observer, YAML
 passes through the composed hooks, which are given the same runner — with these instruments, in
 order: timing, change detection, the returned-graph check (R11), the eager check, the caller's
-(verify-each), and the snapshot that writes the stage.
+(verify-each), and the snapshot that writes the stage. A TorchAir pass named in ``torchair_off``
+(``airctl bisect``, :mod:`airctl.sim.pass_switch`) is not run and leaves no stage.
 
 Stages per graph (graph id ``<k>-<kind>``, k = Dynamo graph number, kind forward / backward /
 inference)::
@@ -34,6 +35,7 @@ from airctl.io.ge_proto import ge_digest, graph_from_ge_proto
 from airctl.io.listing import fx_code, ge_ops_text
 from airctl.ledger.writer import LedgerWriter, Text
 from airctl.modes import MAX_AUTOTUNE, Capture
+from airctl.sim.pass_switch import skipped_by_observer
 
 GE_STAGE_NAMES = {"original_ge_graph": "ge-original", "optimized_ge_graph": "ge-optimized"}
 
@@ -50,8 +52,13 @@ class CaptureSession:
     """Listens to one compile (or one script's compiles) and keeps its ledger."""
 
     def __init__(self, ledger: LedgerWriter, instruments: Sequence[Instrument] = (),
-                 extra_dump_types: Sequence[str] = (), capture: Capture = Capture.DEFAULT) -> None:
+                 extra_dump_types: Sequence[str] = (), capture: Capture = Capture.DEFAULT,
+                 torchair_off: Sequence[str] = (), keep_dynamo_graphs: bool = False) -> None:
         self.ledger = ledger
+        self.torchair_off = set(torchair_off)  # TorchAir passes not to run (airctl bisect)
+        self.skipped: list[dict[str, str]] = []  # the passes left out: {"graph", "pass"}
+        self.keep_dynamo_graphs = keep_dynamo_graphs
+        self.dynamo_graphs: list[tuple[Any, list[Any]]] = []  # (GraphModule, real example inputs) when kept
         self.extra_dump_types = list(extra_dump_types)
         self.capture = capture
         self.texts = capture is not Capture.MINIMAL  # readable text beside each snapshot
@@ -90,6 +97,9 @@ class CaptureSession:
             isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs
         )
         self._pending_dynamo = (read_fx(gm, f"dynamo_{self.dynamo_count}"), fx_code(gm) if self.texts else None)
+        if self.keep_dynamo_graphs:  # airctl repro: the graph, and the values it was compiled for
+            self.dynamo_graphs.append((gm, [t.detach().clone() if isinstance(t, torch.Tensor) else t
+                                            for t in example_inputs]))
 
     def aot_graph(self, gm: Any, phase: str) -> None:
         k = self.dynamo_count
@@ -112,10 +122,20 @@ class CaptureSession:
         self.ledger.add_stage(gid, f"aot-{kind}", graph, text=self._text(lambda: fx_code(gm)), content_key=digest)
 
     # -- passes --------------------------------------------------------------------------------
+    def _switched_off(self, name: str) -> bool:
+        if not self.torchair_off or not skipped_by_observer(name, self.torchair_off):
+            return False
+        self.skipped.append({"graph": self.current or "graph", "pass": name})
+        return True
+
     def run_fx_pass(self, name: str, gm: Any, run: Callable[[], Any]) -> Any:
+        if self._switched_off(name):
+            return None
         return self.runner.run(name, gm, lambda _run: run()).result
 
     def run_ge_pass(self, name: str, ge: Any, run: Callable[[], Any]) -> Any:
+        if self._switched_off(name):
+            return None
         return self.runner.run(name, ge, lambda _run: run(), stage=f"ge:after:{name}", kind="ge",
                                read=_read_ge, digest=_ge_digest).result
 

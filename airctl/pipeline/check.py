@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from airctl.errors import AirctlError
+from airctl.ledger.runs import resolve_run
 from airctl.modes import MAX_AUTOTUNE
 from airctl.verify.findings import Finding, count, summary_json
 
@@ -38,17 +40,61 @@ class CheckOutcome:
         return summary_json(self.findings)
 
 
-def check_source(path: Path | str, *, mode: str | None = None, stage: str | None = None,
-                 passes: Path | str | None = None) -> CheckOutcome:
-    """Verify every graph ``path`` names; ``mode`` None: each graph's own mode (see the module doc)."""
+def check_source(path: Path | str | None, *, mode: str | None = None, stage: str | None = None,
+                 passes: Path | str | None = None, run: str | None = None,
+                 runs_dir: Path = Path("airctl-runs")) -> CheckOutcome:
+    """Verify every graph ``path`` names (None: the current run, or ``run``); ``mode`` None: each
+    graph's own mode (see the module doc)."""
     from airctl.pipeline.source import check_targets
     from airctl.verify.verifier import verify
 
+    if path is None or run is not None:
+        if path is not None:
+            raise AirctlError("give a PATH or --run, not both", hint="--run picks a run when no PATH is given")
+        path = resolve_run(runs_dir, run)
+    if is_multi_rank(path):
+        return check_ranks_ledger(Path(path), mode=mode, stage=stage)
     checked = []
     for target in check_targets(path, stage=stage, passes=passes, mode=mode):
         used = MAX_AUTOTUNE if target.graph.dialect == "ge" else mode or target.mode or MAX_AUTOTUNE
-        findings = verify(target.graph, used)
+        findings = verify(target.graph, used) + list(target.findings)
         for f in findings:
             f.graph = target.label
         checked.append(CheckedGraph(target.label, used, findings))
+    return CheckOutcome(checked)
+
+
+def is_multi_rank(path: Path | str) -> bool:
+    """A multi-rank run's top ledger (its graphs are in ``ranks/<rank>/``)."""
+    from airctl.ledger.reader import Ledger
+
+    return Path(path).is_dir() and Ledger.is_ledger(path) and Ledger.open(path).index.is_multi_rank
+
+
+def check_ranks_ledger(top: Path, *, mode: str | None = None, stage: str | None = None) -> CheckOutcome:
+    """Each rank's graphs (labels ``rank <r>/<graph>/<stage>``), then the ranks against each other
+    (rule ``rank_divergence``, :mod:`airctl.verify.ranks`)."""
+    from airctl.ledger.reader import Ledger
+    from airctl.verify.inputs import ledger_targets
+    from airctl.verify.ranks import check_ranks
+    from airctl.verify.verifier import verify
+
+    index = Ledger.open(top).index
+    ranks = [e.rank for e in index.ranks or []]
+    checked = []
+    used_modes = set()
+    for entry in index.ranks or []:
+        if not entry.ledger or not Ledger.is_ledger(top / entry.ledger):
+            continue
+        for target in ledger_targets(top / entry.ledger, stage):
+            used = MAX_AUTOTUNE if target.graph.dialect == "ge" else mode or target.mode or MAX_AUTOTUNE
+            used_modes.add(used)
+            label = f"rank {entry.rank}/{target.label}"
+            findings = verify(target.graph, used)
+            for f in findings:
+                f.graph = label
+            checked.append(CheckedGraph(label, used, findings))
+    used = mode or (sorted(used_modes)[0] if used_modes else MAX_AUTOTUNE)
+    checked.append(CheckedGraph(f"ranks {', '.join(map(str, ranks))}: collectives compared", used,
+                                check_ranks(top, ranks, used)))
     return CheckOutcome(checked)

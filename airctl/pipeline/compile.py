@@ -11,6 +11,7 @@ with what was captured and the error (``status`` = ``failed``/``mismatch``/``int
 from __future__ import annotations
 
 import copy
+import errno
 import logging
 import re
 import time
@@ -20,13 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from airctl.backends import BackendChoice, choose
-from airctl.errors import AirctlError, CompileError, ExecutionMismatch
+from airctl.errors import AirctlBug, AirctlError, CompileError, ExecutionMismatch, ModelScriptError
 from airctl.execute.compare import DEFAULT_ATOL, Comparison, compare
 from airctl.instrument import Instrument, StopAfterPass
+from airctl.ledger.collectives import CollectiveLog
 from airctl.ledger.index import RunIndex
-from airctl.ledger.writer import LedgerWriter
+from airctl.ledger.writer import LedgerWriter, cannot_write
 from airctl.modes import CAPTURES, MAX_AUTOTUNE, MODES, Capture, DumpType, Mode
 from airctl.pipeline.capture import CaptureSession, capturing_backend
+from airctl.pipeline.current import model_record
 from airctl.pipeline.execution import RunExecution
 from airctl.pipeline.finish import finish_ledger, verify_instruments
 from airctl.pipeline.logs import capture_logs
@@ -62,8 +65,17 @@ class CompileRequest:
     # after the checked run: called with a function that runs the compiled model once more, and the
     # run's RunExecution (``airctl profile`` runs its warmup and profiled steps here, recording them)
     after_run: Callable[[Callable[[], Any], RunExecution], None] | None = None
+    command_line: Sequence[str] | None = None  # the airctl command that asked for this run (recorded)
     threads_per_stream: int | None = None  # multi-stream executor (sim): intra-op threads per stream
     stream_timeout_s: float = 60.0  # multi-stream executor (sim): longest wait before it stops the run
+    torchair_off: Sequence[str] = ()  # TorchAir passes to switch off (airctl bisect; airctl.sim.pass_switch)
+    bisect: dict[str, Any] | None = None  # airctl bisect: this step, for index.json `bisect`
+    keep_dynamo_graphs: bool = False  # keep each Dynamo graph and its real example inputs (airctl repro)
+    # a rank of a multi-rank run (pipeline/rank_worker.py): see RunRequest
+    ledger_root: Path | None = None
+    ledger_fields: dict[str, Any] = field(default_factory=dict)
+    collectives: CollectiveLog | None = None
+    collective_timeout_s: float | None = None
 
 
 @dataclass
@@ -76,6 +88,8 @@ class CompileResult:
     session: CaptureSession | None = field(default=None, repr=False)
     races: list[dict[str, Any]] = field(default_factory=list)  # multi-stream executor (sim), execution.races
     hooks: Any = field(default=None, repr=False)  # the YAML passes' PassHooks (runs, warnings, errors)
+    # keep_dynamo_graphs (airctl repro): {"inputs", "state" (the model's state_dict), "dynamo": [(gm, inputs)]}
+    kept: dict[str, Any] | None = field(default=None, repr=False)
 
 
 def _clone(value: Any) -> Any:
@@ -105,6 +119,10 @@ def build_config(torchair: Any, req: CompileRequest, ledger: LedgerWriter, backe
         config.post_grad_custom_pre_pass = pre
     if post is not None:
         config.post_grad_custom_post_pass = post
+    if req.torchair_off:
+        from airctl.sim.pass_switch import configure
+
+        configure(config, req.torchair_off)
     if backend.name == "sim" and req.mode == Mode.REDUCE_OVERHEAD:
         # NPU graph capture/replay is a device feature: under sim TorchAir's generated aclgraph
         # code (streams, events, closure events) runs eagerly — TorchAir's own run_eagerly path.
@@ -143,6 +161,7 @@ def _root_message(exc: BaseException) -> str:
         seen = getattr(seen, "inner_exception", None) or seen.__cause__
     text = f"{type(seen).__name__}: {seen}"
     text = re.sub(r"\n\s*\[ERROR\].*", "", text)
+    text = text.split("Traceback (most recent call last):", 1)[0]  # TorchAir embeds one (pretty_error_msg)
     lines = [ln for ln in text.splitlines() if ln.strip()]
     return "\n".join(lines[:6])
 
@@ -177,11 +196,73 @@ def _deadlock_error(session: CaptureSession | None, message: str) -> AirctlError
              "(`airctl check` on the ledger shows the cycle)")
 
 
-def _translate(exc: BaseException, session: CaptureSession | None, ledger: LedgerWriter) -> AirctlError:
+def _disk_full(exc: BaseException) -> OSError | None:
+    """An OSError for a full disk (or a file-size limit) anywhere in the chain: TorchAir re-raises OSErrors
+    as new ones holding only text, so the original is found through ``__context__``."""
+    seen: BaseException | None = exc
+    for _ in range(64):
+        if seen is None:
+            return None
+        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+            return seen
+        seen = getattr(seen, "inner_exception", None) or seen.__cause__ or seen.__context__
+    return None
+
+
+def _root(exc: BaseException) -> BaseException:
+    seen = exc
+    for _ in range(32):
+        nxt = getattr(seen, "inner_exception", None) or seen.__cause__
+        if nxt is None:
+            break
+        seen = nxt
+    return seen
+
+
+AIRCTL_DIR = Path(__file__).resolve().parents[1]
+
+
+def _blame_airctl(root: BaseException, message: str) -> AirctlError | None:
+    """An exception raised inside airctl's own code (not TorchAir's, not the user's): a bug to report,
+    or a documented sim limitation (messages starting with "sim:")."""
+    import traceback
+
+    frames = traceback.extract_tb(root.__traceback__)
+    if not frames or AIRCTL_DIR not in Path(frames[-1].filename).resolve().parents:
+        return None
+    last = frames[-1]
+    if str(root).startswith("sim:"):
+        return CompileError(f"not simulated: {message}", hint="run this model on an NPU (--backend npu), or keep the "
+                            "op out of the graph; docs/sim.md lists what sim does not simulate")
+    where = f"{Path(last.filename).relative_to(AIRCTL_DIR.parent)}:{last.lineno}"
+    return AirctlBug(f"airctl failed (a bug in airctl, at {where}): {message}",
+                     hint="rerun with --traceback and report it with the ledger; the ledger keeps what was captured")
+
+
+def _translate(exc: BaseException, session: CaptureSession | None, ledger: LedgerWriter,
+               model_path: Path | None = None) -> AirctlError:
     inner = _in_chain(exc, AirctlError)  # a PassError from a YAML pass, say
     if inner is not None:
         return inner
     message = _root_message(exc)
+    root = _root(exc)
+    full = _disk_full(exc)
+    if full is not None:
+        return cannot_write(ledger.root, full)  # a full disk, whoever was writing (TorchAir's dumps too)
+    if model_path is not None and isinstance(root, (Exception, SystemExit)):
+        from airctl.pipeline.model_script import user_frames
+
+        frames = user_frames(root, Path(model_path))
+        import traceback
+
+        innermost = traceback.extract_tb(root.__traceback__)
+        if frames and innermost and frames[-1] == innermost[-1]:  # raised by the user's own code, under compile
+            from airctl.pipeline.model_script import user_code_error
+
+            return user_code_error(root, Path(model_path), "the model, while TorchAir compiled or ran it,")
+    bug = _blame_airctl(root, message)
+    if bug is not None:
+        return bug
     deadlock = _deadlock_error(session, message)
     if deadlock is not None:
         return deadlock
@@ -205,15 +286,24 @@ def _translate(exc: BaseException, session: CaptureSession | None, ledger: Ledge
 def compile_model(req: CompileRequest, progress: Progress | None = None) -> CompileResult:
     say = progress or (lambda _msg: None)
     label = Path(req.model_path).stem
-    ledger = LedgerWriter.create(
-        req.out_dir, label, command=req.command, mode=req.mode,
-        model={"path": str(req.model_path), "entry": req.entry}, passes=req.passes_file,
-    )
+    model = model_record(Path(req.model_path), req.entry)
+    origin: dict[str, Any] = {}  # what made the run (airctl passes apply/profile with no model reuse it)
+    if req.passes_file:
+        origin["passes_resolved"] = str(Path(req.passes_file).resolve())
+    if req.command_line:
+        origin["command_line"] = list(req.command_line)
+    if req.bisect is not None:
+        origin["bisect"] = req.bisect
+    fields = dict(command=req.command, mode=req.mode, model=model, passes=req.passes_file, **origin,
+                  **req.ledger_fields)
+    ledger = (LedgerWriter.create_at(req.ledger_root, **fields) if req.ledger_root is not None
+              else LedgerWriter.create(req.out_dir, label, **fields))
     session: CaptureSession | None = None
     backend: BackendChoice | None = None
     execution: Comparison | None = None
     hooks = req.hooks
-    runs = RunExecution(req.threads_per_stream, req.stream_timeout_s)
+    runs = RunExecution(req.threads_per_stream, req.stream_timeout_s, req.collectives, req.collective_timeout_s)
+    kept: dict[str, Any] | None = None
     try:
         dump_types = _check_request(req)
         if hooks is None and req.passes_file and req.pre_pass is None and req.post_pass is None:
@@ -234,11 +324,16 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
             t0 = time.perf_counter()
             say(f"loading {req.model_path}")
             loaded = load_model_script(req.model_path, req.entry)
-            ledger.set(model={"path": str(req.model_path), "entry": req.entry, "found_by": loaded.found_by})
+            ledger.set(model={**model, "found_by": loaded.found_by})
             ledger.set_timing("load_seconds", time.perf_counter() - t0)
+            if req.keep_dynamo_graphs:
+                kept = _keep(loaded)
 
             instruments = list(req.instruments) + (verify_instruments(req.mode) if req.verify else [])
-            session = CaptureSession(ledger, instruments, extra_dump_types=dump_types[1:], capture=capture)
+            session = CaptureSession(ledger, instruments, extra_dump_types=dump_types[1:], capture=capture,
+                                     torchair_off=req.torchair_off, keep_dynamo_graphs=req.keep_dynamo_graphs)
+            if kept is not None:
+                kept["dynamo"] = session.dynamo_graphs
             for bound in {id(h): h for h in (hooks, *_hooks_of(req.pre_pass, req.post_pass)) if h}.values():
                 bound.runner = session.runner  # YAML passes run through the capture's one runner
             config = build_config(torchair, req, ledger, backend, dump_types, hooks)
@@ -250,6 +345,10 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
                 finally:
                     session.finalize()
                     _note_assumed_ir(ledger, ascend_ir, backend)
+                    if req.bisect is not None:
+                        ledger.set(bisect={**req.bisect, "torchair_skipped": session.skipped})
+            if not ledger.run_index.graphs:
+                raise _nothing_compiled(loaded)
             if execution is not None:
                 ledger.set(execution={**execution.to_json(), "races": runs.race_rows()})
                 if not execution.matches_eager:
@@ -268,16 +367,38 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
             ledger.finish("planned")
             finish_ledger(ledger, session, write_report=req.report and req.capture != Capture.MINIMAL)
             return CompileResult(ledger.root, ledger.run_index, backend, execution, None, session, runs.race_rows(),
-                                 hooks)
-        error = _translate(exc, session, ledger)
+                                 hooks, kept)
+        error = _translate(exc, session, ledger, Path(req.model_path))
         status = "mismatch" if isinstance(error, ExecutionMismatch) else "failed"
         ledger.fail(error.message, error.to_json())
         ledger.finish(status)
         finish_ledger(ledger, session, write_report=req.report and req.capture != Capture.MINIMAL)
-        return CompileResult(ledger.root, ledger.run_index, backend, execution, error, session, runs.race_rows(), hooks)
+        return CompileResult(ledger.root, ledger.run_index, backend, execution, error, session, runs.race_rows(), hooks,
+                             kept)
     ledger.finish("planned" if req.stop_after_passes else None)
     finish_ledger(ledger, session, write_report=req.report and req.capture != Capture.MINIMAL)
-    return CompileResult(ledger.root, ledger.run_index, backend, execution, None, session, runs.race_rows(), hooks)
+    return CompileResult(ledger.root, ledger.run_index, backend, execution, None, session, runs.race_rows(), hooks,
+                         kept)
+
+
+def _keep(loaded: LoadedModel) -> dict[str, Any]:
+    """The script's inputs and the model's weights as loaded, before anything ran (airctl repro)."""
+    state = loaded.model.state_dict() if hasattr(loaded.model, "state_dict") else {}
+    return {"inputs": _clone(loaded.inputs), "state": {k: v.detach().clone() for k, v in state.items()},
+            "found_by": loaded.found_by, "dynamo": []}
+
+
+def _nothing_compiled(loaded: LoadedModel) -> ModelScriptError:
+    """The model ran, but Dynamo handed TorchAir no graph: there is nothing to inspect."""
+    from airctl.pipeline.model_script import split_inputs
+
+    args, kwargs = split_inputs(loaded.inputs)
+    kinds = ", ".join(type(v).__name__ for v in [*args, *kwargs.values()]) or "nothing"
+    return ModelScriptError(
+        f"nothing was compiled: the model ran, but Dynamo captured no graph ({loaded.found_by} gave {kinds})",
+        file=str(loaded.path),
+        hint="the inputs must be tensors the model computes with (get_inputs() returns a tensor, a tuple of "
+             "tensors or a dict); a model that does no tensor work has no graph to compile")
 
 
 def _note_assumed_ir(ledger: LedgerWriter, ascend_ir: Any, backend: BackendChoice) -> None:
@@ -290,6 +411,8 @@ def _note_assumed_ir(ledger: LedgerWriter, ascend_ir: Any, backend: BackendChoic
 
 def _check_request(req: CompileRequest) -> list[str]:
     """The GE dump types to write; raises for a bad mode, dump type or model path (before torch loads)."""
+    if not (req.atol >= 0 and req.atol != float("inf")):  # NaN fails both comparisons
+        raise AirctlError(f"invalid --atol {req.atol!r}", hint="a tolerance is a finite number >= 0, e.g. 1e-5")
     if req.mode not in MODES:
         raise AirctlError(f"invalid mode {req.mode!r}", hint="choose one of: " + ", ".join(MODES))
     if req.capture not in CAPTURES:
@@ -342,7 +465,12 @@ def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSessio
     t0 = time.perf_counter()
     say("running eager PyTorch for reference")
     eager_loaded = LoadedModel(loaded.path, loaded.module, eager_model, eager_inputs, loaded.step, loaded.found_by)
-    eager_out = eager_loaded.call(eager_model)
+    try:
+        eager_out = eager_loaded.call(eager_model)
+    except (Exception, SystemExit) as e:  # the user's model, run as plain PyTorch: not TorchAir's doing
+        from airctl.pipeline.model_script import user_code_error
+
+        raise user_code_error(e, loaded.path, "the model, run eagerly before any compile,") from e
     session.ledger.set_timing("eager_seconds", time.perf_counter() - t0)
 
     torch._dynamo.reset()

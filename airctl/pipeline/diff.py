@@ -1,18 +1,22 @@
 """``airctl diff``: pick the two graphs to compare, diff them, and write the HTML and SVG views.
 
 Two sources (files, ledgers, model scripts), or two stages of one ledger: by default its first
-AOT stage and its last FX stage, i.e. what every pass did (docs/diff.md). The structural diff is
+AOT stage and its last FX stage, i.e. what every pass did (docs/diff.md). No source: the current
+run's two stages; ``runs``: one run's (``--run ID``), or two runs against each other. The structural diff is
 :func:`airctl.diff.diff_graphs`; the views are the report's page and the renderer's SVG.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from airctl.diff import DiffReport, diff_graphs
 from airctl.errors import AirctlError
 from airctl.graph.model import Graph
+from airctl.io.output_path import claim_output
+from airctl.ledger.runs import resolve_run
 
 
 @dataclass
@@ -26,9 +30,15 @@ class DiffOutcome:
         return self.report.to_json()
 
 
-def diff_sources(a: Path, b: Path | None = None, *, from_stage: str | None = None, to_stage: str | None = None,
-                 html: Path | None = None, svg: Path | None = None) -> DiffOutcome:
-    """Diff ``a`` against ``b`` (or two stages of ledger ``a``); write ``html``/``svg`` when given."""
+def diff_sources(a: Path | None, b: Path | None = None, *, from_stage: str | None = None,
+                 to_stage: str | None = None, html: Path | None = None, svg: Path | None = None,
+                 runs: Sequence[str] = (), runs_dir: Path = Path("airctl-runs"), force: bool = False) -> DiffOutcome:
+    """Diff ``a`` against ``b`` (or two stages of ledger ``a``); write ``html``/``svg`` when given.
+    With no ``a``: the current run's stages, or the ledgers of ``runs`` (one, or two compared)."""
+    a, b = _sources(a, b, runs, runs_dir)
+    for path, option in ((html, "--html"), (svg, "--svg")):
+        if path is not None:
+            claim_output(path, [a, b], force=force, option=option)
     old, new = load_pair(a, b, from_stage, to_stage)
     outcome = DiffOutcome(old, new, diff_pair(old, new))
     if html is not None:
@@ -44,6 +54,18 @@ def diff_sources(a: Path, b: Path | None = None, *, from_stage: str | None = Non
         merged, status = merged_graph(old, new, outcome.report)
         outcome.written.append(render_to(merged, "svg", svg, status=status))
     return outcome
+
+
+def _sources(a: Path | None, b: Path | None, runs: Sequence[str], runs_dir: Path) -> tuple[Path, Path | None]:
+    if runs and a is not None:
+        raise AirctlError("give A [B] or --run, not both", hint="--run picks runs when no graph is given")
+    if len(runs) > 2:
+        raise AirctlError(f"--run given {len(runs)} times", hint="one run (its stages), or two runs (A against B)")
+    if a is None:
+        if len(runs) == 2:
+            return resolve_run(runs_dir, runs[0]), resolve_run(runs_dir, runs[1])
+        return resolve_run(runs_dir, runs[0] if runs else None), None
+    return a, b
 
 
 def diff_pair(old: Graph, new: Graph) -> DiffReport:

@@ -5,7 +5,9 @@ the run's :class:`~airctl.execute.executors.Executors` (cached executors, worker
 settings) and its :class:`~airctl.execute.recorder.Recorder` (races), and makes the
 :class:`~airctl.sim.session.SimContext` the sim session needs: GE graphs and aclgraph forwards
 run on :mod:`airctl.execute`'s executor. ``airctl profile`` and the per-graph check of
-``airctl run`` add recorders of their own for a block (:meth:`recording`).
+``airctl run`` add recorders of their own for a block (:meth:`recording`). A rank of a multi-rank
+run gives it the rank's collective log and the default process-group timeout
+(docs/multi-rank.md).
 """
 
 from __future__ import annotations
@@ -17,19 +19,25 @@ from typing import Any
 from airctl.execute.executor import DEFAULT_TIMEOUT_S
 from airctl.execute.executors import Executors, Settings
 from airctl.execute.recorder import Recorder
+from airctl.ledger.collectives import CollectiveLog
 from airctl.sim.session import SimContext
 
 
 class RunExecution:
-    def __init__(self, threads_per_stream: int | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(self, threads_per_stream: int | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
+                 collectives: CollectiveLog | None = None, collective_timeout_s: float | None = None) -> None:
         self.executors = Executors(Settings(threads_per_stream=threads_per_stream, timeout_s=timeout_s))
         self.recorder = Recorder()
         self.executors.recorder = self.recorder
+        self.executors.collectives = collectives
+        self.collectives = collectives
+        self.collective_timeout_s = collective_timeout_s
 
     def sim_context(self, ascend_ir: Any = None) -> SimContext:
         """The sim session's context: graphs run on this run's executors; ``ascend_ir`` is the
         model's custom-op IR table (:func:`airctl.sim.ascend_ir.find_declarations`)."""
-        return SimContext(run_ge=self.executors.run_ge, run_acl=self.executors.run_acl, ascend_ir=ascend_ir)
+        return SimContext(run_ge=self.executors.run_ge, run_acl=self.executors.run_acl, ascend_ir=ascend_ir,
+                          collective_timeout_s=self.collective_timeout_s)
 
     @contextmanager
     def recording(self, rec: Recorder) -> Iterator[Recorder]:

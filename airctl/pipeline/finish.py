@@ -40,5 +40,5 @@ def finish_ledger(ledger: Any, session: Any, write_report: bool = True) -> None:
 
         ledger.set_report(write(ledger.root, graphs=ledger.graphs_written))
     except Exception as e:  # the run's result matters more than its viewer
-        log.exception("report.html could not be written")
+        log.debug("report.html could not be written", exc_info=True)  # recorded below; no traceback on stderr
         ledger.set_report(error=f"{type(e).__name__}: {e}")

@@ -18,6 +18,8 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
+from airctl.ledger.log_file import LedgerLogHandler
+
 FORMAT = "%(asctime)s %(levelname)s %(name)s [%(filename)s:%(lineno)d] %(message)s"
 
 
@@ -28,7 +30,7 @@ def is_node_trace(record: logging.LogRecord) -> bool:
 
 @contextlib.contextmanager
 def capture_logs(path: Path, level: int = logging.DEBUG, keep_node_trace: bool = True) -> Iterator[None]:
-    handler = logging.FileHandler(path, encoding="utf-8")
+    handler = LedgerLogHandler(path)  # a full disk stops the log quietly (airctl.ledger.log_file)
     handler.setFormatter(logging.Formatter(FORMAT))
     handler.setLevel(level)
     if not keep_node_trace:

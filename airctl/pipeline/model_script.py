@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from airctl.errors import ModelScriptError
+from airctl.errors import ModelScriptError, UserCodeError
 
 MODEL_FNS = ("get_model", "make_model", "build_model", "create_model")
 INPUT_FNS = ("get_inputs", "example_inputs", "make_inputs", "get_example_inputs")
@@ -58,11 +58,41 @@ def split_inputs(inputs: Any) -> tuple[tuple, dict]:
     return (inputs,), {}
 
 
+def _is_users(filename: str, folder: Path) -> bool:
+    """A frame of the user's own code: under the script's folder, and not airctl's, torch's or a library's."""
+    p = Path(filename)
+    if not p.is_absolute() or "site-packages" in p.parts or "dist-packages" in p.parts:
+        return False
+    try:
+        p.resolve().relative_to(folder)
+    except ValueError:
+        return False
+    return Path(__file__).resolve().parents[1] not in p.resolve().parents
+
+
+def user_frames(exc: BaseException, path: Path) -> list[traceback.FrameSummary]:
+    folder = path.resolve().parent
+    return [f for f in traceback.extract_tb(exc.__traceback__) if _is_users(f.filename, folder)]
+
+
 def user_traceback(exc: BaseException, path: Path) -> str:
-    """The traceback limited to frames in the user's script (fallback: the whole thing)."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).resolve() == path.resolve()]
+    """The traceback limited to frames of the user's code (the script and its folder; fallback: all)."""
+    frames = user_frames(exc, path)
     lines = traceback.format_list(frames) if frames else traceback.format_tb(exc.__traceback__)
     return "".join(lines) + "".join(traceback.format_exception_only(type(exc), exc))
+
+
+def user_code_error(exc: BaseException, path: Path, what: str) -> UserCodeError:
+    """``what`` (``get_model()``, ``the model's forward``...) of the user's script raised or exited."""
+    frames = user_frames(exc, path)
+    where = frames[-1] if frames else None
+    if isinstance(exc, SystemExit):
+        message = f"{what} called sys.exit({exc.code!r})"
+    else:
+        message = f"{what} raised {type(exc).__name__}: {exc}".splitlines()[0]
+    return UserCodeError(message, file=where.filename if where else str(path), line=where.lineno if where else None,
+                         hint="the error is in your script, not in TorchAir or airctl; traceback from your code:\n"
+                              + user_traceback(exc, path))
 
 
 def import_script(path: Path) -> Any:
@@ -85,14 +115,8 @@ def import_script(path: Path) -> Any:
         spec.loader.exec_module(module)
     except SyntaxError as e:
         raise ModelScriptError(f"syntax error: {e.msg}", file=str(path), line=e.lineno, column=e.offset) from e
-    except BaseException as e:
-        if isinstance(e, (KeyboardInterrupt, SystemExit)) and not isinstance(e, SystemExit):
-            raise
-        tb = user_traceback(e, path)
-        line = next((f.lineno for f in reversed(traceback.extract_tb(e.__traceback__))
-                     if Path(f.filename).resolve() == path.resolve()), None)
-        raise ModelScriptError(f"the script raised while being imported: {type(e).__name__}: {e}", file=str(path),
-                               line=line, hint="traceback from your script:\n" + tb) from e
+    except (Exception, SystemExit) as e:
+        raise user_code_error(e, path, "importing the script") from e
     return module
 
 
@@ -102,9 +126,8 @@ def _call(module: Any, name: str, path: Path) -> Any:
         return fn
     try:
         return fn()
-    except Exception as e:
-        raise ModelScriptError(f"{name}() raised {type(e).__name__}: {e}", file=str(path),
-                               hint="traceback from your script:\n" + user_traceback(e, path)) from e
+    except (Exception, SystemExit) as e:
+        raise user_code_error(e, path, f"{name}()") from e
 
 
 def _first(module: Any, names: tuple[str, ...]) -> str | None:
@@ -169,4 +192,9 @@ def find_model(module: Any, path: Path, entry: str | None = None) -> LoadedModel
 def load_model_script(path: Path | str, entry: str | None = None) -> LoadedModel:
     path = Path(path)
     module = import_script(path)
-    return find_model(module, path, entry)
+    loaded = find_model(module, path, entry)
+    if not callable(loaded.model):
+        raise ModelScriptError(f"{loaded.found_by} gave a {type(loaded.model).__name__}, not a model",
+                               file=str(path),
+                               hint="return an nn.Module (or a function of the inputs) from get_model()")
+    return loaded

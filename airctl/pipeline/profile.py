@@ -29,7 +29,9 @@ from typing import Any
 
 from airctl.errors import AirctlError
 from airctl.execute.timeline import Race, Timeline
+from airctl.modes import MAX_AUTOTUNE
 from airctl.profile.compare import Comparison
+from airctl.profile.ranks import MultiRankSummary
 from airctl.profile.summary import ProfileSummary, summarize
 from airctl.profile.write import COMPARE_FILE, PROFILE_DIR, write_json, write_profile
 
@@ -39,7 +41,7 @@ TIMELINE_DIR = "profile"
 @dataclass
 class ProfileRequest:
     model_path: Path
-    mode: str = "max-autotune"
+    mode: str = MAX_AUTOTUNE
     passes_file: Path | None = None  # YAML pass file -> airctl.passes.build_hooks(path) -> pre_pass/post_pass
     steps: int = 5
     warmup: int = 1
@@ -48,6 +50,12 @@ class ProfileRequest:
     entry: str | None = None
     threads_per_stream: int = 1
     timeout_s: float = 60.0
+    command_line: list[str] | None = None  # recorded in the ledger (the run's origin)
+    # a rank of a multi-rank profile (pipeline/rank_worker.py): see CompileRequest
+    ledger_root: Path | None = None
+    ledger_fields: dict[str, Any] = field(default_factory=dict)
+    collectives: Any = None
+    collective_timeout_s: float | None = None
 
 
 @dataclass
@@ -104,6 +112,9 @@ def profile_model(req: ProfileRequest, progress: Callable[[str], None] | None = 
         pre_pass=pre, post_pass=post, command="profile",
         passes_file=str(req.passes_file) if req.passes_file is not None else None,
         threads_per_stream=req.threads_per_stream, stream_timeout_s=req.timeout_s, after_run=profiled_steps,
+        command_line=req.command_line,
+        ledger_root=req.ledger_root, ledger_fields=dict(req.ledger_fields), collectives=req.collectives,
+        collective_timeout_s=req.collective_timeout_s,
     ), progress=say)
     ids = result.session.graph_ids_by_name() if result.session is not None else {}
     timelines = list(rec.timelines.values())
@@ -156,6 +167,8 @@ class ProfileOutcome:
     summary: ProfileSummary | None = None
     comparison: Comparison | None = None
     runs: list[ProfileRun] = field(default_factory=list)  # model runs, in order (none for analyze)
+    ranks: MultiRankSummary | None = None  # analyze of a folder holding several ranks
+    notes: list[str] = field(default_factory=list)  # analyze: what the readers warned about (file:line)
 
     @property
     def error(self) -> AirctlError | None:
@@ -163,18 +176,22 @@ class ProfileOutcome:
 
     @property
     def warnings(self) -> list[str]:
-        return [w for r in self.runs for w in r.warnings]
+        return [w for r in self.runs for w in r.warnings] + list(self.notes)
 
     @property
     def races(self) -> list[Any]:
         """The races found (with the passes first, when comparing): the command exits 1 on any."""
         if self.comparison is not None:
             return list(self.comparison.with_passes.races) + list(self.comparison.without.races)
+        if self.ranks is not None:
+            return [race for r in self.ranks.ranks for race in r.summary.races]
         return list(self.summary.races) if self.summary is not None else []
 
     def to_json(self) -> dict[str, Any] | None:
         if self.comparison is not None:
             return self.comparison.to_json()
+        if self.ranks is not None:
+            return self.ranks.to_json()
         return self.summary.to_json() if self.summary is not None else None
 
 
@@ -209,18 +226,39 @@ def compare_profiles(req: ProfileRequest, *, png: bool = False, top: int = 10,
 
 def analyze_profile_folder(folder: Path, ledger: Path | None = None, *, out: Path = Path("airctl-runs"),
                            png: bool = False, top: int = 10) -> ProfileOutcome:
-    """Summarise what torch_npu's profiler wrote; files go to ``<ledger>/profile/`` (or
-    ``<out>/analyze-<folder>/profile/`` without a ledger)."""
-    from airctl.profile.analyze import analyze_folder
+    """Summarise what torch_npu's profiler wrote, every rank of it; files go to ``<ledger>/profile/``
+    (or ``<out>/analyze-<folder>/profile/`` without a ledger: one trace with a process per rank)."""
+    from airctl.profile.analyze import analyze
+    from airctl.profile.ranks import summarize_analysis
 
-    timeline = analyze_folder(folder, ledger)
-    summary = summarize([timeline], top=top)
-    summary.meta.update({"folder": timeline.meta.get("folder"), "tasks_from": timeline.meta.get("tasks_from"),
-                         "simulated": timeline.meta.get("simulated"), "notes": timeline.meta.get("notes", []),
-                         "links": timeline.meta.get("links")})
-    target = Path(ledger) / PROFILE_DIR if ledger else Path(out) / f"analyze-{timeline.graph}" / PROFILE_DIR
-    write_profile(target, [timeline], summary, title=f"{timeline.graph} (torch_npu profiler)", png=png)
-    return ProfileOutcome(summary=summary)
+    analysis = analyze(folder, ledger)
+    summary = summarize_analysis(analysis, top=top)
+    single = isinstance(summary, ProfileSummary)
+    name = analysis.timelines[0].graph if single else Path(folder).resolve().name
+    source = Path(analysis.ranks[0].data.folder if single else folder).resolve()
+    target = Path(ledger) / PROFILE_DIR if ledger else _analysis_dir(Path(out), name, source) / PROFILE_DIR
+    ranks = "" if single else f", {len(analysis.ranks)} ranks"
+    write_profile(target, analysis.timelines, summary, title=f"{name} (torch_npu profiler{ranks})", png=png)
+    if isinstance(summary, ProfileSummary):
+        return ProfileOutcome(summary=summary, notes=analysis.warnings)
+    return ProfileOutcome(ranks=summary, notes=analysis.warnings)
+
+
+def _analysis_dir(out: Path, name: str, source: Path) -> Path:
+    """``<out>/analyze-<name>``, or ``-2``, ``-3``… when that one holds the analysis of another folder
+    of the same name (``source.txt`` says which folder each one analysed)."""
+    for n in range(1, 1000):
+        folder = out / (f"analyze-{name}" if n == 1 else f"analyze-{name}-{n}")
+        marker = folder / "source.txt"
+        try:
+            if not folder.exists() or (marker.is_file() and marker.read_text(encoding="utf-8").strip() == str(source)):
+                folder.mkdir(parents=True, exist_ok=True)
+                marker.write_text(f"{source}\n", encoding="utf-8")
+                return folder
+        except OSError as e:
+            raise AirctlError(f"cannot write the analysis into {folder}: {e.strerror or e}", file=str(folder),
+                              hint="pass a writable --out folder") from e
+    raise AirctlError(f"too many analyses named analyze-{name} in {out}", hint="pass another --out")
 
 
 def summarize_run(run: ProfileRun, req: ProfileRequest, *, png: bool = False, top: int = 10) -> ProfileSummary:

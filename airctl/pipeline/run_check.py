@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airctl.execute.compare import DEFAULT_ATOL, compare
+from airctl.ledger.collectives import EAGER_REFERENCE, CollectiveLog, call_details
 
 Record = Callable[[int, dict[str, Any]], None]
 
@@ -38,15 +39,40 @@ def is_wait_tensor(target: Any) -> bool:
     return str(target).split(".")[:2] == ["air", "wait_tensor"]
 
 
-def run_graph_eagerly(gm: Any, args: Sequence[Any]) -> Any:
-    """Run an FX GraphModule node by node, with ``air.wait_tensor`` as the identity (GE's Identity)."""
+def run_graph_eagerly(gm: Any, args: Sequence[Any], collectives: CollectiveLog | None = None,
+                      graph: str = "graph") -> Any:
+    """Run an FX GraphModule node by node, with ``air.wait_tensor`` as the identity (GE's Identity).
+    With a collective log (multi-rank runs) its collectives are logged as ``eager reference``."""
     import torch
+
+    from airctl.graph.roles import collective_kind, is_collective_wait
+    from airctl.io.fx_reader import target_name
+
+    seqs: dict[str, int] = {}
 
     class GeSemantics(torch.fx.Interpreter):
         def call_function(self, target: Any, args: Any, kwargs: Any) -> Any:
             if is_wait_tensor(target):
                 return args[0]
             return super().call_function(target, args, kwargs)
+
+        def run_node(self, n: Any) -> Any:
+            op = target_name(n.target) if n.op == "call_function" else ""
+            kind = collective_kind(op) if collectives is not None and op else None
+            if kind is not None:
+                args, kwargs = self.fetch_args_kwargs_from_env(n)
+                seqs[n.name] = collectives.issue(graph=graph, node=n.name, op=op, kind=kind, stream=None,
+                                                 by=EAGER_REFERENCE, **call_details(args, kwargs))
+                out = super().run_node(n)
+                collectives.done(seqs[n.name])
+                return out
+            if collectives is not None and op and is_collective_wait(op) and n.all_input_nodes:
+                seq = seqs.get(n.all_input_nodes[0].name)
+                collectives.wait(seq, n.name, "eager", "start")
+                out = super().run_node(n)
+                collectives.wait(seq, n.name, "eager", "end")
+                return out
+            return super().run_node(n)
 
     return GeSemantics(gm).run(*args)
 
@@ -80,6 +106,7 @@ class GraphCheck:
     recording: Callable[[Any], Any]  # RunExecution.recording: a context that collects one call's races
     atol: float = DEFAULT_ATOL
     limit: int = 1
+    collectives: CollectiveLog | None = None  # multi-rank runs: the reference's collectives are logged too
     calls: int = 0
     results: list[dict[str, Any]] = field(default_factory=list)
     races: list[dict[str, Any]] = field(default_factory=list)  # multi-stream executor (sim)
@@ -104,7 +131,8 @@ class GraphCheck:
         rng = torch.get_rng_state()
         try:
             with torch.no_grad():
-                expected = torch._dynamo.disable(run_graph_eagerly)(self.reference, detached_clone(list(args)))
+                expected = torch._dynamo.disable(run_graph_eagerly)(self.reference, detached_clone(list(args)),
+                                                                    self.collectives, f"dynamo graph {self.number}")
         except Exception as e:  # the check is a debugging aid: never the reason a script fails
             reason = f"the eager reference raised {type(e).__name__}: {e}"
         finally:

@@ -218,7 +218,7 @@ class RunHooks:
             if reference is None:
                 return compiled
             check = GraphCheck(self.session.dynamo_count, reference, self._record_check, self.runs.recording,
-                               atol=self.atol)
+                               atol=self.atol, collectives=self.runs.collectives)
             self.checks.append(check)
             return check.wrap(compiled)
 

@@ -16,13 +16,15 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
+from airctl.ledger.log_file import LedgerLogHandler
+
 FALLBACK_FORMAT = "[%(levelname)s] %(name)s:%(asctime)s [%(filename)s:%(lineno)d] %(message)s"
 
 
 class RunLog:
     """The open ``log.txt`` of one run."""
 
-    def __init__(self, handler: logging.FileHandler) -> None:
+    def __init__(self, handler: LedgerLogHandler) -> None:
         self.handler = handler
 
     def note(self, message: str) -> None:
@@ -31,13 +33,15 @@ class RunLog:
         try:
             self.handler.stream.write(f"[airctl] {message}\n")
             self.handler.flush()
+        except OSError as e:  # a full disk: the log stops, the run goes on (LedgerLogHandler)
+            self.handler.failed = self.handler.failed or e
         finally:
             self.handler.release()
 
 
 @contextlib.contextmanager
 def tee_torchair_log(path: Path) -> Iterator[RunLog]:
-    handler = logging.FileHandler(path, encoding="utf-8")
+    handler = LedgerLogHandler(path)
     handler.setLevel(logging.NOTSET)
     # Only attach to a logger that exists: creating "torchair" before TorchAir does would give it
     # a plain Logger instead of TorchAir's own logger class (which has .event()).

@@ -40,6 +40,7 @@ from typing import Any
 from airctl.backends import BackendChoice, choose
 from airctl.errors import AirctlError, ExecutionMismatch, ModelScriptError
 from airctl.execute.compare import DEFAULT_ATOL
+from airctl.ledger.collectives import CollectiveLog
 from airctl.ledger.index import RunIndex
 from airctl.ledger.writer import LedgerWriter
 from airctl.pipeline.execution import RunExecution
@@ -65,6 +66,12 @@ class RunRequest:
     atol: float = DEFAULT_ATOL
     verify: bool = True  # verify-each: the static verifier after every pass
     report: bool = True
+    # a rank of a multi-rank run (pipeline/rank_worker.py): its ledger folder, the index fields
+    # saying which rank it is, its collective log and the default process-group timeout
+    ledger_root: Path | None = None
+    ledger_fields: dict[str, Any] = field(default_factory=dict)
+    collectives: CollectiveLog | None = None
+    collective_timeout_s: float | None = None
 
 
 @dataclass
@@ -123,8 +130,10 @@ def run_script(req: RunRequest, progress: Progress | None = None) -> RunResult:
 
     script = Path(req.script)
     # absolute: the script may chdir, and the ledger must stay where the user asked
-    ledger = LedgerWriter.create(Path(req.out_dir).absolute(), script.stem, command="run", mode=None,
-                                 model={"path": str(script), "argv": [str(script), *req.args]})
+    fields = dict(command="run", mode=None, model={"path": str(script), "argv": [str(script), *req.args]},
+                  **req.ledger_fields)
+    ledger = (LedgerWriter.create_at(Path(req.ledger_root).absolute(), **fields) if req.ledger_root is not None
+              else LedgerWriter.create(Path(req.out_dir).absolute(), script.stem, **fields))
     backend: BackendChoice | None = None
     end = ScriptEnd(0)
     try:
@@ -141,7 +150,7 @@ def run_script(req: RunRequest, progress: Progress | None = None) -> RunResult:
         ledger.finish("failed")
         return RunResult(ledger.root, ledger.run_index, backend, end, error, notes)
 
-    runs = RunExecution()
+    runs = RunExecution(collectives=req.collectives, collective_timeout_s=req.collective_timeout_s)
     session = RunSession(ledger)
     hooks = RunHooks(session, backend.name, note, runs, check=req.check, atol=req.atol,
                      make_instruments=verify_instruments if req.verify else None)

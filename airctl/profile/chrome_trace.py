@@ -5,7 +5,7 @@ Layout (docs/profile.md §Trace format):
 - one process per graph (``pid`` 1, 2, … named ``graph_1 (max-autotune)``), one thread lane per
   stream (``tid`` 1, 2, … named ``stream <name>``, the main stream first);
 - each op is a complete event ``"ph": "X"`` (``ts``/``dur`` in µs) with ``args`` node, op, source,
-  module and step; steps follow each other on the time axis;
+  module, step (and kind ``communication`` for an NPU's HCCL op); steps follow each other on the time axis;
 - each sync edge is a flow: ``"ph": "s"`` inside the source op and ``"ph": "f"`` (``"bp": "e"``)
   inside the destination op, with the same ``id``; ``name`` is the sync kind (``record_wait``, …);
 - each race is an instant event ``"ph": "i"`` on the reader's lane, named ``race: …``.
@@ -45,7 +45,8 @@ def to_chrome_trace(timelines: list[Timeline], meta: dict[str, Any] | None = Non
             for e in events:
                 ts, dur = (offset + e.start_s) * US, max((e.end_s - e.start_s) * US, MIN_DUR_US)
                 spans.append((ts, dur))
-                args = {"node": e.node, "op": e.op, "source": e.source, "module": e.module, "step": e.step}
+                args = {"node": e.node, "op": e.op, "source": e.source, "module": e.module, "step": e.step,
+                        "kind": e.kind}
                 out.append({"ph": "X", "name": e.node, "cat": "op", "pid": pid, "tid": lanes[e.stream],
                             "ts": ts, "dur": dur, "args": {k: v for k, v in args.items() if v is not None}})
             for sync in ev.step_syncs(t, step):

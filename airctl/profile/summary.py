@@ -38,6 +38,7 @@ class StreamStats:
     busy_pct: float
     ops: int  # ops in the step (markers not counted)
     largest_gap_s: float = 0.0  # longest idle stretch between two of its ops
+    comm_ops: int = 0  # of which communication (HCCL) ops: an NPU's communication stream has comm_ops == ops
 
 
 @dataclass
@@ -104,6 +105,7 @@ class ProfileSummary:
     graphs: list[GraphSummary]
     trace: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    npu: dict[str, Any] | None = None  # profile analyze: sources, columns, per-step breakdown and its check
 
     def to_json(self) -> dict[str, Any]:
         def steps(path: list[PathStep]) -> list[dict[str, Any]]:
@@ -123,6 +125,7 @@ class ProfileSummary:
             "graphs": [{**asdict(g), "critical_path": steps(g.critical_path)} for g in self.graphs],
             "trace": self.trace,
             "meta": dict(self.meta),
+            **({"npu": self.npu} if self.npu is not None else {}),
         }
 
 
@@ -209,11 +212,15 @@ def summarize_graph(timeline: Timeline) -> GraphSummary:
     span_s = b - a
     per = _intervals(events)
     gaps = _largest_gaps(events)
+    comm: dict[str, int] = defaultdict(int)
+    for e in events:
+        if e.kind == "communication" and not ev.is_marker(e.op):
+            comm[e.stream] += 1
     streams = []
     for s in timeline.streams():
         busy = ev.length(ev.union(per.get(s, [])))
         streams.append(StreamStats(s, busy, max(span_s - busy, 0.0), 100.0 * busy / span_s if span_s > 0 else 0.0,
-                                   len(per.get(s, [])), gaps.get(s, 0.0)))
+                                   len(per.get(s, [])), gaps.get(s, 0.0), comm[s]))
     path = critical_path(timeline, rep) if rep is not None else []
     return GraphSummary(timeline.graph, timeline.mode, len(ids), span_s, streams, ev.overlap(per), path,
                         sum(p.work_s for p in path), rep)
@@ -234,16 +241,18 @@ def summarize(timelines: list[Timeline], races: list[Race] | None = None, step_s
     order: dict[str, None] = {}
     busy: dict[str, float] = defaultdict(float)
     ops: dict[str, int] = defaultdict(int)
+    comm: dict[str, int] = defaultdict(int)
     gap: dict[str, float] = defaultdict(float)
     for g in graphs:
         for s in g.streams:
             order.setdefault(s.stream, None)
             busy[s.stream] += s.busy_s
             ops[s.stream] += s.ops
+            comm[s.stream] += s.comm_ops
             gap[s.stream] = max(gap[s.stream], s.largest_gap_s)
     span_s = sum(g.span_s for g in graphs)
     streams = [StreamStats(s, busy[s], max(span_s - busy[s], 0.0), 100.0 * busy[s] / span_s if span_s > 0 else 0.0,
-                           ops[s], gap[s]) for s in order]
+                           ops[s], gap[s], comm[s]) for s in order]
     if "default" in order:  # the main stream first, as Timeline.streams() does
         streams.sort(key=lambda s: s.stream != "default")
     if races is None:

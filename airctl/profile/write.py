@@ -13,11 +13,10 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from airctl.execute.timeline import Timeline
 from airctl.profile.chrome_trace import to_chrome_trace
-from airctl.profile.summary import ProfileSummary
 from airctl.profile.timeline_svg import render_svg, svg_to_png
 
 log = logging.getLogger("airctl")
@@ -30,6 +29,15 @@ PNG_FILE = "timeline.png"
 COMPARE_FILE = "compare.json"
 
 
+class Summary(Protocol):
+    """A ProfileSummary, or the several-rank summary of ``profile analyze`` (ranks.py)."""
+
+    trace: str | None
+    meta: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
 @dataclass
 class ProfileFiles:
     folder: Path
@@ -39,7 +47,7 @@ class ProfileFiles:
     png: Path | None = None
 
 
-def write_profile(folder: Path, timelines: list[Timeline], summary: ProfileSummary, *, title: str | None = None,
+def write_profile(folder: Path, timelines: list[Timeline], summary: Summary, *, title: str | None = None,
                   png: bool = False, meta: dict[str, Any] | None = None) -> ProfileFiles:
     """Write the trace, the summary (its ``trace`` field set to the trace's path) and the picture into
     ``folder`` (usually ``<ledger>/profile``)."""

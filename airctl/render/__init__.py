@@ -4,7 +4,9 @@ ones).
 ``airctl dump --type {dot,svg,png}`` and ``airctl diff --svg`` call :func:`render_to`; the HTML
 viewer (``--type html``, ``diff --html``) is the report's (:mod:`airctl.report.page`), which
 draws with this package, not the other way round. ``status`` (node name ->
-``added``/``removed``/``changed``) colours a diff. See docs/report.md.
+``added``/``removed``/``changed``) colours a diff. Every picture places scope, record and wait
+nodes by program order (:mod:`airctl.render.order`). The lane view of a stream plan is
+:mod:`airctl.render.lanes` (model) and :mod:`airctl.render.lanes_svg` (SVG). See docs/report.md.
 """
 
 from __future__ import annotations

@@ -11,8 +11,11 @@ record→wait edge and stream switch stays visible.
   ``scope_enter … scope_exit`` range becomes a box on its stream.
 
 Scope markers (``scope_enter``/``scope_exit``) are dropped (the stream is on the nodes inside), and
-record/wait nodes get control inputs that keep their program order on their stream: a record
-follows the group before it, the group after a wait follows the wait.
+record/wait nodes keep their program order on their stream as *order* edges
+(:mod:`airctl.render.order`), listed in ``meta["order_after"]`` (the graph's
+``attrs["program_order"]`` is ``"explicit"``): a record follows the group before it, the group
+after a wait follows the wait. They are not control edges: the folded graph gains no ordering
+that the original did not have.
 
 The result is an ordinary :class:`~airctl.graph.model.Graph` (dialect kept), so every writer and
 renderer takes it. A box's ``attrs`` hold ``nodes`` (how many it folds) and ``ops`` (the most
@@ -34,6 +37,7 @@ from collections import Counter
 from airctl.errors import AirctlError
 from airctl.graph.model import Graph, Node
 from airctl.graph.roles import air_name
+from airctl.render.order import EXPLICIT
 
 MODES = ("module", "stream")
 INPUT_KINDS = {"placeholder", "get_attr", "Data", "Const", "Constant", "Variable"}
@@ -109,46 +113,51 @@ def collapse(graph: Graph, by: str = "module", depth: int = 2) -> Graph:
             continue
         if len(nodes) == 1 and nodes[0].name in taken:
             kept = nodes[0]
-            control = _refs(kept.control_inputs, key_of, key)
-            control += [k for k in order.get(key, []) if k not in control]
-            out.append(Node(kept.name, kept.op, _refs(kept.inputs, key_of, key), control, dict(kept.attrs),
-                            kept.stream, kept.source, kept.module, kept.kind, dict(kept.meta)))
+            meta = dict(kept.meta)
+            if key in order:
+                meta["order_after"] = order[key]
+            out.append(Node(kept.name, kept.op, _refs(kept.inputs, key_of, key),
+                            _refs(kept.control_inputs, key_of, key), dict(kept.attrs), kept.stream, kept.source,
+                            kept.module, kept.kind, meta))
             continue
         inputs = _refs([r for n in nodes for r in n.inputs], key_of, key)
         control = [r for r in _refs([r for n in nodes for r in n.control_inputs], key_of, key) if r not in inputs]
-        control += [k for k in order.get(key, []) if k not in control and k not in inputs]
         ops = Counter(n.op for n in nodes)
         first = nodes[0]
         out.append(Node(
             key, f"{len(nodes)} ops" if len(nodes) > 1 else first.op, inputs, control,
             {"nodes": len(nodes), "ops": dict(ops.most_common(TOP_OPS))}, first.stream,
             first.source, first.module if by == "module" else None, "group",
-            {"folded": [n.name for n in nodes[:20]]}))
-    return Graph(f"{graph.name} (by {by})", graph.dialect, out, dict(graph.attrs))
+            {"folded": [n.name for n in nodes[:20]], **({"order_after": order[key]} if key in order else {})}))
+    return Graph(f"{graph.name} (by {by})", graph.dialect, out, {**graph.attrs, "program_order": EXPLICIT})
 
 
 def _program_order(graph: Graph, keys: list[str]) -> dict[str, list[str]]:
-    """Control inputs that pin record/wait nodes to their place on their stream once groups are folded.
-
-    A record follows the group before it on its stream; the group after a wait on that stream
-    follows the wait. (In a collapsed graph, control edges at record/wait nodes mean program order.)
+    """Order edges (``meta["order_after"]``) that pin record/wait nodes to their place on their stream
+    once groups are folded: a record follows the group before it on its stream; the group after a
+    wait on that stream follows the wait, unless that group began before the wait (a module whose
+    ops come on both sides of it), in which case the wait follows the group before it.
     """
     extra: dict[str, list[str]] = {}
     last_group: dict[str | None, str] = {}
-    pending_waits: dict[str | None, list[str]] = {}
-    for node, key in zip(graph.nodes, keys, strict=True):
+    pending_waits: dict[str | None, list[tuple[str, str | None]]] = {}  # stream -> (wait, group before it)
+    first: dict[str, int] = {}  # group -> position of its first member
+    for pos, (node, key) in enumerate(zip(graph.nodes, keys, strict=True)):
         if _dropped(node):
             continue
+        first.setdefault(key, pos)
         if _kept(node):
             before = last_group.get(node.stream)
             if before is not None and "record" in (_air(node) or ""):
                 extra.setdefault(key, []).append(before)
             if "wait" in (_air(node) or ""):
-                pending_waits.setdefault(node.stream, []).append(key)
+                pending_waits.setdefault(node.stream, []).append((key, before))
             continue
-        waits = pending_waits.pop(node.stream, [])
-        if waits:
-            extra.setdefault(key, []).extend(w for w in waits if w not in extra.get(key, []))
+        for wait, before in pending_waits.pop(node.stream, []):
+            if first[key] > first[wait]:  # the group starts after the wait: it follows the wait
+                extra.setdefault(key, []).append(wait)
+            elif before is not None:  # a module group around the wait: the wait follows what came before it
+                extra.setdefault(wait, []).append(before)
         last_group[node.stream] = key
     return extra
 

@@ -4,6 +4,11 @@
 so :func:`airctl.render.render_to` only hands it graphs below :data:`DOT_LIMIT` nodes. The DOT
 text itself can be written for any size (``--type dot``), for use with ``sfdp`` and friends.
 
+Side-effect nodes (scope, record, wait) are tied to the ops around them by light dotted *order*
+edges (:mod:`airctl.render.order`): the anchor edge has a high ``weight``, so ``dot`` puts a
+``scope_enter`` right above the scope's first op, a record right under the op it follows and a
+wait right above the op it precedes; a ``scope_enter`` is clustered with the stream it opens.
+
 Node ids are ``n<index>``; names, ops and tooltips are quoted DOT strings (``"`` and ``\\``
 escaped), and Graphviz XML-escapes them in its SVG, so graph contents never become markup.
 """
@@ -16,7 +21,17 @@ from pathlib import Path
 
 from airctl.errors import AirctlError
 from airctl.graph.model import Graph
-from airctl.render.style import EDGE_STYLE, NODE_STROKE, STATUS_STROKE, stream_fills, stream_label
+from airctl.render.order import program_order
+from airctl.render.style import (
+    COLLECTIVE_STROKE,
+    EDGE_STYLE,
+    NODE_STROKE,
+    STATUS_STROKE,
+    collective_note,
+    stream_fills,
+    stream_label,
+)
+from airctl.render.text import printable
 
 DOT_LIMIT = 2000  # nodes; dot takes 7-8 s at 2k nodes and 82 s at 5k
 DOT_TIMEOUT = 120.0
@@ -24,14 +39,14 @@ DOT_TIMEOUT = 120.0
 
 def quote(text: object) -> str:
     """A DOT double-quoted string; backslashes are doubled so ``\\n``/``\\l`` escapes in names stay literal."""
-    s = str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "")
+    s = printable(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "")
     return f'"{s}"'
 
 
-def _clusters(graph: Graph, cluster: str) -> dict[str, list[int]]:
+def _clusters(graph: Graph, cluster: str, streams: list[str | None]) -> dict[str, list[int]]:
     groups: dict[str, list[int]] = {}
     for i, n in enumerate(graph.nodes):
-        key = n.stream if cluster == "stream" else n.module
+        key = streams[i] if cluster == "stream" else n.module
         if key:
             groups.setdefault(key, []).append(i)
     return groups
@@ -49,7 +64,9 @@ def pick_cluster(graph: Graph) -> str:
 def dot_source(graph: Graph, status: dict[str, str] | None = None, cluster: str | None = None) -> str:
     status = status or {}
     cluster = cluster or pick_cluster(graph)
-    used = graph.streams()
+    order = program_order(graph)
+    streams = order.streams
+    used = list(dict.fromkeys(streams))
     fills = stream_fills(used)
     index = {n.name: i for i, n in enumerate(graph.nodes)}
     lines = [
@@ -62,12 +79,18 @@ def dot_source(graph: Graph, status: dict[str, str] | None = None, cluster: str 
     def node_line(i: int) -> str:
         n = graph.nodes[i]
         tip = f"{n.name}\nop: {n.op}\nstream: {stream_label(n.stream)}"
+        if streams[i] != n.stream:
+            tip += f"\nopens stream: {stream_label(streams[i])}"
+        if collective_note(n.op):
+            tip += f"\n{collective_note(n.op)}"
         if n.module:
             tip += f"\nmodule: {n.module}"
         if n.source:
             tip += f"\nsource: {n.source}"
-        attrs = [f"label={quote(n.op + chr(10) + n.name)}", f'fillcolor="{fills[n.stream]}"',
+        attrs = [f"label={quote(n.op + chr(10) + n.name)}", f'fillcolor="{fills[streams[i]]}"',
                  f"tooltip={quote(tip)}"]
+        if collective_note(n.op):
+            attrs += [f'color="{COLLECTIVE_STROKE}"', "peripheries=2"]
         st = status.get(n.name)
         if st:
             style = "rounded,filled,dashed" if st == "removed" else "rounded,filled"
@@ -76,7 +99,7 @@ def dot_source(graph: Graph, status: dict[str, str] | None = None, cluster: str 
 
     clustered: set[int] = set()
     if cluster != "none":
-        for k, (key, members) in enumerate(_clusters(graph, cluster).items()):
+        for k, (key, members) in enumerate(_clusters(graph, cluster, streams).items()):
             label = f"{cluster}: {key}"
             colour = fills.get(key, "#f8f9fa") if cluster == "stream" else "#f8f9fa"
             lines.append(f"  subgraph cluster_{k} {{")
@@ -90,16 +113,23 @@ def dot_source(graph: Graph, status: dict[str, str] | None = None, cluster: str 
         colour, dash, width = EDGE_STYLE[e.kind]
         style = ', style="dashed"' if dash else ""
         lines.append(f'  n{index[e.src]} -> n{index[e.dst]} [color="{colour}", penwidth={width}{style}];')
+    colour, _dash, width = EDGE_STYLE["order"]
+    for s, d, weight in order.edges:
+        lines.append(f'  n{s} -> n{d} [color="{colour}", penwidth={width}, style="dotted", arrowsize=0.4, '
+                     f'weight={weight}, class="order"];')
     lines += _legend(used, fills, set(status.values()))
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
+_LINE = {"order": "· · ·"}
+
+
 def _legend(used: list[str | None], fills: dict[str | None, str], statuses: set[str]) -> list[str]:
     rows = [f'<TR><TD BGCOLOR="{fills[s]}">  </TD><TD ALIGN="LEFT">{_html_text(stream_label(s))}</TD></TR>'
             for s in used]
-    rows += [f'<TR><TD><FONT COLOR="{c}">{"- - -" if d else "———"}</FONT></TD><TD ALIGN="LEFT">{k} edge</TD></TR>'
-             for k, (c, d, _w) in EDGE_STYLE.items()]
+    rows += [f'<TR><TD><FONT COLOR="{c}">{_LINE[k] if k in _LINE else "- - -" if d else "———"}</FONT></TD>'
+             f'<TD ALIGN="LEFT">{k} edge</TD></TR>' for k, (c, d, _w) in EDGE_STYLE.items()]
     rows += [f'<TR><TD BORDER="2" COLOR="{STATUS_STROKE[s]}">  </TD><TD ALIGN="LEFT">{s}</TD></TR>'
              for s in ("added", "removed", "changed") if s in statuses]
     table = f'<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="2">{"".join(rows)}</TABLE>>'
@@ -109,9 +139,9 @@ def _legend(used: list[str | None], fills: dict[str | None, str], statuses: set[
 
 def _html_text(text: str) -> str:
     """Text inside a Graphviz HTML-like label (only the stream names reach it)."""
-    import html
+    from airctl.render.text import esc
 
-    return html.escape(text, quote=True)
+    return esc(text)
 
 
 def has_dot() -> bool:

@@ -6,11 +6,16 @@ airctl lays out big graphs itself, in time linear in nodes plus edges (plus a so
 1. **Layers** by longest path from the sources (Kahn's order; nodes on cycles, which only
    malformed input has, follow in file order and their back edges are ignored). Sources that
    feed something (parameters, constants) are then pulled down to just above their first user,
-   so they do not all pile up in one very wide first layer.
+   so they do not all pile up in one very wide first layer. Nodes the caller names in ``pull``
+   (a ``scope_enter`` or ``wait`` tied to the op after it, :mod:`airctl.render.order`) are pulled
+   down the same way, to just above their first successor.
 2. **Order within a layer** by barycentres: a few down and up sweeps, each sorting a layer by the
    mean x of its neighbours in the layers already placed. No dummy nodes for long edges, which
    keeps it linear; long edges may cross more than ``dot``'s would.
 3. **Coordinates**: each layer centred on x = 0, ``dx`` apart in a layer and ``dy`` between layers.
+   With ``groups`` (a stream per node), each group gets its own column, as wide as its widest
+   layer, and a layer's nodes of one group are centred in that column: streams never interleave,
+   so a stream scope can be drawn as a band around its nodes, like ``dot``'s clusters.
 
 >>> lay = layered_layout(3, [(0, 1), (0, 2)])
 >>> lay.layer, lay.x
@@ -62,8 +67,12 @@ def _topo(n: int, succ: list[list[int]], indeg: list[int]) -> list[int]:
 
 
 def layered_layout(n: int, edges: Iterable[tuple[int, int]], dx: float = DX, dy: float = DY,
-                   sweeps: int = SWEEPS) -> Layout:
-    """Lay out ``n`` nodes (0..n-1) joined by ``edges`` (src, dst); duplicate edges are harmless."""
+                   sweeps: int = SWEEPS, pull: Iterable[int] = (), groups: list[int] | None = None) -> Layout:
+    """Lay out ``n`` nodes (0..n-1) joined by ``edges`` (src, dst); duplicate edges are harmless.
+
+    ``pull``: nodes placed directly above their first successor (rather than right under their
+    predecessors). ``groups``: a column per node (0, 1, ...; left to right), see the module docstring.
+    """
     succ: list[list[int]] = [[] for _ in range(n)]
     pred: list[list[int]] = [[] for _ in range(n)]
     indeg = [0] * n
@@ -90,8 +99,9 @@ def layered_layout(n: int, edges: Iterable[tuple[int, int]], dx: float = DX, dy:
     for i in order:
         ps = fpred[i]
         pullable[i] = not ps or (len(ps) == 1 and pullable[ps[0]])
+    pulled = set(pull)
     for i in reversed(order):
-        if pullable[i]:
+        if pullable[i] or i in pulled:
             users = [layer[s] for s in succ[i] if rank[s] > rank[i]]
             if users:
                 layer[i] = max(layer[i], min(users) - 1)
@@ -100,11 +110,28 @@ def layered_layout(n: int, edges: Iterable[tuple[int, int]], dx: float = DX, dy:
     for i in order:
         layers[layer[i]].append(i)
     x = [0.0] * n
+    centre = _columns(layers, groups, dx) if groups is not None else []
 
     def place(row: list[int]) -> None:
-        half = (len(row) - 1) / 2
-        for p, i in enumerate(row):
-            x[i] = (p - half) * dx
+        if groups is None:
+            half = (len(row) - 1) / 2
+            for p, i in enumerate(row):
+                x[i] = (p - half) * dx
+            return
+        start = 0
+        while start < len(row):  # a row is sorted by group: centre each group's run in its column
+            g = groups[row[start]]
+            end = start
+            while end < len(row) and groups[row[end]] == g:
+                end += 1
+            half = (end - start - 1) / 2
+            for p in range(start, end):
+                x[row[p]] = centre[g] + (p - start - half) * dx
+            start = end
+
+    if groups is not None:
+        for row in layers:
+            row.sort(key=lambda i: groups[i])
 
     for row in layers:
         place(row)
@@ -118,7 +145,28 @@ def layered_layout(n: int, edges: Iterable[tuple[int, int]], dx: float = DX, dy:
                 for i in row:
                     ns = nbrs[i]
                     keys.append(sum(x[j] for j in ns) / len(ns) if ns else x[i])
+                if groups is not None:
+                    keys = [(groups[i], k) for i, k in zip(row, keys, strict=True)]
                 row[:] = [i for _, i in sorted(zip(keys, row, strict=True), key=lambda kv: kv[0])]
                 place(row)
     y = [layer[i] * dy for i in range(n)]
     return Layout(layer, x, y)
+
+
+def _columns(layers: list[list[int]], groups: list[int], dx: float) -> list[float]:
+    """The x centre of each group's column: columns side by side, each as wide as the group's widest layer."""
+    count = max(groups, default=-1) + 1
+    width = [0] * count
+    for row in layers:
+        here: dict[int, int] = {}
+        for i in row:
+            here[groups[i]] = here.get(groups[i], 0) + 1
+        for g, k in here.items():
+            width[g] = max(width[g], k)
+    centre = [0.0] * count
+    left = 0.0
+    for g in range(count):
+        centre[g] = left + (width[g] - 1) / 2 * dx
+        left += width[g] * dx if width[g] else 0.0
+    shift = (left - dx) / 2
+    return [c - shift for c in centre]

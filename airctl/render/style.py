@@ -2,8 +2,11 @@
 diff status looks the same wherever a graph is drawn.
 
 Streams are coloured in order of first appearance; the default stream (``None``) is grey.
-Edge kinds: data solid grey, control dashed blue, sync (record -> wait) dashed red and thicker.
-Diff status: added green, removed red (dashed outline), changed orange.
+Edge kinds: data solid grey, control dashed blue, sync (record -> wait) dashed red and thicker,
+order (program order of a scope/record/wait node, :mod:`airctl.render.order`) light grey dots.
+Diff status: added green, removed red (dashed outline), changed orange. Collectives (HCCL's
+``Hcom*`` ops in GE, ``_c10d_functional.*`` and TorchAir's ``npu_define.*`` in FX) get a purple
+double outline and their kind in the tooltip, wherever they sit.
 """
 
 from __future__ import annotations
@@ -15,9 +18,19 @@ EDGE_STYLE = {  # kind -> (colour, dash, width)
     "data": ("#8a8f98", "", 1.0),
     "control": ("#2f6fdb", "6,4", 1.4),
     "sync": ("#d62728", "4,3", 2.2),
+    "order": ("#b4b9c0", "1,3", 1.2),
 }
 STATUS_STROKE = {"added": "#1a7f37", "removed": "#cf222e", "changed": "#e36209"}
 NODE_STROKE = "#495057"
+COLLECTIVE_STROKE = "#6f42c1"
+
+
+def collective_note(op: str) -> str | None:
+    """``collective: all_reduce`` for a collective op (tooltips), None for any other op."""
+    from airctl.graph.roles import collective_kind
+
+    kind = collective_kind(op)
+    return None if kind is None else f"collective: {kind}"
 
 
 def stream_fills(streams: list[str | None]) -> dict[str | None, str]:

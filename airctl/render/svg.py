@@ -3,30 +3,33 @@ big for ``dot`` (>= 2k nodes) or machines without Graphviz.
 
 Every node is a box filled with its stream's colour, labelled with its op and name, with a
 ``<title>`` tooltip (name, op, stream, module, source). Edges of one kind are drawn as one
-``<path>`` (a 50k-node graph stays a few element per node). Everything taken from the graph goes
-through :func:`html.escape`, so node names such as ``<script>`` stay text.
+``<path>`` (a 50k-node graph stays a few element per node). Scope, record and wait nodes are placed
+by their program order (:mod:`airctl.render.order`: light dotted order edges, a ``scope_enter`` or
+wait pulled to just above the op it precedes), and each stream scope is drawn as a band behind its
+nodes, in its stream's colour. Everything taken from the graph goes
+through :func:`airctl.render.text.esc`, so node names such as ``<script>`` stay text.
 """
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 from airctl.graph.model import Graph, Node
 from airctl.render.layout import layered_layout
-from airctl.render.style import EDGE_STYLE, NODE_STROKE, STATUS_STROKE, stream_fills, stream_label
+from airctl.render.order import program_order, stream_scopes
+from airctl.render.style import (
+    COLLECTIVE_STROKE,
+    EDGE_STYLE,
+    NODE_STROKE,
+    STATUS_STROKE,
+    collective_note,
+    stream_fills,
+    stream_label,
+)
+from airctl.render.text import clip, esc
 
 W, H = 160.0, 36.0  # node box
 MARGIN = 40.0
-LABEL_CHARS = 26
-
-
-def esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
-
-
-def clip(text: str, limit: int = LABEL_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def indexed_edges(graph: Graph) -> tuple[dict[str, int], list[tuple[int, int, str]]]:
@@ -37,6 +40,8 @@ def indexed_edges(graph: Graph) -> tuple[dict[str, int], list[tuple[int, int, st
 
 def _tooltip(node: Node) -> str:
     parts = [node.name, f"op: {node.op}", f"stream: {stream_label(node.stream)}"]
+    if collective_note(node.op):
+        parts.append(collective_note(node.op))
     if node.module:
         parts.append(f"module: {node.module}")
     if node.source:
@@ -66,6 +71,30 @@ def _legend(fills: dict[str | None, str], used: list[str | None], statuses: set[
     return out
 
 
+def _bands(graph: Graph, streams: list[str | None], fills: dict[str | None, str], xs: list[float],
+           ys: list[float]) -> list[str]:
+    """One rectangle per stream scope around its nodes (their bounding box), label on top."""
+    scopes, member = stream_scopes(graph, streams)
+    if not scopes:
+        return []
+    inf = float("inf")
+    box = [[inf, inf, -inf, -inf] for _ in scopes]
+    for i, k in enumerate(member):
+        if k >= 0:
+            b = box[k]
+            b[0], b[1] = min(b[0], xs[i]), min(b[1], ys[i])
+            b[2], b[3] = max(b[2], xs[i]), max(b[3], ys[i])
+    out = ['<g class="scopes" font-size="11">']
+    for scope, (x0, y0, x1, y1) in zip(scopes, box, strict=True):
+        x, y = x0 - W / 2 - 8, y0 - H / 2 - 20
+        w, h = x1 - x0 + W + 16, y1 - y0 + H + 28
+        out.append(f'<g class="scope"><rect x="{x:.0f}" y="{y:.0f}" width="{w:.0f}" height="{h:.0f}" rx="8" '
+                   f'fill="{fills[scope.stream]}" fill-opacity="0.25" stroke="{NODE_STROKE}" stroke-dasharray="5,3"/>'
+                   f'<text x="{x + 6:.0f}" y="{y + 13:.0f}">stream: {esc(clip(scope.stream))}</text></g>')
+    out.append("</g>")
+    return out
+
+
 def write_svg(graph: Graph, out: Path, status: dict[str, str] | None = None) -> None:
     """Write ``graph`` as SVG to ``out``; ``status`` maps node names to added/removed/changed."""
     out.write_text(svg_text(graph, status), encoding="utf-8")
@@ -75,14 +104,19 @@ def svg_text(graph: Graph, status: dict[str, str] | None = None) -> str:
     status = status or {}
     nodes = graph.nodes
     _, edges = indexed_edges(graph)
-    lay = layered_layout(len(nodes), ((s, d) for s, d, _ in edges), dx=W + 24, dy=H + 44)
+    order = program_order(graph)
+    edges += [(s, d, "order") for s, d in order.pairs()]
+    streams = order.streams
+    used = list(dict.fromkeys(streams))
+    column = {s: k for k, s in enumerate(used)}
+    lay = layered_layout(len(nodes), ((s, d) for s, d, _ in edges), dx=W + 24, dy=H + 44, pull=order.pull,
+                         groups=[column[s] for s in streams] if len(used) > 1 else None)
     min_x, min_y, max_x, max_y = lay.bounds()
     legend_w = 190.0
     ox = MARGIN + legend_w + W / 2 - min_x
     oy = MARGIN + H / 2 - min_y
     width = max_x - min_x + W + 2 * MARGIN + legend_w
     height = max(max_y - min_y + H + 2 * MARGIN, 260.0)
-    used = graph.streams()
     fills = stream_fills(used)
     parts = [
         '<?xml version="1.0" encoding="UTF-8"?>',
@@ -93,6 +127,7 @@ def svg_text(graph: Graph, status: dict[str, str] | None = None) -> str:
     ]
     xs = [x + ox for x in lay.x]
     ys = [y + oy for y in lay.y]
+    parts += _bands(graph, streams, fills, xs, ys)
     for kind, (colour, dash, width_) in EDGE_STYLE.items():
         segs = [f"M{xs[s]:.0f} {ys[s] + H / 2:.0f}L{xs[d]:.0f} {ys[d] - H / 2:.0f}"
                 for s, d, k in edges if k == kind]
@@ -104,13 +139,14 @@ def svg_text(graph: Graph, status: dict[str, str] | None = None) -> str:
     for i, node in enumerate(nodes):
         x, y = xs[i] - W / 2, ys[i] - H / 2
         st = status.get(node.name)
-        stroke = STATUS_STROKE.get(st or "", NODE_STROKE)
-        extra = ' stroke-width="3"' if st else ""
+        collective = collective_note(node.op) is not None
+        stroke = STATUS_STROKE.get(st or "", COLLECTIVE_STROKE if collective else NODE_STROKE)
+        extra = ' stroke-width="3"' if st or collective else ""
         if st == "removed":
             extra += ' stroke-dasharray="5,3" opacity="0.75"'
         parts.append(
             f'<g><title>{esc(_tooltip(node))}</title>'
-            f'<rect x="{x:.0f}" y="{y:.0f}" width="{W:.0f}" height="{H:.0f}" rx="5" fill="{fills[node.stream]}" '
+            f'<rect x="{x:.0f}" y="{y:.0f}" width="{W:.0f}" height="{H:.0f}" rx="5" fill="{fills[streams[i]]}" '
             f'stroke="{stroke}"{extra}/>'
             f'<text x="{xs[i]:.0f}" y="{y + 15:.0f}" font-weight="bold">{esc(clip(node.op))}</text>'
             f'<text x="{xs[i]:.0f}" y="{y + 29:.0f}">{esc(clip(node.name))}</text></g>')

@@ -40,8 +40,12 @@ def write_report(ledger_dir: Path, graphs: Mapping[str, Any] | None = None) -> P
             timeline = svg.read_bytes()
     out = root / REPORT
     tmp = root / (REPORT + ".tmp")
-    tmp.write_text(html_page(payload, timeline), encoding="utf-8")
-    tmp.replace(out)
+    try:
+        tmp.write_text(html_page(payload, timeline), encoding="utf-8")
+        tmp.replace(out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # no half-written viewer left behind (a full disk, Ctrl-C)
+        raise
     return out
 
 

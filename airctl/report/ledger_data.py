@@ -22,6 +22,7 @@ from airctl.graph.model import Graph
 from airctl.ledger.defaults import Request
 from airctl.ledger.index import GraphEntry, StageEntry, StageRef
 from airctl.ledger.reader import Ledger
+from airctl.modes import MAX_AUTOTUNE
 from airctl.report.payload import Group
 
 RUN_FIELDS = ("run_id", "created", "status", "command", "backend", "mode", "model", "passes", "execution",
@@ -29,9 +30,9 @@ RUN_FIELDS = ("run_id", "created", "status", "command", "backend", "mode", "mode
 
 
 def graph_entry(info: GraphEntry, stages: list[tuple[StageEntry, Graph | None, str]], groups: list[Group],
-                open_at: int | None = None) -> dict[str, Any]:
+                open_at: int | None = None, mode: str = MAX_AUTOTUNE) -> dict[str, Any]:
     """One graph's stage list; ``stages`` holds (index.json stage entry, graph or None, snapshot key);
-    ``open_at``: the position of the stage the viewer opens on."""
+    ``open_at``: the position of the stage the viewer opens on; ``mode``: the run's (for the lane view)."""
     by_kind: dict[str, int] = {}  # "fx", "ge", and "dynamo": Dynamo's graph is not AOT's, nor laid out with it
     seen: dict[str, tuple[int, int]] = {}  # snapshot key -> (group, snap)
     out_stages = []
@@ -54,7 +55,7 @@ def graph_entry(info: GraphEntry, stages: list[tuple[StageEntry, Graph | None, s
             g = by_kind.get(kind)
             if g is None:
                 g = by_kind[kind] = len(groups)
-                groups.append(Group(info.id, graph.dialect))
+                groups.append(Group(info.id, graph.dialect, mode=mode))
             snap, diff = groups[g].add(graph)
             seen[key] = (g, snap)
         row.update(group=g, snap=snap, diff=diff)
@@ -79,7 +80,7 @@ def ledger_payload(ledger: Ledger, known: Mapping[str, Graph] | None = None) -> 
             stages.append((ref.entry, cache[ref.file], ref.file))
         opened = ledger.default_stage(Request.REPORT, info.id)
         at = next((k for k, s in enumerate(info.stages) if opened is not None and s is opened.entry), None)
-        graphs.append(graph_entry(info, stages, groups, at))
+        graphs.append(graph_entry(info, stages, groups, at, index.run_mode or MAX_AUTOTUNE))
     run = index.to_json()
     return {
         "title": f"airctl {index.command or 'run'}: {index.run_id or ledger.root.name}",

@@ -1,7 +1,8 @@
 """Assemble the single-file HTML viewer: inline CSS, airctl's own JS, and the payload as JSON.
 
-The JS is several files by job (``viewer/*.js``: state, diff view, stage panel, details, canvas,
-drawing, other tabs, start); :func:`viewer_js` inlines them in the fixed order ``VIEWER_JS``.
+The JS is several files by job (``viewer/*.js``: state, diff view, stage panel, details, the panes,
+the graph pane, the lane pane, the probe, other tabs, start); :func:`viewer_js` inlines them in the
+fixed order ``VIEWER_JS``.
 
 The payload sits in ``<script type="application/json">`` with ``<``, ``>`` and ``&`` written as
 ``\\u003c``/``\\u003e``/``\\u0026``, so no string in a graph (``</script>``, ``<!--``) can end the block;
@@ -9,15 +10,14 @@ the JS reads it with ``JSON.parse`` and writes only through ``textContent`` and 
 payload over :data:`COMPRESS_ABOVE` (a 6k-node model's is tens of MB) is stored gzip-compressed
 and base64-encoded instead (``type="application/gzip+base64"``; the browser inflates it with its
 built-in ``DecompressionStream``), which makes the page about ten times smaller;
-:func:`payload_of` reads either form back. The
-only markup built here from run data is escaped with :func:`html.escape`. The profile timeline
+:func:`payload_of` reads either form back. The only markup built here from run data (the title)
+is escaped with :func:`airctl.render.text.esc`. The profile timeline
 SVG is embedded as a base64 ``<img>``: an SVG shown as an image cannot run scripts.
 """
 
 from __future__ import annotations
 
 import base64
-import html
 import json
 import re
 import zlib
@@ -27,6 +27,9 @@ from typing import Any
 
 from airctl.diff import DiffReport
 from airctl.graph.model import Graph
+from airctl.modes import MAX_AUTOTUNE
+from airctl.render.style import EDGE_STYLE
+from airctl.render.text import esc
 from airctl.report.payload import Group
 
 HERE = Path(__file__).parent
@@ -62,12 +65,16 @@ style-src 'unsafe-inline'; img-src data:">
   <div id="hidden-count" class="muted"></div>
   <ul id="stages"></ul>
   <p class="muted">j/k or \u2191/\u2193 step through stages \u00b7 / search \u00b7 f fit \u00b7
-   drag to pan, wheel to zoom</p>
+   g/l/b graph, lanes, both \u00b7 drag to pan, wheel to zoom</p>
  </div>
- <div id="canvas-wrap">
-  <canvas id="canvas"></canvas>
-  <div id="toolbar"><button id="fit">fit</button><span id="node-count"></span></div>
-  <div id="legend"></div>
+ <div id="centre" class="pane-graph">
+  <div class="pane" id="graph-pane"><canvas id="canvas"></canvas><div id="legend"></div></div>
+  <div class="pane" id="lanes-pane"><canvas id="lanes-canvas"></canvas></div>
+  <div id="toolbar"><button id="fit">fit</button>
+   <span id="pane-switch" title="the graph, its stream lanes, or both (g / l / b)"><button data-pane="graph"
+    class="active">graph</button><button data-pane="lanes">lanes</button><button data-pane="both">both</button></span>
+   <button id="fold" title="fold every unfolded run of ops" style="display:none">fold</button>
+   <span id="node-count"></span></div>
  </div>
  <div class="side right">
   <input id="search" type="search" placeholder="search name or op" autocomplete="off">
@@ -89,8 +96,10 @@ style-src 'unsafe-inline'; img-src data:">
 
 
 # the viewer's files (airctl/report/viewer/), inlined in this order into one function scope:
-# state.js declares what the others share, start.js starts the page
-VIEWER_JS = ("state.js", "diff.js", "stages.js", "details.js", "canvas.js", "draw.js", "tabs.js", "start.js")
+# state.js declares what the others share, canvas.js the panes that draw.js (graph) and lanes.js (lanes)
+# add, start.js starts the page
+VIEWER_JS = ("state.js", "diff.js", "stages.js", "details.js", "canvas.js", "draw.js", "lanes.js", "probe.js",
+             "tabs.js", "start.js")
 
 
 @cache
@@ -175,8 +184,10 @@ def timeline_img(svg: bytes | None) -> str:
 def html_page(payload: dict[str, Any], timeline_svg: bytes | None = None,
               compress_above: int = COMPRESS_ABOVE) -> str:
     """The whole report page for ``payload`` (see :mod:`airctl.report.payload`)."""
+    payload = {**payload, "style": {"edges": {k: [c, [float(d) for d in dash.split(",")] if dash else [], w]
+                                              for k, (c, dash, w) in EDGE_STYLE.items()}}}
     data_type, data = script_payload(payload, compress_above)
-    values = {"title": html.escape(str(payload.get("title") or "airctl"), quote=True),
+    values = {"title": esc(payload.get("title") or "airctl"),
               "css": _asset("viewer.css"), "js": viewer_js(), "data": data, "data_type": data_type,
               "timeline": timeline_img(timeline_svg)}
     # one pass over the template: inserted text is never scanned for markers again
@@ -188,9 +199,11 @@ def _stage(index: int, name: str, graph: Graph, snap: int, diff: dict[str, Any] 
             "dialect": graph.dialect, "group": 0, "snap": snap, "diff": diff}
 
 
-def graph_page(graph: Graph, status: dict[str, str] | None = None, title: str | None = None) -> str:
-    """A standalone viewer for one graph; ``status`` (name -> added/removed/changed) colours nodes."""
-    group = Group("graph", graph.dialect)
+def graph_page(graph: Graph, status: dict[str, str] | None = None, title: str | None = None,
+               mode: str = MAX_AUTOTUNE, pane: str | None = None) -> str:
+    """A standalone viewer for one graph; ``status`` (name -> added/removed/changed) colours nodes;
+    ``mode``: the semantics of its lane view; ``pane``: what it opens on (graph, lanes or both)."""
+    group = Group("graph", graph.dialect, mode=mode)
     snap, _ = group.add(graph)
     diff = None
     if status:
@@ -209,6 +222,7 @@ def graph_page(graph: Graph, status: dict[str, str] | None = None, title: str | 
                     "stages": [_stage(0, graph.name, graph, snap, diff)]}],
         "groups": [group.to_json()],
         "findings": [],
+        "pane": pane,
     }
     return html_page(payload)
 

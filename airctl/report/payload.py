@@ -7,11 +7,17 @@ diff (:func:`airctl.diff.diff_graphs`): ``Add_1`` in one stage and the ``Add_2``
 in the next share a place. Each stage also carries its diff against the previous stage
 (added/removed/changed nodes, added/removed edges), which the viewer highlights.
 
+Scope, record and wait nodes are tied to the ops around them by *order* edges
+(:mod:`airctl.render.order`), which the layout ranks by, and the layout gives each stream its own
+column (a node's stream in the latest stage that has it), so a stream scope can be drawn as a band.
+Each snapshot also carries its lane view (:mod:`airctl.report.lanes_data`), with the verifier's
+findings for that snapshot marked.
+
 Layout of the JSON (compact: per-node values are parallel integer arrays)::
 
     group:    {dialect, keys[], x[], y[], ops[], streams[], details[], snapshots[]}
     snapshot: {nodes[] (union index), names{pos: name} (where not the key), op[], stream[], det[],
-               edges: {data: [src, dst, ...], control: [...], sync: [...]}}
+               edges: {data: [src, dst, ...], control: [...], sync: [...], order: [...]}, lanes: {...}}
     stage:    {index, name, changed, nodes, node_delta, seconds, group, snap, diff}
     diff:     {added[], removed[], changed: [[u, "op,stream,attrs"]...], summary{}, edges_added/removed: [[s, d, kind]]}
 """
@@ -24,8 +30,11 @@ from typing import Any
 
 from airctl.diff import DiffReport, diff_graphs
 from airctl.graph.model import Graph, Node
+from airctl.modes import MAX_AUTOTUNE
 from airctl.render.layout import layered_layout
+from airctl.render.order import program_order
 from airctl.render.style import stream_fills
+from airctl.report.lanes_data import lanes_json
 
 MAX_DIFF_EDGES = 5000  # highlighted edges per stage; the summary keeps the full counts
 NODE_W = 150.0
@@ -121,6 +130,7 @@ class Group:
 
     graph_id: str
     dialect: str
+    mode: str = MAX_AUTOTUNE  # the run's mode: the semantics of the lane view and its findings
     keys: list[str] = field(default_factory=list)
     key_index: dict[str, int] = field(default_factory=dict)
     edges: set[tuple[int, int]] = field(default_factory=set)
@@ -128,6 +138,8 @@ class Group:
     streams: dict[str | None, int] = field(default_factory=dict)
     details: list[dict[str, Any]] = field(default_factory=list)
     snapshots: list[dict[str, Any]] = field(default_factory=list)
+    pull: set[int] = field(default_factory=set)  # union indices laid out right above their successor
+    column: dict[int, str | None] = field(default_factory=dict)  # union index -> stream (latest stage)
     _prev: Graph | None = None
     _prev_u: dict[str, int] = field(default_factory=dict)  # name in the previous snapshot -> union index
     _prev_det: dict[int, tuple[Node, int]] = field(default_factory=dict)
@@ -193,11 +205,16 @@ class Group:
             det.append(d)
             new_det[u] = (node, d)
         edges = _edges(graph, positions, cur_u)
+        order = program_order(graph)
+        edges["order"] = [positions[i] for pair in order.pairs() for i in pair]
+        self.pull.update(positions[i] for i in order.pull)
+        self.column.update(zip(positions, order.streams, strict=True))
         union_edges = self.edges
         for flat in edges.values():
             union_edges.update(zip(flat[::2], flat[1::2], strict=True))
+        lanes = lanes_json(graph, self.mode, lambda s: streams.setdefault(s, len(streams)))
         snap = {"nodes": positions, "names": renamed, "op": op_ids, "stream": stream_ids, "det": det,
-                "edges": edges}
+                "edges": edges, "lanes": lanes}
         self.snapshots.append(snap)
         diff = None if prev is None or report is None else self._diff(report, cur_u)
         self._prev, self._prev_u, self._prev_det = graph, cur_u, new_det
@@ -219,7 +236,10 @@ class Group:
         }
 
     def to_json(self) -> dict[str, Any]:
-        lay = layered_layout(len(self.keys), self.edges, dx=NODE_W + 30, dy=70.0)
+        columns = list(dict.fromkeys(self.column.values()))
+        col = {s: k for k, s in enumerate(columns)}
+        groups = [col[self.column[u]] for u in range(len(self.keys))] if len(columns) > 1 else None
+        lay = layered_layout(len(self.keys), self.edges, dx=NODE_W + 30, dy=70.0, pull=self.pull, groups=groups)
         stream_names = list(self.streams)
         fills = stream_fills(stream_names)
         return {

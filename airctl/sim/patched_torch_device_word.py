@@ -6,7 +6,13 @@ the data really is on the CPU). ``torch.device("npu")`` itself is not supported:
 torch's PrivateUse1 backend renamed, which makes torch believe an accelerator is present (and
 ``torch.accelerator``, which Dynamo queries on every frame, would report one it cannot drive).
 
-Everything is undone when the sim session ends (:class:`~airctl.sim.patching.Patches`).
+Everything is undone when the sim session ends (:class:`~airctl.sim.patching.Patches`). Dynamo's
+rule map (``torch._dynamo.trace_rules``) resolves ``torch.ones`` and the other factories by name
+when it is built; ``init_process_group`` clears it, so a compile after that, inside a session,
+builds it with this session's wrappers. Kept past the session, the next session's wrappers would
+call a ``torch.ones`` the map no longer knows, and Dynamo would break the graph at every factory
+call. So the map is built (if it was cleared) before the factories are wrapped, and dropped when
+the session ends if it holds the session's wrappers.
 """
 
 from __future__ import annotations
@@ -67,10 +73,32 @@ def _stay(self, device=None, non_blocking=False, **kwargs):  # Tensor.npu / Modu
     return self
 
 
+def _trace_rules() -> Any:
+    import sys
+
+    rules = sys.modules.get("torch._dynamo.trace_rules")
+    return rules if rules is not None and hasattr(rules, "get_torch_obj_rule_map") else None
+
+
+def _forget(wrappers: list[Any]) -> None:
+    """Drop Dynamo's rule map if it was built with these wrappers (see the module docstring)."""
+    rules = _trace_rules()
+    if rules is None or rules.get_torch_obj_rule_map.cache_info().currsize == 0:
+        return
+    known = rules.get_torch_obj_rule_map()
+    if any(w in known for w in wrappers):
+        rules.clear_lru_cache()
+
+
 def patch(p: Patches) -> None:
     """Map the device word ``npu`` to the CPU until ``p`` is restored."""
     import torch
 
+    rules = _trace_rules()
+    if rules is not None:
+        rules.get_torch_obj_rule_map()  # with torch's own factories (cached: free unless cleared since)
+    wrappers: list[Any] = []
+    p.defer(lambda: _forget(wrappers))  # runs after the factories are back
     if not hasattr(torch.Tensor, "is_npu"):
         p.setattr(torch.Tensor, "is_npu", property(lambda self: self.device.type == "npu"))
     p.setattr(torch.Tensor, "npu", _stay)
@@ -80,4 +108,5 @@ def patch(p: Patches) -> None:
     for name in FACTORIES:
         original = getattr(torch, name, None)
         if original is not None:
-            p.setattr(torch, name, _mapping_factory(original))
+            wrappers.append(_mapping_factory(original))
+            p.setattr(torch, name, wrappers[-1])

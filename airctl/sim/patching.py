@@ -64,6 +64,10 @@ class Patches:
         else:
             mapping[key] = value
 
+    def defer(self, fn: Callable[[], None]) -> None:
+        """Call ``fn`` on exit, after the undo steps added later than it (last in, first out)."""
+        self._undo.append(fn)
+
     def module(self, name: str, module: ModuleType) -> None:
         """Put ``module`` in ``sys.modules[name]`` (restored or removed on exit)."""
         self.setitem(sys.modules, name, module)

@@ -11,7 +11,8 @@ NPU too:
   to the modules it imported, so they are built once and put back in ``sys.modules`` for each run;
 - **operator registrations** (the ``npu::`` ops of :mod:`airctl.sim.npu_ops` and
   :mod:`airctl.sim.npu_attention`, torch_npu's kernels for torch composites of
-  :mod:`airctl.sim.npu_overrides`, users' custom-op declarations are *not* here: they come with
+  :mod:`airctl.sim.npu_overrides`, the CPU kernels of TorchAir's ``npu_define`` collectives,
+  :mod:`airctl.sim.collective_ops`; users' custom-op declarations are *not* here: they come with
   each session's context): torch cannot unregister an op that compiled code or TorchAir's pattern
   passes refer to.
 
@@ -68,6 +69,7 @@ class Registry:
     extension_modules: dict[str, ModuleType] = field(default_factory=dict)  # name -> stand-in module
     op_libraries: list[Any] = field(default_factory=list)  # torch.library.Library objects kept alive
     overrides_registered: bool = False  # npu_overrides' aten kernels are in op_libraries
+    collective_kernels: tuple[str, ...] | None = None  # npu_define ops given CPU kernels (collective_ops)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 

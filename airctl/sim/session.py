@@ -12,6 +12,8 @@ While it lasts:
 - ``import torchair`` gives TorchAir's own package from the torch-npu wheel (imported once per
   process: :mod:`.registry`);
 - the device word ``npu`` maps to the CPU (:mod:`.patched_torch_device_word`);
+- process groups asked for HCCL get gloo (:mod:`.patched_torch_distributed`), and TorchAir's
+  ``npu_define`` collectives have CPU kernels (:mod:`.collective_ops`);
 - Dynamo backends ``"npu"`` and ``"npugraph_ex"`` exist (:mod:`.patched_dynamo_backends`);
 - a GE graph "runs" by executing the FX graph TorchAir converted with ``ctx.run_ge``
   (:mod:`.patched_ge_concrete_graph_call`), and an aclgraph forward (reduce-overhead under sim
@@ -22,8 +24,9 @@ While it lasts:
   keyword-form ``torchair.ge.custom_op`` calls: :mod:`.ascend_ir`, :mod:`.patched_ge_custom_op`).
 
 On exit every patched attribute and ``sys.modules`` entry is restored. What stays is what the
-registry documents: the loaded TorchAir package, the ``npu::`` op registrations, and the
-stand-in device's ids.
+registry documents: the loaded TorchAir package, the ``npu::`` and ``npu_define`` op
+registrations, and the stand-in device's ids. TorchAir's import does not keep the SIGTERM and
+SIGINT handlers it installs (:mod:`.patched_signal_handlers`).
 """
 
 from __future__ import annotations
@@ -37,13 +40,14 @@ from types import ModuleType
 from typing import Any
 
 from airctl.sim import (
-    npu_ops,
-    npu_overrides,
+    collective_ops,
     patched_acl_graph,
     patched_dynamo_backends,
     patched_ge_concrete_graph_call,
     patched_ge_custom_op,
+    patched_signal_handlers,
     patched_torch_device_word,
+    patched_torch_distributed,
     patched_torch_npu,
     patched_torchair_extension,
     torchair_core,
@@ -66,6 +70,7 @@ class SimContext:
     soc: str | None = None
     # CANN's op registry for custom ops (ascend_ir.AscendIr: declarations beside the model); None: empty
     ascend_ir: Any = None
+    collective_timeout_s: float | None = None  # default process-group timeout (multi-rank runs)
 
 
 def session_soc(ctx: SimContext) -> str:
@@ -88,16 +93,18 @@ def load_torchair() -> ModuleType:
         if REGISTRY.torchair is not None:
             return REGISTRY.torchair
         ensure_torch_importable()
+        from airctl.sim import npu_ops, npu_overrides  # import torch
         from airctl.sim.torchair_loader import load_torchair as load
         from airctl.sim.torchair_loader import torchair_dir
 
         path = torchair_dir()
-        with Patches() as p:
+        with Patches() as p, patched_signal_handlers.kept():
             patched_torchair_extension.patch(p)
             patched_torch_npu.patch(p)
             npu_ops.register()
             npu_overrides.register()
             REGISTRY.torchair = load(path)
+            collective_ops.register()
         return REGISTRY.torchair
 
 
@@ -113,6 +120,7 @@ def session(ctx: SimContext) -> Iterator[ModuleType]:
         patched_torch_npu.patch(p)
         p.module("torchair", torchair)
         patched_torch_device_word.patch(p)
+        patched_torch_distributed.patch(p, ctx.collective_timeout_s)
         patched_dynamo_backends.patch(p, torchair)
         patched_ge_concrete_graph_call.patch(p, ctx.run_ge)
         p.setattr(REGISTRY.extension_modules[torchair_core.MODULE_NAME], "get_registered_ir_def",

@@ -14,6 +14,7 @@ from airctl.modes import MAX_AUTOTUNE, REDUCE_OVERHEAD
 from airctl.verify.findings import Finding
 from airctl.verify.plan import STREAM_KEY, FxPlan, emits_ge_op, node_args, ref_name, scope_keys_values
 from airctl.verify.rules import make_finding
+from airctl.verify.scope_values import PRIORITY_KEY, SWITCH_KEYS, priority_problem, switch_problem
 
 # R12: ops one mode cannot run (converter raises in GE; eager kernel raises in aclgraph)
 GE_UNSUPPORTED = frozenset({
@@ -60,6 +61,12 @@ class FxStructure:
             if problem:
                 self._add("scope_args_not_lists", f"{enter.name}: {problem}", [enter.name])
                 continue
+            pairs = dict(zip(keys, values, strict=False))
+            if PRIORITY_KEY in pairs and (bad := priority_problem(pairs[PRIORITY_KEY])):
+                self._add("scope_value_invalid", f"{enter.name}: {bad}", [enter.name])
+            for key in SWITCH_KEYS:
+                if key in pairs and (bad := switch_problem(key, pairs[key])):
+                    self._add("scope_value_invalid", f"{enter.name}: {bad}", [enter.name])
             if STREAM_KEY in keys and list(keys).index(STREAM_KEY) > 0:
                 label_here = values[0]
                 self._add("stream_label_not_first",

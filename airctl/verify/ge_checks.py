@@ -14,6 +14,7 @@ from airctl.graph.model import Graph, Node
 from airctl.verify.cycles import deadlock_findings, ge_dependencies
 from airctl.verify.findings import MAX_AUTOTUNE, Finding
 from airctl.verify.rules import make_finding
+from airctl.verify.scope_values import ge_scope_findings
 
 CONST_TYPES = frozenset({"Const", "Constant"})
 OUTPUT_TYPES = frozenset({"NetOutput"})
@@ -41,6 +42,7 @@ def check_ge(graph: Graph) -> list[Finding]:
                              f"the control edge from {srcs} lands on the helper {node.name} ({node.op}) instead of a "
                              f"compute op; GE may fold the Const and lose the ordering (R8)",
                              [node.name, *(Node.producer(r) for r in node.control_inputs)], graph))
+    findings.extend(ge_scope_findings(graph, mode))
     findings.extend(deadlock_findings(graph, ge_dependencies(graph), mode))
     findings.extend(_unjoined(graph, mode))
     return findings

@@ -2,7 +2,10 @@
 
 PATH is one of: an airctl graph JSON; a ledger folder (read by :class:`~airctl.ledger.reader.Ledger`:
 each graph's default ``check`` stage, docs/ledger.md, or ``--stage NAME``); a TorchAir dump
-(``.pbtxt``/``.txt``/``.py``, read by ``airctl.io.read.read_graph``). A model script is compiled
+(``.pbtxt``/``.txt``/``.py``, read by ``airctl.io.read.read_graph``); an FX graph saved as text (a
+``graph():`` listing, ``print_readable`` code); a TorchAir DEBUG log, whatever its name: each
+graph's final FX listing ("after fx graph optimization"; else the last listing TorchAir printed for
+it), plus what only the log shows (:mod:`airctl.verify.log_checks`). A model script is compiled
 first by :mod:`airctl.pipeline.source`. Every unreadable input raises
 :class:`~airctl.errors.GraphReadError` (a malformed ledger :class:`~airctl.errors.LedgerError`) with
 the file (and line where the format has one), which the CLI maps to exit code 2.
@@ -10,13 +13,16 @@ the file (and line where the format has one), which the CLI maps to exit code 2.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from airctl.errors import GraphReadError
 from airctl.graph.model import Graph
+from airctl.io.compressed import logical_suffix, open_bytes, read_bytes
+from airctl.io.log_records import is_torchair_log
 from airctl.ledger.defaults import Request
 from airctl.ledger.reader import Ledger
+from airctl.verify.findings import Finding
 
 DUMP_SUFFIXES = (".pbtxt", ".txt")  # and TorchAir's .py dumps, told apart from model scripts by content
 
@@ -26,6 +32,7 @@ class CheckTarget:
     label: str  # printed with the findings: the file, or "<ledger graph id>/<stage>"
     graph: Graph
     mode: str | None = None  # the mode the ledger was compiled with, when it says
+    findings: list[Finding] = field(default_factory=list)  # found outside the graph (a log's other lines)
 
 
 def load_targets(path: Path | str, *, stage: str | None = None) -> list[CheckTarget]:
@@ -33,8 +40,14 @@ def load_targets(path: Path | str, *, stage: str | None = None) -> list[CheckTar
     if not path.exists():
         raise GraphReadError("no such file or folder", file=str(path))
     if path.is_dir():
+        if not Ledger.is_ledger(path):
+            raise GraphReadError("not a ledger (no index.json)", file=str(path),
+                                 hint=f"a folder TorchAir wrote becomes a ledger with `airctl import {path}`; "
+                                      "then check that ledger")
         return ledger_targets(path, stage)
-    suffix = path.suffix.lower()
+    if is_torchair_log(_head(path)):
+        return log_targets(path)
+    suffix = logical_suffix(path)  # the ledger's files are gzip-compressed: x.pbtxt.gz is a .pbtxt
     if suffix == ".json":
         return [CheckTarget(str(path), read_graph_file(path))]
     if suffix in DUMP_SUFFIXES:
@@ -44,8 +57,44 @@ def load_targets(path: Path | str, *, stage: str | None = None) -> list[CheckTar
             return [CheckTarget(str(path), read_graph_file(path))]
         raise GraphReadError("a model script is not a graph", file=str(path),
                              hint="compile it first (`airctl compile`), then check the ledger folder")
-    raise GraphReadError(f"cannot tell what {path.suffix or 'this file'} is", file=str(path),
-                         hint="pass an airctl graph .json, a ledger folder, a TorchAir .pbtxt/.txt dump or a model .py")
+    from airctl.io.read import sniff
+
+    if sniff(_head(path)) is not None:
+        return [CheckTarget(str(path), read_graph_file(path))]
+    raise GraphReadError(f"cannot tell what {path.suffix or 'this file'} is", file=str(path), line=1,
+                         hint="pass an airctl graph .json, a ledger folder, a TorchAir .pbtxt/.txt dump, a TorchAir "
+                              "DEBUG log, an FX `graph():` listing or a model .py")
+
+
+def _head(path: Path, size: int = 64 << 10) -> str:
+    try:
+        with open_bytes(path) as handle:
+            return handle.read(size).decode("utf-8", errors="replace")
+    except OSError as e:
+        raise GraphReadError(f"cannot read: {e.strerror or e}", file=str(path)) from e
+
+
+def log_targets(path: Path) -> list[CheckTarget]:
+    """Each graph a TorchAir log lists: its final FX listing (else its last), and the log's own findings."""
+    from airctl.io.fx_listing import parse_fx_listing
+    from airctl.io.torchair_log import read_torchair_log
+    from airctl.verify.log_checks import log_findings
+
+    log = read_torchair_log(path)
+    targets = []
+    for unit in log.units:
+        listing = unit.listing("fx-final") or (unit.listings[-1] if unit.listings else None)
+        if listing is None:
+            continue
+        name = unit.name or f"graph@{unit.first_line}"
+        graph = parse_fx_listing(listing.text, str(path), name, first_line=listing.line)
+        targets.append(CheckTarget(f"{path}:{listing.line} ({name}, {listing.site})", graph, log.mode,
+                                   log_findings(unit, str(path), log.mode or "max-autotune")))
+    if not targets:
+        raise GraphReadError("the log lists no FX graph", file=str(path),
+                             hint="TorchAir prints its graphs at DEBUG level: logger.setLevel(logging.DEBUG) "
+                                  "(from torchair import logger) or TORCH_COMPILE_DEBUG=1 before running the script")
+    return targets
 
 
 def read_graph_file(path: Path) -> Graph:
@@ -57,24 +106,29 @@ def read_graph_file(path: Path) -> Graph:
 
 
 def _is_py_dump(path: Path) -> bool:
+    from airctl.io.fx_code import is_fx_code
     from airctl.io.py_dump import is_torchair_py_dump
 
     try:
-        return is_torchair_py_dump(path.read_text(encoding="utf-8", errors="replace"))
-    except OSError:
+        text = read_bytes(path).decode("utf-8", errors="replace")
+        return is_torchair_py_dump(text) or is_fx_code(text)
+    except (OSError, GraphReadError):
         return False
 
 
 def ledger_targets(root: Path, stage: str | None) -> list[CheckTarget]:
-    """Each graph's ``--stage`` or default stage (docs/ledger.md: fx-final, else the last FX stage)."""
+    """Each graph's ``--stage`` or default stage (docs/ledger.md: fx-final, else the last FX stage, else the
+    last stage of a graph imported from GE dumps only)."""
     ledger = Ledger.open(root)
     mode = ledger.index.run_mode
     targets: list[CheckTarget] = []
     for gid in ledger.graph_ids():
         found = ledger.find_stage(stage, gid) if stage is not None else ledger.default_stage(Request.CHECK, gid)
         if found is not None:
-            targets.append(CheckTarget(f"{gid}/{found.name}", ledger.load(found), mode))
+            entry = ledger.index.graph(gid)
+            graph_mode = (entry.mode if entry is not None else None) or mode
+            targets.append(CheckTarget(f"{gid}/{found.name}", ledger.load(found), graph_mode))
     if not targets:
-        raise GraphReadError("the ledger holds no FX stage to check", file=str(ledger.index_path),
-                             hint="use --stage NAME to pick a stage")
+        raise GraphReadError("the ledger holds no graph stage to check", file=str(ledger.index_path),
+                             hint="the run failed before any graph was captured; see its error in index.json")
     return targets

@@ -4,6 +4,13 @@ One table so the checks, ``docs/checks.md`` and ``airctl check`` agree on ids an
 Severity is per mode because the two back-ends differ (reference/torchair.md §2.1, §2.2):
 ``None`` means the rule does not apply in that mode. Checks create findings only through
 :func:`make_finding`, which fills severity, reference and hint from here.
+
+Each rule also says which artifacts can show it (``seen_in``, the :data:`ARTIFACTS` words), so a
+user holding only what an NPU machine left knows what ``airctl check`` can find in it:
+``fx`` any FX graph (a ledger stage, a TORCH_COMPILE_DEBUG stage file, print_readable code),
+``listing`` a ``graph():`` listing or the DEBUG log that holds it, ``log`` the DEBUG log's other
+lines, ``ge-dump`` a GE dump (pbtxt/txt; the ``py`` dump has no attributes and no control
+edges), ``pass-runner`` a pass airctl ran itself (``airctl compile``/``run``/``passes``).
 """
 
 from __future__ import annotations
@@ -23,58 +30,110 @@ class Rule:
     reduce_overhead: str | None  # severity in reduce-overhead (aclgraph)
     dialects: tuple[str, ...]  # graph dialects the rule is checked on
     hint: str
+    seen_in: tuple[str, ...] = ()  # the artifacts that can show it (ARTIFACTS)
+    seen_how: str = ""  # what it looks like there, when that differs from the FX graph
 
     def severity(self, mode: str) -> str | None:
         return self.max_autotune if mode == MAX_AUTOTUNE else self.reduce_overhead
 
 
+ARTIFACTS = {
+    "fx": "FX stage (ledger, TORCH_COMPILE_DEBUG file)",
+    "listing": "graph() listing / DEBUG log",
+    "log": "DEBUG log lines",
+    "ge-dump": "GE dump (pbtxt, txt)",
+    "pass-runner": "airctl's pass runner",
+}
+FX_ARTIFACTS = ("fx", "listing")
+
 _RULES = (
     Rule("unbalanced_scope", "R1/R2", "scope_enter/scope_exit do not pair up in node order",
          "error", "error", ("fx",),
          "every air.scope_enter needs a matching air.scope_exit later in node order (LIFO); TorchAir rejects "
-         "the graph otherwise. Check the pass that inserted them, or a graph break inside a `with` scope"),
+         "the graph otherwise. Check the pass that inserted them, or a graph break inside a `with` scope",
+         seen_in=FX_ARTIFACTS,
+         seen_how="TorchAir refuses the graph, so there is no GE dump; the log ends with its RuntimeError"),
     Rule("scope_args_not_lists", "R5", "scope_enter keys/values are not two lists of equal length",
-         "error", "error", ("fx",),
+         "error", "error", ("fx", "ge"),
          "call scope_enter(['_user_stream_label'], ['stream_1']): strings are zipped character by character "
-         "and unequal lists are truncated, silently"),
+         "and unequal lists are truncated, silently",
+         seen_in=(*FX_ARTIFACTS, "ge-dump"),
+         seen_how="GE dump: ops carry one-letter attributes (`_`, `u`, `s`, ...) and no `_user_stream_label` "
+                  "(strings zipped character by character); a one-letter stream label when only the values were "
+                  "a string"),
     Rule("stream_label_not_first", "R6", "_user_stream_label is not the first scope_enter key",
          "info", "error", ("fx",),
-         "put '_user_stream_label' first: aclgraph takes values[0] as the stream label"),
+         "put '_user_stream_label' first: aclgraph takes values[0] as the stream label",
+         seen_in=FX_ARTIFACTS,
+         seen_how="GE does not care about key order, so a GE dump cannot show it"),
     Rule("nested_stream_scopes", "R10", "a stream scope opened inside another stream scope",
          "warning", "warning", ("fx",),
          "close the outer stream scope first: GE ops take the inner label while record/wait bookkeeping "
-         "uses the outer one, and aclgraph nests stream contexts"),
+         "uses the outer one, and aclgraph nests stream contexts",
+         seen_in=FX_ARTIFACTS,
+         seen_how="GE dump: only the inner label survives on the ops; the log shows two `ScopeAttrs push attrs` "
+                  "without a pop between"),
     Rule("record_before_any_op", "R7", "record with no earlier op on its stream: GE drops the dependency",
          "error", None, ("fx",),
-         "insert the record after the last op it should cover, inside the same stream scope"),
+         "insert the record after the last op it should cover, inside the same stream scope",
+         seen_in=(*FX_ARTIFACTS, "log"),
+         seen_how="GE dump: the control edge is simply missing; the log shows `npu:no_op_before_record`"),
     Rule("wait_dropped_at_tail", "R8", "wait with no later op on its stream: GE drops the dependency",
          "error", None, ("fx",),
-         "insert the wait right before the op that consumes the other stream's result"),
+         "insert the wait right before the op that consumes the other stream's result",
+         seen_in=(*FX_ARTIFACTS, "log"),
+         seen_how="GE dump: the control edge is simply missing; the log shows `push control edges` with no "
+                  "`Add record-wait generated control edges` after it"),
     Rule("wait_on_const", "R8", "the wait's control edge lands on a helper Const, not on compute",
          "warning", None, ("fx", "ge"),
          "move the wait before a node whose converter starts with a compute op (no scalar/list literal args), "
-         "or wait directly before the consumer of the other stream's tensor"),
+         "or wait directly before the consumer of the other stream's tensor",
+         seen_in=(*FX_ARTIFACTS, "ge-dump"),
+         seen_how="GE dump: a `Const` with a control input (`^Abs` / `Abs:-1`)"),
     Rule("wait_on_unknown_record", "R9", "wait on something that is not a known record or tensor",
          "error", "error", ("fx", "ge"),
          "pass wait([record_node]) with records created by air.record in the same graph; other arguments are "
-         "ignored silently"),
+         "ignored silently",
+         seen_in=(*FX_ARTIFACTS, "ge-dump"),
+         seen_how="GE dump: a control input naming an op that is not in the graph"),
     Rule("race_cross_stream_without_wait", None, "cross-stream use with no happens-before ordering",
          "error", "error", ("fx",),
-         "record on the producing stream after the producer and wait on the consuming stream before the use"),
+         "record on the producing stream after the producer and wait on the consuming stream before the use",
+         seen_in=FX_ARTIFACTS),
     Rule("stream_not_joined", None, "side-stream work not ordered before the graph output",
          "warning", "error", ("fx", "ge"),
          "make the graph output depend on the side-stream work (record after it, wait before the output), "
-         "or keep the work on the default stream"),
+         "or keep the work on the default stream",
+         seen_in=(*FX_ARTIFACTS, "ge-dump"),
+         seen_how="GE dump: side-stream ops with no data or control path to NetOutput"),
     Rule("deadlock_cycle", None, "record/wait and stream order form a cycle",
          "error", "error", ("fx", "ge"),
-         "each wait must refer to a record that can complete without the waiting stream; reorder the nodes"),
+         "each wait must refer to a record that can complete without the waiting stream; reorder the nodes",
+         seen_in=(*FX_ARTIFACTS, "ge-dump"),
+         seen_how="GE dump: a cycle of data and control edges"),
     Rule("pass_returned_new_graph", "R11", "a custom pass returned a graph instead of mutating gm in place",
          "error", "error", ("fx",),
-         "mutate gm.graph in place and return None; TorchAir ignores the return value"),
+         "mutate gm.graph in place and return None; TorchAir ignores the return value",
+         seen_in=("pass-runner", "log"),
+         seen_how="DEBUG log: the custom pass's before and after listings are equal (a warning: a pass with "
+                  "nothing to do looks the same)"),
     Rule("mode_unsupported_api", "R12", "an op that the selected mode cannot run",
          "error", "error", ("fx",),
          "npu_wait_tensor and fused-infer-attention ops are max-autotune only; tagged events and native "
-         "torch.npu.Stream/Event are reduce-overhead only: use record/wait, which work in both"),
+         "torch.npu.Stream/Event are reduce-overhead only: use record/wait, which work in both",
+         seen_in=FX_ARTIFACTS),
+    Rule("scope_value_invalid", None, "a scope attribute value TorchAir or GE reads differently than intended",
+         "warning", "warning", ("fx", "ge"),
+         "give _user_stream_priority a decimal integer string ('0'), and _enable_inner_parallel / "
+         "_op_exec_never_timeout exactly 'True' or 'False': TorchAir writes value == 'True' as a bool, so 'true' "
+         "or '1' turn the switch off",
+         seen_in=(*FX_ARTIFACTS, "ge-dump"),
+         seen_how="GE dump: `_user_stream_priority` that is not a number (s: \"high\"); a switch that reads "
+                  "b: false"),
+    Rule("similar_stream_labels", None, "stream labels that differ only by case, '_' or '-' (a typo splits a stream)",
+         "info", "info", ("fx", "ge"),
+         "use one spelling for each stream label: every distinct label is a separate stream",
+         seen_in=(*FX_ARTIFACTS, "ge-dump")),
 )
 
 RULES: dict[str, Rule] = {r.id: r for r in _RULES}
@@ -94,6 +153,10 @@ def make_finding(rule_id: str, mode: str, message: str, nodes: list[str], graph:
             if node is not None and node.source:
                 source = node.source
                 break
+        origin, listed = graph.attrs.get("origin"), None
+        if source is None and isinstance(origin, str):  # a listing: where the node is listed in its file
+            listed = next((graph.node(n).meta.get("line") for n in nodes if n in graph), None)
+            source = f"{origin}:{listed}" if isinstance(listed, int) else None
     return Finding(rule=rule_id, severity=sev, mode=mode, message=message, nodes=list(nodes), source=source,
                    hint=hint or rule.hint, ref=rule.ref)
 

@@ -26,6 +26,7 @@ from airctl.verify.ge_checks import check_ge
 from airctl.verify.happens_before import HappensBefore
 from airctl.verify.plan import build_plan
 from airctl.verify.rules import normalise_mode
+from airctl.verify.scope_values import similar_label_findings
 
 
 def verify(graph: Graph, mode: str = MAX_AUTOTUNE) -> list[Finding]:
@@ -36,6 +37,7 @@ def verify(graph: Graph, mode: str = MAX_AUTOTUNE) -> list[Finding]:
             findings = check_ge(graph)  # GE graphs exist only in max-autotune
         else:
             findings = _verify_fx(graph, mode)
+        findings.extend(similar_label_findings(graph, MAX_AUTOTUNE if graph.dialect == "ge" else mode))
     position = {n.name: i for i, n in enumerate(graph.nodes)}
     rank = {s: i for i, s in enumerate(SEVERITIES)}
 

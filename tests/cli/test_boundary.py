@@ -136,7 +136,9 @@ def test_interrupt_and_bug_through_the_console_entry(error: str, code: int, text
 
 
 def test_usage_errors_keep_code_2_and_unknown_commands_too() -> None:
-    r = invoke("check")
+    r = invoke("compile")
+    assert r.exit_code == 2 and "Usage: airctl compile" in r.output  # no argument at all: the help
+    r = invoke("compile", "--mode", "max-autotune")
     assert r.exit_code == 2 and "Missing argument" in r.output
     proc = shell("chekc")
     assert proc.returncode == 2 and "No such command" in proc.stderr

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from airctl.cli.main import build_app
 from airctl.errors import GraphReadError, ModelScriptError
 from airctl.io.read import parse_graph, read_graph
+from tests.conftest import REPO
 from tests.io.dumps import DUMPS, FX_AFTER, FX_BEFORE
 
 runner = CliRunner()
@@ -147,3 +148,25 @@ def test_stage_by_negative_index_and_files_outside_the_ledger_refused(tmp_path: 
     (root / "index.json").write_text(json.dumps(index))
     escaped = invoke("dump", str(root), "--stage", "aot")
     assert escaped.exit_code == 2 and "outside the ledger" in escaped.stderr
+
+
+def test_outputs_never_overwrite_inputs_or_ledgers_and_existing_files_need_force(tmp_path: Path) -> None:
+    from airctl.ledger.writer import LedgerWriter
+
+    ledger = LedgerWriter.create(tmp_path / "runs", "m", command="compile").root
+    source = tmp_path / "g.json"
+    source.write_text((REPO / "fixtures" / "dumps" / "fx_after.json").read_text())
+    before = (ledger / "index.json").read_text()
+    r = invoke("dump", str(source), "--type", "json", "-o", str(ledger / "index.json"))
+    assert r.exit_code == 2 and "inside the ledger" in r.stderr
+    assert (ledger / "index.json").read_text() == before
+    r = invoke("dump", str(source), "--type", "json", "-o", str(source))
+    assert r.exit_code == 2 and "an input of this command" in r.stderr
+    r = invoke("diff", str(source), str(source), "--html", str(source))
+    assert r.exit_code == 2 and "an input of this command" in r.stderr and json.loads(source.read_text())
+    out = tmp_path / "out.json"
+    assert invoke("dump", str(source), "--type", "json", "-o", str(out)).exit_code == 0
+    r = invoke("dump", str(source), "--type", "fx", "-o", str(out))
+    assert r.exit_code == 2 and "exists already" in r.stderr and "--force" in r.stderr
+    assert invoke("dump", str(source), "--type", "fx", "-o", str(out), "--force").exit_code == 0
+    assert out.read_text().startswith("# graph")

@@ -29,7 +29,7 @@ def shell(*args: object, cwd: Path) -> subprocess.CompletedProcess:
 def test_compile_json_is_the_ledgers_index_and_nothing_else(tmp_path: Path) -> None:
     proc = shell("compile", SEED, "--backend", "sim", "--json", "--out", tmp_path / "runs", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    (ledger,) = (tmp_path / "runs").iterdir()
+    (ledger,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
     assert json.loads(proc.stdout) == json.loads((ledger / "index.json").read_text())
 
 

@@ -36,7 +36,7 @@ def test_list_json_is_the_schema() -> None:
     doc = json.loads(r.stdout)
     assert doc["version"] == 1
     assert doc["kinds"]["wait"]["required"] == ["name", "kind", "before", "on"]
-    assert set(doc["selector"]["properties"]) == {"target", "name", "source", "module", "index", "nth"}
+    assert set(doc["selector"]["properties"]) == {"target", "name", "source", "module", "collective", "index", "nth"}
 
 
 def test_list_unknown_kind_suggests() -> None:
@@ -86,7 +86,7 @@ def test_bad_yaml_exits_2_with_location_and_keeps_a_ledger(tmp_path: Path) -> No
     assert r.exit_code == 2
     assert "unknown_key.yaml:7:5: error: unknown key `strem`" in r.output
     assert "did you mean `stream`?" in r.output
-    (ledger,) = tmp_path.iterdir()
+    (ledger,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     assert json.loads((ledger / "index.json").read_text())["status"] == "failed"
 
 

@@ -27,7 +27,7 @@ def test_analyze_table_and_files(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     assert "busy" in r.stdout and "overlap: 25 µs" in r.stdout and "ui.perfetto.dev" in r.stdout
     assert "MatMul" in r.stdout and "sync:event" in r.stdout and "races: none" in r.stdout
-    (folder,) = tmp_path.iterdir()
+    (folder,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     files = {p.name for p in (folder / "profile").iterdir()}
     assert files == {"trace.json", "summary.json", "timeline.svg"}
 

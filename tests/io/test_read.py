@@ -103,3 +103,27 @@ def test_input_naming_no_node_is_an_error_with_its_line(tmp_path: Path) -> None:
         read_graph(bad)
     assert e.value.node is not None and "Ghost" in e.value.message
     assert e.value.line == text[: text.index('input: "MatMul:0"')].count("\n") + 1
+
+
+def test_graph_json_is_checked_strictly_and_written_as_standard_json(tmp_path: Path) -> None:
+    import json as _json
+
+    from airctl.graph.model import Graph, Node
+    from airctl.io.json_io import write_json
+
+    cases = {
+        '{"format": "something-else", "nodes": []}': "format 'something-else'",
+        '{"format": "airctl-graph", "version": 99, "nodes": []}': "version 99",
+        '{"nodes": [{"name": "a", "op": null}]}': "'op' must be a non-empty string, not None",
+        '{"nodes": [{"name": "a", "op": "X", "stream": 3}]}': "'stream' has the wrong type",
+        '{"nodes": [{"name": "a", "op": "X", "inputs": [1]}]}': "'inputs' has the wrong type",
+    }
+    for text, message in cases.items():
+        bad = tmp_path / "g.json"
+        bad.write_text(text)
+        assert message in _err(bad).message, text
+    g = Graph("g", "fx", [Node("c", "Const", attrs={"value": float("nan"), "hi": [float("inf"), 1.5]})])
+    text = write_json(g)
+    assert "NaN" not in text.replace('"NaN"', "")  # never the non-standard bare NaN token
+    node = _json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))["nodes"][0]
+    assert node["attrs"] == {"value": "NaN", "hi": ["Infinity", 1.5]}

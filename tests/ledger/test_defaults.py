@@ -58,7 +58,7 @@ DUMP, FX, PBTXT = StageRequest(Request.DUMP), StageRequest(Request.DUMP, "fx"), 
     (Request.CHECK, MAX_AUTOTUNE, "fx-final"),
     (Request.CHECK, REDUCE_OVERHEAD, "fx-final"),  # not the aclgraph passes after it
     (Request.CHECK, FAILED, "failed:yaml:p"),
-    (Request.CHECK, ["ge-original", "ge-optimized"], None),
+    (Request.CHECK, ["ge-original", "ge-optimized"], "ge-optimized"),  # an import of GE dumps
     (Request.PROFILE, MAX_AUTOTUNE, "fx-final"),
     (Request.PROFILE, REDUCE_OVERHEAD, "after:resolve_default_stream_markers"),
     (Request.REPORT, MAX_AUTOTUNE, "ge-optimized"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from airctl.errors import SpecError
@@ -123,3 +125,16 @@ def test_shipped_pass_files_all_load(torch_air) -> None:
     for path in sorted(PASSES.glob("*.yaml")):
         hooks = build_hooks(path)
         assert hooks.pre_pass is not None or hooks.post_pass is not None, path
+
+
+def test_deeply_nested_yaml_is_a_spec_error_not_a_recursion_error(tmp_path: Path) -> None:
+    from airctl.errors import SpecError
+    from airctl.passes.spec import load
+
+    for name, text in {"flow": "x: " + "[" * 100_000, "block": "a:\n" + "".join(
+            " " * (i + 1) + "b:\n" for i in range(3000))}.items():
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(text)
+        with pytest.raises(SpecError, match="nests too deep") as e:
+            load(path)
+        assert e.value.file == str(path) and e.value.line == 1

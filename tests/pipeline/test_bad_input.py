@@ -16,7 +16,7 @@ runner = CliRunner()
 
 def _compile(args: list[str], out: Path):
     result = runner.invoke(build_app(), ["compile", *args, "--out", str(out), "--backend", "sim"])
-    runs = sorted(out.iterdir())
+    runs = sorted(p for p in out.iterdir() if p.is_dir())
     assert len(runs) == 1, "exactly one ledger per run"
     index = json.loads((runs[0] / "index.json").read_text())
     return result, index
@@ -31,8 +31,8 @@ def test_missing_file(tmp_path: Path) -> None:
 
 def test_script_raising_at_import_shows_its_line(tmp_path: Path) -> None:
     result, index = _compile([str(BAD / "raises_at_import.py")], tmp_path)
-    assert result.exit_code == 2
-    assert "raises_at_import.py:7" in result.output
+    assert result.exit_code == 4  # the user's own script raised: exit 4, not bad input and not TorchAir
+    assert "raises_at_import.py:7" in result.output and "importing the script raised NameError" in result.output
     assert "NameError" in result.output and "undefined_name" in result.output
     assert index["error_detail"]["line"] == 7
 

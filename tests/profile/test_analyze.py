@@ -1,5 +1,6 @@
-"""airctl/profile/analyze.py on Ascend-layout folders: hand-written (fixtures/profiles), malformed,
-and what the sim's torch_npu.profiler writes."""
+"""airctl/profile/analyze.py on hand-written Ascend-layout folders (fixtures/profiles), malformed
+ones, and what the sim's torch_npu.profiler writes. The realistic folders: test_npu_folders.py;
+each reader: tests/profile/ascend/."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from airctl.errors import AirctlError
-from airctl.profile.analyze import analyze_folder, find_folder
+from airctl.profile.analyze import analyze, analyze_folder
+from airctl.profile.ascend.folders import find_rank_folders
 from airctl.profile.summary import summarize
 
 REPO = Path(__file__).resolve().parents[2]
@@ -70,19 +72,21 @@ def test_bad_number_names_the_row(tmp_path: Path) -> None:
 
 def test_not_a_profiler_folder(tmp_path: Path) -> None:
     with pytest.raises(AirctlError, match="no ASCEND_PROFILER_OUTPUT"):
-        find_folder(tmp_path)
+        find_rank_folders(tmp_path)
     with pytest.raises(AirctlError, match="no such folder"):
-        find_folder(tmp_path / "missing")
+        find_rank_folders(tmp_path / "missing")
     (tmp_path / "x" / "ASCEND_PROFILER_OUTPUT").mkdir(parents=True)
     with pytest.raises(AirctlError, match="neither trace_view.json nor kernel_details.csv"):
         analyze_folder(tmp_path / "x")
 
 
-def test_several_folders_take_the_newest(tmp_path: Path) -> None:
-    for stamp in ("20260101120000000", "20260101130000000"):
-        shutil.copytree(PROFILES / "npu_two_streams" / FOLDER, tmp_path / f"devhost_1_{stamp}_ascend_pt")
-    folder, notes = find_folder(tmp_path)
-    assert folder.name == "devhost_1_20260101130000000_ascend_pt" and "2 profiler folders" in notes[0]
+def test_several_folders_of_one_rank_take_the_newest_by_stamp(tmp_path: Path) -> None:
+    """Schedule cycles leave one folder each; the newest by its time stamp wins, not by name."""
+    for host, stamp in (("zeta", "20260101120000000"), ("alpha", "20260101130000000")):
+        shutil.copytree(PROFILES / "npu_two_streams" / FOLDER, tmp_path / f"{host}_1_{stamp}_ascend_pt")
+    (folder,), notes = find_rank_folders(tmp_path)
+    assert folder.path.name == "alpha_1_20260101130000000_ascend_pt" and "2 profiler folders of rank 0" in notes[0]
+    assert analyze(tmp_path).notes == notes
 
 
 def test_ledger_links_ge_task_names_to_fx_nodes() -> None:

@@ -9,6 +9,7 @@ import pytest
 from airctl.errors import AirctlError
 from airctl.graph.model import Graph, Node
 from airctl.render.collapse import collapse
+from airctl.render.order import program_order
 
 
 def _two_stream_block(prefix: str, first_input: str) -> list[Node]:
@@ -48,10 +49,17 @@ def test_module_groups_keep_streams_and_every_record_wait_edge() -> None:
     assert sync_before == sync_after and len(sync_after) == 4
     box = folded.node("layers.0 @s1")
     assert box.stream == "s1" and box.attrs["nodes"] == 2
-    assert box.control_inputs == ["layers.0.w_in"]  # the wait comes first on its stream
-    assert folded.node("layers.0.rec_out").control_inputs == ["layers.0 @s1"]
+    # program order on the stream is kept as order edges, not as (GE-meaningful) control edges
+    assert box.control_inputs == [] and box.meta["order_after"] == ["layers.0.w_in"]  # the wait comes first
+    assert folded.node("layers.0.rec_out").meta["order_after"] == ["layers.0 @s1"]
     every = {n.name for n in folded.nodes}
     assert all(Node.producer(r) in every for n in folded.nodes for r in (*n.inputs, *n.control_inputs))
+    order = program_order(folded)
+    names = [n.name for n in folded.nodes]
+    pairs = {(names[s], names[d]) for s, d in order.pairs()}
+    assert ("layers.0.w_in", "layers.0 @s1") in pairs and ("layers.0 @s1", "layers.0.rec_out") in pairs
+    assert names.index("layers.0.w_in") in order.pull  # a wait sits right above the box it precedes
+    assert not any(e.kind == "control" for e in folded.edges())
 
 
 def test_stream_runs_fold_each_scope_range() -> None:

@@ -136,5 +136,41 @@ def test_diff_cli_writes_html_and_svg(tmp_path: Path) -> None:
     text = svg.read_text()
     assert "#1a7f37" in text and "#e36209" in text  # added, changed
     result = runner.invoke(build_app(), ["diff", str(FX_AFTER), str(FX_BEFORE), "--svg", str(svg)])
+    assert result.exit_code == 2 and "--svg" in result.stderr and "exists already" in result.stderr
+    result = runner.invoke(build_app(), ["diff", str(FX_AFTER), str(FX_BEFORE), "--svg", str(svg), "--force"])
     assert result.exit_code == 0
     assert "#cf222e" in svg.read_text()  # removed nodes are drawn, in red
+
+
+def test_control_characters_in_names_neither_break_graphviz_nor_reach_the_terminal(tmp_path: Path) -> None:
+    from airctl.graph.model import Graph, Node
+    from airctl.io.json_io import write_json
+
+    esc = "s\x1b[31m"
+    g = Graph("g", "fx", [Node("x", "placeholder", kind="placeholder", stream=esc),
+                          Node("y\x07", "aten.abs.default", ["x"], stream=esc),
+                          Node("output", "output", ["y\x07"], kind="output")])
+    src = tmp_path / "esc.json"
+    write_json(g, src)
+    for fmt in ("svg", "png"):
+        r = runner.invoke(build_app(), ["dump", str(src), "--type", fmt, "-o", str(tmp_path / f"g.{fmt}")])
+        assert r.exit_code == 0, r.output
+    assert "\\x1b" in (tmp_path / "g.svg").read_text() and "\x1b" not in (tmp_path / "g.svg").read_text()
+    r = runner.invoke(build_app(), ["diff", str(src), str(src), "--svg", str(tmp_path / "d.svg")])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(build_app(), ["dump", str(src), "--type", "fx"])
+    assert "\x1b" not in r.stdout and "\x07" not in r.stdout and "stream=s\\x1b[31m" in r.stdout
+
+
+def test_collectives_are_drawn_as_such_in_svg_and_dot() -> None:
+    g = Graph("g", "ge", [Node("x", "Data"), Node("HcomAllReduce", "HcomAllReduce", inputs=["x:0"], stream="comm"),
+                          Node("Identity", "Identity", inputs=["HcomAllReduce:0"])])
+    root = ET.fromstring(svg_text(g))
+    boxes = {grp.find(f"{SVG}title").text.split("\n")[0]: grp for grp in root.iter(f"{SVG}g")
+             if grp.find(f"{SVG}title") is not None}
+    assert "collective: all_reduce" in boxes["HcomAllReduce"].find(f"{SVG}title").text
+    assert boxes["HcomAllReduce"].find(f"{SVG}rect").get("stroke") == "#6f42c1"
+    assert boxes["Identity"].find(f"{SVG}rect").get("stroke") != "#6f42c1"
+    source = dotmod.dot_source(g)
+    line = next(ln for ln in source.splitlines() if "HcomAllReduce\\nHcomAllReduce" in ln or "collective" in ln)
+    assert "peripheries=2" in line and "collective: all_reduce" in line

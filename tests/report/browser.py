@@ -32,9 +32,12 @@ def _run(args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
     return subprocess.run(base + args, capture_output=True, text=True, timeout=timeout, check=False)
 
 
-def dump_dom(page: Path, fragment: str = "", budget_ms: int = 3000, timeout: float = 90) -> str:
+def dump_dom(page: Path, fragment: str = "", budget_ms: int = 3000, timeout: float = 90,
+             window: tuple[int, int] | None = None) -> str:
     url = page.resolve().as_uri() + (f"#{fragment}" if fragment else "")
-    proc = _run(["--enable-logging=stderr", "--v=0", f"--virtual-time-budget={budget_ms}", "--dump-dom", url], timeout)
+    size = [f"--window-size={window[0]},{window[1]}"] if window else []
+    proc = _run(["--enable-logging=stderr", "--v=0", f"--virtual-time-budget={budget_ms}", *size, "--dump-dom", url],
+                timeout)
     assert proc.returncode == 0, proc.stderr[-2000:]
     errors = [line for line in proc.stderr.splitlines() if "Uncaught" in line]
     assert not errors, f"JavaScript errors in {url}: {errors[:3]}"
@@ -45,3 +48,27 @@ def screenshot(page: Path, png: Path, fragment: str = "", timeout: float = 90) -
     url = page.resolve().as_uri() + (f"#{fragment}" if fragment else "")
     proc = _run(["--virtual-time-budget=3000", "--window-size=1280,800", f"--screenshot={png}", url], timeout)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def read_probe(dom: str) -> dict[str, dict[str, list[dict[str, str]]]]:
+    """The viewer's ``#probe=1`` record (airctl/report/viewer/probe.js): per pane, per tag, the items'
+    ``data-*`` attributes, numbers as written (CSS pixels relative to the pane's canvas)."""
+    import html
+    import re
+
+    start = dom.find('<div id="probe"')
+    assert start >= 0, "no probe in the page (open it with #probe=1)"
+    out: dict[str, dict[str, list[dict[str, str]]]] = {}
+    for pane, body in re.findall(r'<div data-pane="(\w+)"[^>]*>(.*?)</div>', dom[start:], re.S):
+        items: dict[str, list[dict[str, str]]] = {}
+        for tag, attrs in re.findall(r"<(\w+)((?:\s+data-[\w-]+=\"[^\"]*\")*)\s*>", body):
+            row = {k: html.unescape(v) for k, v in re.findall(r'data-([\w-]+)="([^"]*)"', attrs)}
+            items.setdefault(tag, []).append(row)
+        out[pane] = items
+    return out
+
+
+def boxes(items: list[dict[str, str]], key: str = "name") -> dict[str, tuple[float, float, float, float]]:
+    """Probe items as (x0, y0, x1, y1) by ``key``."""
+    return {r[key]: (float(r["x"]), float(r["y"]), float(r["x"]) + float(r["w"]), float(r["y"]) + float(r["h"]))
+            for r in items}

@@ -162,3 +162,35 @@ def test_viewer_files_are_inlined_in_their_fixed_order_in_one_script() -> None:
     assert js.rstrip().removesuffix("});").rstrip().endswith("start();")
     page = graph_page(Graph("g", "fx", [Node("x", "placeholder", kind="placeholder")]))
     assert page.count("<script") == 2 and js in page  # the payload block and the viewer
+
+
+def test_each_snapshot_carries_its_order_edges_and_lane_view(tmp_path: Path) -> None:
+    from tests.report.test_lanes_browser import racy_ledger
+
+    data = payload(write_report(make_ledger(tmp_path / "a")))
+    stages = {s["name"]: s for s in data["graphs"][0]["stages"]}
+    st = stages["fx-final"]
+    group = data["groups"][st["group"]]
+    snap = group["snapshots"][st["snap"]]
+    names = [group["keys"][u] for u in snap["nodes"]]
+
+    def named(flat: list[int], union: bool) -> set[tuple[str, str]]:
+        key = (lambda u: group["keys"][u]) if union else (lambda i: names[i])
+        return {(key(flat[k]), key(flat[k + 1])) for k in range(0, len(flat), 2)}
+
+    assert {("scope_enter_default", "mm"), ("wait_default", "sub")} <= named(snap["edges"]["order"], True)
+    lanes = snap["lanes"]
+    assert [group["streams"][s] for s in lanes["streams"]] == [None, "stream_1"]
+    assert named(lanes["arrows"], False) == {("record_default", "wait_default")}
+    assert lanes["marks"] == [] and "runs" not in lanes  # a small graph is not folded
+    # the stream column of the layout: stream_1's nodes right of the default stream's
+    x = dict(zip(group["keys"], group["x"], strict=True))
+    assert min(x[n] for n in ("mm", "abs_1", "record_default")) > max(x[n] for n in ("add", "wait_default", "sub"))
+    # the lanes of a reduce-overhead run carry the verifier's findings of that snapshot
+    data = payload(write_report(racy_ledger(tmp_path / "b")))
+    group = data["groups"][0]
+    snap = group["snapshots"][-1]
+    names = [group["keys"][u] for u in snap["nodes"]]
+    marks = {(names[m[0]], m[2], m[4]) for m in snap["lanes"]["marks"]}
+    race = "race_cross_stream_without_wait"
+    assert ("add", race, 1) in marks and ("mm", race, 0) in marks  # on the reader; the value read is involved

@@ -1,44 +1,79 @@
-/* The canvas and its view: size, fit, focus on a node, which nodes are in view (through the
- * group's grid), hit testing, and the mouse and wheel gestures (pan, zoom, select).
+/* The panes: each view of the current stage (the graph, draw.js; the lanes, lanes.js) is a pane with
+ * its own canvas, pan and zoom. This file holds what they share: which panes are shown (graph,
+ * lanes or both side by side), sizing, fitting, focusing the selected node in every pane, frame
+ * scheduling, and the mouse and wheel gestures (pan, zoom, click to select).
+ *
+ * A pane is {id (its canvas), key(c) (views are kept per key), bounds(c) -> [x0, y0, x1, y1],
+ * at(c, u) -> [x, y] or null (where node u is), hit(p, c, wx, wy) -> u or -1, draw(p, c), click?}.
  */
-  /* ---- canvas ---- */
-  var canvas, ctx, dpr = 1, pending = false;
-  function view() {
+  var panes = [], paneMode = "graph", pending = false;
+  function addPane(spec) {
+    var p = spec;
+    p.canvas = $(spec.id);
+    p.ctx = p.canvas ? p.canvas.getContext("2d") : null;
+    p.dpr = 1; p.views = {};
+    panes.push(p);
+    if (p.ctx) attachGestures(p);
+    return p;
+  }
+  function shown(p) { return paneMode === "both" || paneMode === p.name; }
+  function setPane(mode) {
+    if (["graph", "lanes", "both"].indexOf(mode) < 0) return;
+    paneMode = mode;
+    var centre = $("centre");
+    centre.className = "pane-" + mode;
+    var bs = document.querySelectorAll("#pane-switch button");
+    for (var i = 0; i < bs.length; i++) bs[i].classList.toggle("active", bs[i].dataset.pane === mode);
+    updateFold();
+    resize();
+    writeHash();
+  }
+  function paneView(p) {
     var c = cur();
     if (!c || !c.g) return { x: 0, y: 0, k: 1 };
-    var key = c.stage.group;
-    if (!state.views[key]) state.views[key] = { x: 0, y: 0, k: 1 };
-    return state.views[key];
+    var key = p.key(c);
+    if (!p.views[key]) p.views[key] = { x: 0, y: 0, k: 1, fresh: true };
+    return p.views[key];
   }
+  function paneSize(p) { return [p.canvas.width / p.dpr, p.canvas.height / p.dpr]; }
   function resize() {
-    if (!canvas) return;
-    var r = canvas.getBoundingClientRect();
-    dpr = window.devicePixelRatio || 1;
-    canvas.width = Math.max(1, Math.round(r.width * dpr));
-    canvas.height = Math.max(1, Math.round(r.height * dpr));
+    panes.forEach(function (p) {
+      if (!p.ctx || !shown(p)) return;
+      var r = p.canvas.getBoundingClientRect();
+      p.dpr = window.devicePixelRatio || 1;
+      p.canvas.width = Math.max(1, Math.round(r.width * p.dpr));
+      p.canvas.height = Math.max(1, Math.round(r.height * p.dpr));
+    });
     render();
   }
-  function size() { return [canvas.width / dpr, canvas.height / dpr]; }
-  function fit(whole) {
+  function fitPane(p, whole) {
     var c = cur();
-    if (!c || !c.g) return;
-    var b = c.g._bounds, sz = size(), v = view();
+    if (!c || !c.g || !p.ctx) return;
+    var b = p.bounds(c), sz = paneSize(p), v = paneView(p);
+    if (!b || sz[0] < 2 || sz[1] < 2) return;  // not laid out yet: stays fresh, fitted at its first real frame
+    v.fresh = false;
     var k = Math.min(sz[0] / (b[2] - b[0]), (sz[1] - 40) / (b[3] - b[1]), 1.5);
-    var tall = k < 0.3 && whole !== true;  // a very tall graph: readable width, start at the top
+    var tall = k < 0.3 && whole !== true;  // a very tall picture: readable width, start at the top
     if (tall) k = Math.max(Math.min(sz[0] / (b[2] - b[0]), 1), 0.5);  // labels stay readable
     v.k = k;
     v.x = sz[0] / 2 - (b[0] + b[2]) / 2 * k;
     v.y = tall ? 40 - b[1] * k : sz[1] / 2 + 20 - (b[1] + b[3]) / 2 * k;
-    render();
+  }
+  function fit(whole) { panes.forEach(function (p) { if (shown(p)) fitPane(p, whole); }); render(); }
+  function centreOn(p, u) {
+    var c = cur(), at = c && c.g ? p.at(c, u) : null;
+    if (!at || !p.ctx) return;
+    var v = paneView(p), sz = paneSize(p);
+    if (v.fresh) fitPane(p);
+    if (v.k < 0.6) v.k = 0.9;
+    v.x = sz[0] / 2 - at[0] * v.k;
+    v.y = sz[1] / 2 - at[1] * v.k;
   }
   function focusNode(u) {
     var c = cur();
     if (!c || !c.g) return;
     state.selected = u;
-    var v = view(), sz = size();
-    if (v.k < 0.6) v.k = 0.9;
-    v.x = sz[0] / 2 - c.g.x[u] * v.k;
-    v.y = sz[1] / 2 - c.g.y[u] * v.k;
+    panes.forEach(function (p) { if (shown(p)) centreOn(p, u); else p.focusLater = true; });
     showDetails();
     render();
     writeHash();
@@ -48,40 +83,31 @@
     pending = true;
     (window.requestAnimationFrame || function (f) { return setTimeout(f, 0); })(function () { pending = false; draw(); });
   }
-  function visibleNodes(g, x0, y0, x1, y1) {
-    var cx0 = Math.floor((x0 - W) / CELL), cx1 = Math.floor((x1 + W) / CELL);
-    var cy0 = Math.floor((y0 - H) / CELL), cy1 = Math.floor((y1 + H) / CELL);
-    var out = [];
-    if ((cx1 - cx0 + 1) * (cy1 - cy0 + 1) > g._grid.size) {
-      g._grid.forEach(function (cell) { for (var j = 0; j < cell.length; j++) out.push(cell[j]); });
-    } else {
-      for (var cx = cx0; cx <= cx1; cx++) for (var cy = cy0; cy <= cy1; cy++) {
-        var cell = g._grid.get(cx + "," + cy);
-        if (cell) for (var j = 0; j < cell.length; j++) out.push(cell[j]);
-      }
-    }
-    return out;
-  }
-  function hitTest(sx, sy) {
+  function draw() {
+    var start = (window.performance || Date).now();
+    if (!$("tab-graph").classList.contains("active")) return;
     var c = cur();
-    if (!c || !c.g) return -1;
-    var v = view(), wx = (sx - v.x) / v.k, wy = (sy - v.y) / v.k, g = c.g;
-    var near = visibleNodes(g, wx - 1, wy - 1, wx + 1, wy + 1), ghost = new Set(c.ghosts);
-    var pad = Math.max(0, 4 / v.k - H / 2);
-    for (var j = 0; j < near.length; j++) {
-      var u = near[j];
-      if (c.pos[u] < 0 && !ghost.has(u)) continue;
-      if (Math.abs(g.x[u] - wx) <= W / 2 + pad && Math.abs(g.y[u] - wy) <= H / 2 + pad) return u;
-    }
-    return -1;
+    panes.forEach(function (p) {
+      if (!p.ctx || !shown(p)) return;
+      var sz = paneSize(p), ctx = p.ctx;
+      ctx.setTransform(p.dpr, 0, 0, p.dpr, 0, 0);
+      ctx.clearRect(0, 0, sz[0], sz[1]);
+      if (!c || !c.g) return;
+      var v = paneView(p);
+      if (v.fresh) fitPane(p);
+      if (p.focusLater && state.selected >= 0) centreOn(p, state.selected);
+      p.focusLater = false;
+      ctx.setTransform(p.dpr * v.k, 0, 0, p.dpr * v.k, p.dpr * v.x, p.dpr * v.y);
+      var x0 = -v.x / v.k, y0 = -v.y / v.k;
+      p.draw(p, c, v, [x0, y0, x0 + sz[0] / v.k, y0 + sz[1] / v.k]);
+    });
+    if (state.probe) writeProbe(c);
+    document.body.dataset.drawMs = String(Math.round((window.performance || Date).now() - start));
   }
-  function setupCanvas() {
-    canvas = $("canvas");
-    ctx = canvas.getContext("2d");
-    if (!ctx) return;
-    var drag = null;
+  function attachGestures(p) {
+    var drag = null, canvas = p.canvas;
     canvas.addEventListener("mousedown", function (e) {
-      var v = view();
+      var v = paneView(p);
       drag = { x: e.clientX, y: e.clientY, vx: v.x, vy: v.y, moved: false };
       canvas.classList.add("dragging");
     });
@@ -89,7 +115,7 @@
       if (!drag) return;
       var dx = e.clientX - drag.x, dy = e.clientY - drag.y;
       if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
-      var v = view();
+      var v = paneView(p);
       v.x = drag.vx + dx; v.y = drag.vy + dy;
       render();
     });
@@ -97,15 +123,22 @@
       if (!drag) return;
       canvas.classList.remove("dragging");
       if (!drag.moved) {
-        var r = canvas.getBoundingClientRect();
-        state.selected = hitTest(e.clientX - r.left, e.clientY - r.top);
-        showDetails(); render(); writeHash();
+        var r = canvas.getBoundingClientRect(), v = paneView(p), c = cur();
+        if (c && c.g) {
+          var wx = (e.clientX - r.left - v.x) / v.k, wy = (e.clientY - r.top - v.y) / v.k;
+          if (!(p.click && p.click(p, c, wx, wy))) {
+            state.selected = p.hit(p, c, wx, wy);
+            panes.forEach(function (q) { if (q !== p && shown(q) && state.selected >= 0) centreOn(q, state.selected); });
+            showDetails(); writeHash();
+          }
+        }
+        render();
       }
       drag = null;
     });
     canvas.addEventListener("wheel", function (e) {
       e.preventDefault();
-      var r = canvas.getBoundingClientRect(), v = view();
+      var r = canvas.getBoundingClientRect(), v = paneView(p);
       var sx = e.clientX - r.left, sy = e.clientY - r.top;
       if (e.ctrlKey || !e.shiftKey) {
         var f = Math.exp(-e.deltaY * 0.0015), k = Math.min(Math.max(v.k * f, 0.002), 4);
@@ -113,5 +146,5 @@
       } else { v.x -= e.deltaX; v.y -= e.deltaY; }
       render();
     }, { passive: false });
-    window.addEventListener("resize", resize);
   }
+  window.addEventListener("resize", function () { resize(); });

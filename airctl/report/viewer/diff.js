@@ -56,8 +56,8 @@
       }
     }
   }
-  function drawDiffEdges(c, g, x0, y0, x1, y1, px) {
+  function drawDiffEdges(ctx, c, g, x0, y0, x1, y1, px) {
     if (!c.stage.diff) return;
-    drawEdges(g, flat(c.stage.diff.edges_added), x0, y0, x1, y1, STATUS.added, [], 3 * Math.max(px, 1));
-    drawEdges(g, flat(c.stage.diff.edges_removed), x0, y0, x1, y1, REMOVED_EDGE, [2 * px, 4 * px], 3 * Math.max(px, 1));
+    drawEdges(ctx, g, flat(c.stage.diff.edges_added), x0, y0, x1, y1, STATUS.added, [], 3 * Math.max(px, 1));
+    drawEdges(ctx, g, flat(c.stage.diff.edges_removed), x0, y0, x1, y1, REMOVED_EDGE, [2 * px, 4 * px], 3 * Math.max(px, 1));
   }

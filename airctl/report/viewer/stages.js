@@ -88,7 +88,7 @@
     showDetails();
     updateCount();
     buildLegend();
-    if (c.g && !state.views[c.stage.group]) fit();
+    updateFold();
     render();
     writeHash();
   }
@@ -131,7 +131,7 @@
     Object.keys(EDGE).forEach(function (kind) {
       var row = el("div"), ln = el("span", "ln");
       ln.style.borderTopColor = EDGE[kind][0];
-      if (EDGE[kind][1].length) ln.style.borderTopStyle = "dashed";
+      if (EDGE[kind][1].length) ln.style.borderTopStyle = kind === "order" ? "dotted" : "dashed";
       row.appendChild(ln); row.appendChild(el("span", null, kind + " edge"));
       box.appendChild(row);
     });

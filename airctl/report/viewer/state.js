@@ -11,8 +11,9 @@
   var data = JSON.parse(dataText);
   var parseMs = (window.performance || Date).now() - t0;
   var W = 150, H = 34, CELL = 600;
-  var EDGE = { data: ["#8a8f98", [], 1], control: ["#2f6fdb", [6, 4], 1.4], sync: ["#d62728", [4, 3], 2.2] };
+  var EDGE = (data.style && data.style.edges) || {};  // kind -> [colour, dash, width], from airctl/render/style.py
   var STATUS = { added: "#1a7f37", removed: "#cf222e", changed: "#e36209" };
+  var SEV = { error: "#cf222e", warning: "#bf8700", info: "#0969da" };  // finding severities
 
   function $(id) { return document.getElementById(id); }
   function el(tag, cls, text) {
@@ -25,7 +26,8 @@
   function pad3(n) { return ("00" + n).slice(-3); }
   function fmt(v) { return v === null || v === undefined ? "" : (typeof v === "object" ? JSON.stringify(v) : String(v)); }
 
-  var state = { graph: 0, stage: -1, showAll: false, search: "", hits: [], hitAt: -1, selected: -1, views: {} };
+  var state = { graph: 0, stage: -1, showAll: false, search: "", hits: [], hitAt: -1, selected: -1, probe: false,
+                finding: null, expanded: new Set(), expandedVer: 0 };
   var graphs = data.graphs || [], groups = data.groups || [];
 
   /* ---- per-group caches: node position per snapshot, spatial grid ---- */
@@ -74,3 +76,15 @@
              ghosts: marks.ghosts };
   }
   function visibleStage(st) { return state.showAll || st.changed !== false; }
+  /* union indices of the nodes of the finding last clicked in the Findings tab, in the current stage */
+  function findingNodes(c) {
+    var snap = c.snap;
+    if (snap._findingOf === state.finding) return snap._finding;
+    var out = new Set();
+    if (state.finding) {
+      var names = new Set(state.finding.nodes || []);
+      for (var i = 0; i < snap.nodes.length; i++) if (names.has(nodeName(c.g, snap, i))) out.add(snap.nodes[i]);
+    }
+    snap._findingOf = state.finding; snap._finding = out;
+    return out;
+  }

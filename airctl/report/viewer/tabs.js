@@ -1,18 +1,35 @@
 /* The other tabs: findings (with links to their nodes), profile (streams, critical path, top
  * ops, races, the timeline picture) and run (the run record).
  */
+  /* a finding's node: opens its stage with the node selected, the finding's nodes marked in the
+   * graph and in the lanes, both shown */
   function nodeLink(finding, name) {
     var a = el("a", "node-link", name);
-    a.addEventListener("click", function () { goTo(finding.graph, finding.stage, name); });
+    a.addEventListener("click", function () { state.finding = finding; goTo(finding.graph, finding.stage, name, true); });
     return a;
   }
-  function goTo(graphId, stageName, nodeName_) {
+  function openFinding(k) {
+    var f = (data.findings || [])[k];
+    if (!f) return;
+    state.finding = f;
+    var nodes = f.nodes || [];
+    goTo(f.graph, f.stage, nodes[f.rule === "race_cross_stream_without_wait" && nodes.length > 1 ? 1 : 0], true);
+  }
+  function stageIndex(stages, name) {
+    // verify-each names the stage after its pass ("after:yaml:p"); the ledger names YAML passes "yaml:p"
+    var k = stages.findIndex(function (s) { return s.name === name; });
+    if (k < 0 && typeof name === "string") k = stages.findIndex(function (s) { return "after:" + s.name === name; });
+    return k;
+  }
+  function goTo(graphId, stageName, nodeName_, both) {
     var gk = graphs.findIndex(function (gr) { return gr.id === graphId; });
     if (gk < 0) gk = state.graph;
     showTab("graph");
     if (gk !== state.graph) selectGraph(gk);
-    var sk = graphs[gk] ? graphs[gk].stages.findIndex(function (s) { return s.name === stageName; }) : -1;
+    var sk = graphs[gk] ? stageIndex(graphs[gk].stages, stageName) : -1;
     if (sk >= 0) selectStage(sk);
+    var c = cur();
+    if (both && c && c.snap && c.snap.lanes && paneMode !== "both") setPane("both");
     if (nodeName_) selectByName(nodeName_);
   }
   function selectByName(name) {

@@ -1,0 +1,109 @@
+"""``airctl bisect MODEL.py``: which pass makes the compile bad, and which of its placements.
+
+Thin (style.md §8): parse options, call :func:`airctl.pipeline.bisect.bisect`, render its
+result. Each step's line goes to stderr as it finishes; the table of steps, the decisions, the
+culprit and its diff go to stdout (``--json``: only the JSON). Exit 0 once the bisection
+finished (culprit or not); 2 when the starting run is not bad or the options are wrong.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from airctl.cli.options import backend_option, mode_option
+from airctl.modes import Backend, Bad, Mode
+
+HELP = (
+    "Find the pass that makes a compile bad: first the YAML pass (apply a prefix of --passes), then the "
+    "TorchAir FX or GE pass (switch TorchAir's own passes off), then, inside the YAML pass, the smallest set of "
+    "its placements that is still bad (delta debugging). Each step is one compile with its own ledger, kept "
+    "under --out/bisect-<id>/ with bisect.json.\n\n"
+    "Bad means (one of): --bad numerics (default: outputs differ from eager beyond --atol), race (the executor "
+    "reports a stream race), check (the verifier finds an error), compile (the compile fails); --bad-if EXPR "
+    "(a Python expression on index.json, evaluated without eval: names status, execution, races, stages, "
+    "error_findings, ...); --bad-cmd CMD (a shell command exiting non-zero; {ledger} and $AIRCTL_LEDGER "
+    "name the step's ledger).\n\n"
+    "[bold]Examples[/bold]\n\n"
+    "  airctl bisect fixtures/models/blocks.py --passes fixtures/passes/bisect_race.yaml --mode reduce-overhead "
+    "--bad race\n\n"
+    "  airctl bisect fixtures/models/blocks.py --passes fixtures/passes/bisect_numbers.yaml\n\n"
+    "  airctl bisect model.py --bad-cmd '! grep -q aten.reshape {ledger}/graphs/*/*fx-final.txt'\n"
+)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("bisect", help=HELP, no_args_is_help=True)
+    def bisect_cmd(
+        model: Path = typer.Argument(..., help="Model script (.py).", show_default=False),
+        passes: Path = typer.Option(None, "--passes", "-p", help="YAML pass file whose passes are bisected.",
+                                    show_default=False),
+        mode: Mode = mode_option(),
+        bad: Bad = typer.Option(None, "--bad", help="What a bad run is (default numerics).", show_default=False),
+        bad_if: str = typer.Option(None, "--bad-if", metavar="EXPR", show_default=False,
+                                   help="Bad when this expression on index.json is true."),
+        bad_cmd: str = typer.Option(None, "--bad-cmd", metavar="CMD", show_default=False,
+                                    help="Bad when this shell command exits non-zero ({ledger}: the step's ledger)."),
+        atol: float = typer.Option(1e-5, "--atol", help="Tolerance for the eager comparison."),
+        out: Path = typer.Option(Path("airctl-runs"), "--out", "-o", help="Folder for the bisect-<id> folder."),
+        backend: Backend = backend_option(),
+        entry: str = typer.Option(None, "--entry", help="Function returning (model, inputs), or MODEL_FN,INPUTS_FN.",
+                                  show_default=False),
+        max_compiles: int = typer.Option(80, "--max-compiles", help="Stop after this many compiles."),
+        as_json: bool = typer.Option(False, "--json", help="Print only the result as JSON on stdout."),
+    ) -> None:
+        from airctl.cli.output import err, print_json
+        from airctl.pipeline.bisect import BisectRequest, bisect
+        from airctl.pipeline.conditions import Condition
+
+        condition = Condition.make(bad.value if bad else None, bad_if, bad_cmd, atol)
+        request = BisectRequest(model_path=model, passes_file=passes, mode=mode.value, condition=condition,
+                                out_dir=out, backend=backend.value, entry=entry, max_compiles=max_compiles)
+        result = bisect(request, progress=lambda msg: err.print(msg, markup=False, highlight=False))
+        if as_json:
+            print_json(result.to_json())
+        else:
+            render(result.to_json())
+
+
+def render(data: dict[str, Any]) -> None:
+    from rich.markup import escape
+
+    from airctl.cli.output import out
+
+    out.print(f"[bold]bisect[/bold] {escape(data['model'])} ({data['mode']}"
+              + (f", passes {escape(data['passes'])}" if data["passes"] else "") + f"): bad = {escape(data['bad'])}")
+    for s in data["steps"]:
+        word = "[red]bad[/]" if s["bad"] else ("[yellow]unresolved[/]" if s["unresolved"] else "[green]good[/]")
+        out.print(f"  step {s['step']:>2}  {s['level']:<10} {escape(s['purpose'])}: {word}  "
+                  f"[dim]{escape(Path(s['ledger']).name)}[/dim]")
+    out.print("[bold]decisions[/bold]")
+    for i, d in enumerate(data["decisions"], 1):
+        steps = f" [dim](steps {', '.join(map(str, d['steps']))})[/dim]" if d["steps"] else ""
+        out.print(f"  {i}. {d['level']}: {escape(d['text'])}{steps}")
+    c = data["culprit"]
+    if c is None:
+        out.print("[bold]culprit:[/bold] none")
+    else:
+        where = f", {escape(c['declared_at'])}" if c.get("declared_at") else ""
+        out.print(f"[bold]culprit:[/bold] [bold red]{escape(c['pass'])}[/bold red] ({c['kind']}{where})")
+        for p in c.get("placements") or []:
+            out.print(f"  placement {p['index']}: {escape(p['unit'])} — nodes {escape(', '.join(p['nodes']))}")
+        if not c.get("placements") and c.get("nodes"):
+            out.print(f"  nodes: {escape(', '.join(c['nodes']))}")
+        if c.get("with"):
+            out.print(f"  needs TorchAir pass: {escape(c['with']['pass'])} ({c['with']['kind']})")
+        out.print(f"  why: {escape(c['why'])}")
+        d = c.get("divergence")
+        if d:
+            out.print(f"  first diverging FX node: [bold]{escape(d['node'])}[/bold] ({escape(d['op'])}, was "
+                      f"{escape(d['op_before'])}) at {escape(d['source'] or '?')}: {escape(d['message'])}")
+        elif c.get("divergence_note"):
+            out.print(f"  first diverging FX node: not found ({escape(c['divergence_note'])})")
+        out.print(f"  ledger: {escape(c['ledger'])}")
+        if c.get("diff"):
+            out.print(f"[bold]diff[/bold] ({escape(c['stage'] or '')}):")
+            out.print(c["diff"], markup=False, highlight=False)
+    out.print(f"folder: {escape(data['folder'])} ({data['compiles']} compiles; bisect.json, one ledger per step)")

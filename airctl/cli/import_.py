@@ -1,0 +1,62 @@
+"""``airctl import DIR|FILE...``: TorchAir's files from an NPU machine become a ledger (thin; the work is
+:func:`airctl.pipeline.importing.import_artifacts`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from airctl.modes import Mode
+
+HELP = (
+    "Make a ledger from what TorchAir left on an NPU machine, so report.html, dump, diff, check and profile "
+    "work on it as on a run airctl made.\n\n"
+    "Give the folders or files you copied: TorchAir's DEBUG log (the script's stdout with "
+    "logger.setLevel(logging.DEBUG), or torch_compile_debug/run_*/torchair/debug.log), the "
+    "config.debug.graph_dump files (dynamo_{original,optimized}_graph_N_rank_R_*.pbtxt/.txt/.py), the "
+    "torch_compile_debug/ folder (TORCH_COMPILE_DEBUG=1), a saved `graph():` listing, and the profiler's "
+    "*_ascend_pt folders. Each compiled graph gets the stages TorchAir's files show, in TorchAir's order; graphs "
+    "of several ranks (rank_N in the file names) get ids rank<N>-<k>-<kind>. Nothing is compiled or run.\n\n"
+    "[bold]Examples[/bold]\n\n"
+    "  airctl import from-npu/\n\n"
+    "  airctl import train.log graph_dump/ torch_compile_debug/ --out runs/\n"
+)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("import", help=HELP, no_args_is_help=True)
+    def import_cmd(
+        paths: list[Path] = typer.Argument(..., help="Folders or files TorchAir wrote.", show_default=False),
+        out: Path = typer.Option(Path("airctl-runs"), "--out", "-o", help="Folder for ledgers (one run per "
+                                 "subfolder)."),
+        mode: Mode | None = typer.Option(None, "--mode", help="The mode the graphs were compiled in (default: "
+                                         "what the files show: the log's options, the dump kinds)."),
+        verify: bool = typer.Option(True, "--verify/--no-verify", help="Run the static verifier after every "
+                                    "imported pass stage (findings in index.json and the report)."),
+        report: bool = typer.Option(True, "--report/--no-report", help="Write report.html."),
+        json_out: bool = typer.Option(False, "--json", help="Print index.json (and problems) as JSON on stdout."),
+    ) -> None:
+        from airctl.cli.output import err, print_json
+        from airctl.cli.output import out as stdout
+        from airctl.cli.summary import stage_table
+        from airctl.pipeline.importing import ImportRequest, import_artifacts
+
+        result = import_artifacts(ImportRequest(paths=list(paths), out_dir=out, mode=mode.value if mode else None,
+                                                verify=verify, report=report))
+        if json_out:
+            print_json(result.to_json())
+            return
+        index = result.index.to_json()
+        for graph in index["graphs"]:
+            stdout.print(stage_table(graph))
+        for note in result.notes:
+            err.print(f"note: {note}", markup=False, highlight=False)
+        for problem in result.problems:
+            err.print(f"warning: {problem}", markup=False, highlight=False)
+        findings = index.get("findings") or []
+        stages = sum(len(g["stages"]) for g in index["graphs"])
+        err.print(f"imported {len(index['graphs'])} graph(s), {stages} stage(s), {len(index.get('dumps') or [])} "
+                  f"TorchAir dump(s), {len(index.get('profiles') or [])} profile(s); verifier: {len(findings)} "
+                  f"finding(s) (`airctl check` on the ledger shows them)", markup=False, highlight=False)
+        stdout.print(f"ledger: {result.ledger_dir}")

@@ -1,0 +1,124 @@
+"""Running and summarising a multi-rank run for ``airctl run torchrun ...`` and ``--nproc N``.
+
+Not a command of its own: ``run``, ``compile`` and ``profile`` call :func:`run_ranks_command`
+when they are asked for several ranks. It builds the request, calls
+:func:`airctl.pipeline.launch.run_ranks` and prints one line per rank, the divergence between the
+ranks' collectives (if any) and the ledger; the exit code is :attr:`RanksResult.exit_code`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+
+from airctl.cli.output import err
+
+
+def run_ranks_command(argv: list[str], command: str, out: Path, backend: str, *, check: bool = True,
+                      atol: float = 1e-5, collective_timeout: float = 60.0, watchdog: float | None = None,
+                      options: dict[str, Any] | None = None, on_result: Any = None) -> Any:
+    """Launch, print the summary, raise CommandExit with the run's code; returns the RanksResult when 0."""
+    from airctl.errors import CommandExit
+    from airctl.pipeline.launch import RanksRequest, run_ranks
+    from airctl.pipeline.rank_worker import RankRequest
+
+    rank = RankRequest(command=command, script="", backend=backend, check=check, atol=atol,
+                       collective_timeout_s=collective_timeout or None, options=dict(options or {}))
+    result = run_ranks(RanksRequest(argv, rank, out_dir=out, watchdog_s=watchdog, command=command),
+                       progress=lambda msg: err.print(f"airctl: {escape(msg)}", highlight=False))
+    print_ranks(result)
+    if on_result is not None:
+        on_result(result)
+    if result.error is not None:
+        raise result.error
+    if result.exit_code:
+        raise CommandExit(result.exit_code)
+    return result
+
+
+def compile_ranks_command(model: Path, nproc: int, out: Path, backend: str, *, mode: str, entry: str | None,
+                          passes: Path | None, atol: float, as_json: bool,
+                          capture: str = "default") -> None:
+    """``airctl compile MODEL.py --nproc N``."""
+    from airctl.cli.output import print_json
+    from airctl.pipeline.launch import nproc_argv
+
+    if passes is not None:
+        from airctl.passes import build_hooks
+
+        build_hooks(passes)  # a bad pass file is refused before any rank starts
+    options = {"mode": mode, "entry": entry, "passes_file": str(passes) if passes else None, "capture": capture}
+    run_ranks_command(nproc_argv(nproc, model), "compile", out, backend, atol=atol, options=options,
+                      on_result=(lambda r: print_json(r.index.to_json())) if as_json else None)
+
+
+def print_ranks(result: Any) -> None:
+    """One line per rank, the divergence, the ledger (stderr: stdout belongs to the ranks' scripts)."""
+    for entry in result.ranks:
+        style = "green" if entry.status == "ok" else "red"
+        how = f", {entry.signal}" if entry.signal else (f", exit code {entry.exit_code}" if entry.exit_code else "")
+        line = f"airctl: rank {entry.rank}: [{style}]{escape(str(entry.status))}[/{style}]{escape(how)}"
+        if entry.error:
+            line += f" — {escape(entry.error)}"
+        err.print(line, highlight=False)
+        last = entry.last or {}
+        if entry.status != "ok" and last.get("summary"):
+            err.print(f"  last seen: {escape(last['summary'])}", highlight=False)
+        if entry.log and entry.status != "ok":
+            err.print(f"  console: {escape(entry.log.get('stderr') or entry.log.get('stdout', ''))}", highlight=False)
+    for d in result.divergence:
+        err.print(f"airctl: [bold red]divergence[/bold red]: {escape(d['message'])}", highlight=False)
+    where = os.path.relpath(result.ledger_dir)
+    where = where if not where.startswith("..") else str(result.ledger_dir)
+    err.print(f"airctl: ledger {escape(where)} — {len(result.ranks)} rank(s), status "
+              f"{escape(str(result.index.status))} (per rank: {escape(where)}/ranks/<rank>)", highlight=False)
+
+
+def profile_ranks_command(req: Any, nproc: int, *, compare: bool, as_json: bool) -> None:
+    """``airctl profile MODEL.py --nproc N``: run, render per-rank overlap; races exit 1."""
+    from airctl.cli.output import print_json
+    from airctl.errors import CommandExit, FindingsExit
+    from airctl.pipeline.profile_ranks import profile_ranks
+
+    outcome = profile_ranks(req, nproc, compare=compare,
+                            progress=lambda msg: err.print(f"airctl: {escape(msg)}", highlight=False))
+    for run in outcome.runs:
+        print_ranks(run.result)
+    if as_json:
+        print_json(outcome.to_json())
+    else:
+        for run in outcome.runs:
+            print_overlap(run)
+    last = outcome.runs[-1].result
+    if last.error is not None:
+        raise last.error
+    if last.exit_code:
+        raise CommandExit(last.exit_code)
+    if outcome.races:
+        raise FindingsExit(outcome.races)
+
+
+def print_overlap(run: Any) -> None:
+    from rich.table import Table
+
+    from airctl.cli.output import out
+    from airctl.profile.timeline_svg import format_time
+
+    title = f"ranks ({run.mode}" + (f" + {Path(run.passes_file).name}" if run.passes_file else ", no passes") + ")"
+    table = Table(title=title, title_justify="left")
+    for col in ("rank", "communication", "compute", "overlap", "overlap %", "busy per stream", "races"):
+        table.add_column(col, justify="left" if col in ("rank", "busy per stream") else "right", no_wrap=True)
+    for r in run.ranks:
+        streams = " ".join(f"{s}={format_time(t)}" for s, t in r.streams.items())
+        table.add_row(str(r.rank), format_time(r.comm_s), format_time(r.compute_s), format_time(r.overlap_s),
+                      f"{r.overlap_pct:.1f}", escape(streams), str(len(r.races)))
+    out.print(table)
+    for r in run.ranks:
+        for race in r.races[:5]:
+            out.print(f"  [red]rank {r.rank} race[/red]: {escape(race)}")
+    if run.trace:
+        out.print(f"trace: {escape(str(run.trace))}  (a process per rank; open in https://ui.perfetto.dev)")
+    out.print("[dim]sim: CPU timings (streams are threads, collectives run over gloo), not NPU kernels[/dim]")

@@ -1,0 +1,109 @@
+"""``airctl runs`` and ``airctl show``: the ledgers of an ``--out`` folder, and one run's summary again.
+
+Which run is current, and how ``--run`` names one, is :mod:`airctl.ledger.runs`; ``show`` prints
+what ``airctl compile`` printed at the end of that run (:mod:`airctl.cli.summary`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import typer
+
+from airctl.cli.options import out_option
+from airctl.cli.output import escape
+
+RUNS_HELP = (
+    "The runs (ledgers) in --out, newest first: id, model, mode, pass file, status, whether the outputs matched "
+    "eager, stream races, how long it took. The current run — what `dump`, `diff`, `check`, `profile` and "
+    "`passes apply` use when given no source — is marked with *.\n\n"
+    "[bold]Examples[/bold]\n\n"
+    "  airctl runs\n\n"
+    "  airctl runs --out other-runs/ --json\n"
+)
+SHOW_HELP = (
+    "Print a run's summary again, as `airctl compile` printed it: stages per graph, dumps, verifier findings, "
+    "the eager check, races, timings, status and error. RUN is a run id from `airctl runs` (a unique part is "
+    "enough) or a ledger folder; default: the current run.\n\n"
+    "[bold]Examples[/bold]\n\n"
+    "  airctl show\n\n"
+    "  airctl show 20261123-1418 --json\n"
+)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("runs", help=RUNS_HELP)
+    def runs_cmd(
+        out: Path = out_option("Folder of ledgers."),
+        as_json: bool = typer.Option(False, "--json", help="Print the list as JSON on stdout."),
+    ) -> None:
+        from airctl.cli.output import err, print_json
+        from airctl.ledger.runs import list_runs
+
+        rows = list_runs(out)
+        if as_json:
+            print_json({"out": str(out), "runs": [r.to_json() for r in rows]})
+            return
+        if not rows:
+            err.print(f"no run in {escape(str(out))} yet — start with `airctl compile MODEL.py`")
+            return
+        render_runs(rows)
+
+    @app.command("show", help=SHOW_HELP)
+    def show_cmd(
+        run: str = typer.Argument(None, metavar="[RUN]", show_default=False, help="Run id or ledger folder."),
+        out: Path = out_option("Folder of ledgers where the run is."),
+        all_stages: bool = typer.Option(False, "--all", help="Also list the passes that changed nothing."),
+        as_json: bool = typer.Option(False, "--json", help="Print the run's index.json on stdout."),
+    ) -> None:
+        from airctl.cli.output import print_json
+        from airctl.cli.summary import print_summary
+        from airctl.ledger.reader import Ledger
+        from airctl.ledger.runs import resolve_run
+
+        root = resolve_run(out, run)
+        index = Ledger.open(root).index
+        if as_json:
+            print_json(index.to_json())
+            return
+        print_summary(SimpleNamespace(index=index, ledger_dir=root), show_all=all_stages)
+        if index.error:
+            _render_recorded_error(index.error, index.error_detail)
+
+
+def render_runs(rows: list[Any]) -> None:
+    """One line per run, columns aligned (no table borders: long ids and names stay on one line)."""
+    from airctl.cli.output import out
+    from airctl.cli.summary import _fmt_s
+
+    cells = [("", "run", "command", "mode", "passes", "status", "eager", "races", "time")]
+    styles = []
+    for r in rows:
+        eager = {True: "match", False: "DIFFER", None: "–"}[r.matches_eager]
+        cells.append(("*" if r.current else "", r.id, (r.command or "?").replace("passes ", ""), r.mode or "–",
+                      Path(r.passes).name if r.passes else "–", r.status or "?", eager, str(r.races),
+                      _fmt_s(r.seconds) or "–"))
+        styles.append({"ok": "green", "planned": "green", "running": "yellow"}.get(r.status or "", "red"))
+    widths = [max(len(row[k]) for row in cells) for k in range(len(cells[0]))]
+    for n, row in enumerate(cells):
+        parts = [escape(v.ljust(w) if k < 7 else v.rjust(w)) for k, (v, w) in enumerate(zip(row, widths, strict=True))]
+        if n == 0:
+            out.print("[bold]" + "  ".join(parts).rstrip() + "[/bold]")
+            continue
+        parts[5] = f"[{styles[n - 1]}]{parts[5]}[/]"
+        if row[6] == "DIFFER":
+            parts[6] = f"[red]{parts[6]}[/red]"
+        out.print("  ".join(parts).rstrip())
+    out.print("[dim]* the current run (what dump, diff, check, profile and passes apply use by default)[/dim]")
+
+
+def _render_recorded_error(message: str, detail: dict[str, Any] | None) -> None:
+    from airctl.cli.output import err
+
+    detail = detail or {}
+    where = ":".join(str(detail[k]) for k in ("file", "line") if detail.get(k) is not None)
+    err.print(f"{escape(where) + ': ' if where else ''}[bold red]error:[/bold red] {escape(message)}")
+    if detail.get("hint"):
+        err.print(f"[cyan]hint:[/cyan] {escape(str(detail['hint']))}")

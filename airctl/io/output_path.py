@@ -1,0 +1,52 @@
+"""May a command write the file a user named (``-o``, ``--html``, ``--svg``)? Never over its inputs or a ledger.
+
+A careless ``airctl dump RUN -o RUN/index.json`` once replaced a ledger's index, and ``airctl diff
+a b --html a`` its own input. :func:`claim_output` is asked before any work is done: it refuses a
+path that is one of the command's inputs, or that lies inside a ledger folder (a folder with an
+``index.json``: ledgers are written by airctl runs only), and a file that exists already unless
+``force`` is given (``--force``). Its errors name the path and say what to do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from airctl.errors import AirctlError
+
+INDEX = "index.json"
+
+
+def _ledger_of(path: Path) -> Path | None:
+    for folder in path.parents:
+        if (folder / INDEX).is_file():
+            return folder
+    return None
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or (a.exists() and b.exists() and a.samefile(b))
+    except OSError:
+        return False
+
+
+def claim_output(out: Path | str, inputs: Iterable[Path | str | None] = (), *, force: bool = False,
+                 option: str = "-o") -> Path:
+    """``out`` if the command may write it; an AirctlError (exit 2) naming it otherwise."""
+    out = Path(out)
+    for source in inputs:
+        if source is not None and (_same(out, Path(source)) or
+                                   (Path(source).is_dir() and Path(source).resolve() in out.resolve().parents)):
+            raise AirctlError(f"refusing to write {option} {out}: it is (inside) an input of this command",
+                              file=str(out), hint=f"choose another {option} path; airctl never overwrites its inputs")
+    ledger = _ledger_of(out.resolve())
+    if ledger is not None or out.name == INDEX and (out.parent / "graphs").is_dir():
+        raise AirctlError(f"refusing to write {option} {out}: it is inside the ledger {ledger or out.parent}",
+                          file=str(out), hint="ledgers are written by airctl runs only; write the file elsewhere")
+    if out.is_dir():
+        raise AirctlError(f"{option} {out} is a folder", file=str(out), hint=f"give a file path to {option}")
+    if out.exists() and not force:
+        raise AirctlError(f"{option} {out} exists already", file=str(out),
+                          hint="add --force to overwrite it, or choose another path")
+    return out

@@ -1,0 +1,148 @@
+"""The runs in an ``--out`` folder, and which one is current (how users loop, docs/ledger.md).
+
+Every run that writes a ledger marks itself, when it ends (ok, failed or interrupted), as the
+latest of its ``--out`` folder: ``<out>/latest`` is a one-line text file holding the run id —
+plain text works on every OS (no symlinks), and it is replaced atomically (a temporary file,
+then a rename), so two runs ending at once leave one valid pointer. Commands given no source use
+:func:`resolve_run`: ``--run ID`` (an id, a unique prefix of one, or a ledger path) or else the
+latest.
+
+>>> import tempfile; out = Path(tempfile.mkdtemp())
+>>> resolve_run(out)
+Traceback (most recent call last):
+...
+airctl.errors.LedgerError: no run in ... yet
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from airctl.errors import LedgerError
+from airctl.ledger.record import INDEX
+
+LATEST = "latest"
+START_HINT = "start with `airctl compile MODEL.py` (or `airctl run SCRIPT.py`)"
+
+
+def mark_latest(out_dir: Path, run_id: str) -> None:
+    """Make ``run_id`` the current run of ``out_dir`` (atomic: readers see the old or the new id)."""
+    tmp = out_dir / f".{LATEST}.{os.getpid()}.{secrets.token_hex(3)}.tmp"
+    tmp.write_text(run_id + "\n", encoding="utf-8")
+    os.replace(tmp, out_dir / LATEST)
+
+
+def _where(out_dir: Path) -> str:
+    text = str(out_dir)
+    return text if Path(text).is_absolute() or text.startswith(".") else f"./{text}"
+
+
+def is_run(path: Path) -> bool:
+    return (path / INDEX).is_file()
+
+
+def run_folders(out_dir: Path) -> list[Path]:
+    """The ledgers directly under ``out_dir``, newest first (run ids start with their time)."""
+    if not out_dir.is_dir():
+        return []
+    return sorted((p for p in out_dir.iterdir() if p.is_dir() and is_run(p)), key=lambda p: p.name, reverse=True)
+
+
+def latest_run(out_dir: Path) -> Path:
+    """The current run of ``out_dir``; LedgerError (exit 2) with what to do when there is none."""
+    out_dir = Path(out_dir)
+    pointer = out_dir / LATEST
+    if pointer.is_file():
+        run_id = pointer.read_text(encoding="utf-8").strip()
+        root = out_dir / run_id
+        if run_id and "/" not in run_id and "\\" not in run_id and is_run(root):
+            return root
+        others = run_folders(out_dir)
+        raise LedgerError(f"the current run {run_id!r} of {_where(out_dir)} no longer exists (deleted or moved)",
+                          file=str(pointer),
+                          hint=(f"`airctl runs` lists the {len(others)} run(s) left; pick one with --run ID, or "
+                                if others else "") + START_HINT)
+    folders = run_folders(out_dir)  # ledgers written before `latest` existed: the newest one
+    if folders:
+        return folders[0]
+    raise LedgerError(f"no run in {_where(out_dir)} yet", hint=START_HINT)
+
+
+def resolve_run(out_dir: Path, run: str | Path | None = None) -> Path:
+    """The ledger a command works on: ``run`` (id, unique id prefix, or ledger path), else the latest."""
+    if run is None:
+        return latest_run(out_dir)
+    as_path = Path(run)
+    if is_run(as_path):
+        return as_path
+    if as_path.is_dir():
+        raise LedgerError(f"not a ledger: no {INDEX}", file=str(as_path),
+                          hint="give a run id from `airctl runs`, or the folder `airctl compile` printed")
+    text = str(run)
+    if is_run(Path(out_dir) / text):
+        return Path(out_dir) / text
+    matches = [p for p in run_folders(Path(out_dir)) if p.name.startswith(text) or text in p.name]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise LedgerError(f"no run {text!r} in {_where(Path(out_dir))}",
+                          hint="`airctl runs` lists the run ids (a unique part of one is enough)")
+    names = ", ".join(p.name for p in matches[:5])
+    raise LedgerError(f"{text!r} matches {len(matches)} runs in {_where(Path(out_dir))}: {names}",
+                      hint="give more of the run id")
+
+
+@dataclass
+class RunRow:
+    """One line of ``airctl runs``."""
+
+    id: str
+    path: str
+    created: str | None
+    command: str | None
+    model: str | None
+    mode: str | None
+    passes: str | None
+    status: str | None
+    matches_eager: bool | None
+    races: int
+    seconds: float | None
+    current: bool
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def list_runs(out_dir: Path) -> list[RunRow]:
+    """Every run of ``out_dir``, newest first, from its index.json (a damaged index is listed, not fatal)."""
+    out_dir = Path(out_dir)
+    try:
+        current = latest_run(out_dir).name
+    except LedgerError:
+        current = None
+    rows = []
+    for root in run_folders(out_dir):
+        try:
+            data = json.loads((root / INDEX).read_text(encoding="utf-8"))
+            if not isinstance(data, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as e:
+            rows.append(RunRow(root.name, str(root), None, None, None, None, None, "unreadable", None, 0, None,
+                               root.name == current, error=str(e)))
+            continue
+        execution = data.get("execution") if isinstance(data.get("execution"), dict) else {}
+        model = data.get("model") if isinstance(data.get("model"), dict) else {}
+        timings = data.get("timings") if isinstance(data.get("timings"), dict) else {}
+        rows.append(RunRow(
+            id=root.name, path=str(root), created=data.get("created"), command=data.get("command"),
+            model=model.get("path"), mode=data.get("mode"), passes=data.get("passes"), status=data.get("status"),
+            matches_eager=execution.get("matches_eager"), races=len(execution.get("races") or []),
+            seconds=timings.get("total_seconds"), current=root.name == current, error=data.get("error")))
+    rows.sort(key=lambda r: (r.created or "", r.id), reverse=True)  # when it started (ms), then the id
+    return rows

@@ -1,0 +1,114 @@
+"""What made a run, and how a command given no model reuses it (the loop of docs/ledger.md "The current run").
+
+Users loop — compile, apply a pass file, look at the GE graph, profile, edit the YAML, again — so
+``airctl passes apply stream.yaml`` and ``airctl profile`` with no model take the model script,
+entry, mode and pass file of the current run (:func:`airctl.ledger.runs.resolve_run`). A run
+records its model script's path as given and resolved, and its SHA-256 (:func:`model_record`);
+a script that moved is an error naming it, one that changed since is used as it is now, with a
+warning saying so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from airctl.errors import LedgerError, ModelScriptError
+from airctl.ledger.reader import Ledger
+from airctl.ledger.runs import resolve_run
+from airctl.modes import MAX_AUTOTUNE
+
+
+def file_sha256(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def model_record(path: Path, entry: str | None) -> dict[str, Any]:
+    """``index.json`` ``model`` of a compile: the path as given, resolved, its hash, the entry."""
+    path = Path(path)
+    return {"path": str(path), "resolved": str(path.resolve()), "sha256": file_sha256(path), "entry": entry}
+
+
+@dataclass
+class RunOrigin:
+    """The model (and pass file, mode) of an earlier run, ready to compile again."""
+
+    run: Path
+    model: Path
+    entry: str | None
+    mode: str
+    passes: Path | None
+    warnings: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        return f"{self.model.name} ({self.mode}, from run {self.run.name})"
+
+
+def _existing(recorded: dict[str, Any], key_order: tuple[str, ...]) -> Path | None:
+    for key in key_order:
+        value = recorded.get(key)
+        if isinstance(value, str) and value and Path(value).is_file():
+            return Path(value)
+    return None
+
+
+def run_origin(out_dir: Path, run: str | Path | None = None) -> RunOrigin:
+    """The model script, entry, mode and pass file of ``run`` (default: the current run of ``out_dir``)."""
+    root = resolve_run(out_dir, run)
+    index = Ledger.open(root).index
+    model = index.model if isinstance(index.model, dict) else {}
+    if index.command == "run" or not model.get("path"):
+        raise LedgerError(f"run {root.name} did not compile a model script (command: {index.command})",
+                          file=str(root / "index.json"),
+                          hint="give the model with --model MODEL.py, or pick a compile run with --run ID")
+    path = _existing(model, ("resolved", "path"))
+    if path is None:
+        raise ModelScriptError(
+            f"the model script of run {root.name}, {model.get('path')}, no longer exists (moved or deleted)",
+            file=str(model.get("resolved") or model.get("path")),
+            hint="give it with --model MODEL.py (or run `airctl compile` on it again)")
+    origin = RunOrigin(root, path, model.get("entry"), index.run_mode or MAX_AUTOTUNE, None)
+    recorded = model.get("sha256")
+    if recorded and file_sha256(path) != recorded:
+        origin.warnings.append(f"{path} changed since run {root.name}: using the file as it is now")
+    if index.passes:
+        passes = Path(index.passes)
+        resolved = index.extra.get("passes_resolved")
+        if not passes.is_file() and isinstance(resolved, str) and Path(resolved).is_file():
+            passes = Path(resolved)
+        origin.passes = passes if passes.is_file() else None
+        if origin.passes is None:
+            origin.warnings.append(f"the pass file of run {root.name}, {index.passes}, no longer exists: "
+                                   "running without it")
+    return origin
+
+
+@dataclass
+class ModelChoice:
+    """The model a command compiles: given on its command line, or reused from a run (``origin``)."""
+
+    model: Path
+    entry: str | None
+    mode: str
+    passes: Path | None
+    origin: RunOrigin | None = None
+
+
+def choose_model(model: Path | None, *, entry: str | None, mode: str | None, passes: Path | None,
+                 out_dir: Path, run: str | Path | None, reuse_passes: bool = False) -> ModelChoice:
+    """``model`` as given; or, when None, the current run's (``--run``: that run's) model, entry and mode.
+    What the command line gives wins over the run's; ``reuse_passes`` takes the run's pass file too."""
+    if model is not None:
+        if run is not None:
+            raise LedgerError("give a model script or --run, not both",
+                              hint="--run picks the run whose model script to use when none is given")
+        return ModelChoice(Path(model), entry, mode or MAX_AUTOTUNE, passes)
+    origin = run_origin(out_dir, run)
+    chosen_passes = passes if passes is not None or not reuse_passes else origin.passes
+    return ModelChoice(origin.model, entry if entry is not None else origin.entry, mode or origin.mode,
+                       chosen_passes, origin)

@@ -1,0 +1,226 @@
+"""``airctl import DIR|FILE...``: what a user copied off an NPU machine becomes a ledger.
+
+>>> result = import_artifacts(ImportRequest([Path("from-npu/")]))        # doctest: +SKIP
+>>> result.ledger_dir, [g.id for g in result.index.graphs]               # doctest: +SKIP
+(PosixPath('airctl-runs/20261123-140000-import-from-npu-1a2b'), ['1-inference'])
+
+:func:`airctl.io.artifacts.discover` finds TorchAir's files, :func:`airctl.io.import_plan.plan_import`
+links them into one plan per compiled graph with its stages in TorchAir's order, and this module
+writes the ledger with the one writer, as ``airctl compile`` would have: stage snapshots (an
+unchanged pass shares its predecessor's file), TorchAir's dumps copied into ``torchair/``, the
+first log as ``log.txt`` (all logs under ``logs/``), profiler folders listed under ``profiles``.
+Then the verifier runs after every pass stage, as verify-each does during a compile, and
+``report.html`` is written. The index says where everything came from: ``command: "import"``,
+``imported`` (sources, logs, traces, notes, problems), each stage's ``imported_from``; there is
+no model script and no execution.
+
+A file that cannot be read is a *problem*, not a failure: the ledger keeps everything else and
+lists it (``imported.problems``, ``file:line: message``). Nothing importable at all is an error.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from airctl.errors import GraphReadError
+from airctl.graph.model import Graph
+from airctl.instrument.change import fingerprint
+from airctl.io.artifacts import ArtifactSet, discover
+from airctl.io.import_plan import GraphPlan, ImportPlan, plan_import
+from airctl.io.listing import ge_ops_text
+from airctl.ledger.index import RunIndex
+from airctl.ledger.writer import LedgerWriter, slug
+from airctl.pipeline.finish import finish_ledger
+
+PASS_PREFIXES = ("after:", "ge:after:")
+
+
+@dataclass
+class ImportRequest:
+    paths: list[Path]
+    out_dir: Path = Path("airctl-runs")
+    mode: str | None = None  # None: what the files say (the log's options, the dump kinds), else max-autotune
+    verify: bool = True
+    report: bool = True
+
+
+@dataclass
+class ImportResult:
+    ledger_dir: Path
+    index: RunIndex
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ledger": str(self.ledger_dir), "problems": self.problems, "notes": self.notes,
+                "index": self.index.to_json()}
+
+
+def import_artifacts(req: ImportRequest) -> ImportResult:
+    paths = [Path(p) for p in req.paths]
+    if not paths:
+        raise GraphReadError("nothing to import", hint="give the folders or files TorchAir wrote")
+    found = discover(paths)
+    if found.empty and not found.profiles:
+        skipped = f" ({len(found.skipped)} files skipped: not TorchAir's)" if found.skipped else ""
+        raise GraphReadError(f"no TorchAir log, listing, dump or TORCH_COMPILE_DEBUG folder found{skipped}",
+                             file=str(paths[0]),
+                             hint="import what TorchAir wrote: its DEBUG log (stdout or torchair/debug.log), "
+                                  "config.debug.graph_dump files, the torch_compile_debug/ folder, *_ascend_pt")
+    plan = plan_import(found, req.mode)
+    ledger = LedgerWriter.create(Path(req.out_dir).absolute(), f"import-{paths[0].resolve().name}",
+                                 command="import", mode=plan.mode, backend=None, model=None, execution=None)
+    problems: list[str] = []
+    for graph in plan.graphs:
+        _write_graph(ledger, graph, problems)
+    _copy_dumps(ledger, plan)
+    logs = _copy_logs(ledger, plan)
+    if found.profiles:
+        ledger.set(profiles=[_profile_entry(p) for p in found.profiles])
+    notes = [*plan.notes, *(f"{g.id}: {n}" for g in plan.graphs for n in g.notes)]
+    ledger.set(imported=_imported(paths, found, plan, logs, problems, notes))
+    if req.verify:
+        _verify(ledger, plan)
+    ledger.finish("ok")
+    finish_ledger(ledger, None, write_report=req.report)
+    return ImportResult(ledger.root, ledger.run_index, problems, notes)
+
+
+def _write_graph(ledger: LedgerWriter, plan: GraphPlan, problems: list[str]) -> None:
+    ledger.graph(plan.id, plan.kind, name=plan.name, dynamo_graph=plan.k)
+    extra: dict[str, Any] = {k: v for k, v in (("rank", plan.rank), ("pid", plan.pid)) if v is not None}
+    if plan.mode != ledger.run_index.mode:
+        extra["mode"] = plan.mode
+    if plan.notes:
+        extra["notes"] = plan.notes
+    if extra:
+        ledger.update_graph(plan.id, **extra)
+    previous: Graph | None = None
+    for source in plan.stages:
+        try:
+            graph = source.load()
+        except GraphReadError as e:
+            problems.append(f"{e} ({plan.id}, stage {source.name})")
+            previous = None  # later 'unchanged' stages cannot share a graph that was not read
+            continue
+        changed = source.changed
+        if source.how == "same":
+            if previous is None:
+                continue
+            graph = previous
+        elif changed is None and source.name.startswith(PASS_PREFIXES) and previous is not None \
+                and previous.dialect == graph.dialect:
+            changed = fingerprint(graph) != fingerprint(previous)
+        assert graph is not None
+        graph.name = plan.name if graph.dialect == "ge" and plan.name else (
+            f"dynamo_{plan.k}" if source.name == "dynamo" else plan.id)
+        text = None
+        if changed is not False:
+            text = source.readable() or (ge_ops_text(graph) if graph.dialect == "ge" else None)
+        extra = {"fingerprint": fingerprint(graph)} if source.name == "fx-final" else {}
+        ledger.add_stage(plan.id, source.name, graph, text=text, changed=changed, seconds=source.seconds,
+                         imported_from=source.origin, **extra)
+        previous = graph
+
+
+def _dump_stage(graph: GraphPlan, which: str, type_: str) -> str:
+    if graph.mode != "max-autotune" and type_ == "py":
+        return f"aclgraph-{which}"
+    return f"ge-{which}"
+
+
+def _copy_dumps(ledger: LedgerWriter, plan: ImportPlan) -> None:
+    target_dir = ledger.root / "torchair"
+    for graph in plan.graphs:
+        for dump in graph.dumps:
+            target = target_dir / dump.path.name
+            if target.exists():
+                target = target_dir / f"{slug(graph.id)}-{dump.path.name}"
+            shutil.copy2(dump.path, target)
+            fields: dict[str, Any] = {"graph": graph.name, "type": dump.type,
+                                      "stage": _dump_stage(graph, dump.which, dump.type),
+                                      "written_by": "torchair", "source": str(dump.path.absolute())}
+            if dump.rank is not None:
+                fields["rank"] = dump.rank
+            ledger.add_dump(target, **fields)
+    for run in plan.artifacts.tcd_runs:
+        for model in run.models:
+            if model.output_code is not None:
+                target = target_dir / f"output_code_model__{model.k}{'_pid' + str(run.pid) if run.pid else ''}.py"
+                shutil.copy2(model.output_code, target)
+                ledger.add_dump(target, graph=None, type="py", stage="generated-code", written_by="torchair",
+                                source=str(model.output_code.absolute()))
+
+
+def _copy_logs(ledger: LedgerWriter, plan: ImportPlan) -> list[dict[str, str]]:
+    logs = [Path(log.path) for log in plan.logs]
+    copied = []
+    if logs:
+        (ledger.root / "logs").mkdir(exist_ok=True)
+    for i, log in enumerate(logs):
+        name = f"logs/{i:02d}-{slug(log.name)}"
+        shutil.copyfile(log, ledger.root / name)
+        copied.append({"source": str(log.absolute()), "file": name})
+    if logs:
+        shutil.copyfile(logs[0], ledger.root / "log.txt")
+    else:
+        ledger.set(log=None)
+    return copied
+
+
+def _profile_entry(folder: Path) -> dict[str, Any]:
+    files = sorted(str(f.relative_to(folder)) for f in folder.rglob("*") if f.is_file())
+    return {"path": str(folder.absolute()), "files": files[:50], "file_count": len(files)}
+
+
+def _imported(paths: list[Path], found: ArtifactSet, plan: ImportPlan, logs: list[dict[str, str]],
+              problems: list[str], notes: list[str]) -> dict[str, Any]:
+    return {
+        "sources": [str(p.absolute()) for p in paths],
+        "logs": logs,
+        "ranks": plan.ranks,
+        "pids": sorted({g.pid for g in plan.graphs if g.pid is not None}),
+        "torch_compile_debug": [str(r.path.absolute()) for r in found.tcd_runs],
+        "traces": [str(p.absolute()) for p in found.traces],
+        "listings": [str(p.absolute()) for p in found.listings],
+        "skipped": [f"{path}: {why}" for path, why in found.skipped[:100]],
+        "notes": notes,
+        "problems": problems,
+    }
+
+
+def _verify(ledger: LedgerWriter, plan: ImportPlan) -> None:
+    """verify-each over the imported pass stages (as a compile's VerifyEachGraph), and what the log shows."""
+    from airctl.ledger.reader import Ledger
+    from airctl.verify.instrument import VerifyEach
+    from airctl.verify.log_checks import log_findings
+
+    reader = Ledger(ledger.root, ledger.run_index)
+    rows: list[dict[str, Any]] = []
+    for entry in ledger.run_index.graphs:
+        mode = next((g.mode for g in plan.graphs if g.id == entry.id), plan.mode or "max-autotune")
+        inst = VerifyEach(mode=mode)
+        previous: Graph | None = None
+        for ref in reader.stages(entry.id):
+            if ref.dialect != "fx":
+                continue
+            graph = reader.load(ref)
+            if ref.name.startswith("after:") and previous is not None:
+                name = ref.name[len("after:"):]
+                inst.before_pass(name, previous)
+                inst.after_pass(name, graph)
+            previous = graph
+        for stage in inst.findings_by_stage:
+            for finding in inst.new_findings(stage):
+                rows.append({**finding.to_json(), "stage": stage, "graph": entry.id})
+    for graph in plan.graphs:
+        if graph.unit is not None:
+            for finding in log_findings(graph.unit, graph.log or "", graph.mode):
+                rows.append({**finding.to_json(), "stage": "log", "graph": graph.id})
+    first: dict[str, str] = {}
+    for row in rows:
+        first.setdefault(row.get("rule", "?"), f"{row.get('graph')}:{row.get('stage')}")
+    ledger.set_findings(rows, first)

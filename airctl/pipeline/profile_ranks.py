@@ -1,0 +1,95 @@
+"""``airctl profile MODEL.py --nproc N``: profile every rank, then put the ranks side by side.
+
+Every rank runs :func:`~airctl.pipeline.profile.profile_model` in its own process
+(:mod:`~airctl.pipeline.launch`, ``command = "profile"``): compile, the checked run, warmup and
+profiled steps on the multi-stream executor, its own summary in ``ranks/<rank>/profile/``. The
+collectives synchronise the ranks step by step. Then the top ledger gets:
+
+- ``profile/trace.json``: one Chrome trace, a process per rank and a lane per stream;
+- ``profile/ranks.json``: per rank the communication, compute and overlap numbers
+  (:mod:`airctl.profile.rank_overlap`), and the races each rank's executor saw.
+
+``--compare`` does it twice, without and then with the passes, and keeps both top ledgers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from airctl.pipeline.launch import RanksRequest, RanksResult, nproc_argv, run_ranks
+from airctl.pipeline.profile import ProfileRequest
+from airctl.pipeline.rank_worker import RankRequest
+from airctl.profile.rank_overlap import RankProfile, rank_profile, ranks_trace, read_timelines
+from airctl.profile.write import PROFILE_DIR, TRACE_FILE, write_json
+
+RANKS_FILE = "ranks.json"
+
+
+@dataclass
+class RanksProfile:
+    """One multi-rank profile: the launch, and per rank its numbers."""
+
+    result: RanksResult
+    ranks: list[RankProfile] = field(default_factory=list)
+    trace: Path | None = None
+    passes_file: str | None = None
+    mode: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ledger": str(self.result.ledger_dir), "status": self.result.index.status, "mode": self.mode,
+                "passes_file": self.passes_file, "trace": str(self.trace) if self.trace else None,
+                "ranks": [r.to_json() for r in self.ranks],
+                "divergence": self.result.divergence, "simulated": True}
+
+
+@dataclass
+class RanksProfileOutcome:
+    runs: list[RanksProfile]  # one, or without and with the passes (--compare)
+
+    def to_json(self) -> dict[str, Any]:
+        if len(self.runs) == 1:
+            return self.runs[0].to_json()
+        return {"without": self.runs[0].to_json(), "with": self.runs[1].to_json()}
+
+    @property
+    def races(self) -> int:
+        return sum(len(r.races) for run in self.runs for r in run.ranks)
+
+
+def profile_ranks(req: ProfileRequest, nproc: int, *, compare: bool = False, collective_timeout_s: float = 60.0,
+                  watchdog_s: float | None = None, progress: Callable[[str], None] | None = None
+                  ) -> RanksProfileOutcome:
+    """Profile ``nproc`` ranks of ``req.model_path`` (twice with ``compare``: without, then with the passes)."""
+    runs = []
+    requests = [replace(req, passes_file=None), req] if compare else [req]
+    for one in requests:
+        rank = RankRequest(command="profile", script=str(one.model_path), backend=one.backend,
+                           collective_timeout_s=collective_timeout_s or None,
+                           options={"mode": one.mode, "passes_file": str(one.passes_file) if one.passes_file else None,
+                                    "steps": one.steps, "warmup": one.warmup, "entry": one.entry})
+        result = run_ranks(RanksRequest(nproc_argv(nproc, Path(one.model_path)), rank, out_dir=Path(one.out_dir),
+                                        watchdog_s=watchdog_s, command="profile"), progress=progress)
+        runs.append(_merge(result, one))
+        if result.exit_code or result.error is not None:
+            break
+    return RanksProfileOutcome(runs)
+
+
+def _merge(result: RanksResult, req: ProfileRequest) -> RanksProfile:
+    """Per-rank numbers and the one trace, written into the top ledger's ``profile/``."""
+    per_rank = {e.rank: read_timelines(result.ledger_dir / e.ledger) for e in result.ranks if e.ledger}
+    per_rank = {r: tls for r, tls in per_rank.items() if tls}
+    out = RanksProfile(result, [rank_profile(r, tls) for r, tls in sorted(per_rank.items())],
+                       passes_file=str(req.passes_file) if req.passes_file else None, mode=req.mode)
+    if per_rank:
+        folder = result.ledger_dir / PROFILE_DIR
+        folder.mkdir(parents=True, exist_ok=True)
+        out.trace = folder / TRACE_FILE
+        meta = {"ranks": sorted(per_rank), "mode": req.mode, "passes_file": out.passes_file}
+        out.trace.write_text(json.dumps(ranks_trace(per_rank, meta), default=str), encoding="utf-8")
+        write_json(folder / RANKS_FILE, out.to_json())
+    return out

@@ -1,0 +1,207 @@
+"""``airctl repro RUN``: a folder that reproduces a failing run anywhere airctl is installed.
+
+>>> result = repro(ReproRequest(Path("airctl-runs/20261123-142500-blocks-9391"), Path("repro")))  # doctest: +SKIP
+>>> result.verdict.bad, result.form                                                               # doctest: +SKIP
+(True, 'script')
+
+From the run's ledger: the model script and how it was found, the mode, the pass file (for a
+``airctl bisect`` step: only its passes, and the culprit's placements), and what failed
+(``--bad``, else read from the run: a failed compile, wrong numbers, a race, an error finding).
+The model is compiled once more to take the values of its inputs and weights (and its Dynamo
+graph), the folder is written (:mod:`airctl.pipeline.repro_files`), then ``run.sh``'s command
+is run on the folder, in this process, to check that it fails the same way.
+
+The model travels as the user's script (wrapped to load the saved values) unless it imports
+files beside it, ``--graph`` is given, or ``--minify``: then as the Dynamo graph written as a
+script (:mod:`airctl.io.fx_script`). ``--minify`` shrinks that graph by delta debugging on its
+nodes (:mod:`airctl.pipeline.minify`) while the failure stays.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shlex
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from airctl.errors import AirctlError
+from airctl.ledger.reader import Ledger
+from airctl.modes import MAX_AUTOTUNE, Bad
+from airctl.pipeline.conditions import Condition, Verdict
+from airctl.pipeline.repro_files import ReproError
+
+
+@dataclass
+class ReproRequest:
+    run: Path
+    out: Path | None = None  # default: repro-<run id> beside the run's folder
+    bad: str | None = None  # a Bad value; default: what the run shows
+    minify: bool = False
+    graph: bool = False  # write the Dynamo graph even when the script could travel
+    backend: str = "auto"
+
+
+@dataclass
+class ReproResult:
+    folder: Path
+    form: str  # script | graph
+    condition: Condition
+    command: str
+    verdict: Verdict  # of the check run on the written folder
+    files: list[str]
+    minify: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"folder": str(self.folder), "form": self.form, "bad": self.condition.kind,
+                "command": self.command, "reproduces": self.verdict.bad, "why": self.verdict.why,
+                "files": self.files, "minify": self.minify, "notes": self.notes}
+
+
+EXIT_NOTES = {"numerics": "3 (compiled outputs differ from eager)", "compile": "3 (the compile fails)",
+              "race": "1 (--fail-on race: the executor reports a stream race)",
+              "check": "1 (--fail-on check: the verifier finds an error)"}
+
+
+def infer_bad(index: Any) -> str:
+    """What the run shows, in this order: wrong numbers, a failed compile, a race, an error finding."""
+    if index.status == "mismatch" or any((s.entry.eager_check or {}).get("matches") is False for s in index.stages()):
+        return Bad.NUMERICS.value
+    if index.status == "failed":
+        return Bad.COMPILE.value
+    if (index.execution or {}).get("races"):
+        return Bad.RACE.value
+    if any(f.get("severity") == "error" for f in index.findings):
+        return Bad.CHECK.value
+    raise ReproError(f"the run {index.run_id} did not fail (status {index.status}, no race, no error finding)",
+                     hint="give --bad numerics|race|check|compile to write a reproducer anyway")
+
+
+def _pass_file(index: Any) -> Any:
+    """The run's pass file, cut to a bisect step's passes and placements (None without one)."""
+    if not index.passes:
+        return None
+    from airctl.passes import load
+
+    spec = load(index.passes)
+    step = index.bisect or {}
+    names = step.get("yaml_passes")
+    keep = step.get("placements") or {}
+    passes = [dataclasses.replace(p, placements=keep.get(p.name, p.placements)) for p in spec.passes
+              if names is None or p.name in names]
+    return dataclasses.replace(spec, passes=passes)
+
+
+def command_line(mode: str, condition: Condition, atol: float, has_passes: bool, backend: str) -> str:
+    parts = ["compile", "model.py", "--mode", mode, "--out", "runs", "--atol", f"{atol:g}"]
+    if has_passes:
+        parts += ["--passes", "passes.yaml"]
+    if backend != "auto":
+        parts += ["--backend", backend]
+    if condition.kind in (Bad.RACE, Bad.CHECK):
+        parts += ["--fail-on", condition.kind]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def check_folder(folder: Path, mode: str, condition: Condition, backend: str) -> Verdict:
+    """Compile the reproducer's model.py with its passes.yaml, as run.sh does, and judge the run."""
+    from airctl.passes import build_hooks
+    from airctl.pipeline.compile import CompileRequest, compile_model
+
+    passes = folder / "passes.yaml"
+    hooks = build_hooks(passes) if passes.is_file() else None
+    with tempfile.TemporaryDirectory(prefix="airctl-repro-check-") as tmp:
+        result = compile_model(CompileRequest(folder / "model.py", mode=mode, out_dir=Path(tmp), backend=backend,
+                                              hooks=hooks, atol=condition.atol, report=False,
+                                              passes_file=str(passes) if hooks else None))
+        return condition.judge(result)
+
+
+def repro(req: ReproRequest, progress: Any = None) -> ReproResult:
+    say = progress or (lambda _m: None)
+    ledger = Ledger.open(req.run)
+    index = ledger.index
+    model = index.model or {}
+    if index.command not in ("compile", "bisect", "passes apply") or not model.get("path"):
+        raise ReproError(f"{req.run} is a `{index.command}` run: airctl repro needs a run of airctl compile, "
+                         "bisect or passes apply (a model script it can load again)")
+    script = Path(model["path"])
+    mode = index.run_mode or MAX_AUTOTUNE
+    atol = float((index.execution or {}).get("atol") or 1e-5)
+    condition = Condition.make(req.bad or infer_bad(index), atol=atol)
+    spec = _pass_file(index)
+    folder = Path(req.out) if req.out else Path(req.run).resolve().parent / f"repro-{index.run_id}"
+    if folder.exists() and any(folder.iterdir()):
+        raise ReproError(f"{folder} exists and is not empty", hint="give another -o DIR (or remove it)")
+    folder.mkdir(parents=True, exist_ok=True)
+    notes = []
+    if (index.bisect or {}).get("torchair_off"):
+        notes.append("the run had TorchAir passes switched off (" + ", ".join(index.bisect["torchair_off"])
+                     + "); the reproducer runs them all")
+
+    from airctl.pipeline import repro_files as rf
+
+    files = rf.write_passes(spec, folder) if spec is not None else []
+    say(f"compiling {script} once more to keep its inputs and weights")
+    kept = _capture(script, model.get("entry"), mode, folder, req.backend)
+    local = rf.local_imports(script)
+    form = "graph" if (req.graph or req.minify or local) else "script"
+    if local and not (req.graph or req.minify):
+        notes.append("the script imports " + ", ".join(local) + " from its folder: the model is its Dynamo graph")
+    minified = None
+    if form == "script":
+        files += rf.write_script_form(script, kept, model.get("entry"), folder)
+    else:
+        from airctl.pipeline.minify import write_graph_form
+
+        minified = write_graph_form(kept, script, folder, minify=req.minify,
+                                    still_bad=lambda: check_folder(folder, mode, condition, req.backend).bad, say=say)
+        files += ["model.py", "inputs.safetensors"]
+    command = command_line(mode, condition, atol, spec is not None, req.backend)
+    why_text = condition.describe()
+    rf.write_run(command, why_text, EXIT_NOTES[condition.kind], folder)
+    (folder / "versions.json").write_text(json.dumps(rf.versions(index.backend), indent=1) + "\n")
+    say(f"checking that `bash run.sh` fails: {command}")
+    verdict = check_folder(folder, mode, condition, req.backend)
+    described = _describe_files(files, form)
+    rf.write_readme(folder, {"what": why_text, "run": str(req.run), "mode": mode,
+                             "backend": (index.backend or {}).get("name"), "command": command,
+                             "exit_note": EXIT_NOTES[condition.kind], "why": verdict.why,
+                             "files": described, "versions": rf.versions(index.backend), "notes": notes})
+    result = ReproResult(folder, form, condition, f"airctl {command}", verdict,
+                         [*files, "run.sh", "versions.json", "README.md"], minified, notes)
+    if not verdict.bad:
+        raise AirctlError(f"the reproducer in {folder} does not fail here: {verdict.why}",
+                          hint="the failure may depend on something the folder does not hold (another file the "
+                               "script reads, the random state); try --graph")
+    return result
+
+
+def _capture(script: Path, entry: str | None, mode: str, folder: Path, backend: str) -> dict[str, Any]:
+    from airctl.pipeline.compile import CompileRequest, compile_model
+
+    passes = folder / "passes.yaml"
+    with tempfile.TemporaryDirectory(prefix="airctl-repro-") as tmp:
+        from airctl.passes import build_hooks
+
+        result = compile_model(CompileRequest(script, mode=mode, out_dir=Path(tmp), backend=backend, entry=entry,
+                                              hooks=build_hooks(passes) if passes.is_file() else None, report=False,
+                                              keep_dynamo_graphs=True))
+    if result.kept is None:
+        raise result.error or ReproError(f"{script} could not be loaded again")
+    return result.kept
+
+
+def _describe_files(files: list[str], form: str) -> list[tuple[str, str]]:
+    what = {"model.py": "the model (get_model/get_inputs)" if form == "script" else
+            "the model's Dynamo graph, written as a script (one line per node)",
+            "original_model.py": "the original model script, unchanged",
+            "inputs.safetensors": "the inputs' values (safetensors)", "inputs.json": "how the inputs are passed",
+            "weights.safetensors": "the model's weights (state_dict, safetensors)",
+            "passes.yaml": "the YAML passes of the run (with `placements:` when a bisect cut them)"}
+    out = [(f, what.get(f, "a python plugin the pass file names" if f.startswith("plugins/") else "")) for f in files]
+    return out + [("run.sh", "the command"), ("versions.json", "the versions it was made with"),
+                  ("README.md", "this file")]

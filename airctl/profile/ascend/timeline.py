@@ -1,0 +1,73 @@
+"""One rank's tasks as a :class:`~airctl.execute.timeline.Timeline`, the shape every summary,
+trace and picture of ``airctl profile`` reads.
+
+Times restart at 0 in each step and become seconds only here, from integer ns differences (so
+they are exact to far below a nanosecond). Task names are made unique per step (``MatMul``,
+``MatMul#2``). Communication ops carry ``kind="communication"``. Sync edges are inferred: each
+event wait is paired with the latest event record on another stream that ended before the wait did.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections import defaultdict
+
+from airctl.execute.timeline import OpEvent, SyncEdge, Timeline
+from airctl.profile.ascend.model import RankData, Task
+
+RECORD = re.compile(r"(EVENT|NOTIFY)_?RECORD|^air\.record", re.IGNORECASE)
+WAIT = re.compile(r"(EVENT|NOTIFY)_?WAIT|StreamWaitEvent|^air\.wait", re.IGNORECASE)
+
+
+def to_timeline(data: RankData, graph: str) -> Timeline:
+    tasks = sorted(data.tasks, key=lambda t: (t.step or 0, t.start_ns, t.end_ns))
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for t in tasks:
+        s = t.step or 0
+        first[s] = min(first.get(s, t.start_ns), t.start_ns)
+        last[s] = max(last.get(s, t.end_ns), t.end_ns)
+    names = _unique_names(tasks)
+    events = [OpEvent(node=names[i], op=t.type or t.name, stream=t.stream or "?",
+                      start_s=(t.start_ns - first[t.step or 0]) / 1e9, end_s=(t.end_ns - first[t.step or 0]) / 1e9,
+                      step=t.step or 0, kind="communication" if t.comm else None) for i, t in enumerate(tasks)]
+    syncs = [SyncEdge("event", events[r].node, events[w].node, events[r].stream, events[w].stream, events[r].end_s,
+                      events[w].step) for r, w in infer_syncs(tasks)]
+    meta = {"folder": str(data.folder), "rank": data.rank, "tasks_from": data.tasks_from,
+            "streams_from": dict(data.streams_from), "tasks": len(tasks), "simulated": data.simulated,
+            "syncs": "inferred from event record/wait tasks"}
+    return Timeline(graph=graph, mode="npu-profile", events=events, syncs=syncs, steps=len(first),
+                    step_seconds=[(last[s] - first[s]) / 1e9 for s in sorted(first)], meta=meta)
+
+
+def infer_syncs(tasks: list[Task]) -> list[tuple[int, int]]:
+    """(record index, wait index): each wait with the latest record on another stream, same step,
+    that ended no later than the wait did."""
+    records: dict[int, list[tuple[int, int]]] = defaultdict(list)  # step -> [(end, index)] by end
+    for i, t in enumerate(tasks):
+        if RECORD.search(t.name) or RECORD.search(t.type):
+            records[t.step or 0].append((t.end_ns, i))
+    for lst in records.values():
+        lst.sort()
+    pairs = []
+    for i, t in enumerate(tasks):
+        if not (WAIT.search(t.name) or WAIT.search(t.type)):
+            continue
+        lst = records.get(t.step or 0, [])
+        k = bisect.bisect_right(lst, (t.end_ns, len(tasks))) - 1
+        while k >= 0 and tasks[lst[k][1]].stream == t.stream:
+            k -= 1
+        if k >= 0:
+            pairs.append((lst[k][1], i))
+    return pairs
+
+
+def _unique_names(tasks: list[Task]) -> list[str]:
+    seen: dict[tuple[int, str], int] = defaultdict(int)
+    out = []
+    for t in tasks:
+        seen[(t.step or 0, t.name)] += 1
+        n = seen[(t.step or 0, t.name)]
+        out.append(t.name if n == 1 else f"{t.name}#{n}")
+    return out

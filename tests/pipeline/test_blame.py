@@ -1,0 +1,73 @@
+"""Who broke it: the user's script, the user's plugin, TorchAir or airctl — each named as such (issue 18)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from airctl.cli.main import build_app
+from tests.conftest import BAD, MODELS, REPO
+
+runner = CliRunner()
+
+
+def compile_cli(tmp_path: Path, *args: object):  # noqa: ANN201
+    r = runner.invoke(build_app(), ["compile", *map(str, args), "--out", str(tmp_path), "--backend", "sim"])
+    ledgers = [p for p in tmp_path.iterdir() if p.is_dir()]
+    index = json.loads((ledgers[0] / "index.json").read_text()) if len(ledgers) == 1 else None
+    return r, index
+
+
+def test_sys_exit_in_get_model_is_the_scripts(tmp_path: Path) -> None:
+    r, index = compile_cli(tmp_path, BAD / "exits_in_get_model.py")
+    assert r.exit_code == 4, r.output
+    assert "exits_in_get_model.py:7: error: get_model() called sys.exit(0)" in r.stderr
+    assert "TorchAir" not in r.stderr.split("hint:")[0] and "Traceback" not in r.stderr
+    assert index["status"] == "failed" and index["error_detail"]["type"] == "UserCodeError"
+
+
+def test_get_model_returning_a_string_is_bad_input(tmp_path: Path) -> None:
+    r, index = compile_cli(tmp_path, BAD / "model_is_a_string.py")
+    assert r.exit_code == 2 and "gave a str, not a model" in r.stderr
+    assert index["status"] == "failed"
+
+
+def test_a_raising_forward_is_the_scripts_with_its_own_frames(tmp_path: Path) -> None:
+    r, index = compile_cli(tmp_path, BAD / "forward_raises.py")
+    assert r.exit_code == 4, r.output
+    assert "forward_raises.py:8: error: the model, run eagerly before any compile, raised ValueError: my forward is " \
+           "broken" in r.stderr
+    hint = r.stderr.split("hint:", 1)[1]
+    assert 'forward_raises.py", line 8, in forward' in hint
+    assert "site-packages" not in hint and "airctl/" not in hint  # the user's frames only
+
+
+def test_inputs_that_compile_nothing_fail_instead_of_passing(tmp_path: Path) -> None:
+    r, index = compile_cli(tmp_path, BAD / "inputs_not_tensors.py")
+    assert r.exit_code == 2 and "nothing was compiled" in r.stderr and "gave int" in r.stderr
+    assert index["status"] == "failed" and index["graphs"] == []
+
+
+def test_a_plugin_calling_sys_exit_is_the_plugins(tmp_path: Path) -> None:
+    plugin = REPO / "fixtures" / "passes" / "exiting_plugin.yaml"
+    r, index = compile_cli(tmp_path, MODELS / "seed.py", "--passes", plugin)
+    assert r.exit_code == 3, r.output
+    assert "pass `leaves` (python plugin plugins.py:leaves) called sys.exit(7)" in r.stderr
+    assert "TorchAir failed" not in r.stderr
+    assert any(s["name"] == "failed:yaml:leaves" for g in index["graphs"] for s in g["stages"])
+
+
+def test_invalid_tolerances_fail_before_compiling(tmp_path: Path) -> None:
+    for atol in ("nan", "-1", "inf"):
+        r, index = compile_cli(tmp_path / atol, MODELS / "seed.py", "--atol", atol)
+        assert r.exit_code == 2 and "invalid --atol" in r.stderr, (atol, r.output)
+        assert index["graphs"] == [] and "backend_seconds" not in index["timings"]
+
+
+def test_json_stdout_is_only_json_when_the_script_prints(tmp_path: Path) -> None:
+    r, _ = compile_cli(tmp_path, BAD / "prints.py", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["status"] == "ok"
+    assert "hello from the model script" in r.stderr and "forward prints too" in r.stderr
