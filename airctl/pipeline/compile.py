@@ -31,7 +31,8 @@ from airctl.modes import CAPTURES, MAX_AUTOTUNE, MODES, Capture, DumpType, Mode
 from airctl.pipeline.capture import CaptureSession, capturing_backend
 from airctl.pipeline.current import model_record
 from airctl.pipeline.execution import RunExecution
-from airctl.pipeline.finish import finish_ledger, verify_instruments
+from airctl.pipeline.finish import close_run, verify_instruments
+from airctl.pipeline.interrupts import Redelivery, redelivered
 from airctl.pipeline.logs import capture_logs
 from airctl.pipeline.model_script import LoadedModel, load_model_script
 from airctl.sim.ascend_ir import find_declarations, missing_hint
@@ -284,6 +285,11 @@ def _translate(exc: BaseException, session: CaptureSession | None, ledger: Ledge
 
 
 def compile_model(req: CompileRequest, progress: Progress | None = None) -> CompileResult:
+    with redelivered() as interrupts:  # a Ctrl-C Python drops in a finalizer comes again
+        return _compile_model(req, progress, interrupts)
+
+
+def _compile_model(req: CompileRequest, progress: Progress | None, interrupts: Redelivery) -> CompileResult:
     say = progress or (lambda _msg: None)
     label = Path(req.model_path).stem
     model = model_record(Path(req.model_path), req.entry)
@@ -357,6 +363,7 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
                         hint="a pass changed the results (TorchAir requires passes to keep them); "
                              "see `airctl diff` between the stages of this ledger")
     except KeyboardInterrupt:
+        interrupts.seen()
         ledger.fail("interrupted", {"type": "KeyboardInterrupt"})
         ledger.finish("interrupted")
         raise
@@ -364,19 +371,17 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
         pass
     except BaseException as exc:  # noqa: BLE001 - every failure must land in index.json
         if _in_chain(exc, StopAfterPass) is not None:
-            ledger.finish("planned")
-            finish_ledger(ledger, session, write_report=req.report and req.capture != Capture.MINIMAL)
+            close_run(ledger, session, "planned", write_report=req.report and req.capture != Capture.MINIMAL)
             return CompileResult(ledger.root, ledger.run_index, backend, execution, None, session, runs.race_rows(),
                                  hooks, kept)
         error = _translate(exc, session, ledger, Path(req.model_path))
         status = "mismatch" if isinstance(error, ExecutionMismatch) else "failed"
         ledger.fail(error.message, error.to_json())
-        ledger.finish(status)
-        finish_ledger(ledger, session, write_report=req.report and req.capture != Capture.MINIMAL)
+        close_run(ledger, session, status, write_report=req.report and req.capture != Capture.MINIMAL)
         return CompileResult(ledger.root, ledger.run_index, backend, execution, error, session, runs.race_rows(), hooks,
                              kept)
-    ledger.finish("planned" if req.stop_after_passes else None)
-    finish_ledger(ledger, session, write_report=req.report and req.capture != Capture.MINIMAL)
+    close_run(ledger, session, "planned" if req.stop_after_passes else None,
+              write_report=req.report and req.capture != Capture.MINIMAL)
     return CompileResult(ledger.root, ledger.run_index, backend, execution, None, session, runs.race_rows(), hooks,
                          kept)
 
