@@ -109,3 +109,55 @@ def test_log_is_compressed_once_the_run_is_over(tmp_path: Path) -> None:
     assert json.loads((w.root / "index.json").read_text())["log"] == "log.txt.gz"
     w.compress_log()  # once only
     assert w.run_index.log == "log.txt.gz"
+
+
+def _full_disk_for_b(monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from airctl.ledger import files
+
+    real = files.write_file
+
+    def write(path: Path, data: str | bytes) -> None:
+        if "after_b" in path.name:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real(path, data)
+
+    monkeypatch.setattr(files, "write_file", write)
+
+
+def test_a_snapshot_the_disk_could_not_take_leaves_the_index_and_stops_the_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk met by the background writer: the index never lists a missing file, the run fails cleanly."""
+    from airctl.errors import LedgerError
+
+    _full_disk_for_b(monkeypatch)
+    w = LedgerWriter.create(tmp_path, "m")
+    w.graph("1-inference", "inference")
+    w.add_stage("1-inference", "after:a", _graph(1), text="a\n", content_key="A")
+    w.add_stage("1-inference", "after:b", _graph(2), text="b\n", content_key="B")
+    w._files.wait()  # the background writer has met the full disk: the next stage stops the run
+    with pytest.raises(LedgerError, match="cannot write the ledger"):
+        w.add_stage("1-inference", "after:c", _graph(3), text="c\n", content_key="C")
+    w.fail("cannot write the ledger", None)  # what the pipeline does with that error
+    w.finish("failed")
+    index = json.loads((w.root / "index.json").read_text())
+    assert index["status"] == "failed" and "cannot write the ledger" in index["error"]
+    assert [s["name"] for s in index["graphs"][0]["stages"]] == ["after:a"]
+    assert any("left out" in n for n in index["notes"])
+    assert not list(w.root.rglob("*.tmp"))
+    assert Ledger.open(w.root).load(Ledger.open(w.root).stages()[0]).nodes == _graph(1).nodes
+
+
+def test_a_run_ending_ok_with_a_snapshot_missing_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from airctl.errors import LedgerError
+
+    _full_disk_for_b(monkeypatch)
+    w = LedgerWriter.create(tmp_path, "m")
+    w.graph("1-inference", "inference")
+    w.add_stage("1-inference", "after:a", _graph(1), content_key="A")
+    w.add_stage("1-inference", "after:b", _graph(2), content_key="B")
+    with pytest.raises(LedgerError, match="No space left"):
+        w.finish()
+    index = json.loads((w.root / "index.json").read_text())
+    assert index["status"] == "failed" and [s["name"] for s in index["graphs"][0]["stages"]] == ["after:a"]
