@@ -8,6 +8,8 @@ and JSON written with them reads as plain strings.
 ('py',)
 >>> [m.value for m in Mode]
 ['max-autotune', 'reduce-overhead']
+>>> Capture("default").dumps(Mode.MAX_AUTOTUNE), Capture("full").dumps(Mode.MAX_AUTOTUNE)
+(('txt', 'py'), ('pbtxt', 'txt', 'py'))
 """
 
 from __future__ import annotations
@@ -32,6 +34,28 @@ class Mode(str, enum.Enum):
     @property
     def is_ge(self) -> bool:
         return self is Mode.MAX_AUTOTUNE
+
+
+class Capture(str, enum.Enum):
+    """How much of a compile ``airctl compile --capture`` keeps (docs/ledger.md, docs/performance.md).
+
+    Every level lists every stage in ``index.json`` and keeps a snapshot of every distinct graph,
+    so ``dump``, ``diff`` and ``check`` work on any of them."""
+
+    MINIMAL = "minimal"  # no readable texts, no TorchAir dumps, INFO log, no report.html
+    DEFAULT = "default"  # + readable texts, TorchAir's txt and py dumps, DEBUG log, report.html
+    FULL = "full"  # + TorchAir's pbtxt dump (every type the mode allows)
+
+    def __str__(self) -> str:
+        return self.value
+
+    def dumps(self, mode: Mode) -> tuple[str, ...]:
+        """The GE dump types this level asks TorchAir for in ``mode`` (``--dump-type`` overrides)."""
+        if self is Capture.MINIMAL:
+            return ()
+        if self is Capture.DEFAULT and mode.is_ge:
+            return ("txt", "py")  # pbtxt is TorchAir's slowest conversion; `airctl dump --type pbtxt` makes one
+        return mode.dumps
 
 
 class Backend(str, enum.Enum):
@@ -95,3 +119,4 @@ class Bad(str, enum.Enum):
 MAX_AUTOTUNE = Mode.MAX_AUTOTUNE.value
 REDUCE_OVERHEAD = Mode.REDUCE_OVERHEAD.value
 MODES = tuple(m.value for m in Mode)
+CAPTURES = tuple(c.value for c in Capture)

@@ -22,6 +22,20 @@ from airctl.torch_env import ensure_torch_importable  # noqa: E402
 ensure_torch_importable()
 
 
+def ledger_text(path: Path) -> str:
+    """A ledger file's text, inflated when the ledger stores it gzip-compressed (``*.gz``)."""
+    from airctl.io.compressed import read_bytes
+
+    return read_bytes(path).decode("utf-8")
+
+
+def ledger_json(path: Path) -> dict:
+    """A ledger JSON file (a stage snapshot, ``*.json.gz``) as a dict."""
+    import json
+
+    return json.loads(ledger_text(path))
+
+
 @pytest.fixture(scope="session")
 def runs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("airctl-runs")

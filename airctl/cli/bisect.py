@@ -30,7 +30,7 @@ HELP = (
     "  airctl bisect fixtures/models/blocks.py --passes fixtures/passes/bisect_race.yaml --mode reduce-overhead "
     "--bad race\n\n"
     "  airctl bisect fixtures/models/blocks.py --passes fixtures/passes/bisect_numbers.yaml\n\n"
-    "  airctl bisect model.py --bad-cmd '! grep -q aten.reshape {ledger}/graphs/*/*fx-final.txt'\n"
+    "  airctl bisect model.py --bad-cmd '! airctl dump {ledger} --stage fx-final --type fx | grep -q aten.reshape'\n"
 )
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from airctl.cli.options import backend_option, command_line, dump_types, dump_types_option, mode_option, out_option
-from airctl.modes import Backend, Bad, Mode
+from airctl.modes import Backend, Bad, Capture, Mode
 
 HELP = (
     "Compile MODEL.py through TorchAir (Dynamo → AOT → TorchAir's FX passes → GE or aclgraph), run it once, "
@@ -38,6 +38,10 @@ def register(app: typer.Typer) -> None:
                                     show_default=False),
         atol: float = typer.Option(1e-5, "--atol", help="Tolerance for the eager comparison."),
         as_json: bool = typer.Option(False, "--json", help="Print index.json to stdout instead of the summary."),
+        capture: Capture = typer.Option(
+            Capture.DEFAULT, "--capture",
+            help="How much the ledger keeps: minimal (stages and snapshots only), default (+ readable texts, "
+                 "TorchAir's txt/py dumps, log, report.html), full (+ pbtxt dumps, TorchAir's per-node log)."),
         fail_on: Bad = typer.Option(None, "--fail-on", show_default=False,
                                     help="Also exit non-zero (1) for this: race (the executor saw a stream race), "
                                          "check (an error finding); numerics and compile failures exit 3 anyway."),
@@ -48,7 +52,7 @@ def register(app: typer.Typer) -> None:
             from airctl.cli.ranks import compile_ranks_command
 
             compile_ranks_command(model, nproc, out, backend.value, mode=mode.value, entry=entry, passes=passes,
-                                  atol=atol, as_json=as_json)
+                                  atol=atol, as_json=as_json, capture=capture.value)
             return
         from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.cli.summary import print_summary
@@ -57,6 +61,7 @@ def register(app: typer.Typer) -> None:
         request = CompileRequest(  # a bad pass file fails the run before anything compiles, ledger kept
             model_path=model, mode=mode.value, out_dir=out, backend=backend.value, dump_types=dump_types(dump_type),
             entry=entry, atol=atol, passes_file=str(passes) if passes else None, command_line=command_line(ctx),
+            capture=capture.value,
         )
         with stdout_to_stderr(as_json), err.status("compiling…", spinner="dots") as status:
             result = compile_model(request, progress=lambda msg: status.update(msg))

@@ -40,7 +40,8 @@ def run_ranks_command(argv: list[str], command: str, out: Path, backend: str, *,
 
 
 def compile_ranks_command(model: Path, nproc: int, out: Path, backend: str, *, mode: str, entry: str | None,
-                          passes: Path | None, atol: float, as_json: bool) -> None:
+                          passes: Path | None, atol: float, as_json: bool,
+                          capture: str = "default") -> None:
     """``airctl compile MODEL.py --nproc N``."""
     from airctl.cli.output import print_json
     from airctl.pipeline.launch import nproc_argv
@@ -49,7 +50,7 @@ def compile_ranks_command(model: Path, nproc: int, out: Path, backend: str, *, m
         from airctl.passes import build_hooks
 
         build_hooks(passes)  # a bad pass file is refused before any rank starts
-    options = {"mode": mode, "entry": entry, "passes_file": str(passes) if passes else None}
+    options = {"mode": mode, "entry": entry, "passes_file": str(passes) if passes else None, "capture": capture}
     run_ranks_command(nproc_argv(nproc, model), "compile", out, backend, atol=atol, options=options,
                       on_result=(lambda r: print_json(r.index.to_json())) if as_json else None)
 

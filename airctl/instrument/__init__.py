@@ -14,6 +14,14 @@ instruments leave what they found for the ones after them: timing (``seconds``),
 detection (``changed``, ``inserted``, ``removed``), the eager check (``eager_check``), a returned
 new graph (``returned_new_graph``); the snapshot instrument writes them into the ledger stage.
 
+Reading is the costly part at scale (a 6k-node graph takes a large fraction of a second to
+read), so the runner *digests* the object around each pass (:func:`airctl.io.fx_reader.fx_digest`,
+:func:`airctl.io.ge_proto.ge_digest`: ten times cheaper) and reads only a graph it has not seen:
+it remembers the last graph read of each object with its digest (:meth:`PassRunner.read_graph`,
+which the capture also uses for its own stages). A pass that changed nothing leaves
+``run.after is run.before`` and ``run.digest_after == run.digest_before``; a chain of such passes
+costs two digests each and no read. The graphs handed to instruments are shared: never mutate one.
+
 >>> from airctl.graph.model import Graph, Node
 >>> class Names:
 ...     def before_pass(self, run): print("before", run.name, len(run.before))
@@ -35,6 +43,8 @@ from typing import Any, Protocol
 from airctl.graph.model import Graph
 
 Reader = Callable[[Any, str], Graph]
+Digest = Callable[[Any], str]
+REMEMBERED = 8  # graphs the runner keeps (the latest per object): a compile works on one or two at a time
 
 
 class StopAfterPass(Exception):  # noqa: N818 - a signal, not an error
@@ -55,6 +65,8 @@ class PassRun:
     before: Graph | None = None
     after: Graph | None = None
     result: Any = None
+    digest_before: str | None = None  # the reader's digest of obj before / after the pass (None: no digest)
+    digest_after: str | None = None
 
     @property
     def failed_stage(self) -> str:
@@ -75,42 +87,76 @@ def _read_fx(obj: Any, graph_id: str) -> Graph:
     return read_fx(obj, graph_id)
 
 
+def _fx_digest(obj: Any) -> str:
+    from airctl.io.fx_reader import fx_digest
+
+    return fx_digest(obj)
+
+
+_DEFAULT: Any = object()
+
+
 class PassRunner:
-    """Runs passes with instruments around each; ``graph_id`` says which graph is being compiled."""
+    """Runs passes with instruments around each; ``graph_id`` says which graph is being compiled.
+
+    ``read`` turns the object a pass works on into a graph; ``digest`` (default: the FX digest
+    with the default FX reader, none with any other reader) fingerprints it cheaply."""
 
     def __init__(self, instruments: Sequence[Instrument] = (), graph_id: Callable[[], str | None] = lambda: None,
-                 read: Reader = _read_fx) -> None:
+                 read: Reader = _read_fx, digest: Digest | None = _DEFAULT) -> None:
         self.instruments = list(instruments)
         self.graph_id = graph_id
         self.read = read
+        self.digest = (_fx_digest if read is _read_fx else None) if digest is _DEFAULT else digest
         self.running: list[PassRun] = []  # passes in progress, outermost first (passes nest)
+        self._known: dict[tuple[int, str], tuple[Any, str, Graph]] = {}  # (id(obj), graph id) -> (obj, digest, graph)
+
+    def read_graph(self, obj: Any, graph_id: str, read: Reader | None = None,
+                   digest: Digest | None = _DEFAULT) -> tuple[Graph, str | None]:
+        """``obj`` as a graph, and its digest: the graph last read from ``obj`` when its digest is
+        unchanged, else a fresh read (remembered). Without a digest function: always a read."""
+        read = read or self.read
+        digest = self.digest if digest is _DEFAULT else digest
+        if digest is None:
+            return read(obj, graph_id), None
+        d = digest(obj)
+        key = (id(obj), graph_id)
+        known = self._known.get(key)
+        if known is not None and known[0] is obj and known[1] == d:
+            return known[2], d
+        graph = read(obj, graph_id)
+        self._known.pop(key, None)
+        self._known[key] = (obj, d, graph)  # holding obj keeps its id from being reused
+        while len(self._known) > REMEMBERED:
+            del self._known[next(iter(self._known))]
+        return graph, d
 
     def run(self, name: str, obj: Any, fn: Callable[[PassRun], Any], *, stage: str | None = None,
-            kind: str = "torchair", read: Reader | None = None, **info: Any) -> PassRun:
+            kind: str = "torchair", read: Reader | None = None, digest: Digest | None = _DEFAULT,
+            **info: Any) -> PassRun:
         """Run ``fn(run)`` (the pass, mutating ``obj``) with every instrument around it; returns the run."""
-        read = read or self.read
         run = PassRun(self.graph_id() or "graph", name, stage or f"after:{name}", obj, kind, info)
-        run.before = read(obj, run.graph_id)
+        run.before, run.digest_before = self.read_graph(obj, run.graph_id, read, digest)
         for inst in self.instruments:
             inst.before_pass(run)
         self.running.append(run)
         try:
             run.result = fn(run)
         except StopAfterPass:
-            self._after(run, read)
+            self._after(run, read, digest)
             raise
         except BaseException as error:
-            run.after = read(obj, run.graph_id)
+            run.after, run.digest_after = self.read_graph(obj, run.graph_id, read, digest)
             for inst in self.instruments:
                 inst.after_pass_failed(run, error)
             raise
         finally:
             self.running.remove(run)
-        self._after(run, read)
+        self._after(run, read, digest)
         return run
 
-    def _after(self, run: PassRun, read: Reader) -> None:
-        run.after = read(run.obj, run.graph_id)
+    def _after(self, run: PassRun, read: Reader | None, digest: Digest | None) -> None:
+        run.after, run.digest_after = self.read_graph(run.obj, run.graph_id, read, digest)
         for inst in self.instruments:
             inst.after_pass(run)
 

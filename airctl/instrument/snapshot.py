@@ -5,7 +5,9 @@ The last instrument of a capture's runner: it writes what the instruments before
 pass's ``placements``/``applied_placements``, and
 the caller's ``pass_kind``/``yaml_line``/``skipped``) into stage ``run.stage`` of graph
 ``run.graph_id``; a failed pass leaves ``failed:<name>`` with its first error line. An unchanged
-pass shares its predecessor's files (the ledger writer decides).
+pass shares its predecessor's files, and a pass that brings back a graph seen before shares that
+stage's (the ledger writer decides, by the change detection's fingerprint); the readable text is
+generated only for a snapshot that is written.
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ STAGE_FACTS = ("pass_kind", "yaml_line", "inserted", "removed", "skipped", "retu
 
 
 class Snapshot:
-    def __init__(self, ledger: Any, known_graph: Any = None) -> None:
+    def __init__(self, ledger: Any, known_graph: Any = None, texts: bool = True) -> None:
         self.ledger = ledger
         self.known_graph = known_graph or (lambda gid: True)  # only graphs the capture opened get stages
+        self.texts = texts  # write each snapshot's readable text (``--capture minimal`` does not)
 
     def before_pass(self, run: PassRun) -> None:
         return None
@@ -37,12 +40,13 @@ class Snapshot:
         changed = run.facts.get("changed")
         extra = {k: run.facts[k] if k in run.facts else run.info[k] for k in STAGE_FACTS
                  if k in run.facts or k in run.info}
-        self.ledger.add_stage(run.graph_id, run.stage, run.after, text=self._text(run) if changed else None,
-                              changed=changed, seconds=run.facts.get("seconds"), **extra)
+        text = (lambda: self._text(run)) if changed and self.texts else None
+        self.ledger.add_stage(run.graph_id, run.stage, run.after, text=text, changed=changed,
+                              seconds=run.facts.get("seconds"), content_key=run.facts.get("fingerprint"), **extra)
 
     def after_pass_failed(self, run: PassRun, error: BaseException) -> None:
         if not self.known_graph(run.graph_id):
             return
         first = str(error).splitlines()[0] if str(error) else type(error).__name__
-        self.ledger.add_stage(run.graph_id, run.failed_stage, run.after, text=self._text(run), changed=None,
+        self.ledger.add_stage(run.graph_id, run.failed_stage, run.after, text=lambda: self._text(run), changed=None,
                               seconds=run.facts.get("seconds"), error=first)

@@ -8,6 +8,7 @@ attribute; the FX provenance is the ``_fx_tensor_name`` of the output descriptor
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from airctl.graph.model import Graph, Node
@@ -54,6 +55,13 @@ def _fx_names(op: Any) -> list[str]:
         if "_fx_tensor_name" in desc.attr:
             names.append(attr_value(desc.attr["_fx_tensor_name"]))
     return names
+
+
+def ge_digest(graph_def: Any) -> str:
+    """A digest of a GE ``GraphDef`` (its deterministic serialization: ops, attributes, descriptors,
+    graph attributes). Serializing is C code, so this costs a few percent of
+    :func:`graph_from_ge_proto`; the pass runner takes it around every GE pass."""
+    return hashlib.blake2b(graph_def.SerializeToString(deterministic=True), digest_size=16).hexdigest()
 
 
 def graph_from_ge_proto(graph_def: Any, name: str | None = None) -> Graph:

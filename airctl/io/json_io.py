@@ -164,9 +164,12 @@ def write_json(graph: Graph, path: Path | str | None = None, indent: int | None 
 
 
 def read_json(path: Path | str) -> Graph:
+    """An airctl graph JSON file (``.json``, or ``.json.gz`` as the ledger stores snapshots)."""
+    from airctl.io.compressed import read_bytes
+
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_bytes(path).decode("utf-8"))
     except json.JSONDecodeError as e:
         raise GraphReadError(f"invalid JSON: {e.msg}", file=str(path), line=e.lineno, column=e.colno) from e
     except (OSError, UnicodeDecodeError) as e:

@@ -23,12 +23,14 @@ stream, so a log of any size costs memory only for the longest record.
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from airctl.errors import GraphReadError
+from airctl.io.compressed import open_bytes
 
 RECORD = re.compile(
     r"^\[(?P<level>DEBUG|INFO|WARNING|ERROR|EVENT|CRITICAL)\] TORCHAIR\((?P<pid>\d+),(?P<exe>[^)]*)\):"
@@ -92,7 +94,7 @@ def iter_records(lines: Iterable[str]) -> Iterator[LogRecord]:
 def read_records(path: Path) -> Iterator[LogRecord]:
     """The records of a log file; unreadable files raise GraphReadError naming the file."""
     try:
-        with open(path, encoding="utf-8", errors="replace", newline="") as handle:
-            yield from iter_records(handle)
+        with io.TextIOWrapper(open_bytes(path), encoding="utf-8", errors="replace", newline="") as handle:
+            yield from iter_records(handle)  # a ledger's log.txt.gz too
     except OSError as e:
         raise GraphReadError(f"cannot read: {e.strerror or e}", file=str(path)) from e

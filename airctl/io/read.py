@@ -1,7 +1,8 @@
 """One entry point to read any graph file, and one to write any text format.
 
-``read_graph(path)`` picks the reader by extension (``.pbtxt``, ``.txt``, ``.py``, ``.json``) and,
-for other names, by content. FX graphs saved as text read too: a ``graph():`` listing (as
+``read_graph(path)`` picks the reader by extension (``.pbtxt``, ``.txt``, ``.py``, ``.json``, each
+also gzip-compressed as ``<name>.<ext>.gz``, the way the ledger stores them) and, for other
+names, by content. FX graphs saved as text read too: a ``graph():`` listing (as
 TorchAir's DEBUG log prints it, :mod:`airctl.io.fx_listing`) and ``print_readable`` code (its
 TORCH_COMPILE_DEBUG stages and reduce-overhead ``.py`` dumps, :mod:`airctl.io.fx_code`), whatever
 their extension. Whatever goes wrong (binary data, bad encoding, truncation, a
@@ -25,6 +26,7 @@ from typing import Any
 
 from airctl.errors import GraphReadError
 from airctl.graph.model import Graph, Node
+from airctl.io.compressed import logical_stem, logical_suffix, open_bytes
 from airctl.io.fx_code import is_fx_code, parse_fx_code
 from airctl.io.fx_listing import is_fx_listing, parse_fx_listing
 from airctl.io.gc_pause import gc_paused
@@ -181,7 +183,7 @@ def read_graph(path: Path | str) -> Graph:
     path = Path(path)
     origin = str(path)
     try:
-        stream = path.open("rb")
+        stream = open_bytes(path)
     except IsADirectoryError as e:
         raise GraphReadError("is a directory, not a graph file", file=origin) from e
     except OSError as e:
@@ -192,7 +194,7 @@ def read_graph(path: Path | str) -> Graph:
         except OSError as e:
             raise GraphReadError(f"cannot read: {e.strerror or e}", file=origin) from e
         text = decode(head, origin, partial=len(head) == HEAD)
-        fmt = EXTENSIONS.get(path.suffix.lower())
+        fmt = EXTENSIONS.get(logical_suffix(path))
         if fmt in ("py", "txt", None) and sniff(text) in ("fx-listing", "fx-code"):
             fmt = sniff(text)  # FX graphs saved as text: a listing, or print_readable code
         if fmt == "py" and not is_torchair_py_dump(text):
@@ -208,17 +210,17 @@ def read_graph(path: Path | str) -> Graph:
                                       "print_readable code, or an airctl graph .json")
         stream.seek(3 if head.startswith(b"\xef\xbb\xbf") else 0)  # after a byte-order mark
         if fmt == "pbtxt":
-            return _read_pbtxt(stream, origin, path.stem)
+            return _read_pbtxt(stream, origin, logical_stem(path))
         if fmt == "txt":
             from airctl.io.ge_text import HINT as TXT_HINT
             from airctl.io.text_scan import shortened
 
             text, cut = shortened(stream, origin, hint=TXT_HINT)
-            graph = parse_graph(text, fmt, origin, path.stem)
+            graph = parse_graph(text, fmt, origin, logical_stem(path))
             if cut:
                 graph.attrs.setdefault("airctl_elided", [{"line": line, "bytes": n} for line, n in cut])
             return graph
-        return parse_graph(decode(stream.read(), origin), fmt, origin, path.stem)
+        return parse_graph(decode(stream.read(), origin), fmt, origin, logical_stem(path))
 
 
 def _read_pbtxt(stream: Any, origin: str, name: str) -> Graph:

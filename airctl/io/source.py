@@ -16,6 +16,7 @@ from pathlib import Path
 
 from airctl.errors import GraphReadError, LedgerError
 from airctl.graph.model import Graph
+from airctl.io.compressed import read_bytes
 from airctl.io.py_dump import is_torchair_py_dump
 from airctl.io.read import read_graph
 from airctl.ledger.defaults import Request, StageRequest
@@ -57,8 +58,8 @@ def load_source(source: Path | str, stage: str | None = None,
 
 def _py_dump(path: Path) -> bool:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = read_bytes(path).decode("utf-8", errors="replace")
+    except (OSError, GraphReadError):
         return True  # let read_graph report the error with its usual wording
     from airctl.io.fx_code import is_fx_code
 

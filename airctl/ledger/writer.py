@@ -1,60 +1,52 @@
 """Write a ledger as a run goes, so an interrupted or failed run keeps what it captured.
 
 The one writer of ``index.json``: it holds the run's :class:`~airctl.ledger.index.RunIndex` and
-rewrites the file atomically after every change. Layout (a contract: tests and other tools read
-it; documented in docs/ledger.md)::
+rewrites the file atomically after every change — while stages stream in, only as often as keeps
+that under a tenth of the run's time (:data:`FLUSH_SHARE`: a run with thousands of stages would
+otherwise spend time quadratic in their number), and at once for the run's status, error and end.
+Layout (a contract: tests and other tools read it; documented in docs/ledger.md)::
 
-    <out>/<run-id>/                        never overwrites an earlier run
-      index.json                           rewritten after every stage
-      graphs/<graph-id>/<NNN>-<stage>.json airctl graph model (airctl.io.json_io)
-      graphs/<graph-id>/<NNN>-<stage>.txt  readable FX code, or GE op listing
-      torchair/                            TorchAir's own dumps and generated code, as it named them
-      log.txt                              TorchAir's and airctl's log of the run
-      report.html                          single-file viewer (written at the end, if available)
+    <out>/<run-id>/                           never overwrites an earlier run
+      index.json                              the run index
+      graphs/<graph-id>/<NNN>-<stage>.json.gz airctl graph model (airctl.io.json_io), gzip
+      graphs/<graph-id>/<NNN>-<stage>.txt.gz  readable FX code, or GE op listing
+      torchair/                               TorchAir's own dumps and generated code, as it named them
+      log.txt                                 TorchAir's and airctl's log of the run
+      report.html                             single-file viewer (written at the end, if available)
+
+Snapshots are content-addressed: a stage whose graph is one the graph had already (same content
+key, the capture's digest) refers to that stage's files instead of writing new ones. New files
+are serialised, compressed and written off the compile thread (:mod:`airctl.ledger.files`);
+the writer keeps the graphs it wrote in memory for the report (:meth:`LedgerWriter.stage_graph`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import json
 import os
 import re
 import secrets
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from airctl import __version__
-from airctl.errors import LedgerError
 from airctl.graph.model import Graph
 from airctl.io.json_io import write_json
+from airctl.ledger.files import BackgroundFiles, write_file
 from airctl.ledger.index import DumpEntry, GraphEntry, RunIndex, StageEntry
+from airctl.ledger.index_file import cannot_write, write_index
 from airctl.ledger.record import INDEX
 from airctl.ledger.runs import mark_latest
 
-RESERVE = 4096  # bytes an index.json takes at least: room for an in-place rewrite (LedgerWriter.flush)
+FLUSH_SHARE = 0.1  # at most this share of the time between unforced rewrites of index.json goes to writing it
+SNAPSHOT_EXT = ".json.gz"
+TEXT_EXT = ".txt.gz"
+Text = str | Callable[[], str] | None
 
-__all__ = ["INDEX", "LedgerWriter", "new_run_id", "slug"]
-
-
-def cannot_write(root: Path, error: OSError) -> LedgerError:
-    return LedgerError(f"cannot write the ledger ({error.strerror or error}): {error.filename or root}",
-                       file=str(root), hint="free space on the disk that holds it (df -h), or give another --out; "
-                                            "what was written before is kept")
-
-
-def _essential(data: dict[str, Any], minimal: bool = False) -> dict[str, Any]:
-    """The index with what a full disk can spare dropped: per-stage extras and the findings list
-    (``minimal``: also every run-level field but the status and the error, and stages but their files)."""
-    keep = ("index", "name", "file") if minimal else ("index", "name", "dialect", "changed", "nodes", "file", "text")
-    graphs = [{"id": g.get("id"), "kind": g.get("kind"), "stages": [{k: s[k] for k in keep if k in s}
-                                                                   for s in g.get("stages", [])]}
-              for g in data.get("graphs", [])]
-    if minimal:
-        top = ("format", "version", "run_id", "created", "status", "command", "mode", "error")
-        return {**{k: data.get(k) for k in top}, "graphs": graphs, "truncated_by_full_disk": True}
-    return {**data, "graphs": graphs, "findings": [], "truncated_by_full_disk": True}
+__all__ = ["INDEX", "LedgerWriter", "cannot_write", "new_run_id", "slug"]
 
 
 def slug(text: str) -> str:
@@ -73,6 +65,11 @@ class LedgerWriter:
         self.root = root
         self.run_index = run_index
         self._started = time.perf_counter()
+        self._files = BackgroundFiles()
+        self._graphs: dict[str, Graph] = {}  # ledger-relative snapshot file -> the graph written there
+        self._content: dict[tuple[str, str], tuple[str, str | None]] = {}  # (graph id, key) -> (file, text)
+        self._flushed_at = 0.0
+        self._flush_cost = 0.0  # seconds the last rewrite of index.json took
 
     @classmethod
     def create(cls, out_dir: Path | str, label: str, **fields: Any) -> LedgerWriter:
@@ -134,7 +131,7 @@ class LedgerWriter:
     def update_graph(self, graph_id: str, **fields: Any) -> None:
         """Set graph-level keys (``execution`` of ``airctl run``'s per-graph check, ...) and flush."""
         self.graph_entry(graph_id).update(fields)
-        self.flush()
+        self.flush(force=False)
 
     def stages(self, graph_id: str) -> list[StageEntry]:
         return self.graph_entry(graph_id).stages
@@ -146,8 +143,23 @@ class LedgerWriter:
         return next((s for s in reversed(stages) if dialect is None or s.dialect == dialect), None)
 
     def stage_file(self, stage: StageEntry) -> Path:
-        """Where the stage's snapshot (JSON) is."""
+        """Where the stage's snapshot is (written by the time :meth:`drain` returns)."""
         return self.root / stage.file
+
+    def stage_graph(self, stage: StageEntry) -> Graph:
+        """The stage's snapshot: the graph this writer wrote, else read back from its file."""
+        graph = self._graphs.get(stage.file)
+        if graph is not None:
+            return graph
+        from airctl.io.json_io import read_json
+
+        self.drain()
+        return read_json(self.stage_file(stage))
+
+    @property
+    def graphs_written(self) -> dict[str, Graph]:
+        """Ledger-relative snapshot file -> the graph written there (for the report, without re-reading)."""
+        return dict(self._graphs)
 
     def graph_kind(self, graph_id: str) -> str:
         return self.graph_entry(graph_id).kind
@@ -158,28 +170,39 @@ class LedgerWriter:
         name: str,
         graph: Graph,
         *,
-        text: str | None = None,
+        text: Text = None,
         changed: bool | None = None,
         seconds: float | None = None,
+        content_key: str | None = None,
         **extra: Any,
     ) -> StageEntry:
-        """Snapshot ``graph`` as the next stage of ``graph_id`` (``extra``: the stage's other keys)."""
+        """Snapshot ``graph`` as the next stage of ``graph_id`` (``extra``: the stage's other keys).
+
+        ``text`` (or a function returning it, called only when a new snapshot is written) is the
+        stage's readable text. ``content_key`` names the graph's content (the capture's digest): a
+        graph this graph id had already refers to those files; so does a pass that reports
+        ``changed=False``. ``graph`` must not change afterwards (it is written in the background).
+        A file the background writer could not write (a full disk) raises a LedgerError here, at the
+        next stage: the run stops cleanly, and its stages whose files are on disk stay listed."""
+        self._check_files()
         stages = self.graph_entry(graph_id).stages
         index = len(stages)
         previous = stages[-1] if stages else None
-        if changed is False and previous is not None and previous.dialect == graph.dialect:
-            # an unchanged pass shares its predecessor's snapshot files
-            file, text_file = previous.file, previous.text
+        shared = self._content.get((graph_id, content_key)) if content_key else None
+        if shared is None and changed is False and previous is not None and previous.dialect == graph.dialect:
+            shared = (previous.file, previous.text)
+        base = f"graphs/{slug(graph_id)}/{index:03d}-{slug(name.replace(':', '_'))}"
+        if shared is not None:
+            file, text_file = shared
+            if text_file is None and text is not None:  # the first stage with this graph kept no text
+                text_file = self._write_text(base, text)
         else:
-            base = f"graphs/{slug(graph_id)}/{index:03d}-{slug(name.replace(':', '_'))}"
-            try:
-                write_json(graph, self.root / f"{base}.json")
-                file, text_file = f"{base}.json", None
-                if text is not None:
-                    (self.root / f"{base}.txt").write_text(text, encoding="utf-8")
-                    text_file = f"{base}.txt"
-            except OSError as e:  # a full disk: stop the run cleanly, the stages before stay
-                raise cannot_write(self.root, e) from e
+            file = base + SNAPSHOT_EXT
+            self._graphs[file] = graph
+            self._files.submit(self.root / file, lambda: write_json(graph))
+            text_file = self._write_text(base, text) if text is not None else None
+        if content_key:
+            self._content[(graph_id, content_key)] = (file, text_file)
         stage = StageEntry(
             index=index, name=name, dialect=graph.dialect, changed=changed, nodes=len(graph),
             node_delta=None if previous is None or previous.nodes is None else len(graph) - previous.nodes,
@@ -188,8 +211,110 @@ class LedgerWriter:
         )
         stage.update(extra)
         stages.append(stage)
-        self.flush()
+        self.flush(force=False)
         return stage
+
+    def _write_text(self, base: str, text: Text) -> str:
+        value = text() if callable(text) else text
+        assert value is not None
+        self._files.submit(self.root / (base + TEXT_EXT), lambda: value)
+        return base + TEXT_EXT
+
+    def write_file(self, rel: str, produce: Callable[[], str | bytes]) -> Path:
+        """Write ``produce()`` to ``<ledger>/rel`` in the background (compressed when it ends in ``.gz``)."""
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._files.submit(path, produce)
+        return path
+
+    def compress_file(self, path: Path) -> Path:
+        """Replace a file under the ledger by ``<name>.gz`` (in the background); returns the new path."""
+        target = path.with_name(path.name + ".gz")
+
+        def compress() -> None:
+            write_file(target, path.read_bytes())
+            path.unlink(missing_ok=True)  # once the compressed copy is on disk; kept when that failed
+
+        self._files.call(compress, target)
+        return target
+
+    def compress_log(self) -> None:
+        """Replace the run's log (``log``, once the run is over) by its gzip-compressed copy."""
+        name = self.run_index.log
+        path = self.root / name if name else None
+        if path is None or path.suffix == ".gz" or not path.is_file():
+            return
+        try:
+            write_file(path.with_name(path.name + ".gz"), path.read_bytes())
+        except OSError:  # a full disk: the plain log stays
+            return
+        path.unlink()
+        self.set(log=name + ".gz")
+
+    def drain(self) -> None:
+        """Wait until every file handed to the background writer is on disk; a write that failed
+        raises (a full disk: a LedgerError naming the ledger), its stages left out of the index."""
+        error = self._settle()
+        if isinstance(error, OSError):
+            raise cannot_write(self.root, error) from error
+        if error is not None:
+            raise error
+
+    def _check_files(self) -> None:
+        """Raise now (as :meth:`drain` does) if a background write has failed so far; no waiting."""
+        if self._files.failed():
+            self.drain()
+
+    def _settle(self) -> BaseException | None:
+        """Wait for the background writer, and take its failures: the files they were are unlisted
+        (:meth:`_forget`); returns the first error."""
+        self._files.wait()
+        failures = self._files.take_failures()
+        if not failures:
+            return None
+        lost = {os.path.relpath(path, self.root) for path, _ in failures if path is not None}
+        error = failures[0][1]
+        self._forget(lost, f"{type(error).__name__}: {error}")
+        return error
+
+    def forget_missing(self) -> None:
+        """Unlist the stage files that are not on disk (a process that ended before its background
+        writes did: a killed rank's ledger, finished by the launcher)."""
+        listed = {s.file for g in self.run_index.graphs for s in g.stages} | {
+            s.text for g in self.run_index.graphs for s in g.stages if s.text}
+        lost = {f for f in listed if not (self.root / f).is_file()}
+        if lost:
+            self._forget(lost, "the process ended before they were written")
+
+    def _forget(self, lost: set[str], why: str) -> None:
+        """Stages whose snapshot is in ``lost`` leave the index, texts in it are unlisted, a TorchAir
+        dump that could not be compressed is listed under its own name; a note says so."""
+        dropped = 0
+        for entry in self.run_index.graphs:
+            kept = [s for s in entry.stages if s.file not in lost]
+            dropped += len(entry.stages) - len(kept)
+            entry.stages[:] = kept
+            for stage in kept:
+                if stage.text in lost:
+                    stage.text = None
+        for dump in list(self.run_index.dumps):
+            if dump.file in lost:
+                original = dump.file.removesuffix(".gz")
+                if (self.root / original).is_file():
+                    dump.file = original
+                else:
+                    self.run_index.dumps.remove(dump)
+        self._graphs = {f: g for f, g in self._graphs.items() if f not in lost}
+        self._content = {k: v for k, v in self._content.items() if v[0] not in lost}
+        if self.run_index.notes is None:
+            self.run_index.notes = []
+        self.run_index.notes.append(f"{len(lost)} ledger file(s) could not be written ({why}); "
+                                    f"{dropped} stage(s) whose snapshot is missing are left out")
+
+    def sync(self) -> None:
+        """Everything handed to the writer on disk: the stage files, and index.json as it is now."""
+        self.drain()
+        self.flush()
 
     def add_dump(self, path: Path, **fields: Any) -> DumpEntry | None:
         """List a TorchAir file (under the ledger) once; None when it is listed already."""
@@ -199,7 +324,7 @@ class LedgerWriter:
         entry = DumpEntry(file=rel)
         entry.update(fields)
         self.run_index.dumps.append(entry)
-        self.flush()
+        self.flush(force=False)
         return entry
 
     def dump_entry(self, path: Path) -> DumpEntry | None:
@@ -211,7 +336,7 @@ class LedgerWriter:
         entry = self.dump_entry(path)
         if entry is not None:
             entry.update(fields)
-            self.flush()
+            self.flush(force=False)
 
     # -- run-level fields ---------------------------------------------------------------------
     def set(self, **fields: Any) -> None:
@@ -222,7 +347,7 @@ class LedgerWriter:
     def set_timing(self, name: str, seconds: float) -> None:
         """``timings[name]``, rounded to milliseconds."""
         self.run_index.timings[name] = round(seconds, 3)
-        self.flush()
+        self.flush(force=False)
 
     def set_findings(self, rows: list[dict[str, Any]], first: dict[str, str]) -> None:
         """verify-each's findings, and the first stage each rule appeared in."""
@@ -258,8 +383,16 @@ class LedgerWriter:
         self.flush()
 
     def finish(self, status: str | None = None) -> None:
-        """The run's end (ok, or the status given): total time, and it becomes the current run of its
-        ``--out`` folder (:mod:`airctl.ledger.runs`), whatever its status."""
+        """The run's end (ok, or the status given): every file written, total time, and it becomes
+        the current run of its ``--out`` folder (:mod:`airctl.ledger.runs`), whatever its status.
+        A file that could not be written (a full disk) is left out of the index and noted in it; a
+        run that was going to end ok then fails with a LedgerError naming the ledger."""
+        error = self._settle()
+        if isinstance(error, OSError) and self.run_index.status == "running" and not status:
+            failure = cannot_write(self.root, error)
+            self.fail(failure.message, failure.to_json())
+            self.finish("failed")
+            raise failure from error
         if status:
             self.run_index.status = status
         elif self.run_index.status == "running":
@@ -269,46 +402,15 @@ class LedgerWriter:
         with contextlib.suppress(OSError):  # a full disk: the run is still there, `airctl runs` finds it
             mark_latest(self.root.parent, self.root.name)
 
-    def flush(self, best_effort: bool = False) -> None:
-        """Rewrite index.json atomically (write a temporary file, then rename it over).
-
-        When that fails (a full disk, a file-size limit), the index is rewritten in place, compact —
-        it fits where the old one was, so no new space is needed — and the run goes on; when even
-        that fails, a :class:`~airctl.errors.LedgerError` names the ledger (``best_effort``: nothing
-        is raised; the failure paths use it so a run that fails keeps failing cleanly)."""
-        data = self.run_index.to_json()
-        tmp = self.root / (INDEX + ".tmp")
-        text = json.dumps(data, indent=1, default=str)
-        # JSON allows trailing blanks: a small index keeps room for an in-place rewrite on a full disk
-        try:
-            for slack in (max(0, RESERVE - len(text)), 1024, 0):
-                try:
-                    tmp.write_text(text + "\n" + " " * slack, encoding="utf-8")
-                    break
-                except OSError:
-                    if not slack:
-                        raise
-            tmp.replace(self.root / INDEX)
+    def flush(self, force: bool = True, best_effort: bool = False) -> None:
+        """Rewrite index.json atomically (:func:`~airctl.ledger.index_file.write_index`: on a full disk
+        in place, compact; ``best_effort``: a failure raises nothing — the failure paths use it so a run
+        that fails keeps failing cleanly). Unforced (stages, dumps, timings streaming in) it is skipped
+        while less than ``cost / FLUSH_SHARE`` has passed since the last rewrite; the next rewrite
+        writes what it held back."""
+        now = time.perf_counter()
+        if not force and now - self._flushed_at < self._flush_cost / FLUSH_SHARE:
             return
-        except OSError as e:
-            error = e
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-        for payload in (data, _essential(data), _essential(data, minimal=True)):  # ever smaller: see _essential
-            if self._rewrite_in_place(json.dumps(payload, separators=(",", ":"), default=str).encode("utf-8")):
-                return
-        if not best_effort:
-            raise cannot_write(self.root, error) from error
-
-    def _rewrite_in_place(self, payload: bytes) -> bool:
-        """index.json overwritten where it is, blank-padded to its old size (the room stays for next time)."""
-        path = self.root / INDEX
-        try:
-            size = path.stat().st_size
-            if size < len(payload):
-                return False
-            with path.open("r+b") as f:
-                f.write(payload + b" " * (size - len(payload)))
-            return True
-        except OSError:
-            return False
+        write_index(self.root, self.run_index.to_json(), best_effort=best_effort)
+        self._flushed_at = time.perf_counter()
+        self._flush_cost = self._flushed_at - now

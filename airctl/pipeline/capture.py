@@ -25,16 +25,16 @@ from typing import Any
 
 from airctl.graph.model import Graph
 from airctl.instrument import Instrument, PassRunner
-from airctl.instrument.change import ChangeDetection, fingerprint
+from airctl.instrument.change import ChangeDetection
 from airctl.instrument.eager_check import EagerCheck
 from airctl.instrument.returned_graph import ReturnedGraph
 from airctl.instrument.snapshot import Snapshot
 from airctl.instrument.timing import Timing
 from airctl.io.fx_reader import read_fx
-from airctl.io.ge_proto import graph_from_ge_proto
+from airctl.io.ge_proto import ge_digest, graph_from_ge_proto
 from airctl.io.listing import fx_code, ge_ops_text
-from airctl.ledger.writer import LedgerWriter
-from airctl.modes import MAX_AUTOTUNE
+from airctl.ledger.writer import LedgerWriter, Text
+from airctl.modes import MAX_AUTOTUNE, Capture
 from airctl.sim.pass_switch import skipped_by_observer
 
 GE_STAGE_NAMES = {"original_ge_graph": "ge-original", "optimized_ge_graph": "ge-optimized"}
@@ -44,18 +44,25 @@ def _read_ge(ge: Any, graph_id: str) -> Graph:
     return graph_from_ge_proto(getattr(ge, "_proto", ge))
 
 
+def _ge_digest(ge: Any) -> str:
+    return ge_digest(getattr(ge, "_proto", ge))
+
+
 class CaptureSession:
     """Listens to one compile (or one script's compiles) and keeps its ledger."""
 
     def __init__(self, ledger: LedgerWriter, instruments: Sequence[Instrument] = (),
-                 extra_dump_types: Sequence[str] = (), torchair_off: Sequence[str] = (),
-                 keep_dynamo_graphs: bool = False) -> None:
+                 extra_dump_types: Sequence[str] = (), capture: Capture = Capture.DEFAULT,
+                 torchair_off: Sequence[str] = (), keep_dynamo_graphs: bool = False) -> None:
         self.ledger = ledger
         self.torchair_off = set(torchair_off)  # TorchAir passes not to run (airctl bisect)
         self.skipped: list[dict[str, str]] = []  # the passes left out: {"graph", "pass"}
         self.keep_dynamo_graphs = keep_dynamo_graphs
         self.dynamo_graphs: list[tuple[Any, list[Any]]] = []  # (GraphModule, real example inputs) when kept
         self.extra_dump_types = list(extra_dump_types)
+        self.capture = capture
+        self.texts = capture is not Capture.MINIMAL  # readable text beside each snapshot
+        self.compress_log = True  # finish_ledger gzips log.txt once the run is over
         self.mode = str(ledger.run_index.mode or MAX_AUTOTUNE)
         self.dynamo_count = 0
         self.current: str | None = None
@@ -66,7 +73,7 @@ class CaptureSession:
         self.caller_instruments = list(instruments)
         self.runner = PassRunner(
             [Timing(), ChangeDetection(), ReturnedGraph(self.mode), EagerCheck(), *self.caller_instruments,
-             Snapshot(ledger, known_graph=lambda gid: gid == self.current and gid is not None)],
+             Snapshot(ledger, known_graph=lambda gid: gid == self.current and gid is not None, texts=self.texts)],
             graph_id=lambda: self.current)
 
     def add_instruments(self, instruments: Sequence[Instrument]) -> None:
@@ -77,6 +84,10 @@ class CaptureSession:
     def findings(self) -> list[dict[str, Any]]:
         return self.runner.rows()
 
+    def _text(self, make: Callable[[], str]) -> Text:
+        """A stage's readable text, made only if the stage writes a new snapshot and the level keeps texts."""
+        return make if self.texts else None
+
     # -- Dynamo and AOT ------------------------------------------------------------------------
     def dynamo_graph(self, gm: Any, example_inputs: Sequence[Any]) -> None:
         import torch
@@ -85,7 +96,7 @@ class CaptureSession:
         self._training = torch.is_grad_enabled() and any(
             isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs
         )
-        self._pending_dynamo = (read_fx(gm, f"dynamo_{self.dynamo_count}"), fx_code(gm))
+        self._pending_dynamo = (read_fx(gm, f"dynamo_{self.dynamo_count}"), fx_code(gm) if self.texts else None)
         if self.keep_dynamo_graphs:  # airctl repro: the graph, and the values it was compiled for
             self.dynamo_graphs.append((gm, [t.detach().clone() if isinstance(t, torch.Tensor) else t
                                             for t in example_inputs]))
@@ -107,7 +118,8 @@ class CaptureSession:
             graph, text = self._pending_dynamo
             self.ledger.add_stage(gid, "dynamo", graph, text=text)
             self._pending_dynamo = None
-        self.ledger.add_stage(gid, f"aot-{kind}", read_fx(gm, gid), text=fx_code(gm))
+        graph, digest = self.runner.read_graph(gm, gid)
+        self.ledger.add_stage(gid, f"aot-{kind}", graph, text=self._text(lambda: fx_code(gm)), content_key=digest)
 
     # -- passes --------------------------------------------------------------------------------
     def _switched_off(self, name: str) -> bool:
@@ -125,19 +137,18 @@ class CaptureSession:
         if self._switched_off(name):
             return None
         return self.runner.run(name, ge, lambda _run: run(), stage=f"ge:after:{name}", kind="ge",
-                               read=_read_ge).result
+                               read=_read_ge, digest=_ge_digest).result
 
     def dumped_fx_pass(self, name: str, gm: Any) -> None:
         """A pass TorchAir reports only by dumping its result (the aclgraph passes)."""
         if self.current is None:
             return
-        graph = read_fx(gm, self.current)
+        graph, fp = self.runner.read_graph(gm, self.current)
         last = self.ledger.last_stage(self.current)
         previous = last.fingerprint if last is not None else None
-        fp = fingerprint(graph)
         changed = None if previous is None else fp != previous
-        self.ledger.add_stage(self.current, f"after:{name}", graph, text=fx_code(gm) if changed is not False else None,
-                              changed=changed, fingerprint=fp)
+        self.ledger.add_stage(self.current, f"after:{name}", graph, changed=changed, fingerprint=fp, content_key=fp,
+                              text=self._text(lambda: fx_code(gm)) if changed is not False else None)
 
     def final_fx(self, concrete: Any, gm: Any) -> None:
         name = getattr(getattr(concrete, "graph", None), "name", None) or getattr(concrete, "fx_graph_name", None)
@@ -146,24 +157,32 @@ class CaptureSession:
         if name is not None:
             self.ledger.update_graph(self.current, name=name)
         self.concrete_graphs.append((self.current, concrete))
-        graph = read_fx(gm, self.current)
-        self.ledger.add_stage(self.current, "fx-final", graph, text=fx_code(gm), fingerprint=fingerprint(graph))
+        graph, fp = self.runner.read_graph(gm, self.current)
+        self.ledger.add_stage(self.current, "fx-final", graph, text=self._text(lambda: fx_code(gm)), fingerprint=fp,
+                              content_key=fp)
 
     # -- GE ------------------------------------------------------------------------------------
     def ge_stage(self, file_name: str, ge: Any) -> None:
         if self.current is None:
             return
-        graph = _read_ge(ge, self.current)
+        graph, digest = self.runner.read_graph(ge, self.current, read=_read_ge, digest=_ge_digest)
         stage = GE_STAGE_NAMES.get(file_name, f"ge:{file_name}")
-        self.ledger.add_stage(self.current, stage, graph, text=ge_ops_text(graph))
+        self.ledger.add_stage(self.current, stage, graph, text=self._text(lambda: ge_ops_text(graph)),
+                              content_key=digest)
 
-    def torchair_dump(self, path: Path, graph_name: str | None) -> None:
+    def torchair_dump(self, path: Path, graph_name: str | None) -> Path | None:
+        """TorchAir wrote a dump: replaced by its gzip-compressed copy (``<name>.gz``) and listed.
+        Returns the listed path (None when it was listed already or is not there)."""
         name = path.name
         stage = "ge-optimized" if name.startswith("dynamo_optimized") else "ge-original"
         if path.suffix == ".py" and self._is_acl():
             stage = "aclgraph-optimized" if name.startswith("dynamo_optimized") else "aclgraph-original"
-        self.ledger.add_dump(path, graph=graph_name, type=path.suffix.lstrip("."), stage=stage,
+        if self.ledger.dump_entry(path.with_name(name + ".gz")) is not None or not path.is_file():
+            return None
+        listed = self.ledger.compress_file(path)
+        self.ledger.add_dump(listed, graph=graph_name, type=path.suffix.lstrip("."), stage=stage,
                              written_by="torchair")
+        return listed
 
     def _is_acl(self) -> bool:
         return any(type(c).__name__ == "AclConcreteGraph" for _, c in self.concrete_graphs)
@@ -186,10 +205,10 @@ class CaptureSession:
             if type(concrete).__name__ != "AclConcreteGraph" or not isinstance(code, str):
                 continue
             name = getattr(concrete, "fx_graph_name", gid)
-            path = self.ledger.root / "torchair" / f"output_code_{name}.py"
-            if path.exists():
+            rel = f"torchair/output_code_{name}.py.gz"
+            if self.ledger.dump_entry(self.ledger.root / rel) is not None:
                 continue
-            path.write_text(code, encoding="utf-8")
+            path = self.ledger.write_file(rel, lambda code=code: code)
             self.ledger.add_dump(path, graph=name, type="py", stage="generated-code", written_by="torchair")
 
 

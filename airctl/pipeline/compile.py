@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import errno
+import logging
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -26,13 +27,15 @@ from airctl.instrument import Instrument, StopAfterPass
 from airctl.ledger.collectives import CollectiveLog
 from airctl.ledger.index import RunIndex
 from airctl.ledger.writer import LedgerWriter, cannot_write
-from airctl.modes import MAX_AUTOTUNE, MODES, DumpType, Mode
+from airctl.modes import CAPTURES, MAX_AUTOTUNE, MODES, Capture, DumpType, Mode
 from airctl.pipeline.capture import CaptureSession, capturing_backend
 from airctl.pipeline.current import model_record
 from airctl.pipeline.execution import RunExecution
-from airctl.pipeline.finish import finish_ledger, verify_instruments
+from airctl.pipeline.finish import close_run, verify_instruments
+from airctl.pipeline.interrupts import Redelivery, redelivered
 from airctl.pipeline.logs import capture_logs
 from airctl.pipeline.model_script import LoadedModel, load_model_script
+from airctl.sim.ascend_ir import find_declarations, missing_hint
 from airctl.sim.capture import observing
 
 DUMP_TYPES = tuple(t.value for t in DumpType)
@@ -58,7 +61,8 @@ class CompileRequest:
     passes_file: str | None = None
     stop_after_passes: bool = False  # --plan: stop before conversion and execution
     verify: bool = True  # verify-each: run the static verifier after every pass
-    report: bool = True  # write report.html into the ledger
+    report: bool = True  # write report.html into the ledger (not with capture minimal)
+    capture: str = Capture.DEFAULT.value  # how much of the compile the ledger keeps (modes.Capture)
     # after the checked run: called with a function that runs the compiled model once more, and the
     # run's RunExecution (``airctl profile`` runs its warmup and profiled steps here, recording them)
     after_run: Callable[[Callable[[], Any], RunExecution], None] | None = None
@@ -107,8 +111,9 @@ def build_config(torchair: Any, req: CompileRequest, ledger: LedgerWriter, backe
                  dump_types: Sequence[str], hooks: Any = None) -> Any:
     config = torchair.CompilerConfig()
     config.mode = req.mode
-    config.debug.graph_dump.type = dump_types[0]
-    config.debug.graph_dump.path = str(ledger.root / "torchair")
+    if dump_types:
+        config.debug.graph_dump.type = dump_types[0]
+        config.debug.graph_dump.path = str(ledger.root / "torchair")
     pre = hooks.pre_pass if hooks is not None else req.pre_pass
     post = hooks.post_pass if hooks is not None else req.post_pass
     if pre is not None:
@@ -134,12 +139,10 @@ def _locate_node(session: CaptureSession | None, ledger: LedgerWriter, message: 
     """Find the FX node an error message talks about (converter errors name the target)."""
     if session is None or session.current is None:
         return None, None
-    from airctl.io.json_io import read_json
-
     stage = ledger.last_stage(session.current, "fx")
     if stage is None:
         return None, None
-    graph = read_json(ledger.stage_file(stage))
+    graph = ledger.stage_graph(stage)
     for m in _TARGET.finditer(message):
         target = m.group(1).removeprefix("torch.ops.")
         for node in graph.nodes:
@@ -274,11 +277,12 @@ def _translate(exc: BaseException, session: CaptureSession | None, ledger: Ledge
     if source and ":" in source:
         file, _, ln = source.rpartition(":")
         line = int(ln) if ln.isdigit() else None
-    hint = None
-    if "ge_converter is not implemented" in message or "converter" in message.lower():
+    model = ledger.run_index.model or {}
+    hint = missing_hint(message, model.get("path"))  # a custom op's IR sim does not know: how to declare it
+    if hint is None and ("ge_converter is not implemented" in message or "converter" in message.lower()):
         hint = ("TorchAir has no GE converter for this op: rewrite it with supported ops, register one with "
                 "torchair.register_fx_node_ge_converter, or try --mode reduce-overhead")
-    elif "scope_enter" in message or "scope_exit" in message:
+    elif hint is None and ("scope_enter" in message or "scope_exit" in message):
         hint = "scope_enter/scope_exit must pair up in graph order (rule R1/R2); run `airctl check` on the ledger"
     where = f" at FX node {node}" if node else ""
     return CompileError(f"TorchAir failed to compile the model{where}: {message}", file=file, line=line, node=node,
@@ -286,6 +290,11 @@ def _translate(exc: BaseException, session: CaptureSession | None, ledger: Ledge
 
 
 def compile_model(req: CompileRequest, progress: Progress | None = None) -> CompileResult:
+    with redelivered() as interrupts:  # a Ctrl-C Python drops in a finalizer comes again
+        return _compile_model(req, progress, interrupts)
+
+
+def _compile_model(req: CompileRequest, progress: Progress | None, interrupts: Redelivery) -> CompileResult:
     say = progress or (lambda _msg: None)
     label = Path(req.model_path).stem
     model = model_record(Path(req.model_path), req.entry)
@@ -315,8 +324,13 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
         t0 = time.perf_counter()
         backend = choose(req.backend)
         ledger.set(backend=backend.to_json())
+        # sim's stand-in for CANN's op registry: custom ops' IR declared beside the model (docs/sim.md)
+        ascend_ir = find_declarations(req.model_path) if backend.name == "sim" else None
         say(f"backend {backend.name}: {backend.reason}")
-        with backend.session(runs.sim_context()) as torchair, capture_logs(ledger.root / "log.txt"):
+        capture = Capture(req.capture)
+        log_level = logging.INFO if capture is Capture.MINIMAL else logging.DEBUG
+        logs = capture_logs(ledger.root / "log.txt", log_level, keep_node_trace=capture is Capture.FULL)
+        with backend.session(runs.sim_context(ascend_ir)) as torchair, logs:
             ledger.set_timing("backend_seconds", time.perf_counter() - t0)
             t0 = time.perf_counter()
             say(f"loading {req.model_path}")
@@ -327,7 +341,7 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
                 kept = _keep(loaded)
 
             instruments = list(req.instruments) + (verify_instruments(req.mode) if req.verify else [])
-            session = CaptureSession(ledger, instruments, extra_dump_types=dump_types[1:],
+            session = CaptureSession(ledger, instruments, extra_dump_types=dump_types[1:], capture=capture,
                                      torchair_off=req.torchair_off, keep_dynamo_graphs=req.keep_dynamo_graphs)
             if kept is not None:
                 kept["dynamo"] = session.dynamo_graphs
@@ -341,6 +355,7 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
                     execution = _run(loaded, torchair, config, session, req, runs, say)
                 finally:
                     session.finalize()
+                    _note_assumed_ir(ledger, ascend_ir, backend)
                     if req.bisect is not None:
                         ledger.set(bisect={**req.bisect, "torchair_skipped": session.skipped})
             if not ledger.run_index.graphs:
@@ -353,6 +368,7 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
                         hint="a pass changed the results (TorchAir requires passes to keep them); "
                              "see `airctl diff` between the stages of this ledger")
     except KeyboardInterrupt:
+        interrupts.seen()
         ledger.fail("interrupted", {"type": "KeyboardInterrupt"})
         ledger.finish("interrupted")
         raise
@@ -360,19 +376,17 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
         pass
     except BaseException as exc:  # noqa: BLE001 - every failure must land in index.json
         if _in_chain(exc, StopAfterPass) is not None:
-            ledger.finish("planned")
-            finish_ledger(ledger, session, write_report=req.report)
+            close_run(ledger, session, "planned", write_report=req.report and req.capture != Capture.MINIMAL)
             return CompileResult(ledger.root, ledger.run_index, backend, execution, None, session, runs.race_rows(),
                                  hooks, kept)
         error = _translate(exc, session, ledger, Path(req.model_path))
         status = "mismatch" if isinstance(error, ExecutionMismatch) else "failed"
         ledger.fail(error.message, error.to_json())
-        ledger.finish(status)
-        finish_ledger(ledger, session, write_report=req.report)
+        close_run(ledger, session, status, write_report=req.report and req.capture != Capture.MINIMAL)
         return CompileResult(ledger.root, ledger.run_index, backend, execution, error, session, runs.race_rows(), hooks,
                              kept)
-    ledger.finish("planned" if req.stop_after_passes else None)
-    finish_ledger(ledger, session, write_report=req.report)
+    close_run(ledger, session, "planned" if req.stop_after_passes else None,
+              write_report=req.report and req.capture != Capture.MINIMAL)
     return CompileResult(ledger.root, ledger.run_index, backend, execution, None, session, runs.race_rows(), hooks,
                          kept)
 
@@ -397,16 +411,26 @@ def _nothing_compiled(loaded: LoadedModel) -> ModelScriptError:
              "tensors or a dict); a model that does no tensor work has no graph to compile")
 
 
+def _note_assumed_ir(ledger: LedgerWriter, ascend_ir: Any, backend: BackendChoice) -> None:
+    """Say which custom ops' IR sim took from their converters' keyword calls (not declared)."""
+    if backend.name != "sim" or not ascend_ir.assumed:
+        return
+    ledger.note("sim: the Ascend IR of " + ", ".join(ascend_ir.assumed) + " was taken from the converter's "
+                "keyword call to torchair.ge.custom_op (no declaration); on an NPU, CANN must have the op installed")
+
+
 def _check_request(req: CompileRequest) -> list[str]:
     """The GE dump types to write; raises for a bad mode, dump type or model path (before torch loads)."""
     if not (req.atol >= 0 and req.atol != float("inf")):  # NaN fails both comparisons
         raise AirctlError(f"invalid --atol {req.atol!r}", hint="a tolerance is a finite number >= 0, e.g. 1e-5")
     if req.mode not in MODES:
         raise AirctlError(f"invalid mode {req.mode!r}", hint="choose one of: " + ", ".join(MODES))
+    if req.capture not in CAPTURES:
+        raise AirctlError(f"invalid --capture {req.capture!r}", hint="choose one of: " + ", ".join(CAPTURES))
     mode = Mode(req.mode)
-    dump_types = list(req.dump_types or mode.dumps)
+    dump_types = list(req.dump_types or Capture(req.capture).dumps(mode))
     bad = [t for t in dump_types if t not in DUMP_TYPES]
-    if bad or not dump_types:
+    if bad or (req.dump_types is not None and not dump_types):
         raise AirctlError(f"invalid --dump-type {','.join(bad) or '(empty)'}",
                           hint="choose from: " + ", ".join(DUMP_TYPES))
     if not set(dump_types) <= set(mode.dumps):

@@ -86,7 +86,11 @@ def dump_source(source: Path | None, fmt: GraphFormat | str, *, stage: str | Non
         from airctl.ledger.reader import Ledger
 
         ref = Ledger.open(source).find_stage(stage, request=request)
-        notes.append(f"graph {ref.graph_id}, stage {ref.name}")
+        note = f"graph {ref.graph_id}, stage {ref.name}"
+        if fmt in (GraphFormat.PBTXT, GraphFormat.TXT) and not collapse and ref.dialect == "ge":
+            note += (f": written from the ledger's snapshot (TorchAir dumped no {fmt.value} of it; "
+                     f"`airctl compile --capture full` or `--dump-type {fmt.value}` keeps TorchAir's own)")
+        notes.append(note)
     graph = load_source(source, stage, request, mode=mode or MAX_AUTOTUNE)
     if fmt is GraphFormat.LANES:
         assert out is not None
@@ -120,7 +124,9 @@ def torchair_text(root: Path, stage: str | None, request: Any, fmt: GraphFormat)
             path = stage_path(ledger.root, dump.file, ref.name)
             if path.is_file():
                 note = f"graph {ref.graph_id}, stage {ref.name}: TorchAir's own dump {path}"
-                return path.read_text(encoding="utf-8", errors="replace"), note
+                from airctl.io.compressed import read_bytes
+
+                return read_bytes(path).decode("utf-8", errors="replace"), note
     return None
 
 

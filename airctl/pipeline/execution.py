@@ -33,8 +33,10 @@ class RunExecution:
         self.collectives = collectives
         self.collective_timeout_s = collective_timeout_s
 
-    def sim_context(self) -> SimContext:
-        return SimContext(run_ge=self.executors.run_ge, run_acl=self.executors.run_acl,
+    def sim_context(self, ascend_ir: Any = None) -> SimContext:
+        """The sim session's context: graphs run on this run's executors; ``ascend_ir`` is the
+        model's custom-op IR table (:func:`airctl.sim.ascend_ir.find_declarations`)."""
+        return SimContext(run_ge=self.executors.run_ge, run_acl=self.executors.run_acl, ascend_ir=ascend_ir,
                           collective_timeout_s=self.collective_timeout_s)
 
     @contextmanager

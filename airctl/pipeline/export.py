@@ -50,7 +50,9 @@ def _stage_payload(ledger: Ledger, stage: Any) -> str | None:
     if stage.text:
         path = ledger.root / stage.text
         if path.is_file():
-            return path.read_text(encoding="utf-8", errors="replace").rstrip("\n")
+            from airctl.io.compressed import read_bytes
+
+            return read_bytes(path).decode("utf-8", errors="replace").rstrip("\n")
     return write_graph(ledger.load(stage), "json").rstrip("\n")
 
 

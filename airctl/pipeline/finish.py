@@ -29,14 +29,30 @@ def _record_findings(ledger: Any, session: Any) -> None:
     ledger.set_findings(rows, first)
 
 
+def close_run(ledger: Any, session: Any, status: str | None = None, write_report: bool = True) -> None:
+    """``ledger.finish(status)``, then :func:`finish_ledger`. Ctrl-C while they run (waiting for the
+    ledger's files, compressing the log, writing the report) marks a run that was ending ok
+    ``interrupted``, as it would be a moment earlier; a failed run keeps its error."""
+    try:
+        ledger.finish(status)
+        finish_ledger(ledger, session, write_report=write_report)
+    except KeyboardInterrupt:
+        if ledger.run_index.status in ("running", "ok", "planned"):
+            ledger.fail("interrupted", {"type": "KeyboardInterrupt"})
+            ledger.finish("interrupted")
+        raise
+
+
 def finish_ledger(ledger: Any, session: Any, write_report: bool = True) -> None:
     _record_findings(ledger, session)
+    if session is not None and getattr(session, "compress_log", False):
+        ledger.compress_log()
     if not write_report:
         return
     try:
         from airctl.report import write_report as write
 
-        ledger.set_report(write(ledger.root))
+        ledger.set_report(write(ledger.root, graphs=ledger.graphs_written))
     except Exception as e:  # the run's result matters more than its viewer
         log.debug("report.html could not be written", exc_info=True)  # recorded below; no traceback on stderr
         ledger.set_report(error=f"{type(e).__name__}: {e}")

@@ -4,6 +4,11 @@ TorchAir logs to stdout through the ``torchair`` logger (reference/torchair.md Â
 run airctl lowers that logger to DEBUG so ``log.txt`` gets the pass-diff tables and
 "Add record-wait generated control edges" lines, while TorchAir's own stdout handler keeps the
 level the user had â€” the terminal is not flooded, nothing the user asked for is hidden.
+
+TorchAir's converter also traces every FX node it converts at DEBUG (target, each input, the
+output: five lines a node, half of a large model's log, and their formatting costs the compile
+a few percent). ``log.txt`` leaves that trace out unless asked (``keep_node_trace``, which
+``--capture full`` sets); the ledger has the graphs themselves.
 """
 
 from __future__ import annotations
@@ -18,11 +23,18 @@ from airctl.ledger.log_file import LedgerLogHandler
 FORMAT = "%(asctime)s %(levelname)s %(name)s [%(filename)s:%(lineno)d] %(message)s"
 
 
+def is_node_trace(record: logging.LogRecord) -> bool:
+    """A line of TorchAir's per-node conversion trace (``_trace_print`` in its npu_fx_compiler)."""
+    return record.funcName == "inner" and record.filename == "npu_fx_compiler.py"
+
+
 @contextlib.contextmanager
-def capture_logs(path: Path, level: int = logging.DEBUG) -> Iterator[None]:
+def capture_logs(path: Path, level: int = logging.DEBUG, keep_node_trace: bool = True) -> Iterator[None]:
     handler = LedgerLogHandler(path)  # a full disk stops the log quietly (airctl.ledger.log_file)
     handler.setFormatter(logging.Formatter(FORMAT))
     handler.setLevel(level)
+    if not keep_node_trace:
+        handler.addFilter(lambda record: not is_node_trace(record))
     # Only loggers that exist already: creating "torchair" before TorchAir is imported would give
     # it a plain Logger instead of TorchAir's own class (which has .event()).
     names = [n for n in ("torchair", "airctl") if n == "airctl" or n in logging.root.manager.loggerDict]

@@ -99,6 +99,7 @@ def _how(failure: Failure | None) -> str:
 
 def _finish_abandoned(folder: Path, index: Any, failure: Failure | None, stopped: bool) -> None:
     writer = LedgerWriter(folder, index)
+    writer.forget_missing()  # snapshots still queued for the background writer when the process ended
     how = _how(failure)
     by_us = stopped or (failure is not None and failure.signal in STOP_SIGNALS)
     writer.fail(f"the rank's process ended ({how}) before its ledger was finished"

@@ -168,8 +168,8 @@ def _compile(request: RankRequest, root: Path, fields: dict[str, Any], log: Any,
             result = compile_model(CompileRequest(
                 Path(request.script), mode=options.get("mode", "max-autotune"), backend=backend.name,
                 entry=options.get("entry"), passes_file=options.get("passes_file"), atol=request.atol,
-                command="compile", ledger_root=root, ledger_fields=fields, collectives=log,
-                collective_timeout_s=request.collective_timeout_s), progress=say)
+                capture=options.get("capture", "default"), command="compile", ledger_root=root, ledger_fields=fields,
+                collectives=log, collective_timeout_s=request.collective_timeout_s), progress=say)
             error = result.error
     finally:
         if dist.is_initialized():

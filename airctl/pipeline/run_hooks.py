@@ -77,6 +77,7 @@ class RunSession(CaptureSession):
 
     def __init__(self, ledger: LedgerWriter, instruments: Sequence[Instrument] = ()) -> None:
         super().__init__(ledger, instruments, extra_dump_types=())
+        self.compress_log = False  # log.txt is the script's own log, teed as it runs
 
     def aot_graph(self, gm: Any, phase: str) -> None:
         if phase != "backward" and self._pending_dynamo is None:
@@ -98,15 +99,17 @@ class RunSession(CaptureSession):
             return
         super().ge_stage(file_name, ge)
 
-    def torchair_dump(self, path: Path, graph_name: str | None) -> None:
+    def torchair_dump(self, path: Path, graph_name: str | None) -> Path | None:
         source = Path(path).absolute()
         target = source
         ledger_dumps = (self.ledger.root / "torchair").absolute()
         if source.parent != ledger_dumps and source.is_file():
             target = ledger_dumps / source.name
             shutil.copy2(source, target)
-        super().torchair_dump(target, graph_name)
-        self.ledger.update_dump(target, source=str(source))
+        listed = super().torchair_dump(target, graph_name)
+        if listed is not None:
+            self.ledger.update_dump(listed, source=str(source))
+        return listed
 
 
 def _value(option: Any) -> Any:

@@ -49,6 +49,7 @@ from airctl.pipeline.run_check import run_summary
 from airctl.pipeline.run_errors import ScriptEnd, from_exception, from_system_exit
 from airctl.pipeline.run_hooks import RunHooks, RunSession
 from airctl.pipeline.run_logs import RunLog, tee_torchair_log
+from airctl.sim.ascend_ir import find_declarations
 from airctl.sim.capture import observing
 from airctl.torch_env import ensure_torch_importable
 
@@ -143,6 +144,7 @@ def run_script(req: RunRequest, progress: Progress | None = None) -> RunResult:
         backend = choose(req.backend)
         ledger.set(backend=backend.to_json())
         say(f"backend {backend.name}: {backend.reason}")
+        ascend_ir = find_declarations(script) if backend.name == "sim" else None  # custom ops' IR (docs/sim.md)
     except AirctlError as error:
         ledger.fail(error.message, error.to_json())
         ledger.finish("failed")
@@ -154,7 +156,7 @@ def run_script(req: RunRequest, progress: Progress | None = None) -> RunResult:
                      make_instruments=verify_instruments if req.verify else None)
     t0 = time.perf_counter()
     try:
-        with backend.session(runs.sim_context()) as torchair:
+        with backend.session(runs.sim_context(ascend_ir)) as torchair:
             ledger.set_timing("backend_seconds", time.perf_counter() - t0)
             t0 = time.perf_counter()
             with tee_torchair_log(ledger.root / "log.txt") as log:

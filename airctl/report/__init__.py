@@ -8,13 +8,18 @@ Called by :func:`airctl.pipeline.finish.finish_ledger`; also usable on any ledge
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 REPORT = "report.html"
 
 
-def write_report(ledger_dir: Path) -> Path | None:
-    """Write ``<ledger_dir>/report.html`` from the ledger's index, snapshots, findings and profile."""
+def write_report(ledger_dir: Path, graphs: Mapping[str, Any] | None = None) -> Path | None:
+    """Write ``<ledger_dir>/report.html`` from the ledger's index, snapshots, findings and profile.
+
+    ``graphs`` (ledger-relative snapshot file -> Graph) are snapshots the caller has in memory
+    already (the ledger writer's): they are not read back from disk."""
     from airctl.io.gc_pause import gc_paused
     from airctl.ledger.reader import Ledger
     from airctl.report.ledger_data import ledger_payload, read_profile
@@ -25,7 +30,7 @@ def write_report(ledger_dir: Path) -> Path | None:
         return None
     ledger = Ledger.open(root)
     with gc_paused():  # millions of small objects, no cycles (see airctl.io.gc_pause)
-        payload = ledger_payload(ledger)
+        payload = ledger_payload(ledger, graphs)
     profile = read_profile(root)
     timeline = None
     if profile is not None:

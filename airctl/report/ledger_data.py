@@ -4,13 +4,16 @@ findings, and the profile summary when ``airctl profile`` left one.
 The ledger is read through :class:`~airctl.ledger.reader.Ledger`; each graph opens on its default
 ``report.html`` stage (:func:`~airctl.ledger.defaults.default_stage`).
 
-Each snapshot file is read once, however many unchanged passes share it; a stage whose file is
-missing or unreadable stays in the list, marked, so a crashed run still gets a report.
+Each snapshot file is read once, however many stages share it (the ledger is content-addressed),
+and not at all when the caller has the graph in memory (the ledger writer, at the end of a run);
+a stage whose file is missing or unreadable stays in the list, marked, so a crashed run still
+gets a report.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +33,7 @@ def graph_entry(info: GraphEntry, stages: list[tuple[StageEntry, Graph | None, s
                 open_at: int | None = None, mode: str = MAX_AUTOTUNE) -> dict[str, Any]:
     """One graph's stage list; ``stages`` holds (index.json stage entry, graph or None, snapshot key);
     ``open_at``: the position of the stage the viewer opens on; ``mode``: the run's (for the lane view)."""
-    by_dialect: dict[str, int] = {}
+    by_kind: dict[str, int] = {}  # "fx", "ge", and "dynamo": Dynamo's graph is not AOT's, nor laid out with it
     seen: dict[str, tuple[int, int]] = {}  # snapshot key -> (group, snap)
     out_stages = []
     last: tuple[int, int] | None = None
@@ -41,17 +44,17 @@ def graph_entry(info: GraphEntry, stages: list[tuple[StageEntry, Graph | None, s
             row.update(group=None, snap=None, diff=None, missing=True)
             out_stages.append(row)
             continue
-        if key in seen:
+        diff: dict[str, Any] | None
+        if key in seen and last == seen[key]:  # an unchanged pass: the same snapshot, an empty diff
             g, snap = seen[key]
-            diff: dict[str, Any] | None = None
-            if last == (g, snap):
-                diff = {"added": [], "removed": [], "changed": [], "edges_added": [], "edges_removed": [],
-                        "summary": {"added": 0, "removed": 0, "changed": 0, "edges_added": 0, "edges_removed": 0,
-                                    "renamed": 0}}
-        else:
-            g = by_dialect.get(graph.dialect)
+            diff = {"added": [], "removed": [], "changed": [], "edges_added": [], "edges_removed": [],
+                    "summary": {"added": 0, "removed": 0, "changed": 0, "edges_added": 0, "edges_removed": 0,
+                                "renamed": 0}}
+        else:  # a graph not seen, or seen before the stage just shown (the ledger shares its file)
+            kind = "dynamo" if entry.name == "dynamo" else graph.dialect
+            g = by_kind.get(kind)
             if g is None:
-                g = by_dialect[graph.dialect] = len(groups)
+                g = by_kind[kind] = len(groups)
                 groups.append(Group(info.id, graph.dialect, mode=mode))
             snap, diff = groups[g].add(graph)
             seen[key] = (g, snap)
@@ -61,17 +64,19 @@ def graph_entry(info: GraphEntry, stages: list[tuple[StageEntry, Graph | None, s
     return {"id": info.id, "kind": info.kind, "name": info.name, "stages": out_stages, "open": open_at}
 
 
-def ledger_payload(ledger: Ledger) -> dict[str, Any]:
+def ledger_payload(ledger: Ledger, known: Mapping[str, Graph] | None = None) -> dict[str, Any]:
+    """The viewer's payload; ``known`` snapshots (file -> graph) are used instead of reading the file."""
     index = ledger.index
     groups: list[Group] = []
     graphs = []
     cache: dict[str, Graph | None] = {}
+    known = known or {}
     for info in index.graphs:
         stages = []
         for ref in ledger.stages(info.id):
             if ref.file not in cache:
-                cache.clear()  # files are shared only by consecutive stages
-                cache[ref.file] = _load(ledger, ref)
+                graph = known.get(ref.file)
+                cache[ref.file] = graph if graph is not None else _load(ledger, ref)
             stages.append((ref.entry, cache[ref.file], ref.file))
         opened = ledger.default_stage(Request.REPORT, info.id)
         at = next((k for k, s in enumerate(info.stages) if opened is not None and s is opened.entry), None)

@@ -6,8 +6,12 @@ fixed order ``VIEWER_JS``.
 
 The payload sits in ``<script type="application/json">`` with ``<``, ``>`` and ``&`` written as
 ``\\u003c``/``\\u003e``/``\\u0026``, so no string in a graph (``</script>``, ``<!--``) can end the block;
-the JS reads it with ``JSON.parse`` and writes only through ``textContent`` and the canvas. The
-only markup built here from run data (the title) is escaped with :func:`airctl.render.text.esc`. The profile timeline
+the JS reads it with ``JSON.parse`` and writes only through ``textContent`` and the canvas. A
+payload over :data:`COMPRESS_ABOVE` (a 6k-node model's is tens of MB) is stored gzip-compressed
+and base64-encoded instead (``type="application/gzip+base64"``; the browser inflates it with its
+built-in ``DecompressionStream``), which makes the page about ten times smaller;
+:func:`payload_of` reads either form back. The only markup built here from run data (the title)
+is escaped with :func:`airctl.render.text.esc`. The profile timeline
 SVG is embedded as a base64 ``<img>``: an SVG shown as an image cannot run scripts.
 """
 
@@ -16,6 +20,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import zlib
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -29,6 +34,8 @@ from airctl.report.payload import Group
 
 HERE = Path(__file__).parent
 MAX_TIMELINE_BYTES = 20 * 1024 * 1024
+COMPRESS_ABOVE = 256 << 10  # payload JSON characters above which the page carries it gzip-compressed
+JSON_TYPE, GZIP_TYPE = "application/json", "application/gzip+base64"
 
 TEMPLATE = """<!DOCTYPE html>
 <html lang="en">
@@ -81,7 +88,7 @@ style-src 'unsafe-inline'; img-src data:">
 <section class="tab" id="tab-run"><div class="pad" id="run"></div></section>
 </main>
 <noscript>This report needs JavaScript to draw the graphs.</noscript>
-<script type="application/json" id="airctl-data">@@data@@</script>
+<script type="@@data_type@@" id="airctl-data">@@data@@</script>
 <script>@@js@@</script>
 </body>
 </html>
@@ -100,22 +107,70 @@ def _asset(name: str) -> str:
     return (HERE / name).read_text(encoding="utf-8")
 
 
+# Hands the payload's JSON text to the viewer: as it is, or inflated from gzip+base64 first.
+LOADER_JS = """(function (viewer) {
+  var el = document.getElementById("airctl-data");
+  if (el.type !== "%s") { viewer(el.textContent); return; }
+  var bin = atob(el.textContent.trim()), bytes = new Uint8Array(bin.length);
+  for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  var inflated = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  new Response(inflated).text().then(viewer, function (e) {
+    document.body.textContent = "report.html: the graph data could not be read (" + e + ")";
+  });
+})""".replace("%s", GZIP_TYPE)
+
+
 @cache
 def viewer_js() -> str:
     """The viewer's JS for the page's one ``<script>``: every file of ``VIEWER_JS`` in order, in one
-    strict-mode function scope (so they share it, and nothing leaks into ``window``)."""
+    strict-mode function scope (so they share it, and nothing leaks into ``window``), called with
+    the payload's JSON text by :data:`LOADER_JS`."""
     parts = [f"/* ---- viewer/{name} ---- */\n{_asset('viewer/' + name)}" for name in VIEWER_JS]
-    return '(function () {\n  "use strict";\n' + "".join(parts) + "})();\n"
+    return LOADER_JS + '(function (dataText) {\n  "use strict";\n' + "".join(parts) + "});\n"
+
+
+def payload_json(obj: Any) -> str:
+    """The payload as compact JSON; NaN and infinities become the strings ``"NaN"``, ``"Infinity"``,
+    ``"-Infinity"`` (JSON has no such numbers). The payload's builder already wrote graph
+    attributes that way, so the slow path (a pass over every string) is for anything else."""
+    try:
+        return json.dumps(obj, separators=(",", ":"), default=str, allow_nan=False)
+    except ValueError:
+        text = json.dumps(obj, separators=(",", ":"), default=str)
+    return _NON_FINITE.sub(lambda m: m.group(0) if m.group(0)[0] == '"' else f'"{m.group(0)}"', text)
+
+
+_NON_FINITE = re.compile(r'"(?:[^"\\]|\\.)*"|-?Infinity|NaN')
 
 
 def script_json(obj: Any) -> str:
     """JSON safe to place inside a ``<script>`` element."""
-    try:
-        text = json.dumps(obj, separators=(",", ":"), default=str, allow_nan=False)
-    except ValueError:
-        text = _nan_free(json.dumps(obj, separators=(",", ":"), default=str))
+    return _script_safe(payload_json(obj))
+
+
+def _script_safe(text: str) -> str:
     return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def script_payload(obj: Any, compress_above: int = COMPRESS_ABOVE) -> tuple[str, str]:
+    """``(type, text)`` of the payload's ``<script>`` element: JSON, or gzip+base64 when it is large."""
+    text = payload_json(obj)
+    if len(text) <= compress_above:
+        return JSON_TYPE, _script_safe(text)
+    c = zlib.compressobj(1, zlib.DEFLATED, 31)  # level 1: ~8x smaller at ~100 MB/s
+    packed = c.compress(text.encode("utf-8")) + c.flush()
+    return GZIP_TYPE, base64.b64encode(packed).decode("ascii")
+
+
+def payload_of(page: str) -> Any:
+    """The payload of a report page written by :func:`html_page` (either form)."""
+    m = re.search(r'<script type="([^"]+)" id="airctl-data">(.*?)</script>', page, re.S)
+    if m is None:
+        raise ValueError("no airctl-data element in the page")
+    if m.group(1) == GZIP_TYPE:
+        return json.loads(zlib.decompress(base64.b64decode(m.group(2)), 31))
+    return json.loads(m.group(2))
 
 
 def timeline_img(svg: bytes | None) -> str:
@@ -126,20 +181,17 @@ def timeline_img(svg: bytes | None) -> str:
             f'<img alt="stream timeline" src="data:image/svg+xml;base64,{b64}"></div>')
 
 
-def html_page(payload: dict[str, Any], timeline_svg: bytes | None = None) -> str:
+def html_page(payload: dict[str, Any], timeline_svg: bytes | None = None,
+              compress_above: int = COMPRESS_ABOVE) -> str:
     """The whole report page for ``payload`` (see :mod:`airctl.report.payload`)."""
     payload = {**payload, "style": {"edges": {k: [c, [float(d) for d in dash.split(",")] if dash else [], w]
                                               for k, (c, dash, w) in EDGE_STYLE.items()}}}
+    data_type, data = script_payload(payload, compress_above)
     values = {"title": esc(payload.get("title") or "airctl"),
-              "css": _asset("viewer.css"), "js": viewer_js(), "data": script_json(payload),
+              "css": _asset("viewer.css"), "js": viewer_js(), "data": data, "data_type": data_type,
               "timeline": timeline_img(timeline_svg)}
     # one pass over the template: inserted text is never scanned for markers again
     return re.sub(r"@@(\w+)@@", lambda m: values[m.group(1)], TEMPLATE)
-
-
-def _nan_free(text: str) -> str:
-    """JSON has no NaN/Infinity; graph attributes may hold them (a float constant). Turn them into strings."""
-    return json.dumps(json.loads(text, parse_constant=lambda name: name), separators=(",", ":"), default=str)
 
 
 def _stage(index: int, name: str, graph: Graph, snap: int, diff: dict[str, Any] | None,

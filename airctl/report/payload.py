@@ -24,6 +24,7 @@ Layout of the JSON (compact: per-node values are parallel integer arrays)::
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,23 +45,35 @@ MAX_ITEMS = 200  # items of one list/dict kept
 
 
 def _clip(value: Any, depth: int = 0) -> Any:
-    """Bound what one attribute costs the page; the ledger snapshot keeps the full value."""
-    if isinstance(value, str):
+    """Bound what one attribute costs the page; the ledger snapshot keeps the full value. JSON has
+    no NaN or infinities (a float constant may be one): they become ``"NaN"``, ``"Infinity"``,
+    ``"-Infinity"``. (Called for every attribute of every node: the common types are tested first.)"""
+    kind = type(value)
+    if kind is int or kind is bool or value is None:
+        return value
+    if kind is str:
         return value if len(value) <= MAX_TEXT else f"{value[:MAX_TEXT]}… ({len(value)} characters)"
-    if isinstance(value, list):
+    if kind is float:
+        if math.isfinite(value):
+            return value
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if kind is list or kind is tuple:
         if depth > 6:
             return "[…]"
         items = [_clip(v, depth + 1) for v in value[:MAX_ITEMS]]
         if len(value) > MAX_ITEMS:
             items.append(f"… ({len(value)} items)")
         return items
-    if isinstance(value, dict):
+    if kind is dict:
         if depth > 6:
             return "{…}"
         out = {str(k): _clip(v, depth + 1) for k, v in list(value.items())[:MAX_ITEMS]}
         if len(value) > MAX_ITEMS:
             out["…"] = f"{len(value)} keys"
         return out
+    if isinstance(value, (str, int, float, list, tuple, dict)):  # subclasses: as their base
+        base = next(t for t in (bool, int, float, str, list, tuple, dict) if isinstance(value, t))
+        return _clip(base(value), depth)
     return value
 
 

@@ -38,8 +38,8 @@ class CaptureListener(Protocol):
     def final_fx(self, concrete: Any, gm: Any) -> None:
         """The FX graph TorchAir converts, after all its FX passes."""
 
-    def torchair_dump(self, path: Path, graph_name: str | None) -> None:
-        """TorchAir wrote a graph dump file."""
+    def torchair_dump(self, path: Path, graph_name: str | None) -> Path | None:
+        """TorchAir wrote a graph dump file; returns where the ledger lists it (None: not listed)."""
 
 
 @contextmanager

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import torch
 
+from airctl.sim import npu_attention
 from airctl.sim.registry import REGISTRY
 
 SCHEMAS = {
@@ -106,16 +107,18 @@ def _no_cpu(name: str):
 
 
 def register() -> None:
-    """Define the ops once per process (skipped for any op that already exists, e.g. real torch_npu).
+    """Define the ops once per process (skipped for any op that already exists, e.g. real torch_npu),
+    with the fused attention ops of :mod:`airctl.sim.npu_attention`.
 
     The library object lives in :data:`~airctl.sim.registry.REGISTRY`: torch drops the ops when it
     is garbage-collected, and TorchAir's pattern passes keep referring to them.
     """
     missing = [name for name in SCHEMAS if not hasattr(torch.ops.npu, name)]
-    if not missing:
+    if not missing and all(hasattr(torch.ops.npu, name) for name in npu_attention.SCHEMAS):
         return
     lib = torch.library.Library("npu", "FRAGMENT")
     REGISTRY.op_libraries.append(lib)
+    npu_attention.register(lib)
     computed = {
         "npu_add_rms_norm": add_rms_norm,
         "npu_rms_norm": rms_norm,

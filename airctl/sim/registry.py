@@ -9,9 +9,12 @@ NPU too:
 - **the loaded TorchAir** and the stand-in C++ extension modules it was imported against:
   TorchAir is a process singleton (its Graph Engine options are set once) and keeps references
   to the modules it imported, so they are built once and put back in ``sys.modules`` for each run;
-- **operator registrations** (the ``npu::`` ops of :mod:`airctl.sim.npu_ops`, the CPU kernels of
-  TorchAir's ``npu_define`` collectives, :mod:`airctl.sim.collective_ops`): torch cannot
-  unregister an op that compiled code or TorchAir's pattern passes refer to.
+- **operator registrations** (the ``npu::`` ops of :mod:`airctl.sim.npu_ops` and
+  :mod:`airctl.sim.npu_attention`, torch_npu's kernels for torch composites of
+  :mod:`airctl.sim.npu_overrides`, the CPU kernels of TorchAir's ``npu_define`` collectives,
+  :mod:`airctl.sim.collective_ops`; users' custom-op declarations are *not* here: they come with
+  each session's context): torch cannot unregister an op that compiled code or TorchAir's pattern
+  passes refer to.
 
 Nothing here is a patch: :mod:`airctl.sim.session` installs and restores those around each run.
 """
@@ -41,6 +44,7 @@ class DeviceState:
     matmul: SimpleNamespace = field(default_factory=lambda: SimpleNamespace(allow_hf32=False))
     conv: SimpleNamespace = field(default_factory=lambda: SimpleNamespace(allow_hf32=True))
     config: SimpleNamespace = field(default_factory=lambda: SimpleNamespace(allow_internal_format=False))
+    soc: str | None = None  # the SoC a sim session stands in for (None: no session; npu_overrides then defer to torch)
 
     def notify(self, kind: str, **details: Any) -> None:
         for fn in list(self.observers):
@@ -64,6 +68,7 @@ class Registry:
     wheel_root: str | None = None  # where the real torch_npu wheel is installed (the stand-in hides it)
     extension_modules: dict[str, ModuleType] = field(default_factory=dict)  # name -> stand-in module
     op_libraries: list[Any] = field(default_factory=list)  # torch.library.Library objects kept alive
+    overrides_registered: bool = False  # npu_overrides' aten kernels are in op_libraries
     collective_kernels: tuple[str, ...] | None = None  # npu_define ops given CPU kernels (collective_ops)
     lock: threading.Lock = field(default_factory=threading.Lock)
 

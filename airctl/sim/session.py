@@ -17,7 +17,11 @@ While it lasts:
 - Dynamo backends ``"npu"`` and ``"npugraph_ex"`` exist (:mod:`.patched_dynamo_backends`);
 - a GE graph "runs" by executing the FX graph TorchAir converted with ``ctx.run_ge``
   (:mod:`.patched_ge_concrete_graph_call`), and an aclgraph forward (reduce-overhead under sim
-  runs eagerly) its final FX graph with ``ctx.run_acl`` (:mod:`.patched_acl_graph`).
+  runs eagerly) its final FX graph with ``ctx.run_acl`` (:mod:`.patched_acl_graph`);
+- the stand-in device is a SoC (``ctx.soc``): torch_npu's kernels for torch composites
+  (:mod:`.npu_overrides`: SDPA, one_hot) follow that chip's branches;
+- CANN's op registry answers from ``ctx.ascend_ir`` (custom ops the user declared, and
+  keyword-form ``torchair.ge.custom_op`` calls: :mod:`.ascend_ir`, :mod:`.patched_ge_custom_op`).
 
 On exit every patched attribute and ``sys.modules`` entry is restored. What stays is what the
 registry documents: the loaded TorchAir package, the ``npu::`` and ``npu_define`` op
@@ -27,6 +31,8 @@ SIGINT handlers it installs (:mod:`.patched_signal_handlers`).
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -38,12 +44,15 @@ from airctl.sim import (
     patched_acl_graph,
     patched_dynamo_backends,
     patched_ge_concrete_graph_call,
+    patched_ge_custom_op,
     patched_signal_handlers,
     patched_torch_device_word,
     patched_torch_distributed,
     patched_torch_npu,
     patched_torchair_extension,
+    torchair_core,
 )
+from airctl.sim.ascend_ir import AscendIr
 from airctl.sim.patching import Patches
 from airctl.sim.registry import REGISTRY
 from airctl.torch_env import ensure_torch_importable
@@ -57,7 +66,24 @@ class SimContext:
 
     run_ge: RunGraph  # max-autotune: the FX graph a GE graph was converted from
     run_acl: RunGraph | None = None  # aclgraph forwards; None: TorchAir's own eager path
+    # the SoC whose torch_npu kernels sim follows (npu_sdpa); None: $AIRCTL_SIM_SOC, else npu_sdpa.DEFAULT_SOC
+    soc: str | None = None
+    # CANN's op registry for custom ops (ascend_ir.AscendIr: declarations beside the model); None: empty
+    ascend_ir: Any = None
     collective_timeout_s: float | None = None  # default process-group timeout (multi-rank runs)
+
+
+def session_soc(ctx: SimContext) -> str:
+    """The SoC of a session; an unknown name is refused with the names sim knows."""
+    from airctl.errors import AirctlError
+    from airctl.sim.npu_sdpa import DEFAULT_SOC, SOC_ENV, SOCS, soc_path
+
+    soc = ctx.soc or os.environ.get(SOC_ENV) or DEFAULT_SOC
+    try:
+        soc_path(soc)
+    except ValueError as e:
+        raise AirctlError(str(e), hint=f"set {SOC_ENV} to one of: {', '.join(SOCS)}") from e
+    return soc
 
 
 def load_torchair() -> ModuleType:
@@ -67,7 +93,7 @@ def load_torchair() -> ModuleType:
         if REGISTRY.torchair is not None:
             return REGISTRY.torchair
         ensure_torch_importable()
-        from airctl.sim import npu_ops  # imports torch
+        from airctl.sim import npu_ops, npu_overrides  # import torch
         from airctl.sim.torchair_loader import load_torchair as load
         from airctl.sim.torchair_loader import torchair_dir
 
@@ -76,6 +102,7 @@ def load_torchair() -> ModuleType:
             patched_torchair_extension.patch(p)
             patched_torch_npu.patch(p)
             npu_ops.register()
+            npu_overrides.register()
             REGISTRY.torchair = load(path)
             collective_ops.register()
         return REGISTRY.torchair
@@ -85,7 +112,10 @@ def load_torchair() -> ModuleType:
 def session(ctx: SimContext) -> Iterator[ModuleType]:
     """The sim backend for the length of the block; yields the ``torchair`` module."""
     torchair = load_torchair()
+    soc = session_soc(ctx)
     with Patches() as p:
+        p.setattr(REGISTRY.device, "soc", soc)
+        table = ctx.ascend_ir if ctx.ascend_ir is not None else AscendIr()
         patched_torchair_extension.patch(p)
         patched_torch_npu.patch(p)
         p.module("torchair", torchair)
@@ -93,6 +123,9 @@ def session(ctx: SimContext) -> Iterator[ModuleType]:
         patched_torch_distributed.patch(p, ctx.collective_timeout_s)
         patched_dynamo_backends.patch(p, torchair)
         patched_ge_concrete_graph_call.patch(p, ctx.run_ge)
+        p.setattr(REGISTRY.extension_modules[torchair_core.MODULE_NAME], "get_registered_ir_def",
+                  functools.partial(torchair_core.registered_ir_def, table))
+        patched_ge_custom_op.patch(p, table)
         if ctx.run_acl is not None:
             patched_acl_graph.patch(p, ctx.run_acl)
         yield torchair

@@ -7,9 +7,10 @@ for the call in progress (:mod:`airctl.sim.patched_ge_concrete_graph_call`), whi
 FX graph TorchAir converted (node by node, on CPU) and returns its outputs in GE output order.
 Everything above this layer — conversion, GE passes, dumps, logging — is TorchAir's own code.
 
-The IR registry (``get_registered_ir_def``) is CANN's op catalogue; without CANN it answers
-"ERROR" (not registered), which makes TorchAir refuse to auto-generate converters for custom
-``npu::`` ops exactly as it does on a machine whose CANN lacks them.
+The IR registry (``get_registered_ir_def``) is CANN's op catalogue. Outside a session it answers
+"ERROR" (not registered), as a CANN without the op would; a sim session puts
+:func:`registered_ir_def` with its own table (``SimContext.ascend_ir``: the ops the user declared,
+and keyword-form ``custom_op`` calls, :mod:`airctl.sim.ascend_ir`) in its place.
 """
 
 from __future__ import annotations
@@ -123,8 +124,16 @@ def StupidRepeat(word: str, times: int) -> str:  # noqa: N802
     return word * times
 
 
+def registered_ir_def(table: Any, name: str) -> tuple:
+    """CANN's ``GetRegisteredIrDef`` as TorchAir's binding returns it: ``(status, inputs, outputs,
+    attrs)``, status ``"SUCCESS"`` or ``"ERROR"``, each list of ``(name, kind)`` pairs."""
+    if table is None:
+        return ("ERROR", [], [], [])
+    return table.lookup(name)
+
+
 def get_registered_ir_def(name: str):
-    return ("ERROR", [], [], [])
+    return registered_ir_def(None, name)
 
 
 def check_cann_compat(optype, runtime_optional_inputs, runtime_optional_attrs) -> str:

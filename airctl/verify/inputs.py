@@ -18,6 +18,7 @@ from pathlib import Path
 
 from airctl.errors import GraphReadError
 from airctl.graph.model import Graph
+from airctl.io.compressed import logical_suffix, open_bytes, read_bytes
 from airctl.io.log_records import is_torchair_log
 from airctl.ledger.defaults import Request
 from airctl.ledger.reader import Ledger
@@ -46,7 +47,7 @@ def load_targets(path: Path | str, *, stage: str | None = None) -> list[CheckTar
         return ledger_targets(path, stage)
     if is_torchair_log(_head(path)):
         return log_targets(path)
-    suffix = path.suffix.lower()
+    suffix = logical_suffix(path)  # the ledger's files are gzip-compressed: x.pbtxt.gz is a .pbtxt
     if suffix == ".json":
         return [CheckTarget(str(path), read_graph_file(path))]
     if suffix in DUMP_SUFFIXES:
@@ -67,7 +68,7 @@ def load_targets(path: Path | str, *, stage: str | None = None) -> list[CheckTar
 
 def _head(path: Path, size: int = 64 << 10) -> str:
     try:
-        with open(path, "rb") as handle:
+        with open_bytes(path) as handle:
             return handle.read(size).decode("utf-8", errors="replace")
     except OSError as e:
         raise GraphReadError(f"cannot read: {e.strerror or e}", file=str(path)) from e
@@ -109,9 +110,9 @@ def _is_py_dump(path: Path) -> bool:
     from airctl.io.py_dump import is_torchair_py_dump
 
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_bytes(path).decode("utf-8", errors="replace")
         return is_torchair_py_dump(text) or is_fx_code(text)
-    except OSError:
+    except (OSError, GraphReadError):
         return False
 
 

@@ -26,6 +26,8 @@ class VerifyEach:
     def __init__(self, mode: str = MAX_AUTOTUNE) -> None:
         self.mode = mode
         self.findings_by_stage: dict[str, list[Finding]] = {}
+        self._previous: dict[str, str | None] = {}  # stage -> the stage before it (its first run), O(1) lookups
+        self._last: str | None = None
 
     def _run(self, stage: str, graph: Graph) -> None:
         try:
@@ -34,6 +36,8 @@ class VerifyEach:
             findings = [Finding("verifier_failed", "info", self.mode, f"the verifier failed on this graph: {e!r}")]
         for f in findings:
             f.graph = stage
+        if stage not in self.findings_by_stage:
+            self._previous[stage], self._last = self._last, stage
         self.findings_by_stage[stage] = findings
 
     def before_pass(self, name: str, graph: Graph) -> None:
@@ -54,12 +58,12 @@ class VerifyEach:
         return None
 
     def new_findings(self, stage: str) -> list[Finding]:
-        """Findings of ``stage`` whose (rule, nodes) did not exist at the stage before it."""
-        stages = list(self.findings_by_stage)
+        """Findings of ``stage`` whose (rule, nodes) did not exist at the stage before it (constant time
+        in the number of stages: a pass file can have thousands)."""
         if stage not in self.findings_by_stage:
             return []
-        i = stages.index(stage)
-        before = {(f.rule, tuple(f.nodes)) for f in self.findings_by_stage[stages[i - 1]]} if i else set()
+        previous = self._previous.get(stage)
+        before = {(f.rule, tuple(f.nodes)) for f in self.findings_by_stage[previous]} if previous else set()
         return [f for f in self.findings_by_stage[stage] if (f.rule, tuple(f.nodes)) not in before]
 
     def all_findings(self) -> list[Finding]:

@@ -60,6 +60,7 @@ def test_optional_keys_are_written_once_set_and_core_keys_always(tmp_path: Path)
     w.set_findings([{"rule": "r", "graph": "g", "stage": "s"}], {"r": "g:s"})
     w.note("sim: switched run_eagerly on")
     w.set_timing("load_seconds", 0.12345)
+    w.sync()
     index = json.loads((w.root / "index.json").read_text())
     assert index["first_stage_with_finding"] == {"r": "g:s"} and index["notes"] == ["sim: switched run_eagerly on"]
     assert index["timings"]["load_seconds"] == 0.123
@@ -75,6 +76,7 @@ def test_writer_methods_write_through_to_the_typed_index_and_the_file(tmp_path: 
     w.update_graph("1-inference", execution={"matches_eager": True})
     w.update_dump(path, source="/elsewhere/x.pbtxt")
     w.set(warnings=["w"], something_new=1)
+    w.sync()
     if w.run_index.mode is None:
         w.set(mode="max-autotune")
     index = w.run_index
@@ -95,6 +97,7 @@ def test_writer_public_lookups(tmp_path: Path) -> None:
     assert w.graph_entry("1-inference").name == "graph_1"
     assert [s.name for s in w.stages("1-inference")] == ["aot-inference", "fx-final"]
     last = w.last_stage("1-inference", "fx")
+    w.sync()
     assert last is not None and last.fingerprint == "abc" and w.stage_file(last).is_file()
     assert w.last_stage("1-inference", "ge") is None and w.last_stage("2-forward") is None
     w.update_graph("1-inference", execution={"checked": True})

@@ -25,6 +25,7 @@ def test_runs_never_overwrite_and_index_updates_per_stage(tmp_path: Path) -> Non
     assert a.root != b.root
     a.graph("1-inference", "inference")
     a.add_stage("1-inference", "dynamo", _graph(2))
+    a.sync()
     on_disk = json.loads((a.root / "index.json").read_text())
     assert on_disk["status"] == "running"
     assert on_disk["graphs"][0]["stages"][0]["nodes"] == 3

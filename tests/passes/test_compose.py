@@ -10,7 +10,7 @@ import pytest
 
 from airctl.errors import PassError
 from airctl.pipeline.apply import ApplyResult, apply_passes
-from tests.conftest import MODELS
+from tests.conftest import MODELS, ledger_json, ledger_text
 from tests.passes.conftest import FIXTURES, PASSES
 
 pytestmark = pytest.mark.slow
@@ -37,7 +37,7 @@ def index_of(result: ApplyResult) -> dict:
 
 def stage_graph(ledger: Path, index: dict, name: str) -> list[tuple]:
     (stage,) = [s for s in index["graphs"][0]["stages"] if s["name"] == name]
-    nodes = json.loads((ledger / stage["file"]).read_text())["nodes"]
+    nodes = ledger_json(ledger / stage["file"])["nodes"]
     return [(n["name"], n["op"], n.get("inputs"), n.get("attrs")) for n in nodes]
 
 
@@ -72,10 +72,10 @@ def test_every_pass_has_snapshot_delta_time_and_check_in_the_ledger(run) -> None
     for s in (scope, wait):
         assert s["seconds"] is not None and s["seconds"] >= 0
         assert s["eager_check"]["matches"] is True
-        snapshot = json.loads((result.ledger_dir / s["file"]).read_text())
+        snapshot = ledger_json(result.ledger_dir / s["file"])
         assert len(snapshot["nodes"]) == s["nodes"]
-        assert (result.ledger_dir / s["text"]).read_text().count("torch.ops.air.") >= 3
-    streams = {n["name"]: n.get("stream") for n in json.loads((result.ledger_dir / wait["file"]).read_text())["nodes"]}
+        assert ledger_text(result.ledger_dir / s["text"]).count("torch.ops.air.") >= 3
+    streams = {n["name"]: n.get("stream") for n in ledger_json(result.ledger_dir / wait["file"])["nodes"]}
     assert streams["mm"] == streams["abs_1"] == "stream_1" and streams.get("sub") is None
 
 

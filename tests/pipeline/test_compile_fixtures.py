@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, ledger_json, ledger_text
 
 FIXTURES = ["seed", "transformer", "train", "graph_break", "convnet"]
 MODES = ["max-autotune", "reduce-overhead"]
@@ -49,23 +49,23 @@ def test_fixture_compiles_with_every_stage_and_matches_eager(compile_fixture, mo
                 assert f"after:{p}" in names
         for stage in graph["stages"]:
             assert stage["nodes"] > 0
-            snapshot = json.loads((result.ledger_dir / stage["file"]).read_text())
+            snapshot = ledger_json(result.ledger_dir / stage["file"])
             assert len(snapshot["nodes"]) == stage["nodes"]
 
 
-@pytest.mark.parametrize("model", FIXTURES)
-def test_ge_dumps_are_torchairs_own_in_all_three_types(compile_fixture, model: str) -> None:
-    result = compile_fixture(model, "max-autotune")
+def _check_torchair_dumps(result, kinds: tuple[str, ...]) -> None:
     index = result.index.to_json()
     by_stage_type = {(d["stage"], d["type"]) for d in index["dumps"]}
+    assert {d["type"] for d in index["dumps"]} == set(kinds)
     for stage in ("ge-original", "ge-optimized"):
-        for kind in ("pbtxt", "txt", "py"):
+        for kind in kinds:
             assert (stage, kind) in by_stage_type, (stage, kind)
     for dump in index["dumps"]:
         path = result.ledger_dir / dump["file"]
-        assert path.parent.name == "torchair"
+        assert path.parent.name == "torchair" and path.name.endswith(f".{dump['type']}.gz")
         assert path.name.startswith(("dynamo_original_graph_", "dynamo_optimized_graph_"))
-        text = path.read_text()
+        assert not path.with_suffix("").exists()  # TorchAir's uncompressed file was replaced
+        text = ledger_text(path)
         if dump["type"] == "pbtxt":
             assert text.startswith("node {") and 'op: "NetOutput"' in text  # TorchAir's TF-style renderer
         elif dump["type"] == "txt":
@@ -74,12 +74,28 @@ def test_ge_dumps_are_torchairs_own_in_all_three_types(compile_fixture, model: s
             assert "import ge_apis as ge" in text and "ge.NetOutput(" in text  # TorchAir's replayable py dump
 
 
+@pytest.mark.parametrize("model", FIXTURES)
+def test_ge_dumps_are_torchairs_own_txt_and_py(compile_fixture, model: str) -> None:
+    """The default capture keeps TorchAir's txt and py dumps (pbtxt is one more conversion of the
+    same graph: `airctl dump --type pbtxt` or --capture full)."""
+    _check_torchair_dumps(compile_fixture(model, "max-autotune"), ("txt", "py"))
+
+
+def test_capture_full_keeps_all_three_dump_types(runs_dir) -> None:
+    from airctl.pipeline.compile import CompileRequest, compile_model
+
+    result = compile_model(CompileRequest(REPO / "fixtures/models/seed.py", out_dir=runs_dir, backend="sim",
+                                          capture="full"))
+    assert result.error is None
+    _check_torchair_dumps(result, ("pbtxt", "txt", "py"))
+
+
 def test_reduce_overhead_keeps_aclgraph_dump_and_generated_code(compile_fixture) -> None:
     result = compile_fixture("seed", "reduce-overhead")
     stages = {d["stage"] for d in result.index.to_json()["dumps"]}
     assert {"aclgraph-original", "aclgraph-optimized", "generated-code"} <= stages
     code = next(d for d in result.index.to_json()["dumps"] if d["stage"] == "generated-code")
-    assert "def forward(" in (result.ledger_dir / code["file"]).read_text()
+    assert "def forward(" in ledger_text(result.ledger_dir / code["file"])
 
 
 def test_training_fixture_yields_forward_and_backward_graphs(compile_fixture) -> None:
@@ -109,7 +125,7 @@ def test_stream_labels_reach_the_ge_graph(runs_dir) -> None:
     stages = {s["name"]: s for s in result.index.to_json()["graphs"][0]["stages"]}
     pre = stages["after:post_grad_custom_pre_pass"]
     assert pre["changed"] is True and pre["node_delta"] == 4
-    ge = json.loads((result.ledger_dir / stages["ge-original"]["file"]).read_text())
+    ge = ledger_json(result.ledger_dir / stages["ge-original"]["file"])
     nodes = {n["name"]: n for n in ge["nodes"]}
     assert nodes["MatMul"]["stream"] == "stream_1" and nodes["Abs"]["stream"] == "stream_1"
     assert nodes["Sub"]["control_inputs"] == ["Abs"]

@@ -89,3 +89,23 @@ def test_failed_run_without_graphs_still_renders(tmp_path: Path) -> None:
     w.fail("model raised at import")
     dom = dump_dom(write_report(w.root), "tab=run")
     assert 'data-ready="1"' in dom and "no graphs in this run" in dom and "model raised at import" in dom
+
+
+def test_compressed_payload_is_inflated_by_the_browser(tmp_path: Path) -> None:
+    """A large payload is stored gzip+base64; the page inflates it and shows the same report."""
+    from airctl.ledger.reader import Ledger
+    from airctl.report.ledger_data import ledger_payload
+    from airctl.report.page import GZIP_TYPE, html_page, payload_of
+
+    need_chromium()
+    root = make_ledger(tmp_path / "runs")
+    payload = ledger_payload(Ledger.open(root))
+    page = root / "compressed.html"
+    page.write_text(html_page(payload, compress_above=0))
+    stored = payload_of(page.read_text())
+    assert f'type="{GZIP_TYPE}"' in page.read_text() and {**stored, "style": None} == {**payload, "style": None}
+    dom = dump_dom(page, "stage=fx-final&search=mm")
+    assert 'data-ready="1"' in dom
+    stages = re.findall(r'<li class="stage[^"]*"[^>]*>.*?<span class="name">([^<]*)</span>', dom)
+    assert stages == ["aot-inference", "yaml:mm-abs-on-stream1", "fx-final", "ge-original", "ge-optimized"]
+    assert re.findall(r'<li class="hit"><span class="name">([^<]*)</span>', dom) == ["mm"]

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
 
 from airctl.report import write_report
-from airctl.report.page import script_json
+from airctl.report.page import payload_of, script_json
 from tests.report.ledgers import make_ledger
 
 
 def payload(page: Path) -> dict:
-    m = re.search(r'<script type="application/json" id="airctl-data">(.*?)</script>', page.read_text(), re.S)
-    assert m is not None
-    return json.loads(m.group(1))
+    return payload_of(page.read_text())
 
 
 def test_report_lists_every_stage_with_diffs(tmp_path: Path) -> None:
@@ -72,6 +69,7 @@ def test_renamed_nodes_keep_their_place(tmp_path: Path) -> None:
                           Node("out", "NetOutput", inputs=["Add_2:0"])])
     w.add_stage("g", "one", a)
     w.add_stage("g", "two", b, changed=True)
+    w.finish()
     data = payload(write_report(w.root))
     group = data["groups"][0]
     assert group["keys"] == ["x", "Add_1", "out"]  # Add_2 took Add_1's place
@@ -160,8 +158,8 @@ def test_viewer_files_are_inlined_in_their_fixed_order_in_one_script() -> None:
     js = viewer_js()
     marks = [js.index(f"/* ---- viewer/{name} ---- */") for name in VIEWER_JS]
     assert marks == sorted(marks)
-    assert js.startswith("(function () {") and js.rstrip().endswith("})();")
-    assert js.rstrip().removesuffix("})();").rstrip().endswith("start();")
+    assert js.startswith("(function (viewer) {") and js.rstrip().endswith("});")  # the loader calls the viewer
+    assert js.rstrip().removesuffix("});").rstrip().endswith("start();")
     page = graph_page(Graph("g", "fx", [Node("x", "placeholder", kind="placeholder")]))
     assert page.count("<script") == 2 and js in page  # the payload block and the viewer
 

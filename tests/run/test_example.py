@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from airctl.io.read import read_graph
+from tests.conftest import ledger_text
 from tests.run.helpers import EXAMPLE, Run, airctl_run
 
 pytestmark = pytest.mark.slow
@@ -55,7 +56,7 @@ def test_graph_dump_has_streams_and_the_control_edge(example: Run) -> None:
     index = example.index
     sources = {Path(d["source"]).name: d for d in index["dumps"]}
     assert dumps[0].name in sources
-    assert (example.ledger / sources[dumps[0].name]["file"]).read_text() == text
+    assert ledger_text(example.ledger / sources[dumps[0].name]["file"]) == text
 
 
 def test_profile_in_the_ascend_layout(example: Run) -> None:

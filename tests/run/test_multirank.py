@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from airctl.io.compressed import read_bytes
 from tests.conftest import MODELS, REPO
 from tests.run.helpers import SCRIPTS, Run
 
@@ -64,7 +65,7 @@ def test_ddp_script_runs_on_two_ranks_each_matching_eager(tmp_path: Path) -> Non
         assert own["execution"]["matches_eager"] is True and own["execution"]["graphs_checked"] == 1
         [graph] = own["graphs"]
         ge = next(s for s in graph["stages"] if s["name"] == "ge-original")
-        ge_json = json.loads((top / "ranks" / str(r) / ge["file"]).read_text())
+        ge_json = json.loads(read_bytes(top / "ranks" / str(r) / ge["file"]))  # the ledger's .json.gz
         hcom = [n for n in ge_json["nodes"] if n["op"] == "HcomAllReduce"]
         assert len(hcom) == 2  # dist.all_reduce and funcol.all_reduce
         groups = {n["attrs"].get("group") for n in hcom}

@@ -3,11 +3,12 @@
  * The viewer is airctl's own code, no libraries. airctl/report/page.py inlines the files of this
  * folder, in a fixed order, into one function scope of report.html's single script: they share
  * this scope (functions and the variables declared here), and start.js, the last one, starts it.
- * Reads the JSON payload from the "airctl-data" script element (application/json); graph contents
+ * The payload is the JSON text `dataText` the page's loader hands this scope (read from the
+ * "airctl-data" script element, inflated first when the page stored it gzip+base64); graph contents
  * are written only through textContent and the canvas, never as markup.
  */
   var t0 = (window.performance || Date).now();
-  var data = JSON.parse(document.getElementById("airctl-data").textContent);
+  var data = JSON.parse(dataText);
   var parseMs = (window.performance || Date).now() - t0;
   var W = 150, H = 34, CELL = 600;
   var EDGE = (data.style && data.style.edges) || {};  // kind -> [colour, dash, width], from airctl/render/style.py

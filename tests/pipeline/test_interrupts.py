@@ -1,0 +1,43 @@
+"""A Ctrl-C that Python drops inside a finalizer is delivered again during a compile (pipeline/interrupts.py)."""
+
+from __future__ import annotations
+
+import gc
+import signal
+import time
+
+import pytest
+
+from airctl.pipeline.interrupts import redelivered
+
+
+class _PressesCtrlC:
+    def __del__(self) -> None:
+        signal.raise_signal(signal.SIGINT)  # the handler runs here, in a finalizer: its exception is dropped
+        sum(range(10))
+
+
+def _spin(seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_ctrl_c_dropped_by_a_finalizer_comes_again() -> None:
+    with redelivered() as interrupts, pytest.raises(KeyboardInterrupt):
+        obj = _PressesCtrlC()
+        del obj
+        gc.collect()
+        _spin(10)  # a plugin that never returns: without the second delivery, no KeyboardInterrupt
+    assert interrupts.tries >= 1
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_seen_interrupt_is_not_delivered_again() -> None:
+    with redelivered() as interrupts:
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+            _spin(1)
+        interrupts.seen()
+        _spin(1.5)  # no second KeyboardInterrupt
