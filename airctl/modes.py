@@ -43,7 +43,7 @@ class Capture(str, enum.Enum):
     so ``dump``, ``diff`` and ``check`` work on any of them."""
 
     MINIMAL = "minimal"  # no readable texts, no TorchAir dumps, INFO log, no report.html
-    DEFAULT = "default"  # + readable texts, TorchAir's txt and py dumps, DEBUG log, report.html
+    DEFAULT = "default"  # + readable texts, TorchAir's txt and py dumps (+ pbtxt of the last), DEBUG log, report
     FULL = "full"  # + TorchAir's pbtxt dump (every type the mode allows)
 
     def __str__(self) -> str:
@@ -54,8 +54,15 @@ class Capture(str, enum.Enum):
         if self is Capture.MINIMAL:
             return ()
         if self is Capture.DEFAULT and mode.is_ge:
-            return ("txt", "py")  # pbtxt is TorchAir's slowest conversion; `airctl dump --type pbtxt` makes one
+            return ("txt", "py")  # pbtxt is TorchAir's slowest conversion: see final_dumps
         return mode.dumps
+
+    def final_dumps(self, mode: Mode, written: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+        """Dump types TorchAir writes of the last GE graph only, once the run is over: ``default`` keeps
+        TorchAir's own pbtxt of the graph ``airctl dump --type pbtxt`` prints, off the compile's time."""
+        if self is Capture.DEFAULT and mode.is_ge and "pbtxt" in mode.dumps and "pbtxt" not in written:
+            return ("pbtxt",)
+        return ()
 
 
 class Backend(str, enum.Enum):

@@ -14,7 +14,7 @@ HELP = (
     "SOURCE is a TorchAir dump (.pbtxt, .txt, .py), an airctl graph .json, or a ledger folder; without it, the "
     "current run (the last `airctl compile`/`passes apply`; --run picks another). In a ledger, --stage picks the "
     "stage; the default follows --type: pbtxt and txt print the last GE graph (TorchAir's own "
-    "file when the run kept it: txt by default, pbtxt with `compile --capture full`), fx the final FX graph "
+    "file: txt and pbtxt are kept by default), fx the final FX graph "
     "(docs/ledger.md).\n\n"
     "[bold]Examples[/bold]\n\n"
     "  airctl dump --type pbtxt\n\n"

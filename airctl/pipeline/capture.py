@@ -53,6 +53,7 @@ class CaptureSession:
 
     def __init__(self, ledger: LedgerWriter, instruments: Sequence[Instrument] = (),
                  extra_dump_types: Sequence[str] = (), capture: Capture = Capture.DEFAULT,
+                 final_dump_types: Sequence[str] = (),
                  torchair_off: Sequence[str] = (), keep_dynamo_graphs: bool = False) -> None:
         self.ledger = ledger
         self.torchair_off = set(torchair_off)  # TorchAir passes not to run (airctl bisect)
@@ -60,6 +61,8 @@ class CaptureSession:
         self.keep_dynamo_graphs = keep_dynamo_graphs
         self.dynamo_graphs: list[tuple[Any, list[Any]]] = []  # (GraphModule, real example inputs) when kept
         self.extra_dump_types = list(extra_dump_types)
+        self.final_dump_types: list[str] = list(final_dump_types)
+        self._later: list[Callable[[], Any]] = []
         self.capture = capture
         self.texts = capture is not Capture.MINIMAL  # readable text beside each snapshot
         self.compress_log = True  # finish_ledger gzips log.txt once the run is over
@@ -198,8 +201,15 @@ class CaptureSession:
                 ids[name] = gid
         return ids
 
+    def later(self, job: Callable[[], Any]) -> None:
+        self._later.append(job)
+
     def finalize(self) -> None:
-        """Collect TorchAir's generated aclgraph code (reduce-overhead) into ``torchair/``."""
+        """Run the jobs left for after the run (the last GE graph's pbtxt), and collect TorchAir's
+        generated aclgraph code (reduce-overhead) into ``torchair/``."""
+        jobs, self._later = self._later, []
+        for job in jobs:
+            job()
         for gid, concrete in self.concrete_graphs:
             code = getattr(concrete, "fx_forward", None)
             if type(concrete).__name__ != "AclConcreteGraph" or not isinstance(code, str):

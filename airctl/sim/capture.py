@@ -19,6 +19,10 @@ from airctl.sim.patching import Patches
 
 class CaptureListener(Protocol):
     extra_dump_types: Sequence[str]  # GE dump types to write besides the one TorchAir's config names
+    final_dump_types: Sequence[str]  # types written of the optimized GE graph only, by ``later`` jobs
+
+    def later(self, job: Callable[[], Any]) -> None:
+        """Run ``job`` once the compile and the run are over (work that must not count as compile time)."""
 
     def aot_graph(self, gm: Any, phase: str) -> None:
         """TorchAir received the AOT graph of ``phase`` (forward, backward, inference)."""

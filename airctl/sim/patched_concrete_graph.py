@@ -6,7 +6,10 @@
 - ``GeConcreteGraph.dump(path)`` writes TorchAir's ``dynamo_{original,optimized}_graph_*`` dump
   in the one type the config names. TorchAir takes one type per compile; when the listener asks
   for more (``extra_dump_types``), the same graph is also written with TorchAir's own
-  ``dump_graph`` under the same name with the other extensions. Every file is TorchAir's output.
+  ``dump_graph`` under the same name with the other extensions; ``final_dump_types`` are written
+  of the optimized graph only, after the run (the same live GraphDef: TorchAir's pbtxt lists a
+  node's attributes in the order of its in-memory map, which no copy keeps). Every file is
+  TorchAir's output.
 """
 
 from __future__ import annotations
@@ -40,6 +43,10 @@ def patch(p: Patches, listener: Any) -> None:
             if other != base:
                 dump_graph(str(other), self.graph)
                 listener.torchair_dump(other, self.graph.name)
+        if base.name.startswith("dynamo_optimized"):
+            for ext in listener.final_dump_types:
+                listener.later(lambda other=base.with_suffix("." + ext), graph=self.graph: (
+                    dump_graph(str(other), graph), listener.torchair_dump(other, graph.name)))
 
     orig_acl_dump = AclConcreteGraph.dump
 
