@@ -41,19 +41,21 @@ def runs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("airctl-runs")
 
 
-_CACHE: dict[tuple[str, str], object] = {}
+_CACHE: dict[tuple[str, str, str | None], object] = {}
 
 
-def compiled(model: str, mode: str, out: Path):
-    """Compile fixtures/models/<model>.py once per session and mode; returns the CompileResult."""
+def compiled(model: str, mode: str, out: Path, passes: str | None = None):
+    """Compile fixtures/models/<model>.py once per session, mode and pass file (a path under the
+    repo, e.g. ``passes/stream.yaml``); returns the CompileResult."""
     from airctl.pipeline.compile import CompileRequest, compile_model
 
-    key = (model, mode)
+    key = (model, mode, passes)
     if key not in _CACHE:
-        _CACHE[key] = compile_model(CompileRequest(MODELS / f"{model}.py", mode=mode, out_dir=out, backend="sim"))
+        _CACHE[key] = compile_model(CompileRequest(MODELS / f"{model}.py", mode=mode, out_dir=out, backend="sim",
+                                                   passes_file=str(REPO / passes) if passes else None))
     return _CACHE[key]
 
 
 @pytest.fixture(scope="session")
 def compile_fixture(runs_dir: Path):
-    return lambda model, mode="max-autotune": compiled(model, mode, runs_dir)
+    return lambda model, mode="max-autotune", passes=None: compiled(model, mode, runs_dir, passes)

@@ -16,13 +16,17 @@ HELP = (
     "Compare two graphs: added, removed and changed nodes (op, stream, attributes) and added or removed "
     "data/control/sync edges. Nodes are matched by structure, so renumbered names (Add_1 → Add_2, mm → mm_1) "
     "and reordered inputs do not show up as changes.\n\n"
-    "A and B are TorchAir dumps, graph .json files or ledger folders. With one ledger, --from and --to pick "
-    "two of its stages (default: the first AOT stage and the last FX stage, i.e. what every pass did). With none, "
-    "the current run; `--run X` another run; `--run A --run B` two runs against each other. "
+    "A and B are TorchAir dumps, graph .json files, ledger folders or run ids (from `airctl runs`; a unique part "
+    "of one; `latest`: the current run). With one ledger, --from and --to pick two of its stages (default: the "
+    "first AOT stage and the last FX stage, i.e. what every pass did). With none, the current run; `--run X` "
+    "another run. Two runs (`RUN_A RUN_B`, or the same as `--run RUN_A --run RUN_B`) are compared stage by "
+    "stage: their graphs and stages pair by name and each stage that differs gets its diff "
+    "(--from/--to: just those stages; one of them: the same stage of both). "
     "Exit status 0 whatever the differences; 2 for unreadable input.\n\n"
     "[bold]Examples[/bold]\n\n"
     "  airctl diff                      (what the passes did in the current run)\n\n"
-    "  airctl diff --run <id-1> --run <id-2>\n\n"
+    "  airctl diff <run-id-1> <run-id-2>   (what a pass file changed: two runs, stage by stage)\n\n"
+    "  airctl diff --run <run-id-1> --run latest   (the same, as options)\n\n"
     "  airctl diff dynamo_original_graph_1.pbtxt dynamo_optimized_graph_1.txt\n\n"
     "  airctl diff airctl-runs/<run-id> --from aot --to fx-final --json\n\n"
     "  airctl diff before.json after.json --html diff.html --svg diff.svg\n"
@@ -32,10 +36,10 @@ HELP = (
 def register(app: typer.Typer) -> None:
     @app.command("diff", help=HELP)
     def diff_cmd(
-        a: Path = typer.Argument(None, help="Old graph: dump, .json, or ledger folder. Default: the current run.",
-                                 show_default=False),
-        b: Path = typer.Argument(None, help="New graph (omit to compare two stages of ledger A).",
-                                 show_default=False),
+        a: Path = typer.Argument(None, metavar="A", show_default=False,
+                                 help="Old graph: dump, .json, ledger folder or run id. Default: the current run."),
+        b: Path = typer.Argument(None, metavar="B", show_default=False,
+                                 help="New graph or run (omit to compare two stages of ledger A)."),
         from_stage: str = typer.Option(None, "--from", help="Stage of A (ledger).", show_default=False),
         to_stage: str = typer.Option(None, "--to", help="Stage of B, or of A when B is omitted.",
                                      show_default=False),
@@ -45,7 +49,8 @@ def register(app: typer.Typer) -> None:
         svg: Path = typer.Option(None, "--svg", help="Also write an SVG of B with A's removed nodes, coloured "
                                  "(green added, red removed, orange changed).", show_default=False),
         runs: list[str] = typer.Option(None, "--run", "-r", metavar="RUN", show_default=False,
-                                       help="A run instead of the current one (twice: two runs against each other)."),
+                                       help="A run (id, part of one, folder or `latest`) instead of the current "
+                                       "one; twice: two runs against each other, as RUN_A RUN_B."),
         out: Path = out_option("Folder of ledgers where the runs are."),
         force: bool = typer.Option(False, "--force", help="Overwrite --html/--svg files that exist (never an input "
                                    "or a ledger)."),
@@ -61,6 +66,8 @@ def register(app: typer.Typer) -> None:
             err.print(f"wrote {path}", markup=False, highlight=False)
         if as_json:
             print_json(outcome.to_json())
+        elif outcome.runs is not None:
+            render_runs(outcome.runs)
         else:
             render(outcome.report)
 
@@ -103,3 +110,50 @@ def render(report: Any) -> None:
         out.print(f"[green]+ edge {escape(src)} → {escape(dst)}  ({kind})[/green]")
     for src, dst, kind in report.edges_removed:
         out.print(f"[red]- edge {escape(src)} → {escape(dst)}  ({kind})[/red]")
+
+
+def render_runs(runs: Any) -> None:
+    """Two runs stage by stage: per graph, the stages only one run has, then each stage that differs."""
+    from airctl.cli.output import escape, out
+
+    def side(run: dict[str, Any]) -> str:
+        passes = f"passes {run['passes']}" if run.get("passes") else "no passes"
+        return f"[bold]{escape(run['run_id'] or run['run'])}[/bold] ({escape(passes)})"
+
+    s = runs.summary()
+    out.print(f"{side(runs.a)} → {side(runs.b)}: {s['stages']} stages, [yellow]{s['differ']} differ[/yellow], "
+              f"{s['same']} same" + (f", {s['only_a']} only in A" if s["only_a"] else "")
+              + (f", {s['only_b']} only in B" if s["only_b"] else ""))
+    for graph in runs.graphs:
+        if graph.status != "both":
+            out.print(f"graph {escape(graph.id)}: only in {'A' if graph.status == 'only_a' else 'B'}")
+            continue
+        for status, label in (("only_a", "only in A"), ("only_b", "only in B")):
+            names = [stage.name for stage in graph.stages if stage.status == status]
+            if names:
+                out.print(f"graph {escape(graph.id)}: {label}: {escape(', '.join(names))}")
+        for names, report in _runs_of_same_diff(graph.stages):
+            where = names[0] if len(names) == 1 else f"{names[0]} … {names[-1]} ({len(names)} stages, the same diff)"
+            out.print(f"\n[bold]== {escape(graph.id)} / {escape(where)} ==[/bold]")
+            render(report)
+    if not s["differ"]:
+        out.print("no stage differs")
+
+
+def _runs_of_same_diff(stages: list[Any]) -> list[tuple[list[str], Any]]:
+    """Consecutive differing stages with the same diff (a pass that changed nothing passes the
+    difference on), as (stage names, the first one's report)."""
+    out: list[tuple[list[str], Any]] = []
+    last = None
+    for stage in stages:
+        if stage.status != "differs":
+            last = None
+            continue
+        data = stage.report.to_json()
+        key = {k: v for k, v in data.items() if k not in ("a", "b", "matched_by")}
+        if last is not None and key == last:
+            out[-1][0].append(stage.name)
+        else:
+            out.append(([stage.name], stage.report))
+            last = key
+    return out

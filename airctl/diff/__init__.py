@@ -1,4 +1,5 @@
-"""Structural graph diff: match nodes across two graphs (:mod:`.match`), then report (:mod:`.report`).
+"""Structural graph diff: match nodes across two graphs (:mod:`.match`), then report (:mod:`.report`);
+two runs stage by stage (:mod:`.runs`).
 
 >>> from airctl.diff import diff_graphs                          # doctest: +SKIP
 >>> diff_graphs(before, after).to_json()["added"]               # doctest: +SKIP
@@ -7,5 +8,6 @@
 
 from airctl.diff.match import Matching, match_graphs
 from airctl.diff.report import DiffReport, diff_graphs
+from airctl.diff.runs import RunsDiff, diff_runs
 
-__all__ = ["DiffReport", "Matching", "diff_graphs", "match_graphs"]
+__all__ = ["DiffReport", "Matching", "RunsDiff", "diff_graphs", "diff_runs", "match_graphs"]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airctl.diff.match import Matching, match_graphs
+from airctl.diff.places import place_changes
 from airctl.graph.model import Graph, Node
 from airctl.io.gc_pause import gc_paused
 
@@ -90,17 +91,30 @@ def _rename_refs(value: Any, names: dict[str, str]) -> Any:
     return value
 
 
+def _mask_refs(value: Any) -> Any:
+    """``value`` with every input reference (``"%mm"``) replaced by ``"%"``."""
+    if isinstance(value, str):
+        return "%" if value.startswith("%") else value
+    if isinstance(value, list):
+        return [_mask_refs(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _mask_refs(v) for k, v in value.items()}
+    return value
+
+
 def _attr_changes(a: Node, b: Node, names: dict[str, str]) -> dict[str, Any]:
+    """Attributes that differ. Which node an FX arg (``"%mm"``) names is not compared: the data
+    edges say that (an inserted node is an added node and its edges, not an attribute change of
+    its user too)."""
     out: dict[str, Any] = {}
     for key in sorted(set(a.attrs) | set(b.attrs)):
         old = a.attrs.get(key, _MISSING)
         new = b.attrs.get(key, _MISSING)
-        if old == new:
+        if old == new or (old is not _MISSING and new is not _MISSING and _mask_refs(old) == _mask_refs(new)):
             continue
         if old is not _MISSING:
             old = _rename_refs(old, names)
-        if old != new:
-            out[key] = {"old": None if old is _MISSING else old, "new": None if new is _MISSING else new}
+        out[key] = {"old": None if old is _MISSING else old, "new": None if new is _MISSING else new}
     return out
 
 
@@ -134,8 +148,28 @@ def build_report(a: Graph, b: Graph, matching: Matching) -> DiffReport:
     side_a, side_b = matching.sides or (None, None)
     if side_a is not None and side_b is not None and len(side_a.index) == side_a.n \
             and len(side_b.index) == side_b.n and side_a.nodes is a.nodes and side_b.nodes is b.nodes:
-        return _build_indexed(a, b, matching, side_a, side_b)
-    return _build_by_name(a, b, matching)
+        report = _build_indexed(a, b, matching, side_a, side_b)
+    else:
+        report = _build_by_name(a, b, matching)
+    _add_places(report, a, b, matching)
+    return report
+
+
+def _add_places(report: DiffReport, a: Graph, b: Graph, matching: Matching) -> None:
+    """FX stream ops that moved (:mod:`airctl.diff.places`) are changed too."""
+    places = place_changes(a, b, matching.a_to_b)
+    if not places:
+        return
+    listed = {c.old_name: c for c in report.changed}
+    a_nodes, b_nodes = {n.name: n for n in a.nodes}, {n.name: n for n in b.nodes}
+    for name, place in places.items():
+        if name not in listed:
+            peer = b_nodes[matching.a_to_b[name]]
+            listed[name] = NodeChange(peer.name, name, peer.op, a_nodes[name].op, {})
+            report.changed.append(listed[name])
+        listed[name].changes["place"] = place
+    order = {name: k for k, name in enumerate(a_nodes)}
+    report.changed.sort(key=lambda c: order[c.old_name])
 
 
 def _build_by_name(a: Graph, b: Graph, matching: Matching) -> DiffReport:
@@ -189,6 +223,14 @@ def _mapped_equal(ins_a: list[int], ins_b: list[int], pa_ext: list[int]) -> bool
     return mapped == ins_b and -1 not in mapped
 
 
+def _of_ops(side: Any, prefix: str) -> list[bool]:
+    """Per node of ``side``: is its op one of those starting with ``prefix``? (ops are interned ints)"""
+    wanted = {k for op, k in side.ops.items() if op.startswith(prefix)}
+    if not wanted:
+        return [False] * side.n
+    return [k in wanted for k in side.op]
+
+
 def _build_indexed(a: Graph, b: Graph, matching: Matching, side_a: Any, side_b: Any) -> DiffReport:
     """The same report as :func:`_build_by_name`, from the matcher's index arrays (names are unique).
 
@@ -203,10 +245,8 @@ def _build_indexed(a: Graph, b: Graph, matching: Matching, side_a: Any, side_b: 
     report = DiffReport(a.name, b.name, len(a), len(b))
     report.removed = [a_nodes[i] for i in range(side_a.n) if pa[i] < 0]
     report.added = [b_nodes[j] for j in range(side_b.n) if pb[j] < 0]
-    wait_a = [n.op.startswith("air.wait") for n in a_nodes]
-    wait_b = [n.op.startswith("air.wait") for n in b_nodes]
-    record_a = [n.op.startswith("air.record") for n in a_nodes]
-    record_b = [n.op.startswith("air.record") for n in b_nodes]
+    wait_a, wait_b = _of_ops(side_a, "air.wait"), _of_ops(side_b, "air.wait")
+    record_a, record_b = _of_ops(side_a, "air.record"), _of_ops(side_b, "air.record")
     data_a, data_b, ctrl_a, ctrl_b = side_a.data_in, side_b.data_in, side_a.ctrl_in, side_b.ctrl_in
     same_edges = [False] * side_a.n  # matched pairs whose incoming edges correspond exactly
     renamed, changed, removed_edges = report.renamed, report.changed, report.edges_removed
@@ -220,7 +260,7 @@ def _build_indexed(a: Graph, b: Graph, matching: Matching, side_a: Any, side_b: 
         if peer.name != node.name:
             renamed.append((node.name, peer.name))
         ins_a, ins_b = data_a[i], data_b[j]
-        mapped = [pa_ext[p] for p in ins_a]
+        mapped = list(map(pa_ext.__getitem__, ins_a))
         reordered = None
         if mapped == ins_b:
             ca, cb = ctrl_a[i], ctrl_b[j]
@@ -229,7 +269,10 @@ def _build_indexed(a: Graph, b: Graph, matching: Matching, side_a: Any, side_b: 
                 ca == cb == [] or _mapped_equal(ca, cb, pa_ext))
         elif min(mapped, default=0) >= 0 and sorted(mapped) == sorted(ins_b):
             reordered = {"old": [b_nodes[q].name for q in mapped], "new": [b_nodes[q].name for q in ins_b]}
-        changes = _value_changes(node, peer, names)
+        if node.op != peer.op or node.stream != peer.stream or node.attrs != peer.attrs:
+            changes = _value_changes(node, peer, names)
+        else:
+            changes = {}
         if reordered is not None:
             changes["inputs_reordered"] = reordered
         if changes:

@@ -67,7 +67,37 @@ def _field(raw: dict[str, Any], key: str, kind: type, default: Any, origin: str,
     return value
 
 
+def _well_typed(raw: Any) -> Node | None:
+    """The node, when every field has exactly its JSON type (what ``write_json`` writes); else None,
+    and :func:`from_dict` checks field by field to say what is wrong. A fast path: 50k-node graphs."""
+    if type(raw) is not dict:
+        return None
+    get = raw.get
+    name, op, inputs, ctrl = get("name"), get("op"), get("inputs"), get("control_inputs")
+    attrs, meta, stream, source, module, kind = (get("attrs"), get("meta"), get("stream"), get("source"),
+                                                 get("module"), get("kind"))
+    inputs = [] if inputs is None else inputs
+    ctrl = [] if ctrl is None else ctrl
+    attrs = {} if attrs is None else attrs
+    meta = {} if meta is None else meta
+    if not (type(name) is str and name and type(op) is str and op and type(inputs) is list and type(ctrl) is list
+            and type(attrs) is dict and type(meta) is dict and (stream is None or type(stream) is str)
+            and (source is None or type(source) is str) and (module is None or type(module) is str)
+            and (kind is None or type(kind) is str)):
+        return None
+    try:  # every input reference a string: join raises TypeError otherwise (C speed, no Python loop)
+        "".join(inputs)
+        "".join(ctrl)
+    except TypeError:
+        return None
+    # the node takes the lists and dicts as they are: ``raw`` is fresh from json.loads, shared with nothing
+    return Node(name=name, op=op, inputs=inputs, control_inputs=ctrl, attrs=attrs, stream=stream,
+                source=source, module=module, kind=kind or "op", meta=meta)
+
+
 def from_dict(data: dict[str, Any], origin: str = "<json>") -> Graph:
+    """The graph of a parsed airctl graph JSON document; its nodes may keep ``data``'s own lists and
+    dicts (callers pass what json.loads just returned)."""
     if not isinstance(data, dict) or not isinstance(data.get("nodes"), list):
         raise GraphReadError("not an airctl graph JSON (no 'nodes' list)", file=origin, line=1, hint=HINT)
     if data.get("format", "airctl-graph") != "airctl-graph":
@@ -79,6 +109,10 @@ def from_dict(data: dict[str, Any], origin: str = "<json>") -> Graph:
                              file=origin, line=1, hint="written by a newer airctl? upgrade airctl to read it")
     nodes = []
     for i, raw in enumerate(data["nodes"]):
+        node = _well_typed(raw)
+        if node is not None:
+            nodes.append(node)
+            continue
         if not isinstance(raw, dict):
             raise GraphReadError(f"node #{i} is not an object", file=origin, hint=HINT)
         for key in ("name", "op"):

@@ -124,12 +124,13 @@ def _line_of_text(text: str | None, needle: str) -> int | None:
 
 
 def check_graph(graph: Graph, origin: str, text: str | None = None,
-                ref_lines: dict[tuple[str, str], int] | None = None) -> Graph:
-    """Reject what would break later consumers: wrong field types, duplicate names, inputs naming no node
-    (their line from ``ref_lines`` (node, input) or found in ``text``)."""
+                ref_lines: dict[tuple[str, str], int] | None = None, typed: bool = False) -> Graph:
+    """Reject what would break later consumers: wrong field types (unless ``typed``: the reader checked
+    them, as the JSON reader does), duplicate names, inputs naming no node (their line from
+    ``ref_lines`` (node, input) or found in ``text``)."""
     seen: set[str] = set()
     for i, node in enumerate(graph.nodes):
-        ok = (isinstance(node.name, str) and isinstance(node.op, str)
+        ok = typed or (isinstance(node.name, str) and isinstance(node.op, str)
               and isinstance(node.inputs, list) and all(isinstance(r, str) for r in node.inputs)
               and isinstance(node.control_inputs, list) and all(isinstance(r, str) for r in node.control_inputs)
               and (node.stream is None or isinstance(node.stream, str))
@@ -144,9 +145,13 @@ def check_graph(graph: Graph, origin: str, text: str | None = None,
         seen.add(node.name)
     if not isinstance(graph.name, str) or not isinstance(graph.dialect, str) or not isinstance(graph.attrs, dict):
         raise GraphReadError("graph name/dialect/attrs have the wrong type", file=origin)
+    producer_of = Node.producer
     for node in graph.nodes:
         for ref in (*node.inputs, *node.control_inputs):
-            producer = Node.producer(ref)
+            head, sep, tail = ref.rpartition(":")
+            if sep and head in seen and tail.isdigit() and ref[0] != "^":  # the common "Name:0", as producer() reads it
+                continue
+            producer = producer_of(ref)
             if producer and producer not in seen and ref not in seen:  # "", ":0": an absent optional input
                 line = (ref_lines or {}).get((node.name, ref)) or _line_of_text(text, ref)
                 raise GraphReadError(
@@ -167,7 +172,7 @@ def parse_graph(text: str, fmt: str, origin: str = "<graph>", name: str = "graph
         raise
     except RecursionError as e:
         raise GraphReadError("nesting too deep", file=origin, line=1) from e
-    return check_graph(graph, origin, text)
+    return check_graph(graph, origin, text, typed=fmt == "json")  # from_dict checks every field's type
 
 
 HEAD = 1 << 16  # bytes read to tell a file's format

@@ -4,8 +4,8 @@ Every run that writes a ledger marks itself, when it ends (ok, failed or interru
 latest of its ``--out`` folder: ``<out>/latest`` is a one-line text file holding the run id —
 plain text works on every OS (no symlinks), and it is replaced atomically (a temporary file,
 then a rename), so two runs ending at once leave one valid pointer. Commands given no source use
-:func:`resolve_run`: ``--run ID`` (an id, a unique prefix of one, or a ledger path) or else the
-latest.
+:func:`resolve_run`: ``--run ID`` (an id, a unique prefix of one, a ledger path, or ``latest``)
+or else the latest.
 
 >>> import tempfile; out = Path(tempfile.mkdtemp())
 >>> resolve_run(out)
@@ -74,7 +74,8 @@ def latest_run(out_dir: Path) -> Path:
 
 
 def resolve_run(out_dir: Path, run: str | Path | None = None) -> Path:
-    """The ledger a command works on: ``run`` (id, unique id prefix, or ledger path), else the latest."""
+    """The ledger a command works on: ``run`` (id, unique id prefix, ledger path, or ``latest``), else
+    the latest."""
     if run is None:
         return latest_run(out_dir)
     as_path = Path(run)
@@ -84,9 +85,11 @@ def resolve_run(out_dir: Path, run: str | Path | None = None) -> Path:
         raise LedgerError(f"not a ledger: no {INDEX}", file=str(as_path),
                           hint="give a run id from `airctl runs`, or the folder `airctl compile` printed")
     text = str(run)
+    if text == LATEST:
+        return latest_run(out_dir)
     if is_run(Path(out_dir) / text):
         return Path(out_dir) / text
-    matches = [p for p in run_folders(Path(out_dir)) if p.name.startswith(text) or text in p.name]
+    matches = matching_runs(out_dir, text)
     if len(matches) == 1:
         return matches[0]
     if not matches:
@@ -95,6 +98,11 @@ def resolve_run(out_dir: Path, run: str | Path | None = None) -> Path:
     names = ", ".join(p.name for p in matches[:5])
     raise LedgerError(f"{text!r} matches {len(matches)} runs in {_where(Path(out_dir))}: {names}",
                       hint="give more of the run id")
+
+
+def matching_runs(out_dir: Path, text: str) -> list[Path]:
+    """The ledgers of ``out_dir`` whose id contains ``text`` (newest first)."""
+    return [p for p in run_folders(Path(out_dir)) if p.name.startswith(text) or text in p.name]
 
 
 @dataclass

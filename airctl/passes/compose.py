@@ -38,6 +38,7 @@ from airctl.passes.placements import of as placements_of
 from airctl.passes.plugin import user_traceback
 from airctl.passes.select import near_misses, node_infos, select
 from airctl.passes.spec import PassFile, PassSpec, load
+from airctl.passes.time_limit import PassTimedOut, time_limit
 
 
 def bare_runner() -> PassRunner:
@@ -102,6 +103,18 @@ def _wrap_failure(spec: PassSpec, fn: PassFn, exc: BaseException) -> PassError:
     return PassError(f"pass `{spec.name}` ({what}) {raised}\n{text}", file=file, line=line,
                      column=column, hint=f"the pass is declared at {spec.file}:{spec.line}; the graph it received "
                                          f"is in the ledger stage before failed:yaml:{spec.name}")
+
+
+def _timed_out(spec: PassSpec, fn: PassFn, exc: PassTimedOut) -> PassError:
+    plugin_file = getattr(fn, "airctl_plugin_file", None)
+    text, line = user_traceback(exc, plugin_file)
+    what = f"python plugin {spec.fields.get('plugin')}" if spec.kind == "python" else f"kind {spec.kind}"
+    where = f" (stopped at {plugin_file}:{line})" if plugin_file and line is not None else ""
+    line_of_timeout = spec.marks.get("timeout", (spec.line, spec.column))
+    return PassError(f"pass `{spec.name}` ({what}) {exc}{where}; the compile was stopped\n{text}",
+                     file=spec.file, line=line_of_timeout[0], column=line_of_timeout[1],
+                     hint=f"a pass that needs longer: set `timeout:` on `{spec.name}` (seconds; 0: no limit); "
+                          "one that loops: the traceback shows where it was")
 
 
 def _explain(spec: PassSpec, gm: Any, graph_id: str | None) -> list[dict[str, Any]]:
@@ -185,7 +198,8 @@ def _run_one(runner: PassRunner, spec: PassSpec, fn: PassFn, gm: Any, example_in
 
     def apply(run: PassRun) -> Any:
         try:
-            result = fn(gm, example_inputs, config)
+            with time_limit(spec.timeout):
+                result = fn(gm, example_inputs, config)
             placements = placements_of(fn)
             if placements is not None:
                 run.facts["placements"] = list(placements.found)
@@ -198,6 +212,10 @@ def _run_one(runner: PassRunner, spec: PassSpec, fn: PassFn, gm: Any, example_in
                 raise
             run.info["skipped"] = e.message
             return None
+        except PassTimedOut as e:
+            error = _timed_out(spec, fn, e)
+            hooks.errors.append(error)
+            raise error from None
         except (Exception, SystemExit) as e:  # noqa: BLE001 - user passes: report by name, keep the ledger
             error = _wrap_failure(spec, fn, e)
             hooks.errors.append(error)

@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from airctl.errors import SpecError
+from airctl.passes import time_limit
 from airctl.passes.spec import PassSpec
 
 
 def user_traceback(exc: BaseException, file: str | None = None) -> tuple[str, int | None]:
     """The user's part of a traceback (frames from ``file`` onwards, else all), and the failing line there."""
-    frames = traceback.extract_tb(exc.__traceback__)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename != time_limit.__file__]
     line = None
     start = 0
     if file is not None:

@@ -78,6 +78,8 @@ COMMON: dict[str, dict[str, Any]] = {
                "description": "apply only to these AOT graphs (default: all)"},
     "check_results": {"type": "boolean", "default": True,
                       "description": "run the graph eagerly before and after the pass and fail if results change"},
+    "timeout": {"type": "number", "minimum": 0, "default": 600,
+                "description": "seconds the pass may run before it is stopped and fails by name (0: no limit)"},
     "placements": {"type": "array", "items": {"type": "integer", "minimum": 0},
                    "description": "apply only these of the pass's units (0-based, in the order its ledger stage "
                                   "lists them as `placements`): spans, record groups, wait sites, or the nodes a "
@@ -192,6 +194,7 @@ FILE: dict[str, Any] = {
         "version": {"type": "integer", "enum": [VERSION], "description": "format version (1)"},
         "description": {"type": "string", "description": "free text"},
         "check_results": {"type": "boolean", "default": True, "description": "default of every pass's check_results"},
+        "timeout": {"type": "number", "minimum": 0, "default": 600, "description": "default of every pass's timeout"},
         "passes": {"type": "array", "items": {"type": "object"}, "description": "the passes, applied in order"},
     },
     "required": ["version", "passes"],

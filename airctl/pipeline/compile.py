@@ -243,8 +243,13 @@ def _blame_airctl(root: BaseException, message: str) -> AirctlError | None:
 def _translate(exc: BaseException, session: CaptureSession | None, ledger: LedgerWriter,
                model_path: Path | None = None) -> AirctlError:
     inner = _in_chain(exc, AirctlError)  # a PassError from a YAML pass, say
-    if inner is not None:
-        return inner
+    while inner is not None:
+        # TorchAir's error wrapper (pretty_error_msg) raises a copy of the same type whose message has
+        # its traceback appended: the original, with its file and line, is further down the chain
+        original = _in_chain(inner.__cause__ or inner.__context__, type(inner))
+        if original is None or not inner.message.startswith(str(original)):
+            return inner
+        inner = original
     message = _root_message(exc)
     root = _root(exc)
     full = _disk_full(exc)

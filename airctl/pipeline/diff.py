@@ -2,8 +2,12 @@
 
 Two sources (files, ledgers, model scripts), or two stages of one ledger: by default its first
 AOT stage and its last FX stage, i.e. what every pass did (docs/diff.md). No source: the current
-run's two stages; ``runs``: one run's (``--run ID``), or two runs against each other. The structural diff is
-:func:`airctl.diff.diff_graphs`; the views are the report's page and the renderer's SVG.
+run's two stages; ``runs``: one run's (``--run ID``), or two runs against each other. A or B
+that is no file or folder is a run id (or ``latest``) of ``runs_dir``. Two runs (two ledgers, or
+``--run`` twice) with no stage named are compared stage by stage
+(:mod:`airctl.diff.runs`); with ``--from``/``--to``, those stages (one named: the same in both).
+The structural diff is :func:`airctl.diff.diff_graphs`; the views are the report's page and the
+renderer's SVG.
 """
 
 from __future__ import annotations
@@ -13,32 +17,39 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from airctl.diff import DiffReport, diff_graphs
-from airctl.errors import AirctlError
+from airctl.diff.runs import DIFFERS, RunsDiff, diff_runs
+from airctl.errors import AirctlError, GraphReadError
 from airctl.graph.model import Graph
 from airctl.io.output_path import claim_output
-from airctl.ledger.runs import resolve_run
+from airctl.ledger.runs import LATEST, matching_runs, resolve_run
 
 
 @dataclass
 class DiffOutcome:
-    old: Graph
-    new: Graph
-    report: DiffReport
+    """One diff (``report``, between ``old`` and ``new``), or two runs stage by stage (``runs``)."""
+
+    old: Graph | None = None
+    new: Graph | None = None
+    report: DiffReport | None = None
+    runs: RunsDiff | None = None
     written: list[Path] = field(default_factory=list)  # --html / --svg files, in that order
 
     def to_json(self) -> dict:
-        return self.report.to_json()
+        return self.runs.to_json() if self.runs is not None else self.report.to_json() if self.report else {}
 
 
 def diff_sources(a: Path | None, b: Path | None = None, *, from_stage: str | None = None,
                  to_stage: str | None = None, html: Path | None = None, svg: Path | None = None,
                  runs: Sequence[str] = (), runs_dir: Path = Path("airctl-runs"), force: bool = False) -> DiffOutcome:
     """Diff ``a`` against ``b`` (or two stages of ledger ``a``); write ``html``/``svg`` when given.
-    With no ``a``: the current run's stages, or the ledgers of ``runs`` (one, or two compared)."""
+    With no ``a``: the current run's stages, or the ledgers of ``runs`` (one, or two compared).
+    Two ledgers and neither ``from_stage`` nor ``to_stage``: the runs stage by stage."""
     a, b = _sources(a, b, runs, runs_dir)
     for path, option in ((html, "--html"), (svg, "--svg")):
         if path is not None:
             claim_output(path, [a, b], force=force, option=option)
+    if b is not None and from_stage is None and to_stage is None and _is_ledger(a) and _is_ledger(b):
+        return _diff_runs(a, b, html, svg)
     old, new = load_pair(a, b, from_stage, to_stage)
     outcome = DiffOutcome(old, new, diff_pair(old, new))
     if html is not None:
@@ -56,6 +67,33 @@ def diff_sources(a: Path | None, b: Path | None = None, *, from_stage: str | Non
     return outcome
 
 
+def _is_ledger(path: Path) -> bool:
+    from airctl.io.source import is_ledger
+
+    return is_ledger(Path(path))
+
+
+def _diff_runs(a: Path, b: Path, html: Path | None, svg: Path | None) -> DiffOutcome:
+    """Two runs stage by stage (:mod:`airctl.diff.runs`); ``html``: every stage that differs, A then B."""
+    if svg is not None:
+        raise AirctlError("--svg draws one diff; two runs differ stage by stage", file=str(b),
+                          hint="pick the stage: airctl diff RUN_A RUN_B --from STAGE --svg FILE (or use --html)")
+    outcome = DiffOutcome(runs=diff_runs(a, b))
+    if html is not None:
+        from airctl.render import output_file
+        from airctl.report.page import diffs_page
+
+        pairs = [(f"{gid}/{stage.name}", *stage.graphs, stage.report) for gid, stage in outcome.runs.stages(DIFFERS)
+                 if stage.graphs is not None and stage.report is not None]
+        title = f"diff: {outcome.runs.a['run_id'] or a} \u2192 {outcome.runs.b['run_id'] or b}" + (
+            "" if pairs else " (no stage differs)")
+        output_file(html).write_text(diffs_page(pairs, title, run={"a": outcome.runs.a, "b": outcome.runs.b,
+                                                                    "summary": outcome.runs.summary()}),
+                                     encoding="utf-8")
+        outcome.written.append(Path(html))
+    return outcome
+
+
 def _sources(a: Path | None, b: Path | None, runs: Sequence[str], runs_dir: Path) -> tuple[Path, Path | None]:
     if runs and a is not None:
         raise AirctlError("give A [B] or --run, not both", hint="--run picks runs when no graph is given")
@@ -65,7 +103,21 @@ def _sources(a: Path | None, b: Path | None, runs: Sequence[str], runs_dir: Path
         if len(runs) == 2:
             return resolve_run(runs_dir, runs[0]), resolve_run(runs_dir, runs[1])
         return resolve_run(runs_dir, runs[0] if runs else None), None
-    return a, b
+    return _source_or_run(a, runs_dir), None if b is None else _source_or_run(b, runs_dir)
+
+
+def _source_or_run(path: Path, runs_dir: Path) -> Path:
+    """A positional A or B: a file or folder as given, else a run of ``runs_dir`` (an id, a unique
+    part of one, or ``latest``), as ``--run`` takes it."""
+    path = Path(path)
+    if path.exists():
+        return path
+    text = str(path)
+    if text == LATEST or matching_runs(runs_dir, text):
+        return resolve_run(runs_dir, text)
+    raise GraphReadError("no such file, ledger folder or run", file=text,
+                         hint=f"A and B are graph files, ledger folders, or run ids of {runs_dir} "
+                              "(`airctl runs` lists them; `latest` is the current run)")
 
 
 def diff_pair(old: Graph, new: Graph) -> DiffReport:
@@ -80,6 +132,8 @@ def load_pair(a: Path, b: Path | None, from_stage: str | None, to_stage: str | N
     from airctl.pipeline.source import load_source
 
     if b is not None:
+        if _is_ledger(a) and _is_ledger(b):  # two runs, one stage named: the same stage of both
+            from_stage, to_stage = from_stage or to_stage, to_stage or from_stage
         return load_source(a, from_stage, Request.DIFF_SOURCE), load_source(b, to_stage, Request.DIFF_SOURCE)
     if not is_ledger(a):
         raise AirctlError("diff needs two graphs, or one ledger folder with --from/--to", file=str(a),

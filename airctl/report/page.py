@@ -194,9 +194,10 @@ def html_page(payload: dict[str, Any], timeline_svg: bytes | None = None,
     return re.sub(r"@@(\w+)@@", lambda m: values[m.group(1)], TEMPLATE)
 
 
-def _stage(index: int, name: str, graph: Graph, snap: int, diff: dict[str, Any] | None) -> dict[str, Any]:
+def _stage(index: int, name: str, graph: Graph, snap: int, diff: dict[str, Any] | None,
+           group: int = 0) -> dict[str, Any]:
     return {"index": index, "name": name, "changed": None, "nodes": len(graph), "node_delta": None, "seconds": None,
-            "dialect": graph.dialect, "group": 0, "snap": snap, "diff": diff}
+            "dialect": graph.dialect, "group": group, "snap": snap, "diff": diff}
 
 
 def graph_page(graph: Graph, status: dict[str, str] | None = None, title: str | None = None,
@@ -229,17 +230,22 @@ def graph_page(graph: Graph, status: dict[str, str] | None = None, title: str | 
 
 def diff_page(a: Graph, b: Graph, report: DiffReport, title: str | None = None) -> str:
     """Two stages, A then B, laid out together; B shows the diff (removed nodes as ghosts)."""
-    group = Group("diff", b.dialect)
-    snap_a, _ = group.add(a)
-    snap_b, diff = group.add(b, report)
-    payload = {
-        "title": title or f"diff: {a.name} \u2192 {b.name}",
-        "run": {"a": {"name": a.name, "nodes": len(a)}, "b": {"name": b.name, "nodes": len(b)},
-                "summary": report.summary()},
-        "graphs": [{"id": "diff", "kind": None, "name": None,
-                    "stages": [_stage(0, f"A: {a.name}", a, snap_a, None),
-                               _stage(1, f"B: {b.name}", b, snap_b, diff)]}],
-        "groups": [group.to_json()],
-        "findings": [],
-    }
-    return html_page(payload)
+    run = {"a": {"name": a.name, "nodes": len(a)}, "b": {"name": b.name, "nodes": len(b)},
+           "summary": report.summary()}
+    return diffs_page([("diff", a, b, report)], title or f"diff: {a.name} \u2192 {b.name}", run)
+
+
+def diffs_page(pairs: list[tuple[str, Graph, Graph, DiffReport]], title: str,
+               run: dict[str, Any] | None = None) -> str:
+    """Several diffs in one viewer (``airctl diff RUN_A RUN_B``): one entry of the graph selector
+    per ``(label, a, b, report)``, each A then B on one layout, B showing the diff."""
+    graphs, groups = [], []
+    for label, a, b, report in pairs:
+        group = Group(label, b.dialect)
+        snap_a, _ = group.add(a)
+        snap_b, diff = group.add(b, report)
+        graphs.append({"id": label, "kind": None, "name": None,
+                       "stages": [_stage(0, f"A: {a.name}", a, snap_a, None, len(groups)),
+                                  _stage(1, f"B: {b.name}", b, snap_b, diff, len(groups))]})
+        groups.append(group.to_json())
+    return html_page({"title": title, "run": run or {}, "graphs": graphs, "groups": groups, "findings": []})

@@ -89,9 +89,10 @@ def test_the_card_loop_typed_as_written(workdir: Path) -> None:
     r = airctl("passes", "apply", "stream.yaml", "--run", applied)
     assert r.exit_code == 0, r.output
     edited = (workdir / "airctl-runs" / LATEST).read_text().strip()
-    r = airctl("diff", "--run", applied, "--run", edited, "--json")
+    r = airctl("diff", "--run", applied, "--run", edited, "--json")  # two runs: stage by stage
     assert r.exit_code == 0, r.output
-    report = json.loads(r.stdout)
+    (graph,) = json.loads(r.stdout)["graphs"]
+    report = next(s for s in graph["stages"] if s["name"] == "ge-optimized")["diff"]
     assert report["edges_removed"] == [{"src": "Abs", "dst": "Sub", "kind": "control"}] and not report["edges_added"]
 
     r = airctl("runs", "--json")
@@ -164,6 +165,8 @@ def test_run_ids_resolve_by_unique_part_and_refuse_ambiguity(workdir: Path) -> N
     a = _fake_run(out, workdir / "model.py", "20261123-130000-model-dddd")
     b = _fake_run(out, workdir / "model.py", "20261123-130500-model-eeee")
     assert resolve_run(out) == b and resolve_run(out, "dddd") == a and resolve_run(out, str(a)) == a
+    mark_latest(out, a.name)  # `latest` names the current run, whichever it is
+    assert resolve_run(out, LATEST) == a
     with pytest.raises(LedgerError, match="matches 2 runs"):
         resolve_run(out, "20261123-13")
     with pytest.raises(LedgerError, match="no run 'zzzz'"):

@@ -138,3 +138,15 @@ def test_deeply_nested_yaml_is_a_spec_error_not_a_recursion_error(tmp_path: Path
         with pytest.raises(SpecError, match="nests too deep") as e:
             load(path)
         assert e.value.file == str(path) and e.value.line == 1
+
+
+def test_timeouts_default_per_file_and_per_pass() -> None:
+    head = "version: 1\n{top}passes:\n  - name: a\n    kind: record\n    after: {{target: aten.mm.default}}\n{own}"
+    assert parse_text(head.format(top="", own="")).passes[0].timeout == 600  # generous by default
+    assert parse_text(head.format(top="timeout: 30\n", own="")).passes[0].timeout == 30
+    assert parse_text(head.format(top="timeout: 30\n", own="    timeout: 2.5\n")).passes[0].timeout == 2.5
+    assert parse_text(head.format(top="", own="    timeout: 0\n")).passes[0].timeout is None  # no limit
+    for bad, words in (("-1", "must be >= 0"), (".nan", "finite"), ("soon", "must be a number")):
+        with pytest.raises(SpecError) as info:
+            parse_text(head.format(top="", own=f"    timeout: {bad}\n"))
+        assert words in info.value.message and info.value.line == 6, (bad, info.value.message)

@@ -56,7 +56,21 @@ def test_a_plugin_calling_sys_exit_is_the_plugins(tmp_path: Path) -> None:
     assert r.exit_code == 3, r.output
     assert "pass `leaves` (python plugin plugins.py:leaves) called sys.exit(7)" in r.stderr
     assert "TorchAir failed" not in r.stderr
+    assert "site-packages" not in r.stderr  # TorchAir's wrapper appends its own traceback: the original is shown
     assert any(s["name"] == "failed:yaml:leaves" for g in index["graphs"] for s in g["stages"])
+
+
+def test_a_plugin_that_never_returns_is_stopped_at_its_timeout(tmp_path: Path) -> None:
+    passes = tmp_path / "spin.yaml"
+    passes.write_text(f"version: 1\ntimeout: 600\npasses:\n  - name: spins\n    kind: python\n"
+                      f"    plugin: {REPO / 'fixtures' / 'passes' / 'plugins.py'}:spins\n    timeout: 0.5\n")
+    r, index = compile_cli(tmp_path / "out", MODELS / "seed.py", "--passes", passes)
+    assert r.exit_code == 3, r.output
+    assert "spin.yaml:7:14: error: pass `spins` (python plugin" in r.stderr
+    assert "ran past its time limit of 0.5 s (stopped at" in r.stderr and "plugins.py:" in r.stderr
+    assert "set `timeout:` on `spins`" in r.stderr and "site-packages" not in r.stderr
+    assert index["status"] == "failed"  # the graph the plugin was given is kept
+    assert any(s["name"] == "failed:yaml:spins" for g in index["graphs"] for s in g["stages"])
 
 
 def test_invalid_tolerances_fail_before_compiling(tmp_path: Path) -> None:

@@ -135,10 +135,10 @@ def test_removed_and_added_namesakes_get_separate_places() -> None:
     from airctl.graph.model import Graph, Node
     from airctl.report.payload import Group
 
-    a = Graph("g", "fx", [Node("x", "placeholder"), Node("y", "placeholder"), Node("v", "aten.view", inputs=["x"]),
-                          Node("out", "output", inputs=["v"])])
-    b = Graph("g", "fx", [Node("x", "placeholder"), Node("y", "placeholder"),
-                          Node("v", "aten.reshape", inputs=["y"]), Node("out", "output", inputs=["v"])])
+    # placeholders as FX has them (kind too): the k-th argument pairs with the k-th, so v reads another input
+    x, y = Node("x", "placeholder", kind="placeholder"), Node("y", "placeholder", kind="placeholder")
+    a = Graph("g", "fx", [x, y, Node("v", "aten.view", inputs=["x"]), Node("out", "output", inputs=["v"])])
+    b = Graph("g", "fx", [x, y, Node("v", "aten.reshape", inputs=["y"]), Node("out", "output", inputs=["v"])])
     group = Group("g", "fx")
     group.add(a)
     _, diff = group.add(b)

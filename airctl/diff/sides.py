@@ -1,0 +1,98 @@
+"""One graph as the matcher sees it: integer arrays of ops, inputs and users, plus the pairing so far.
+
+The matcher (:mod:`airctl.diff.match`) walks edges millions of times on a 50k-node graph, so each
+side is turned once into flat lists indexed by node position: ``op`` (an interned int shared by
+both sides, so ops compare as ints), ``data_in`` (producer per input slot, ``-1`` for a reference
+to no node), ``ctrl_in``, and the reverse lists ``users``/``user_slot`` (data) and ``ctrl_users``.
+``pair[i]`` is the node of the other side that ``i`` is paired with, or ``-1``. The report
+(:mod:`airctl.diff.report`) reads ``data_in``, ``ctrl_in``, ``pair``, ``index`` and ``nodes``.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from itertools import repeat
+from typing import Any
+
+from airctl.graph.model import Graph, Node
+
+_REF = re.compile(r"'%[^']*'")
+_NONE: list[int] = []  # shared by the nodes without control edges; never mutated
+
+
+class Side:
+    """One graph of the pair, as arrays (see the module docstring)."""
+
+    def __init__(self, graph: Graph, ops: dict[str, int]) -> None:
+        nodes = graph.nodes
+        self.nodes = nodes
+        n = self.n = len(nodes)
+        self.index = {node.name: i for i, node in enumerate(nodes)}
+        intern = ops.setdefault
+        self.op = [intern(node.op, len(ops)) for node in nodes]
+        self.ops = ops  # op name -> its int (both sides share the table)
+        refs = _Refs(self.index, graph.dialect)  # each distinct input reference is parsed once
+        ref = refs.__getitem__  # C-level lookups; __missing__ parses the rare other spellings
+        self.data_in = [list(map(ref, node.inputs)) for node in nodes]
+        # control edges are rare: nodes without any share one empty list (never appended to)
+        self.ctrl_in = [list(map(ref, node.control_inputs)) if node.control_inputs else _NONE for node in nodes]
+        users: list[list[int]] = [[] for _ in range(n)]
+        slots: list[list[int]] = [[] for _ in range(n)]
+        for i, ins in enumerate(self.data_in):
+            for slot, p in enumerate(ins):
+                if p >= 0:
+                    users[p].append(i)
+                    slots[p].append(slot)
+        ctrl_users: list[list[int]] = [_NONE] * n
+        for i, ins in enumerate(self.ctrl_in):
+            for p in ins:
+                if p >= 0:
+                    if ctrl_users[p] is _NONE:
+                        ctrl_users[p] = []
+                    ctrl_users[p].append(i)
+        self.users, self.user_slot, self.ctrl_users = users, slots, ctrl_users
+        self.pair = [-1] * n
+        self._attr: dict[int, int] = {}
+
+    def attr_key(self, i: int) -> int:
+        """A hash of node ``i``'s attributes with input references (FX ``"%mm"``) masked; cached."""
+        key = self._attr.get(i)
+        if key is None:
+            attrs = self.nodes[i].attrs
+            key = self._attr[i] = attr_hash(attrs) if attrs else 0
+        return key
+
+    def has_edges(self, i: int) -> bool:
+        return bool(self.data_in[i] or self.users[i] or self.ctrl_in[i] or self.ctrl_users[i])
+
+    def unmatched(self) -> list[int]:
+        pair = self.pair
+        return [i for i in range(self.n) if pair[i] < 0]
+
+
+class _Refs(dict[str, int]):
+    """Input reference -> producer index (-1: not in the graph), computed on first use.
+
+    The common spelling is filled in bulk up front: a plain name in FX, ``name:0`` (the first
+    output) in GE.
+    """
+
+    def __init__(self, index: dict[str, int], dialect: str) -> None:
+        if dialect == "ge":
+            super().__init__(zip(map(operator.add, index, repeat(":0")), index.values(), strict=True))
+        elif any(":" in k or "^" in k for k in index):  # a name that is not its own reference
+            super().__init__((k, v) for k, v in index.items() if ":" not in k and k[:1] != "^")
+        else:
+            super().__init__(index)
+        self.index = index
+
+    def __missing__(self, ref: str) -> int:
+        found = self[ref] = self.index.get(Node.producer(ref), -1)
+        return found
+
+
+def attr_hash(attrs: dict[str, Any]) -> int:
+    text = repr(sorted(attrs.items(), key=lambda kv: kv[0]))
+    # FX args name their inputs ("%mm"); those names change with renumbering, so they are masked
+    return hash(_REF.sub("'%'", text) if "'%" in text else text)
