@@ -11,13 +11,19 @@ Layout (a contract: tests and other tools read it; documented in docs/ledger.md)
       graphs/<graph-id>/<NNN>-<stage>.json.gz airctl graph model (airctl.io.json_io), gzip
       graphs/<graph-id>/<NNN>-<stage>.txt.gz  readable FX code, or GE op listing
       torchair/                               TorchAir's own dumps and generated code, as it named them
-      log.txt                                 TorchAir's and airctl's log of the run
+      log.txt                                 TorchAir's and airctl's log of the run (log.txt.gz after it)
       report.html                             single-file viewer (written at the end, if available)
 
 Snapshots are content-addressed: a stage whose graph is one the graph had already (same content
 key, the capture's digest) refers to that stage's files instead of writing new ones. New files
 are serialised, compressed and written off the compile thread (:mod:`airctl.ledger.files`);
 the writer keeps the graphs it wrote in memory for the report (:meth:`LedgerWriter.stage_graph`).
+
+A full disk (or a file-size limit) never leaves a run without a valid index: ``index.json`` is
+rewritten in place when no new space can be had (:mod:`airctl.ledger.index_file`), a snapshot
+the background writer could not write takes its stages out of the index, and the run stops with
+a :class:`~airctl.errors.LedgerError` (at the next stage, or at its end). When the run ends it
+becomes the current run of its ``--out`` folder (:mod:`airctl.ledger.runs`).
 """
 
 from __future__ import annotations
