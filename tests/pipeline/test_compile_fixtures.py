@@ -53,13 +53,15 @@ def test_fixture_compiles_with_every_stage_and_matches_eager(compile_fixture, mo
             assert len(snapshot["nodes"]) == stage["nodes"]
 
 
-def _check_torchair_dumps(result, kinds: tuple[str, ...]) -> None:
+def _check_torchair_dumps(result, kinds: tuple[str, ...], last_only: tuple[str, ...] = ()) -> None:
     index = result.index.to_json()
     by_stage_type = {(d["stage"], d["type"]) for d in index["dumps"]}
-    assert {d["type"] for d in index["dumps"]} == set(kinds)
+    assert {d["type"] for d in index["dumps"]} == set(kinds) | set(last_only)
     for stage in ("ge-original", "ge-optimized"):
         for kind in kinds:
             assert (stage, kind) in by_stage_type, (stage, kind)
+    for kind in last_only:
+        assert (("ge-optimized", kind) in by_stage_type) and ("ge-original", kind) not in by_stage_type
     for dump in index["dumps"]:
         path = result.ledger_dir / dump["file"]
         assert path.parent.name == "torchair" and path.name.endswith(f".{dump['type']}.gz")
@@ -76,9 +78,9 @@ def _check_torchair_dumps(result, kinds: tuple[str, ...]) -> None:
 
 @pytest.mark.parametrize("model", FIXTURES)
 def test_ge_dumps_are_torchairs_own_txt_and_py(compile_fixture, model: str) -> None:
-    """The default capture keeps TorchAir's txt and py dumps (pbtxt is one more conversion of the
-    same graph: `airctl dump --type pbtxt` or --capture full)."""
-    _check_torchair_dumps(compile_fixture(model, "max-autotune"), ("txt", "py"))
+    """The default capture keeps TorchAir's txt and py dumps, and its pbtxt of the last GE graph
+    (what `airctl dump --type pbtxt` prints); --capture full has every pbtxt."""
+    _check_torchair_dumps(compile_fixture(model, "max-autotune"), ("txt", "py"), last_only=("pbtxt",))
 
 
 def test_capture_full_keeps_all_three_dump_types(runs_dir) -> None:
