@@ -142,7 +142,10 @@ def _locate_node(session: CaptureSession | None, ledger: LedgerWriter, message: 
     stage = ledger.last_stage(session.current, "fx")
     if stage is None:
         return None, None
-    graph = ledger.stage_graph(stage)
+    try:
+        graph = ledger.stage_graph(stage)
+    except (AirctlError, OSError):  # the snapshot is not to be had (a full disk): the error stands without a node
+        return None, None
     for m in _TARGET.finditer(message):
         target = m.group(1).removeprefix("torch.ops.")
         for node in graph.nodes:
