@@ -142,18 +142,23 @@ def _check_unsupported(name: str, keep_prob: float, pse: Any, padding_mask: Any,
             raise NotImplementedError(f"sim: {name} with {what} is not simulated; run it on an NPU (--backend npu)")
 
 
+def _bnsd_heads(query, key, value, head_num, input_layout):
+    """q, k, v as float BNSD with k and v repeated to the query's heads (grouped-query attention), and the group."""
+    n_kv = _kv_heads(key, input_layout, query, head_num)
+    q = to_bnsd(query, input_layout, head_num).float()
+    k = to_bnsd(key, input_layout, n_kv).float()
+    v = to_bnsd(value, input_layout, n_kv).float()
+    groups = q.shape[1] // k.shape[1]
+    return q, k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1), groups
+
+
 def attention(query, key, value, head_num, input_layout, pse=None, padding_mask=None, atten_mask=None, scale=1.0,
               keep_prob=1.0, pre_tockens=TOKEN_MAX, next_tockens=TOKEN_MAX, inner_precise=0, prefix=None,
               actual_seq_qlen=None, actual_seq_kvlen=None, sparse_mode=0, **_ignored):
     """FlashAttentionScore on the CPU: (attention_out, softmax_max, softmax_sum, softmax_out)."""
     _check_unsupported("npu_fusion_attention", keep_prob, pse, padding_mask, prefix, actual_seq_qlen,
                        actual_seq_kvlen)
-    n_kv = _kv_heads(key, input_layout, query, head_num)
-    q = to_bnsd(query, input_layout, head_num).float()
-    k = to_bnsd(key, input_layout, n_kv).float()
-    v = to_bnsd(value, input_layout, n_kv).float()
-    groups = q.shape[1] // k.shape[1]
-    k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
+    q, k, v, _ = _bnsd_heads(query, key, value, head_num, input_layout)
     mask = masked_out(atten_mask, sparse_mode, pre_tockens, next_tockens, q.shape[2], k.shape[2], q.device)
     probs, row_max, row_sum = _probs(q, k, mask, scale)
     out = from_bnsd(torch.matmul(probs, v).to(query.dtype), input_layout)
@@ -168,14 +173,9 @@ def attention_grad(query, key, value, dy, head_num, input_layout, *, pse=None, p
     """FlashAttentionScoreGrad on the CPU: (dq, dk, dv, dpse, dsink), from the softmax recomputed."""
     _check_unsupported("npu_fusion_attention_grad", keep_prob, pse, padding_mask, prefix, actual_seq_qlen,
                        actual_seq_kvlen)
-    n_kv = _kv_heads(key, input_layout, query, head_num)
-    q = to_bnsd(query, input_layout, head_num).float()
-    k = to_bnsd(key, input_layout, n_kv).float()
-    v = to_bnsd(value, input_layout, n_kv).float()
+    q, kr, vr, groups = _bnsd_heads(query, key, value, head_num, input_layout)
     g = to_bnsd(dy, input_layout, head_num).float()
-    groups = q.shape[1] // k.shape[1]
-    kr, vr = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
-    mask = masked_out(atten_mask, sparse_mode, pre_tockens, next_tockens, q.shape[2], k.shape[2], q.device)
+    mask = masked_out(atten_mask, sparse_mode, pre_tockens, next_tockens, q.shape[2], kr.shape[2], q.device)
     probs, _, _ = _probs(q, kr, mask, scale_value)
     d_probs = torch.matmul(g, vr.transpose(-2, -1))
     d_scores = probs * (d_probs - (d_probs * probs).sum(-1, keepdim=True))
