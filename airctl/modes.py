@@ -57,10 +57,10 @@ class Capture(str, enum.Enum):
             return ("txt", "py")  # pbtxt is TorchAir's slowest conversion: see final_dumps
         return mode.dumps
 
-    def final_dumps(self, mode: Mode, written: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    def final_dumps(self, mode: Mode) -> tuple[str, ...]:
         """Dump types TorchAir writes of the last GE graph only, once the run is over: ``default`` keeps
         TorchAir's own pbtxt of the graph ``airctl dump --type pbtxt`` prints, off the compile's time."""
-        if self is Capture.DEFAULT and mode.is_ge and "pbtxt" in mode.dumps and "pbtxt" not in written:
+        if self is Capture.DEFAULT and mode.is_ge and "pbtxt" in mode.dumps:  # dumps() leaves it out here
             return ("pbtxt",)
         return ()
 

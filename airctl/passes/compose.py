@@ -90,31 +90,28 @@ def _graph_kind(graph_id: str | None) -> str | None:
 
 
 def _wrap_failure(spec: PassSpec, fn: PassFn, exc: BaseException) -> PassError:
+    """A pass that raised, called ``sys.exit`` or ran past its time limit, named with the user's traceback."""
     if isinstance(exc, PassError):
         return exc
     plugin_file = getattr(fn, "airctl_plugin_file", None)
     text, line = user_traceback(exc, plugin_file)
     what = f"python plugin {spec.fields.get('plugin')}" if spec.kind == "python" else f"kind {spec.kind}"
+    in_plugin = bool(plugin_file) and line is not None
+    if isinstance(exc, PassTimedOut):  # pointed at the limit; the plugin line it was stopped at is in the text
+        where = f" (stopped at {plugin_file}:{line})" if in_plugin else ""
+        line, column = spec.marks.get("timeout", (spec.line, spec.column))
+        return PassError(f"pass `{spec.name}` ({what}) {exc}{where}; the compile was stopped\n{text}",
+                         file=spec.file, line=line, column=column,
+                         hint=f"a pass that needs longer: set `timeout:` on `{spec.name}` (seconds; 0: no limit); "
+                              "one that loops: the traceback shows where it was")
     raised = f"called sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else f"raised {type(exc).__name__}: {exc}"
-    if plugin_file and line is not None:
+    if in_plugin:
         file, column = plugin_file, None
     else:
         file, line, column = spec.file, spec.line, spec.column
     return PassError(f"pass `{spec.name}` ({what}) {raised}\n{text}", file=file, line=line,
                      column=column, hint=f"the pass is declared at {spec.file}:{spec.line}; the graph it received "
                                          f"is in the ledger stage before failed:yaml:{spec.name}")
-
-
-def _timed_out(spec: PassSpec, fn: PassFn, exc: PassTimedOut) -> PassError:
-    plugin_file = getattr(fn, "airctl_plugin_file", None)
-    text, line = user_traceback(exc, plugin_file)
-    what = f"python plugin {spec.fields.get('plugin')}" if spec.kind == "python" else f"kind {spec.kind}"
-    where = f" (stopped at {plugin_file}:{line})" if plugin_file and line is not None else ""
-    line_of_timeout = spec.marks.get("timeout", (spec.line, spec.column))
-    return PassError(f"pass `{spec.name}` ({what}) {exc}{where}; the compile was stopped\n{text}",
-                     file=spec.file, line=line_of_timeout[0], column=line_of_timeout[1],
-                     hint=f"a pass that needs longer: set `timeout:` on `{spec.name}` (seconds; 0: no limit); "
-                          "one that loops: the traceback shows where it was")
 
 
 def _explain(spec: PassSpec, gm: Any, graph_id: str | None) -> list[dict[str, Any]]:
@@ -212,11 +209,7 @@ def _run_one(runner: PassRunner, spec: PassSpec, fn: PassFn, gm: Any, example_in
                 raise
             run.info["skipped"] = e.message
             return None
-        except PassTimedOut as e:
-            error = _timed_out(spec, fn, e)
-            hooks.errors.append(error)
-            raise error from None
-        except (Exception, SystemExit) as e:  # noqa: BLE001 - user passes: report by name, keep the ledger
+        except (Exception, SystemExit, PassTimedOut) as e:  # noqa: BLE001 - user passes: report by name, keep the ledger
             error = _wrap_failure(spec, fn, e)
             hooks.errors.append(error)
             raise error from e

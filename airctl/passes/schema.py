@@ -20,6 +20,7 @@ label (rule R6).
 from __future__ import annotations
 
 import difflib
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -260,7 +261,9 @@ def validate(value: Any, schema: dict[str, Any], path: tuple[Any, ...] = ()) -> 
                 guess = closest(str(item), [str(c) for c in schema["enum"]])
                 out.append(SchemaViolation(where, f"`{_label(where)}` must be one of {choices}, got {_show(item)}",
                                            hint=f"did you mean {guess!r}?" if guess else None))
-    if "minimum" in schema and _is(value, "number") and value < schema["minimum"]:
+    if _is(value, "number") and not math.isfinite(value):  # YAML's .nan and .inf: no JSON number
+        out.append(SchemaViolation(path, f"`{_label(path)}` must be a finite number, got {value}"))
+    elif "minimum" in schema and _is(value, "number") and value < schema["minimum"]:
         out.append(SchemaViolation(path, f"`{_label(path)}` must be >= {schema['minimum']}, got {value}"))
     if isinstance(value, list) and "items" in schema:
         for i, item in enumerate(value):

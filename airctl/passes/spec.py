@@ -16,7 +16,6 @@ name ``aten.view`` (TorchAir's ``view_to_reshape`` runs before the post hook) ar
 from __future__ import annotations
 
 import difflib
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -241,20 +240,15 @@ def _selector(raw: dict[str, Any]) -> Selector:
                     [collective] if isinstance(collective, str) else list(collective or []))
 
 
-def _seconds(raw: dict[str, Any], doc: Any, base: tuple[Any, ...], file: str | None) -> float | None:
-    """A ``timeout:`` (checked as a number >= 0 by the schema): None for 0, the default when absent."""
-    value = raw.get("timeout", DEFAULT_SECONDS)
-    if not math.isfinite(value):
-        line, col = _where(doc, (*base, "timeout"))
-        raise SpecError(f"`timeout` must be a finite number of seconds, got {value}", file=file, line=line,
-                        column=col, hint="0 means no limit")
-    return float(value) or None
+def _seconds(raw: dict[str, Any], default: float | None) -> float | None:
+    """A ``timeout:`` (the schema checked it: a finite number >= 0): None for 0 (no limit)."""
+    return (float(raw["timeout"]) or None) if "timeout" in raw else default
 
 
 def _build(doc: dict[str, Any], file: str | None, path: Path | None) -> PassFile:
     _check(doc, schema.FILE, doc, (), file)
     default_check = doc.get("check_results", True)
-    default_timeout = _seconds(doc, doc, (), file)
+    default_timeout = _seconds(doc, DEFAULT_SECONDS)
     passes: list[PassSpec] = []
     warnings: list[SpecError] = []
     seen: dict[str, int] = {}
@@ -284,7 +278,7 @@ def _build(doc: dict[str, Any], file: str | None, path: Path | None) -> PassFile
             name=name, kind=kind, stage=raw.get("stage", "pre"), fields=dict(fields), line=line or 0,
             column=col or 0, optional=bool(raw.get("optional", False)), graphs=raw.get("graphs"),
             check_results=bool(raw.get("check_results", default_check)), file=file,
-            timeout=_seconds(raw, doc, base, file) if "timeout" in raw else default_timeout,
+            timeout=_seconds(raw, default_timeout),
             each=raw.get("each", False),
             placements=list(raw["placements"]) if "placements" in raw else None,
             marks={k: _where(doc, (*base, k)) for k in raw},  # type: ignore[misc]

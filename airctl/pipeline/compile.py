@@ -344,7 +344,7 @@ def _compile_model(req: CompileRequest, progress: Progress | None, interrupts: R
                 kept = _keep(loaded)
 
             instruments = list(req.instruments) + (verify_instruments(req.mode) if req.verify else [])
-            final = () if req.dump_types else capture.final_dumps(Mode(req.mode), dump_types)  # --dump-type: as asked
+            final = () if req.dump_types else capture.final_dumps(Mode(req.mode))  # --dump-type: as asked
             session = CaptureSession(ledger, instruments, extra_dump_types=dump_types[1:], capture=capture,
                                      final_dump_types=final,
                                      torchair_off=req.torchair_off, keep_dynamo_graphs=req.keep_dynamo_graphs)

@@ -34,6 +34,10 @@ def patch(p: Patches, listener: Any) -> None:
 
     orig_dump = GeConcreteGraph.dump
 
+    def write(path: Path, graph: Any) -> None:  # TorchAir's own writer, the file then listed
+        dump_graph(str(path), graph)
+        listener.torchair_dump(path, graph.name)
+
     def dump(self, path):
         orig_dump(self, path)
         base = Path(path)
@@ -41,12 +45,10 @@ def patch(p: Patches, listener: Any) -> None:
         for ext in listener.extra_dump_types:
             other = base.with_suffix("." + ext)
             if other != base:
-                dump_graph(str(other), self.graph)
-                listener.torchair_dump(other, self.graph.name)
+                write(other, self.graph)
         if base.name.startswith("dynamo_optimized"):
             for ext in listener.final_dump_types:
-                listener.later(lambda other=base.with_suffix("." + ext), graph=self.graph: (
-                    dump_graph(str(other), graph), listener.torchair_dump(other, graph.name)))
+                listener.later(lambda other=base.with_suffix("." + ext), graph=self.graph: write(other, graph))
 
     orig_acl_dump = AclConcreteGraph.dump
 
