@@ -58,8 +58,9 @@ class Capture(str, enum.Enum):
         return mode.dumps
 
     def final_dumps(self, mode: Mode) -> tuple[str, ...]:
-        """Dump types TorchAir writes of the last GE graph only, once the run is over: ``default`` keeps
-        TorchAir's own pbtxt of the graph ``airctl dump --type pbtxt`` prints, off the compile's time."""
+        """Dump types TorchAir writes of the optimized GE graph only, in a forked child beside the compile
+        (docs/ledger.md): ``default`` keeps TorchAir's own pbtxt of the graph ``airctl dump --type
+        pbtxt`` prints, off the compile's time."""
         if self is Capture.DEFAULT and mode.is_ge and "pbtxt" in mode.dumps:  # dumps() leaves it out here
             return ("pbtxt",)
         return ()

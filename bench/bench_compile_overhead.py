@@ -15,7 +15,8 @@ B = ``airctl compile`` of the same model (``compile_model``, the whole command: 
     (pbtxt, txt, py), the checked run, ``report.html``).
 
 Both run in this one process (TorchAir's GE options are process-wide) after one warm-up of each,
-with ``torch._dynamo.reset()`` before each compile. Printed: FX nodes (the ``aot-*`` stage), the
+with ``torch._dynamo.reset()`` and a full garbage collection before each timed run (so neither
+starts with the other's garbage left for its own collections to walk). Printed: FX nodes (the ``aot-*`` stage), the
 medians of A and B, the ratio B/A, the ratio for the compile alone (the ledger's
 ``compile_and_run_seconds``: the same span as A, so without airctl's model load, eager reference
 and report), and the ledger's size on disk (all files) per FX node. Medians are of the ratios of
@@ -26,6 +27,7 @@ Targets (issue 14): B/A <= 1.5 at ~400 FX nodes, <= 1.25 at ~6k; ledger <= 2 KB 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import statistics
 import sys
@@ -82,6 +84,7 @@ def main() -> None:
             loaded = load_model_script(args.model)
             torch._dynamo.reset()
             config = torchair.CompilerConfig()
+            gc.collect()
             t0 = time.perf_counter()
             compiled = torch.compile(loaded.model, backend=torchair.get_npu_backend(compiler_config=config),
                                      dynamic=False)
@@ -90,6 +93,7 @@ def main() -> None:
 
     def with_airctl(out: Path) -> tuple[float, float, Path, int]:
         extra = {"capture": args.capture} if args.capture else {}
+        gc.collect()
         t0 = time.perf_counter()
         result = compile_model(CompileRequest(Path(args.model), out_dir=out, backend="sim", **extra))
         seconds = time.perf_counter() - t0

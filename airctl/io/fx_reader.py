@@ -10,10 +10,12 @@ lines come from ``node.meta["stack_trace"]`` (the user's innermost frame), modul
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from typing import Any
 
 from airctl.graph.model import Graph, Node
+from airctl.io.gc_pause import without_gc
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 STREAM_KEY = "_user_stream_label"
@@ -45,6 +47,8 @@ def _jsonable(value: Any, node_cls: type) -> Any:
         return [_jsonable(v, node_cls) for v in value]
     if isinstance(value, dict):
         return {str(k): _jsonable(v, node_cls) for k, v in value.items()}
+    if isinstance(value, float) and not math.isfinite(value):  # as JSON keeps it (io/json_io.py)
+        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return repr(value)
@@ -104,6 +108,7 @@ def scope_stream(args: tuple) -> str | None:
     return None
 
 
+@without_gc
 def fx_digest(gm: Any) -> str:
     """A digest of what a pass can change in a GraphModule (or Graph): every node's name, opcode,
     target, arguments and keyword arguments, in graph order (so streams, which scopes tell, too).
@@ -121,6 +126,7 @@ def fx_digest(gm: Any) -> str:
     return h.hexdigest()
 
 
+@without_gc  # thousands of nodes, no cycles: no collection while reading (airctl/io/gc_pause.py)
 def read_fx(gm: Any, name: str = "graph") -> Graph:
     """Build a :class:`Graph` (dialect ``fx``) from a GraphModule or a ``torch.fx.Graph``."""
     import torch.fx

@@ -12,6 +12,7 @@ import hashlib
 from typing import Any
 
 from airctl.graph.model import Graph, Node
+from airctl.io.gc_pause import without_gc
 
 STREAM_ATTR = "_user_stream_label"
 TENSOR_HEX_LIMIT = 64  # tensor attrs up to this many bytes keep their data (as hex)
@@ -64,6 +65,7 @@ def ge_digest(graph_def: Any) -> str:
     return hashlib.blake2b(graph_def.SerializeToString(deterministic=True), digest_size=16).hexdigest()
 
 
+@without_gc  # 10k ops, no cycles: no collection while reading (airctl/io/gc_pause.py)
 def graph_from_ge_proto(graph_def: Any, name: str | None = None) -> Graph:
     nodes: list[Node] = []
     for op in graph_def.op:

@@ -19,6 +19,7 @@ from typing import Any
 
 from airctl.errors import GraphReadError
 from airctl.graph.model import Graph, Node
+from airctl.io.gc_pause import gc_paused
 
 FORMAT_VERSION = 1
 
@@ -152,12 +153,14 @@ def _finite(value: Any) -> Any:
 
 def write_json(graph: Graph, path: Path | str | None = None, indent: int | None = None) -> str:
     # indent=None keeps json's C encoder; an indent switches to the pure-Python one (~5x slower)
-    data = to_dict(graph)
     separators = (",", ":") if indent is None else None
-    try:
-        text = json.dumps(data, indent=indent, separators=separators, allow_nan=False)
-    except ValueError:  # a NaN or an infinity somewhere in the attributes: rare, so only then rewritten
-        text = json.dumps(_finite(data), indent=indent, separators=separators, allow_nan=False)
+    with gc_paused():  # a dict per node and per edge, dropped at once (airctl/io/gc_pause.py)
+        data = to_dict(graph)
+        try:
+            text = json.dumps(data, indent=indent, separators=separators, allow_nan=False)
+        except ValueError:  # a NaN or an infinity in a GE attribute (FX reads spell them as strings): rewritten
+            text = json.dumps(_finite(data), indent=indent, separators=separators, allow_nan=False)
+        del data
     if path is not None:
         Path(path).write_text(text, encoding="utf-8")
     return text

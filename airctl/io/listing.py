@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from airctl.graph.model import Graph
+from airctl.io.gc_pause import without_gc
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _HIDDEN_ATTRS = ("_input_name_key", "_input_name_value", "_output_name_key", "_output_name_value")
@@ -37,6 +38,7 @@ def format_listing(graph: Graph, attrs: bool = False) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", "\n".join(lines)) + "\n"
 
 
+@without_gc  # FX's code generator over thousands of nodes (airctl/io/gc_pause.py)
 def fx_code(gm: Any) -> str:
     """A GraphModule's readable code (``print_readable``), or its graph when it cannot codegen."""
     try:

@@ -93,6 +93,7 @@ class BackgroundFiles:
                 with self._lock:
                     self._failures.append((path, e))
             finally:
+                job = None  # type: ignore[assignment]  # not kept alive (with what it holds) while idle
                 self._queue.task_done()
 
     def wait(self) -> None:

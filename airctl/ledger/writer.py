@@ -17,7 +17,9 @@ Layout (a contract: tests and other tools read it; documented in docs/ledger.md)
 Snapshots are content-addressed: a stage whose graph is one the graph had already (same content
 key, the capture's digest) refers to that stage's files instead of writing new ones. New files
 are serialised, compressed and written off the compile thread (:mod:`airctl.ledger.files`);
-the writer keeps the graphs it wrote in memory for the report (:meth:`LedgerWriter.stage_graph`).
+the writer keeps what it wrote in memory for the report (:meth:`LedgerWriter.stage_graph`): the
+graph until it is encoded, then only its JSON text (a string: ten times smaller than the graph's
+objects, and nothing for the garbage collector to walk while TorchAir goes on compiling).
 
 A full disk (or a file-size limit) never leaves a run without a valid index: ``index.json`` is
 rewritten in place when no new space can be had (:mod:`airctl.ledger.index_file`), a snapshot
@@ -30,17 +32,18 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import json
 import os
 import re
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from airctl import __version__
 from airctl.graph.model import Graph
-from airctl.io.json_io import write_json
+from airctl.io.json_io import from_dict, write_json
 from airctl.ledger.files import BackgroundFiles, write_file
 from airctl.ledger.index import DumpEntry, GraphEntry, RunIndex, StageEntry
 from airctl.ledger.index_file import cannot_write, write_index
@@ -72,7 +75,8 @@ class LedgerWriter:
         self.run_index = run_index
         self._started = time.perf_counter()
         self._files = BackgroundFiles()
-        self._graphs: dict[str, Graph] = {}  # ledger-relative snapshot file -> the graph written there
+        self._graphs: dict[str, Graph] = {}  # ledger-relative snapshot file -> its graph, until encoded
+        self._encoded: dict[str, str] = {}  # ledger-relative snapshot file -> the JSON text written there
         self._content: dict[tuple[str, str], tuple[str, str | None]] = {}  # (graph id, key) -> (file, text)
         self._flushed_at = 0.0
         self._flush_cost = 0.0  # seconds the last rewrite of index.json took
@@ -154,7 +158,7 @@ class LedgerWriter:
 
     def stage_graph(self, stage: StageEntry) -> Graph:
         """The stage's snapshot: the graph this writer wrote, else read back from its file."""
-        graph = self._graphs.get(stage.file)
+        graph = self._written(stage.file)
         if graph is not None:
             return graph
         from airctl.io.json_io import read_json
@@ -163,9 +167,24 @@ class LedgerWriter:
         return read_json(self.stage_file(stage))
 
     @property
-    def graphs_written(self) -> dict[str, Graph]:
-        """Ledger-relative snapshot file -> the graph written there (for the report, without re-reading)."""
-        return dict(self._graphs)
+    def graphs_written(self) -> Mapping[str, Graph]:
+        """Ledger-relative snapshot file -> the graph written there (for the report, without reading
+        files back); each is decoded from the text kept in memory when asked for."""
+        return _Written(self)
+
+    def _written(self, file: str) -> Graph | None:
+        graph = self._graphs.get(file)  # the encoder stores the text before it drops the graph
+        if graph is not None:
+            return graph
+        text = self._encoded.get(file)
+        return None if text is None else from_dict(json.loads(text), file)
+
+    def _encode(self, file: str, graph: Graph) -> str:
+        """The snapshot's JSON text (on the background writer's thread); kept in place of the graph."""
+        text = write_json(graph)
+        self._encoded[file] = text
+        self._graphs.pop(file, None)
+        return text
 
     def graph_kind(self, graph_id: str) -> str:
         return self.graph_entry(graph_id).kind
@@ -205,7 +224,7 @@ class LedgerWriter:
         else:
             file = base + SNAPSHOT_EXT
             self._graphs[file] = graph
-            self._files.submit(self.root / file, lambda: write_json(graph))
+            self._files.submit(self.root / file, lambda: self._encode(file, graph))
             text_file = self._write_text(base, text) if text is not None else None
         if content_key:
             self._content[(graph_id, content_key)] = (file, text_file)
@@ -311,6 +330,7 @@ class LedgerWriter:
                 else:
                     self.run_index.dumps.remove(dump)
         self._graphs = {f: g for f, g in self._graphs.items() if f not in lost}
+        self._encoded = {f: t for f, t in self._encoded.items() if f not in lost}
         self._content = {k: v for k, v in self._content.items() if v[0] not in lost}
         if self.run_index.notes is None:
             self.run_index.notes = []
@@ -420,3 +440,24 @@ class LedgerWriter:
         write_index(self.root, self.run_index.to_json(), best_effort=best_effort)
         self._flushed_at = time.perf_counter()
         self._flush_cost = self._flushed_at - now
+
+
+class _Written(Mapping[str, Graph]):
+    """The snapshots a writer wrote, by ledger-relative file; decoded on access."""
+
+    def __init__(self, writer: LedgerWriter) -> None:
+        self._writer = writer
+        graphs = list(writer._graphs)  # first: the encoder adds a file's text before it drops the graph
+        self._files = list(dict.fromkeys([*graphs, *list(writer._encoded)]))
+
+    def __getitem__(self, file: str) -> Graph:
+        graph = self._writer._written(file)
+        if graph is None:
+            raise KeyError(file)
+        return graph
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)

@@ -35,6 +35,7 @@ from airctl.io.ge_proto import ge_digest, graph_from_ge_proto
 from airctl.io.listing import fx_code, ge_ops_text
 from airctl.ledger.writer import LedgerWriter, Text
 from airctl.modes import MAX_AUTOTUNE, Capture
+from airctl.pipeline.aside import Aside
 from airctl.sim.pass_switch import skipped_by_observer
 
 GE_STAGE_NAMES = {"original_ge_graph": "ge-original", "optimized_ge_graph": "ge-optimized"}
@@ -62,7 +63,7 @@ class CaptureSession:
         self.dynamo_graphs: list[tuple[Any, list[Any]]] = []  # (GraphModule, real example inputs) when kept
         self.extra_dump_types = list(extra_dump_types)
         self.final_dump_types: list[str] = list(final_dump_types)
-        self._later: list[Callable[[], Any]] = []
+        self._aside: list[tuple[Aside, Callable[[bool], Any]]] = []
         self.capture = capture
         self.texts = capture is not Capture.MINIMAL  # readable text beside each snapshot
         self.compress_log = True  # finish_ledger gzips log.txt once the run is over
@@ -201,15 +202,17 @@ class CaptureSession:
                 ids[name] = gid
         return ids
 
-    def later(self, job: Callable[[], Any]) -> None:
-        self._later.append(job)
+    def aside(self, job: Callable[[], Any], then: Callable[[bool], Any]) -> None:
+        """Run ``job`` now in a forked child (:mod:`airctl.pipeline.aside`); :meth:`finalize` waits
+        for it and calls ``then(succeeded)``."""
+        self._aside.append((Aside(job), then))
 
     def finalize(self) -> None:
-        """Run the jobs left for after the run (the last GE graph's pbtxt), and collect TorchAir's
-        generated aclgraph code (reduce-overhead) into ``torchair/``."""
-        jobs, self._later = self._later, []
-        for job in jobs:
-            job()
+        """Wait for the jobs set aside (the last GE graph's pbtxt) and collect TorchAir's generated
+        aclgraph code (reduce-overhead) into ``torchair/``."""
+        asides, self._aside = self._aside, []
+        for aside, then in asides:
+            then(aside.wait())
         for gid, concrete in self.concrete_graphs:
             code = getattr(concrete, "fx_forward", None)
             if type(concrete).__name__ != "AclConcreteGraph" or not isinstance(code, str):

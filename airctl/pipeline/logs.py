@@ -8,15 +8,22 @@ level the user had — the terminal is not flooded, nothing the user asked for i
 TorchAir's converter also traces every FX node it converts at DEBUG (target, each input, the
 output: five lines a node, half of a large model's log, and their formatting costs the compile
 a few percent). ``log.txt`` leaves that trace out unless asked (``keep_node_trace``, which
-``--capture full`` sets); the ledger has the graphs themselves.
+``--capture full`` sets); the ledger has the graphs themselves. Left out, its lines are not even
+made: for the run, the ``torchair`` logger's ``debug`` returns at once when called from that
+trace (recognised by its code object), and logs every other line as before, under its own
+file and line. Building a log record per trace line and then dropping it cost a 6k-node compile
+about 3% (docs/performance.md).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import CodeType
+from typing import Any
 
 from airctl.ledger.log_file import LedgerLogHandler
 
@@ -49,12 +56,45 @@ def capture_logs(path: Path, level: int = logging.DEBUG, keep_node_trace: bool =
         saved.append((lg, previous, handler_levels))
         lg.addHandler(handler)
         lg.setLevel(min(effective, level))
+    undo = [_skip_node_trace(lg) for lg in loggers if lg.name == "torchair" and not keep_node_trace]
     try:
         yield
     finally:
+        for restore in undo:
+            restore()
         for lg, previous, handler_levels in saved:
             lg.removeHandler(handler)
             lg.setLevel(previous)
             for h, h_level in handler_levels:
                 h.setLevel(h_level)
         handler.close()
+
+
+def _node_trace_code() -> CodeType | None:
+    """The code object of TorchAir's per-node trace wrapper (one for every method it decorates),
+    or None when this TorchAir has none."""
+    for name in ("torchair.npu_fx_compiler", "torch_npu.dynamo.torchair.npu_fx_compiler"):
+        trace = getattr(sys.modules.get(name), "_trace_print", None)
+        if callable(trace):
+            try:
+                return trace(lambda *_args: None).__code__
+            except Exception:  # noqa: BLE001 - another TorchAir's decorator: keep the filter only
+                return None
+    return None
+
+
+def _skip_node_trace(lg: logging.Logger) -> Callable[[], None]:
+    """Make ``lg.debug`` return at once when TorchAir's node trace calls it; returns the undo."""
+    code = _node_trace_code()
+    if code is None or "debug" in vars(lg):
+        return lambda: None
+
+    def debug(msg: object, *args: Any, **kwargs: Any) -> None:
+        if sys._getframe(1).f_code is code:
+            return
+        if lg.isEnabledFor(logging.DEBUG):  # as Logger.debug, with the caller's file:line, not this one's
+            kwargs["stacklevel"] = kwargs.get("stacklevel", 1) + 1
+            lg._log(logging.DEBUG, msg, args, **kwargs)
+
+    lg.debug = debug  # type: ignore[method-assign]
+    return lambda: vars(lg).pop("debug", None)

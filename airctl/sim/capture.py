@@ -19,10 +19,11 @@ from airctl.sim.patching import Patches
 
 class CaptureListener(Protocol):
     extra_dump_types: Sequence[str]  # GE dump types to write besides the one TorchAir's config names
-    final_dump_types: Sequence[str]  # types written of the optimized GE graph only, by ``later`` jobs
+    final_dump_types: Sequence[str]  # types written of the optimized GE graph only, set ``aside``
 
-    def later(self, job: Callable[[], Any]) -> None:
-        """Run ``job`` once the compile and the run are over (work that must not count as compile time)."""
+    def aside(self, job: Callable[[], Any], then: Callable[[bool], Any]) -> None:
+        """Run ``job`` beside the compile (a forked child: it must only write a file); once the run is
+        over, call ``then(succeeded)``."""
 
     def aot_graph(self, gm: Any, phase: str) -> None:
         """TorchAir received the AOT graph of ``phase`` (forward, backward, inference)."""

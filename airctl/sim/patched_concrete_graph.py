@@ -7,9 +7,10 @@
   in the one type the config names. TorchAir takes one type per compile; when the listener asks
   for more (``extra_dump_types``), the same graph is also written with TorchAir's own
   ``dump_graph`` under the same name with the other extensions; ``final_dump_types`` are written
-  of the optimized graph only, after the run (the same live GraphDef: TorchAir's pbtxt lists a
-  node's attributes in the order of its in-memory map, which no copy keeps). Every file is
-  TorchAir's output.
+  of the optimized graph only, by a child process forked when TorchAir dumps it
+  (``listener.aside``: the same live GraphDef, copied on write; TorchAir's pbtxt lists a node's
+  attributes in the order of its in-memory map, which no copy made in Python keeps), while the
+  compile goes on. Every file is TorchAir's output.
 """
 
 from __future__ import annotations
@@ -47,8 +48,18 @@ def patch(p: Patches, listener: Any) -> None:
             if other != base:
                 write(other, self.graph)
         if base.name.startswith("dynamo_optimized"):
+            import torch._inductor.utils  # noqa: F401 - the pbtxt writer's import, made before forking
+
             for ext in listener.final_dump_types:
-                listener.later(lambda other=base.with_suffix("." + ext), graph=self.graph: write(other, graph))
+                other = base.with_suffix("." + ext)
+
+                def listed(ok: bool, other: Path = other, name: str = self.graph.name) -> None:
+                    if ok:
+                        listener.torchair_dump(other, name)
+                    else:  # the child failed or was stopped: no half-written dump left behind
+                        other.unlink(missing_ok=True)
+
+                listener.aside(lambda other=other, graph=self.graph: dump_graph(str(other), graph), listed)
 
     orig_acl_dump = AclConcreteGraph.dump
 

@@ -50,7 +50,11 @@ def test_a_graph_seen_before_refers_to_its_files_and_text_is_made_only_once(tmp_
     led = Ledger.open(w.root)
     assert [len(led.load(s)) for s in led.stages()] == [3, 3, 4, 3, 4]
     assert gzip.decompress((w.root / s0.text).read_bytes()) == b"code aot\n"  # zcat reads it too
-    assert w.stage_graph(s2) is b  # the writer hands back what it wrote, without reading
+    # the writer hands back what it wrote without reading the file: kept as its JSON text once encoded
+    # (a string, nothing for the garbage collector to walk), not as the graph's objects
+    (w.root / s2.file).unlink()
+    assert w.stage_graph(s2).nodes == b.nodes and w.graphs_written[s2.file].nodes == b.nodes
+    assert set(w.graphs_written) == {s0.file, s2.file} and not w._graphs
 
 
 def test_readers_read_compressed_snapshots_and_dumps(tmp_path: Path) -> None:

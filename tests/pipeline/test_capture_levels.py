@@ -41,6 +41,8 @@ def test_minimal_keeps_stages_and_snapshots_only(tmp_path: Path, compile_fixture
     assert default.index.report == "report.html" and default.index.log == "log.txt.gz"
     log = ledger_text(default.ledger_dir / default.index.log)
     assert " DEBUG " in log and "target: aten.mm.default" not in log
+    # the trace is skipped at TorchAir's logger (no record made); every other line keeps its own file:line
+    assert " DEBUG torchair [npu_fx_compiler.py:" in log and "[logs.py:" not in log
 
 
 def test_full_adds_pbtxt_and_torchairs_node_trace(tmp_path: Path) -> None:

@@ -1,0 +1,108 @@
+"""Run a piece of Python work in a forked child process, beside the compile, on another core.
+
+Why: by default the capture keeps TorchAir's own pbtxt of the optimized GE graph, and only the
+live GraphDef can give that text (TorchAir lists a node's attributes in the order of its
+in-memory maps, which no copy keeps: airctl/sim/patched_concrete_graph.py). TorchAir's pbtxt
+renderer is a Python loop: about 2 s for a 10k-op graph, in a compile that is otherwise single
+threaded. A child forked at the moment TorchAir dumps the graph holds the same objects (copy on
+write), so it writes the same file as TorchAir would in-process, while the compile and the run
+go on in the parent (docs/performance.md).
+
+The child runs the job and nothing else: its cyclic collector off (a full collection would walk,
+and so copy, the parent's whole heap), then ``os._exit`` (no atexit handlers, no finalizers, no
+second flush of buffers it inherited); Ctrl-C ends it at once (the default SIGINT action). A
+Ctrl-C that reaches the parent while it forks is held back until the fork is done: Python runs
+``os.fork``'s own callbacks (logging's lock handling) as Python code, and a ``KeyboardInterrupt``
+raised in one of them is printed and dropped. :meth:`Aside.wait` says whether the job succeeded;
+the parent acts on the result only then (lists the file). Where ``fork`` does not exist (Windows)
+or fails, the job runs in the parent when waited for.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+
+class Aside:
+    """A job started in a forked child (or kept to run inline when waited for)."""
+
+    def __init__(self, job: Callable[[], Any]) -> None:
+        self._job: Callable[[], Any] | None = job
+        self._pid: int | None = None
+        self._ok: bool | None = None
+        fork = getattr(os, "fork", None)
+        if fork is None:
+            return
+        for stream in (sys.stdout, sys.stderr):  # nothing buffered that the child could print again
+            with contextlib.suppress(Exception):
+                stream.flush()
+        held: list[int] = []
+        previous = _hold_sigint(held)
+        try:
+            pid = fork()
+        except OSError:
+            pid = None
+        if pid == 0:  # the child
+            code = 1
+            try:
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                gc.disable()
+                job()
+                code = 0
+            except BaseException:  # noqa: BLE001 - reported by the exit code; the parent decides
+                code = 1
+            finally:
+                os._exit(code)
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+            if held:  # a Ctrl-C during the fork: delivered now, to the handler it was meant for
+                signal.raise_signal(signal.SIGINT)
+        if pid is not None:
+            self._pid = pid
+            self._job = None  # the parent keeps nothing the job holds
+
+    @property
+    def forked(self) -> bool:
+        return self._pid is not None
+
+    def wait(self) -> bool:
+        """Wait for the job; True when it succeeded (the inline fallback raises as the job does)."""
+        if self._ok is not None:
+            return self._ok
+        if self._pid is None:
+            job, self._job = self._job, None
+            if job is not None:
+                job()
+            self._ok = True
+            return True
+        while True:
+            try:
+                _, status = os.waitpid(self._pid, 0)
+                break
+            except ChildProcessError:  # reaped elsewhere: the caller checks the file it expects
+                self._ok = True
+                return True
+            except InterruptedError:
+                continue
+        self._ok = os.waitstatus_to_exitcode(status) == 0
+        return self._ok
+
+
+def _hold_sigint(held: list[int]) -> Any:
+    """Make SIGINT append to ``held`` instead of raising; returns the handler to put back (None when
+    nothing was changed: not the main thread, where Python delivers no signal anyway, or a handler
+    installed outside Python)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is None:
+        return None
+    signal.signal(signal.SIGINT, lambda signum, _frame: held.append(signum))
+    return previous
