@@ -131,6 +131,13 @@ class PassRunner:
             del self._known[next(iter(self._known))]
         return graph, d
 
+    def forget(self, graph_id: str, keep: Any = None) -> None:
+        """Drop what the runner remembers of ``graph_id``'s objects (but ``keep``): a compile that
+        moved on (FX -> GE, GE -> run) no longer needs them, and a 10k-node graph kept alive is
+        that much more for every full garbage collection to walk. Forgetting costs at most a read."""
+        for key in [k for k, (obj, _, _) in self._known.items() if k[1] == graph_id and obj is not keep]:
+            del self._known[key]
+
     def run(self, name: str, obj: Any, fn: Callable[[PassRun], Any], *, stage: str | None = None,
             kind: str = "torchair", read: Reader | None = None, digest: Digest | None = _DEFAULT,
             **info: Any) -> PassRun:

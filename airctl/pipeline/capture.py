@@ -173,6 +173,8 @@ class CaptureSession:
         stage = GE_STAGE_NAMES.get(file_name, f"ge:{file_name}")
         self.ledger.add_stage(self.current, stage, graph, text=self._text(lambda: ge_ops_text(graph)),
                               content_key=digest)
+        # the FX graph is converted: only the GE graph is read from now on; once optimized, nothing
+        self.runner.forget(self.current, keep=None if stage == "ge-optimized" else ge)
 
     def torchair_dump(self, path: Path, graph_name: str | None) -> Path | None:
         """TorchAir wrote a dump: replaced by its gzip-compressed copy (``<name>.gz``) and listed.

@@ -29,6 +29,28 @@ def test_unchanged_passes_cost_digests_not_reads() -> None:
     assert reads == [1, 2, 2] and graph.name == "other-graph"
 
 
+def test_forgetting_a_graph_id_drops_its_objects_but_the_one_kept() -> None:
+    """The capture forgets the FX graph once TorchAir converted it, and everything once the GE graph is
+    optimized: nothing kept alive for the garbage collector to walk; the next look is a read again."""
+    fx, ge, other = {"v": 1}, {"v": 2}, {"v": 3}
+    reads: list[int] = []
+
+    def read(o, graph_id):
+        reads.append(o["v"])
+        return Graph(graph_id, "fx", [Node(f"n{o['v']}", "op")])
+
+    runner = PassRunner(read=read, digest=lambda o: str(o["v"]))
+    for obj, gid in ((fx, "1-inference"), (ge, "1-inference"), (other, "2-inference")):
+        runner.read_graph(obj, gid)
+    runner.forget("1-inference", keep=ge)
+    for obj, gid in ((fx, "1-inference"), (ge, "1-inference"), (other, "2-inference")):
+        runner.read_graph(obj, gid)
+    assert reads == [1, 2, 3, 1]  # only the forgotten FX graph is read again
+    runner.forget("1-inference")
+    runner.read_graph(ge, "1-inference")
+    assert reads == [1, 2, 3, 1, 2]
+
+
 def test_without_a_digest_every_pass_reads_and_fingerprints() -> None:
     g = Graph("g", "fx", [Node("x", "placeholder", kind="placeholder")])
     runner = PassRunner([ChangeDetection()], read=lambda obj, gid: Graph(gid, "fx", list(obj.nodes)))
