@@ -43,7 +43,7 @@ class Capture(str, enum.Enum):
     so ``dump``, ``diff`` and ``check`` work on any of them."""
 
     MINIMAL = "minimal"  # no readable texts, no TorchAir dumps, INFO log, no report.html
-    DEFAULT = "default"  # + readable texts, TorchAir's txt and py dumps (+ pbtxt of the last), DEBUG log, report
+    DEFAULT = "default"  # + readable texts, TorchAir's txt and py dumps (+ pbtxt of the optimized), DEBUG log, report
     FULL = "full"  # + TorchAir's pbtxt dump (every type the mode allows)
 
     def __str__(self) -> str:

@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
         capture: Capture = typer.Option(
             Capture.DEFAULT, "--capture",
             help="How much the ledger keeps: minimal (stages and snapshots only), default (+ readable texts, "
-                 "TorchAir's txt/py dumps and the last GE graph's pbtxt, log, report.html), full (+ every pbtxt, "
+                 "TorchAir's txt/py dumps and the optimized GE graph's pbtxt, log, report.html), full (+ every pbtxt, "
                  "TorchAir's per-node log)."),
         fail_on: Bad = typer.Option(None, "--fail-on", show_default=False,
                                     help="Also exit non-zero (1) for this: race (the executor saw a stream race), "

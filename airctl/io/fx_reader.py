@@ -16,6 +16,7 @@ from typing import Any
 
 from airctl.graph.model import Graph, Node
 from airctl.io.gc_pause import without_gc
+from airctl.io.json_io import non_finite_text
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 STREAM_KEY = "_user_stream_label"
@@ -47,8 +48,8 @@ def _jsonable(value: Any, node_cls: type) -> Any:
         return [_jsonable(v, node_cls) for v in value]
     if isinstance(value, dict):
         return {str(k): _jsonable(v, node_cls) for k, v in value.items()}
-    if isinstance(value, float) and not math.isfinite(value):  # as JSON keeps it (io/json_io.py)
-        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, float) and not math.isfinite(value):  # as the JSON snapshot keeps it
+        return non_finite_text(value)
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return repr(value)

@@ -140,10 +140,16 @@ def from_dict(data: dict[str, Any], origin: str = "<json>") -> Graph:
                  attrs=dict(data.get("attrs") or {}))
 
 
+def non_finite_text(value: float) -> str:
+    """How a NaN or an infinity is spelt in airctl's JSON (standard JSON has no such numbers):
+    ``"NaN"``, ``"Infinity"``, ``"-Infinity"`` (the graph readers and the report use it too)."""
+    return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+
+
 def _finite(value: Any) -> Any:
-    """``value`` with every non-finite float as a string (standard JSON has no NaN or Infinity)."""
+    """``value`` with every non-finite float as a string (:func:`non_finite_text`)."""
     if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+        return non_finite_text(value)
     if isinstance(value, dict):
         return {k: _finite(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -210,7 +210,7 @@ class CaptureSession:
         self._aside.append((Aside(job), then))
 
     def finalize(self) -> None:
-        """Wait for the jobs set aside (the last GE graph's pbtxt) and collect TorchAir's generated
+        """Wait for the jobs set aside (the optimized GE graph's pbtxt) and collect TorchAir's generated
         aclgraph code (reduce-overhead) into ``torchair/``."""
         asides, self._aside = self._aside, []
         for aside, then in asides:

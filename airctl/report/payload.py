@@ -30,6 +30,7 @@ from typing import Any
 
 from airctl.diff import DiffReport, diff_graphs
 from airctl.graph.model import Graph, Node
+from airctl.io.json_io import non_finite_text
 from airctl.modes import MAX_AUTOTUNE
 from airctl.render.layout import layered_layout
 from airctl.render.order import program_order
@@ -56,7 +57,7 @@ def _clip(value: Any, depth: int = 0) -> Any:
     if kind is float:
         if math.isfinite(value):
             return value
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+        return non_finite_text(value)
     if kind is list or kind is tuple:
         if depth > 6:
             return "[…]"

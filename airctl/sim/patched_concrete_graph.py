@@ -35,18 +35,15 @@ def patch(p: Patches, listener: Any) -> None:
 
     orig_dump = GeConcreteGraph.dump
 
-    def write(path: Path, graph: Any) -> None:  # TorchAir's own writer, the file then listed
-        dump_graph(str(path), graph)
-        listener.torchair_dump(path, graph.name)
-
     def dump(self, path):
         orig_dump(self, path)
         base = Path(path)
         listener.torchair_dump(base, self.graph.name)
         for ext in listener.extra_dump_types:
             other = base.with_suffix("." + ext)
-            if other != base:
-                write(other, self.graph)
+            if other != base:  # TorchAir's own writer, the file then listed
+                dump_graph(str(other), self.graph)
+                listener.torchair_dump(other, self.graph.name)
         if base.name.startswith("dynamo_optimized"):
             import torch._inductor.utils  # noqa: F401 - the pbtxt writer's import, made before forking
 

@@ -32,7 +32,7 @@ def test_minimal_keeps_stages_and_snapshots_only(tmp_path: Path, compile_fixture
     assert minimal.index.dumps == [] and not list((minimal.ledger_dir / "torchair").iterdir())
     assert minimal.index.report is None and not (minimal.ledger_dir / "report.html").exists()
     assert " DEBUG " not in ledger_text(minimal.ledger_dir / minimal.index.log)
-    # default: texts, TorchAir's txt/py dumps (+ its pbtxt of the last GE graph), report, DEBUG log without
+    # default: texts, TorchAir's txt/py dumps (+ its pbtxt of the optimized GE graph), report, DEBUG log without
     # TorchAir's per-node trace
     assert all(s.text for s in default.index.stages() if s.entry.changed is not False)
     assert sorted((d.type, d.stage) for d in default.index.dumps) == [

@@ -78,7 +78,7 @@ def _check_torchair_dumps(result, kinds: tuple[str, ...], last_only: tuple[str, 
 
 @pytest.mark.parametrize("model", FIXTURES)
 def test_ge_dumps_are_torchairs_own_txt_and_py(compile_fixture, model: str) -> None:
-    """The default capture keeps TorchAir's txt and py dumps, and its pbtxt of the last GE graph
+    """The default capture keeps TorchAir's txt and py dumps, and its pbtxt of the optimized GE graph
     (what `airctl dump --type pbtxt` prints); --capture full has every pbtxt."""
     _check_torchair_dumps(compile_fixture(model, "max-autotune"), ("txt", "py"), last_only=("pbtxt",))
 
