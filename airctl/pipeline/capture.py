@@ -209,6 +209,11 @@ class CaptureSession:
         for it and calls ``then(succeeded)``."""
         self._aside.append((Aside(job), then))
 
+    @property
+    def waiting(self) -> bool:
+        """Jobs set aside are still running (:meth:`finalize` will wait for them)."""
+        return bool(self._aside)
+
     def finalize(self) -> None:
         """Wait for the jobs set aside (the optimized GE graph's pbtxt) and collect TorchAir's generated
         aclgraph code (reduce-overhead) into ``torchair/``."""

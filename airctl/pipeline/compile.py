@@ -318,6 +318,8 @@ def _compile_model(req: CompileRequest, progress: Progress | None, interrupts: R
     hooks = req.hooks
     runs = RunExecution(req.threads_per_stream, req.stream_timeout_s, req.collectives, req.collective_timeout_s)
     kept: dict[str, Any] | None = None
+    want_report = req.report and req.capture != Capture.MINIMAL
+    draft: Any = None
     try:
         dump_types = _check_request(req)
         if hooks is None and req.passes_file and req.pre_pass is None and req.post_pass is None:
@@ -358,6 +360,8 @@ def _compile_model(req: CompileRequest, progress: Progress | None, interrupts: R
             with observing(session):
                 try:
                     execution = _run(loaded, torchair, config, session, req, runs, say)
+                    if session.waiting and want_report:  # the report's graphs now, beside the forked pbtxt
+                        draft = _draft(ledger)
                 finally:
                     session.finalize()
                     _note_assumed_ir(ledger, ascend_ir, backend)
@@ -381,19 +385,30 @@ def _compile_model(req: CompileRequest, progress: Progress | None, interrupts: R
         pass
     except BaseException as exc:  # noqa: BLE001 - every failure must land in index.json
         if _in_chain(exc, StopAfterPass) is not None:
-            close_run(ledger, session, "planned", write_report=req.report and req.capture != Capture.MINIMAL)
+            close_run(ledger, session, "planned", write_report=want_report)
             return CompileResult(ledger.root, ledger.run_index, backend, execution, None, session, runs.race_rows(),
                                  hooks, kept)
         error = _translate(exc, session, ledger, Path(req.model_path))
         status = "mismatch" if isinstance(error, ExecutionMismatch) else "failed"
         ledger.fail(error.message, error.to_json())
-        close_run(ledger, session, status, write_report=req.report and req.capture != Capture.MINIMAL)
+        close_run(ledger, session, status, write_report=want_report, draft=draft)
         return CompileResult(ledger.root, ledger.run_index, backend, execution, error, session, runs.race_rows(), hooks,
                              kept)
-    close_run(ledger, session, "planned" if req.stop_after_passes else None,
-              write_report=req.report and req.capture != Capture.MINIMAL)
+    close_run(ledger, session, "planned" if req.stop_after_passes else None, write_report=want_report, draft=draft)
     return CompileResult(ledger.root, ledger.run_index, backend, execution, None, session, runs.race_rows(), hooks,
                          kept)
+
+
+def _draft(ledger: LedgerWriter) -> Any:
+    """The report's costly part, made while TorchAir's pbtxt is written by a forked child (the run's
+    last graph is captured by then); None when it fails: the report is then made whole at the end,
+    where a failure is recorded."""
+    from airctl.report import draft_report
+
+    try:
+        return draft_report(ledger.root, ledger.run_index, ledger.graphs_written)
+    except Exception:  # noqa: BLE001 - the report's own error is recorded when it is written
+        return None
 
 
 def _keep(loaded: LoadedModel) -> dict[str, Any]:

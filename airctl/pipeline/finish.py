@@ -29,13 +29,14 @@ def _record_findings(ledger: Any, session: Any) -> None:
     ledger.set_findings(rows, first)
 
 
-def close_run(ledger: Any, session: Any, status: str | None = None, write_report: bool = True) -> None:
+def close_run(ledger: Any, session: Any, status: str | None = None, write_report: bool = True,
+              draft: Any = None) -> None:
     """``ledger.finish(status)``, then :func:`finish_ledger`. Ctrl-C while they run (waiting for the
     ledger's files, compressing the log, writing the report) marks a run that was ending ok
     ``interrupted``, as it would be a moment earlier; a failed run keeps its error."""
     try:
         ledger.finish(status)
-        finish_ledger(ledger, session, write_report=write_report)
+        finish_ledger(ledger, session, write_report=write_report, draft=draft)
     except KeyboardInterrupt:
         if ledger.run_index.status in ("running", "ok", "planned"):
             ledger.fail("interrupted", {"type": "KeyboardInterrupt"})
@@ -43,7 +44,9 @@ def close_run(ledger: Any, session: Any, status: str | None = None, write_report
         raise
 
 
-def finish_ledger(ledger: Any, session: Any, write_report: bool = True) -> None:
+def finish_ledger(ledger: Any, session: Any, write_report: bool = True, draft: Any = None) -> None:
+    """Findings into the index, the log compressed, then ``report.html`` (from ``draft``, an
+    :class:`airctl.report.ReportDraft` made earlier, when it still fits the index)."""
     _record_findings(ledger, session)
     if session is not None and getattr(session, "compress_log", False):
         ledger.compress_log()
@@ -52,7 +55,7 @@ def finish_ledger(ledger: Any, session: Any, write_report: bool = True) -> None:
     try:
         from airctl.report import write_report as write
 
-        ledger.set_report(write(ledger.root, graphs=ledger.graphs_written))
+        ledger.set_report(write(ledger.root, graphs=ledger.graphs_written, draft=draft))
     except Exception as e:  # the run's result matters more than its viewer
         log.debug("report.html could not be written", exc_info=True)  # recorded below; no traceback on stderr
         ledger.set_report(error=f"{type(e).__name__}: {e}")

@@ -64,8 +64,28 @@ def graph_entry(info: GraphEntry, stages: list[tuple[StageEntry, Graph | None, s
     return {"id": info.id, "kind": info.kind, "name": info.name, "stages": out_stages, "open": open_at}
 
 
-def ledger_payload(ledger: Ledger, known: Mapping[str, Graph] | None = None) -> dict[str, Any]:
-    """The viewer's payload; ``known`` snapshots (file -> graph) are used instead of reading the file."""
+def ledger_payload(ledger: Ledger, known: Mapping[str, Graph] | None = None,
+                   graphs_part: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The viewer's payload; ``known`` snapshots (file -> graph) are used instead of reading the file;
+    ``graphs_part``: :func:`graphs_payload` of this ledger's graphs, made earlier (not made again)."""
+    index = ledger.index
+    run = index.to_json()
+    return {
+        "title": f"airctl {index.command or 'run'}: {index.run_id or ledger.root.name}",
+        "run": {k: run[k] for k in RUN_FIELDS if k in run},
+        **(graphs_part if graphs_part is not None else graphs_payload(ledger, known)),
+        "findings": list(index.findings),
+    }
+
+
+def graphs_key(ledger: Ledger) -> str:
+    """What :func:`graphs_payload` depends on in the index: every graph and its stage entries."""
+    return json.dumps([g.to_json() for g in ledger.index.graphs], sort_keys=True, default=str)
+
+
+def graphs_payload(ledger: Ledger, known: Mapping[str, Graph] | None = None) -> dict[str, Any]:
+    """The payload's ``graphs`` and ``groups``: each graph's stages, their layouts and diffs (the costly
+    part of the report, fixed once the compile has made its last stage)."""
     index = ledger.index
     groups: list[Group] = []
     graphs = []
@@ -81,14 +101,7 @@ def ledger_payload(ledger: Ledger, known: Mapping[str, Graph] | None = None) -> 
         opened = ledger.default_stage(Request.REPORT, info.id)
         at = next((k for k, s in enumerate(info.stages) if opened is not None and s is opened.entry), None)
         graphs.append(graph_entry(info, stages, groups, at, index.run_mode or MAX_AUTOTUNE))
-    run = index.to_json()
-    return {
-        "title": f"airctl {index.command or 'run'}: {index.run_id or ledger.root.name}",
-        "run": {k: run[k] for k in RUN_FIELDS if k in run},
-        "graphs": graphs,
-        "groups": [g.to_json() for g in groups],
-        "findings": list(index.findings),
-    }
+    return {"graphs": graphs, "groups": [g.to_json() for g in groups]}
 
 
 def _load(ledger: Ledger, stage: StageRef) -> Graph | None:

@@ -110,13 +110,33 @@ def test_script_json_cannot_close_the_script_block() -> None:
 
 
 @pytest.mark.slow
-def test_compile_writes_report(compile_fixture) -> None:
+def test_compile_writes_report(compile_fixture, tmp_path: Path) -> None:
+    import shutil
+
     result = compile_fixture("seed")
     root = Path(result.ledger_dir)
     index = json.loads((root / "index.json").read_text())
     assert index.get("report") == "report.html", index.get("report_error")
     data = payload(root / "report.html")
     assert data["graphs"] and data["groups"]
+    # the graphs were laid out while TorchAir's pbtxt was being written: the same as made at the end
+    # from the snapshots on disk
+    again = shutil.copytree(root, tmp_path / "again")
+    fresh = payload(write_report(again))
+    assert (data["graphs"], data["groups"]) == (fresh["graphs"], fresh["groups"])
+
+
+def test_a_draft_is_used_while_the_index_lists_the_stages_it_was_made_from(tmp_path: Path) -> None:
+    from airctl.ledger.reader import Ledger
+    from airctl.report import ReportDraft, draft_report
+
+    root = make_ledger(tmp_path)
+    draft = draft_report(root, Ledger.open(root).index)
+    assert payload(write_report(root, draft=draft))["graphs"] == payload(write_report(root))["graphs"]
+    marked = ReportDraft(draft.key, {"graphs": [], "groups": []})  # what the draft holds is what is shown
+    assert payload(write_report(root, draft=marked))["graphs"] == []
+    stale = ReportDraft("a stage list that changed since", {"graphs": [], "groups": []})
+    assert len(payload(write_report(root, draft=stale))["graphs"]) == 1  # made afresh
 
 
 def test_huge_attributes_are_clipped_in_the_page() -> None:
