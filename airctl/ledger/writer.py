@@ -39,7 +39,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from airctl import __version__
 from airctl.graph.model import Graph
@@ -53,16 +53,7 @@ from airctl.ledger.runs import mark_latest
 FLUSH_SHARE = 0.1  # at most this share of the time between unforced rewrites of index.json goes to writing it
 SNAPSHOT_EXT = ".json.gz"
 TEXT_EXT = ".txt.gz"
-
-
-class PendingText(Protocol):
-    """A stage text another process is making (:class:`airctl.pipeline.aside.ForkedText`):
-    ``finish(path)`` waits for it and puts it at ``path``, or raises."""
-
-    def finish(self, path: Path) -> None: ...
-
-
-Text = str | Callable[[], str | PendingText] | None
+Text = str | Callable[[], str] | None
 
 __all__ = ["INDEX", "LedgerWriter", "cannot_write", "new_run_id", "slug"]
 
@@ -251,11 +242,7 @@ class LedgerWriter:
     def _write_text(self, base: str, text: Text) -> str:
         value = text() if callable(text) else text
         assert value is not None
-        path = self.root / (base + TEXT_EXT)
-        if isinstance(value, str):
-            self._files.submit(path, lambda: value)
-        else:  # made by another process: waited for and put in place on the writer's thread
-            self._files.call(lambda: value.finish(path), path)
+        self._files.submit(self.root / (base + TEXT_EXT), lambda: value)
         return base + TEXT_EXT
 
     def write_file(self, rel: str, produce: Callable[[], str | bytes]) -> Path:

@@ -27,19 +27,14 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
-
-from airctl.ledger.files import write_file
 
 
 class Aside:
     """A job started in a forked child (or kept to run inline when waited for)."""
 
-    def __init__(self, job: Callable[[], Any], inline: bool = True) -> None:
-        """``inline=False``: where there is no fork, keep nothing (:attr:`forked` says so; the caller
-        does the work itself, now)."""
-        self._job: Callable[[], Any] | None = job if inline else None
+    def __init__(self, job: Callable[[], Any]) -> None:
+        self._job: Callable[[], Any] | None = job
         self._pid: int | None = None
         self._ok: bool | None = None
         fork = getattr(os, "fork", None)
@@ -111,38 +106,3 @@ def _hold_sigint(held: list[int]) -> Any:
         return None
     signal.signal(signal.SIGINT, lambda signum, _frame: held.append(signum))
     return previous
-
-
-class ForkedText:
-    """A stage's readable text (``print_readable`` of a 6k-node FX graph: about 0.4 s), made by a
-    child forked from the graph as it is now, into a scratch file beside the ledger's graphs; the
-    ledger writer moves it into place (:meth:`finish`) on its own thread, so the compile never
-    waits for it. :meth:`start` makes the text in-process, now, where there is no fork."""
-
-    def __init__(self, aside: Aside, scratch: Path) -> None:
-        self._aside = aside
-        self._scratch = scratch
-        self.claimed = False  # handed to the ledger writer, which finishes it
-
-    @classmethod
-    def start(cls, make: Callable[[], str], scratch: Path) -> ForkedText | str:
-        aside = Aside(lambda: write_file(scratch, make()), inline=False)
-        return cls(aside, scratch) if aside.forked else make()
-
-    def claim(self) -> ForkedText:
-        self.claimed = True
-        return self
-
-    def finish(self, path: Path) -> None:
-        """Wait for the child and move its file to ``path``; raises when the child failed (the
-        writer then lists no text for the stage)."""
-        if not self._aside.wait():
-            self.discard()
-            raise RuntimeError(f"the child process making {path.name} failed or was stopped")
-        os.replace(self._scratch, path)
-
-    def discard(self) -> None:
-        """Wait for the child and remove what it wrote (a text no stage took)."""
-        self._aside.wait()
-        for leftover in (self._scratch, self._scratch.with_name(self._scratch.name + ".tmp")):
-            leftover.unlink(missing_ok=True)

@@ -35,7 +35,7 @@ from airctl.io.ge_proto import ge_digest, graph_from_ge_proto
 from airctl.io.listing import fx_code, ge_ops_text
 from airctl.ledger.writer import LedgerWriter, Text
 from airctl.modes import MAX_AUTOTUNE, Capture
-from airctl.pipeline.aside import Aside, ForkedText
+from airctl.pipeline.aside import Aside
 from airctl.sim.pass_switch import skipped_by_observer
 
 GE_STAGE_NAMES = {"original_ge_graph": "ge-original", "optimized_ge_graph": "ge-optimized"}
@@ -64,7 +64,6 @@ class CaptureSession:
         self.extra_dump_types = list(extra_dump_types)
         self.final_dump_types: list[str] = list(final_dump_types)
         self._aside: list[tuple[Aside, Callable[[bool], Any]]] = []
-        self._texts: list[ForkedText] = []  # stage texts being made by forked children
         self.capture = capture
         self.texts = capture is not Capture.MINIMAL  # readable text beside each snapshot
         self.compress_log = True  # finish_ledger gzips log.txt once the run is over
@@ -72,7 +71,7 @@ class CaptureSession:
         self.dynamo_count = 0
         self.current: str | None = None
         self._training = False
-        self._pending_dynamo: tuple[Graph, ForkedText | str | None] | None = None
+        self._pending_dynamo: tuple[Graph, str] | None = None
         self._open_training: list[str] = []
         self.concrete_graphs: list[tuple[str, Any]] = []
         self.caller_instruments = list(instruments)
@@ -90,21 +89,8 @@ class CaptureSession:
         return self.runner.rows()
 
     def _text(self, make: Callable[[], str]) -> Text:
-        """A stage's readable text, made only if the stage writes a new snapshot and the level keeps
-        texts: by a forked child, from the graph as it is then (:class:`ForkedText`)."""
-        if not self.texts:
-            return None
-        return lambda: self._claim(self._start_text(make))
-
-    def _start_text(self, make: Callable[[], str]) -> ForkedText | str:
-        made = ForkedText.start(make, self.ledger.root / "graphs" / f".text-{len(self._texts)}.txt.gz")
-        if isinstance(made, ForkedText):
-            self._texts.append(made)
-        return made
-
-    @staticmethod
-    def _claim(made: ForkedText | str) -> ForkedText | str:
-        return made.claim() if isinstance(made, ForkedText) else made
+        """A stage's readable text, made only if the stage writes a new snapshot and the level keeps texts."""
+        return make if self.texts else None
 
     # -- Dynamo and AOT ------------------------------------------------------------------------
     def dynamo_graph(self, gm: Any, example_inputs: Sequence[Any]) -> None:
@@ -114,8 +100,7 @@ class CaptureSession:
         self._training = torch.is_grad_enabled() and any(
             isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs
         )
-        text = self._start_text(lambda: fx_code(gm)) if self.texts else None  # Dynamo's graph as it is now
-        self._pending_dynamo = (read_fx(gm, f"dynamo_{self.dynamo_count}"), text)
+        self._pending_dynamo = (read_fx(gm, f"dynamo_{self.dynamo_count}"), fx_code(gm) if self.texts else None)
         if self.keep_dynamo_graphs:  # airctl repro: the graph, and the values it was compiled for
             self.dynamo_graphs.append((gm, [t.detach().clone() if isinstance(t, torch.Tensor) else t
                                             for t in example_inputs]))
@@ -135,7 +120,7 @@ class CaptureSession:
         self.current = gid
         if kind != "backward" and self._pending_dynamo is not None:
             graph, text = self._pending_dynamo
-            self.ledger.add_stage(gid, "dynamo", graph, text=None if text is None else lambda: self._claim(text))
+            self.ledger.add_stage(gid, "dynamo", graph, text=text)
             self._pending_dynamo = None
         graph, digest = self.runner.read_graph(gm, gid)
         self.ledger.add_stage(gid, f"aot-{kind}", graph, text=self._text(lambda: fx_code(gm)), content_key=digest)
@@ -235,10 +220,6 @@ class CaptureSession:
         asides, self._aside = self._aside, []
         for aside, then in asides:
             then(aside.wait())
-        texts, self._texts = self._texts, []
-        for text in texts:  # the ledger writer finishes those it took; no stage took the others
-            if not text.claimed:
-                text.discard()
         for gid, concrete in self.concrete_graphs:
             code = getattr(concrete, "fx_forward", None)
             if type(concrete).__name__ != "AclConcreteGraph" or not isinstance(code, str):
