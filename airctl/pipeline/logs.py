@@ -7,12 +7,13 @@ level the user had — the terminal is not flooded, nothing the user asked for i
 
 TorchAir's converter also traces every FX node it converts at DEBUG (target, each input, the
 output: five lines a node, half of a large model's log, and their formatting costs the compile
-a few percent). ``log.txt`` leaves that trace out unless asked (``keep_node_trace``, which
-``--capture full`` sets); the ledger has the graphs themselves. Left out, its lines are not even
-made: for the run, the ``torchair`` logger's ``debug`` returns at once when called from that
-trace (recognised by its code object), and logs every other line as before, under its own
-file and line. Building a log record per trace line and then dropping it cost a 6k-node compile
-about 3% (docs/performance.md).
+a few percent), and says once per node that the op's converter "already exists". ``log.txt``
+leaves these per-node lines out unless asked (``keep_node_trace``, which ``--capture full``
+sets); the ledger has the graphs themselves. Left out, they are not even made: for the run, the
+``torchair`` logger's ``debug`` returns at once when called from the trace wrapper or the
+converter lookup (recognised by their code objects), and logs every other line as before, under
+its own file and line. Building a log record per such line and then dropping it cost a 6k-node
+compile about 3% (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -70,27 +71,35 @@ def capture_logs(path: Path, level: int = logging.DEBUG, keep_node_trace: bool =
         handler.close()
 
 
-def _node_trace_code() -> CodeType | None:
-    """The code object of TorchAir's per-node trace wrapper (one for every method it decorates),
-    or None when this TorchAir has none."""
+def _per_node_codes() -> frozenset[CodeType]:
+    """The code objects of TorchAir's per-node DEBUG lines: its conversion trace wrapper (one for
+    every method it decorates) and its converter lookup; those this TorchAir lacks are left out."""
+    codes: set[CodeType] = set()
     for name in ("torchair.npu_fx_compiler", "torch_npu.dynamo.torchair.npu_fx_compiler"):
         trace = getattr(sys.modules.get(name), "_trace_print", None)
         if callable(trace):
             try:
-                return trace(lambda *_args: None).__code__
+                codes.add(trace(lambda *_args: None).__code__)
             except Exception:  # noqa: BLE001 - another TorchAir's decorator: keep the filter only
-                return None
-    return None
+                pass
+            break
+    for name in ("torchair._ge_concrete_graph.fx2ge_converter",
+                 "torch_npu.dynamo.torchair._ge_concrete_graph.fx2ge_converter"):
+        lookup = getattr(sys.modules.get(name), "get_or_auto_gen_converter", None)
+        if callable(lookup) and hasattr(lookup, "__code__"):
+            codes.add(lookup.__code__)
+            break
+    return frozenset(codes)
 
 
 def _skip_node_trace(lg: logging.Logger) -> Callable[[], None]:
-    """Make ``lg.debug`` return at once when TorchAir's node trace calls it; returns the undo."""
-    code = _node_trace_code()
-    if code is None or "debug" in vars(lg):
+    """Make ``lg.debug`` return at once when TorchAir's per-node lines call it; returns the undo."""
+    codes = _per_node_codes()
+    if not codes or "debug" in vars(lg):
         return lambda: None
 
     def debug(msg: object, *args: Any, **kwargs: Any) -> None:
-        if sys._getframe(1).f_code is code:
+        if sys._getframe(1).f_code in codes:
             return
         if lg.isEnabledFor(logging.DEBUG):  # as Logger.debug, with the caller's file:line, not this one's
             kwargs["stacklevel"] = kwargs.get("stacklevel", 1) + 1

@@ -41,6 +41,7 @@ def test_minimal_keeps_stages_and_snapshots_only(tmp_path: Path, compile_fixture
     assert default.index.report == "report.html" and default.index.log == "log.txt.gz"
     log = ledger_text(default.ledger_dir / default.index.log)
     assert " DEBUG " in log and "target: aten.mm.default" not in log
+    assert "already exists and does not need to be automatically generated" not in log  # once per node
     # the trace is skipped at TorchAir's logger (no record made); every other line keeps its own file:line
     assert " DEBUG torchair [npu_fx_compiler.py:" in log and "[logs.py:" not in log
 
@@ -50,6 +51,7 @@ def test_full_adds_pbtxt_and_torchairs_node_trace(tmp_path: Path) -> None:
     assert {d.type for d in full.index.dumps} == {"pbtxt", "txt", "py"}
     log = ledger_text(full.ledger_dir / full.index.log)
     assert "target: aten.mm.default" in log  # TorchAir's converter traces every node at DEBUG
+    assert "The converter for the Ascend operator aten.mm.default already exists" in log
 
 
 def test_an_unknown_capture_level_is_refused(tmp_path: Path) -> None:
