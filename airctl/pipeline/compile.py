@@ -14,6 +14,7 @@ import copy
 import errno
 import logging
 import re
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -411,6 +412,17 @@ def _draft(ledger: LedgerWriter) -> Any:
         return None
 
 
+def _forget_failed_conversion() -> None:
+    """Start TorchAir's GE-op nesting count from zero. TorchAir counts nested GE op calls in a
+    thread-local and records an op's Python line (the ``py`` dump) only at depth 0; an op that
+    raised (a converter that failed in an earlier compile of this process) never decrements it,
+    and every later py dump in the process silently loses its GE ops. A fresh process starts at 0."""
+    for name in ("torchair.ge._ge_graph", "torch_npu.dynamo.torchair.ge._ge_graph"):
+        local = getattr(sys.modules.get(name), "local_variable", None)
+        if local is not None and getattr(local, "auto_convert_nesting", 0):
+            local.auto_convert_nesting = 0
+
+
 def _keep(loaded: LoadedModel) -> dict[str, Any]:
     """The script's inputs and the model's weights as loaded, before anything ran (airctl repro)."""
     state = loaded.model.state_dict() if hasattr(loaded.model, "state_dict") else {}
@@ -504,6 +516,7 @@ def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSessio
     session.ledger.set_timing("eager_seconds", time.perf_counter() - t0)
 
     torch._dynamo.reset()
+    _forget_failed_conversion()
     backend = capturing_backend(torchair.get_npu_backend(compiler_config=config), session)
     compiled = torch.compile(model, backend=backend, dynamic=False)
     t0 = time.perf_counter()

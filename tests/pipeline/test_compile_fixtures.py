@@ -131,3 +131,21 @@ def test_stream_labels_reach_the_ge_graph(runs_dir) -> None:
     nodes = {n["name"]: n for n in ge["nodes"]}
     assert nodes["MatMul"]["stream"] == "stream_1" and nodes["Abs"]["stream"] == "stream_1"
     assert nodes["Sub"]["control_inputs"] == ["Abs"]
+
+
+def test_a_conversion_that_failed_earlier_in_the_process_does_not_empty_later_py_dumps(runs_dir) -> None:
+    """TorchAir counts nested GE op calls per thread and never undoes the count of an op that raised;
+    its py dump keeps only depth-0 ops. Each airctl compile starts from zero, as a fresh process does."""
+    import sys
+
+    from airctl.pipeline.compile import CompileRequest, compile_model
+    from airctl.pipeline.execution import RunExecution
+    from airctl.sim.session import session
+
+    with session(RunExecution().sim_context()):
+        local = sys.modules["torchair.ge._ge_graph"].local_variable
+        local.auto_convert_nesting = 1  # what a converter that raised inside a GE op leaves behind
+    result = compile_model(CompileRequest(REPO / "fixtures/models/seed.py", out_dir=runs_dir, backend="sim"))
+    assert result.error is None
+    py = [d for d in result.index.to_json()["dumps"] if d["type"] == "py"]
+    assert py and all("ge.NetOutput(" in ledger_text(result.ledger_dir / d["file"]) for d in py)
