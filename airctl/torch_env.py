@@ -15,7 +15,9 @@ from __future__ import annotations
 import ctypes
 import importlib.util
 import os
+import sys
 from dataclasses import dataclass
+from typing import Any
 
 AUTOLOAD_VAR = "TORCH_DEVICE_BACKEND_AUTOLOAD"
 CANN_HOME_VARS = ("ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH", "ASCEND_OPP_PATH")
@@ -67,3 +69,14 @@ def ensure_torch_importable() -> str | None:
         return None
     os.environ[AUTOLOAD_VAR] = "0"
     return f"set {AUTOLOAD_VAR}=0: torch-npu is installed but {status.reason}"
+
+
+def torchair_attr(module: str, name: str) -> Any:
+    """``name`` of TorchAir's already loaded module ``module`` (``"ge._ge_graph"``), under either name
+    TorchAir goes by (``torchair.*``: the alias torch_npu and sim install; ``torch_npu.dynamo.torchair.*``:
+    its place in the wheel); None when neither is loaded or has it. Imports nothing."""
+    for prefix in ("torchair.", "torch_npu.dynamo.torchair."):
+        value = getattr(sys.modules.get(prefix + module), name, None)
+        if value is not None:
+            return value
+    return None

@@ -14,7 +14,6 @@ import copy
 import errno
 import logging
 import re
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from airctl.pipeline.logs import capture_logs
 from airctl.pipeline.model_script import LoadedModel, load_model_script
 from airctl.sim.ascend_ir import find_declarations, missing_hint
 from airctl.sim.capture import observing
+from airctl.torch_env import torchair_attr
 
 DUMP_TYPES = tuple(t.value for t in DumpType)
 
@@ -417,10 +417,9 @@ def _forget_failed_conversion() -> None:
     thread-local and records an op's Python line (the ``py`` dump) only at depth 0; an op that
     raised (a converter that failed in an earlier compile of this process) never decrements it,
     and every later py dump in the process silently loses its GE ops. A fresh process starts at 0."""
-    for name in ("torchair.ge._ge_graph", "torch_npu.dynamo.torchair.ge._ge_graph"):
-        local = getattr(sys.modules.get(name), "local_variable", None)
-        if local is not None and getattr(local, "auto_convert_nesting", 0):
-            local.auto_convert_nesting = 0
+    local = torchair_attr("ge._ge_graph", "local_variable")
+    if local is not None and getattr(local, "auto_convert_nesting", 0):
+        local.auto_convert_nesting = 0
 
 
 def _keep(loaded: LoadedModel) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from types import CodeType
 from typing import Any
 
 from airctl.ledger.log_file import LedgerLogHandler
+from airctl.torch_env import torchair_attr
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s [%(filename)s:%(lineno)d] %(message)s"
 
@@ -75,20 +76,15 @@ def _per_node_codes() -> frozenset[CodeType]:
     """The code objects of TorchAir's per-node DEBUG lines: its conversion trace wrapper (one for
     every method it decorates) and its converter lookup; those this TorchAir lacks are left out."""
     codes: set[CodeType] = set()
-    for name in ("torchair.npu_fx_compiler", "torch_npu.dynamo.torchair.npu_fx_compiler"):
-        trace = getattr(sys.modules.get(name), "_trace_print", None)
-        if callable(trace):
-            try:
-                codes.add(trace(lambda *_args: None).__code__)
-            except Exception:  # noqa: BLE001 - another TorchAir's decorator: keep the filter only
-                pass
-            break
-    for name in ("torchair._ge_concrete_graph.fx2ge_converter",
-                 "torch_npu.dynamo.torchair._ge_concrete_graph.fx2ge_converter"):
-        lookup = getattr(sys.modules.get(name), "get_or_auto_gen_converter", None)
-        if callable(lookup) and hasattr(lookup, "__code__"):
-            codes.add(lookup.__code__)
-            break
+    trace = torchair_attr("npu_fx_compiler", "_trace_print")
+    if callable(trace):
+        try:
+            codes.add(trace(lambda *_args: None).__code__)
+        except Exception:  # noqa: BLE001 - another TorchAir's decorator: keep the filter only
+            pass
+    lookup = torchair_attr("_ge_concrete_graph.fx2ge_converter", "get_or_auto_gen_converter")
+    if callable(lookup) and hasattr(lookup, "__code__"):
+        codes.add(lookup.__code__)
     return frozenset(codes)
 
 
