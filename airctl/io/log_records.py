@@ -10,6 +10,9 @@ optimization, graph is graph():                                                 
         ...
 
 The C++ side (``TNG_LOG_LEVEL``, NPU only) uses a ``2025-02-06-15:44:53.084.205`` date; both match.
+So does the ``log.txt`` of an ``airctl compile`` ledger, which holds the same records in airctl's
+own format (``2026-11-23 15:54:26,038 DEBUG torchair [npu_fx_compiler.py:387] message``,
+:mod:`airctl.pipeline.logs`): no process or thread id there, so both read as 0 (one process).
 Lines that do not start a record continue the previous one (graph listings and pass tables are
 indented four spaces; generated code and the script's own ``print`` output are not, so each site
 takes only the continuation it expects, :mod:`airctl.io.torchair_log`). Lines before the first
@@ -36,6 +39,9 @@ RECORD = re.compile(
     r"^\[(?P<level>DEBUG|INFO|WARNING|ERROR|EVENT|CRITICAL)\] TORCHAIR\((?P<pid>\d+),(?P<exe>[^)]*)\):"
     r"(?P<time>\d{4}-\d{2}-\d{2}[ -]\d{2}:\d{2}:\d{2}\.\d{3}\.\d{3}) \[(?P<file>[^\]:]+):(?P<lineno>\d+)\]"
     r"(?P<tid>\d+) (?P<message>.*)$")
+LEDGER_RECORD = re.compile(  # airctl.pipeline.logs.FORMAT: the log.txt of a compile ledger
+    r"^(?P<time>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}) (?P<level>DEBUG|INFO|WARNING|ERROR|EVENT|CRITICAL) "
+    r"(?:torchair|airctl)[\w.]* \[(?P<file>[^\]:]+):(?P<lineno>\d+)\] (?P<message>.*)$")
 MAX_LINE = 4 << 20  # characters kept of one line (longer lines are cut, the record keeps its place)
 MAX_CONTINUATION = 2_000_000  # continuation lines kept per record
 
@@ -72,19 +78,26 @@ class LogRecord:
 
 def is_torchair_log(head: str) -> bool:
     """Does ``head`` (a file's first kilobytes) hold a TorchAir log record?"""
-    return any(RECORD.match(line) for line in head.split("\n")[:200])
+    return any(_match(line) for line in head.split("\n")[:200])
+
+
+def _match(text: str) -> re.Match[str] | None:
+    if text[:1].isdigit():  # the ledger's format; TorchAir's starts with "[", continuations mostly with spaces
+        return LEDGER_RECORD.match(text)
+    return RECORD.match(text)
 
 
 def iter_records(lines: Iterable[str]) -> Iterator[LogRecord]:
     current: LogRecord | None = None
     for number, raw in enumerate(lines, start=1):
         text = raw.rstrip("\r\n")[:MAX_LINE]
-        m = RECORD.match(text)
+        m = _match(text)
         if m is not None:
             if current is not None:
                 yield current
-            current = LogRecord(m["level"], int(m["pid"]), m["exe"], m["time"], m["file"], int(m["lineno"]),
-                                int(m["tid"]), m["message"], number)
+            fields = m.groupdict()
+            current = LogRecord(m["level"], int(fields.get("pid") or 0), fields.get("exe") or "", m["time"], m["file"],
+                                int(m["lineno"]), int(fields.get("tid") or 0), m["message"], number)
         elif current is not None and len(current.more) < MAX_CONTINUATION:
             current.more.append(text)
     if current is not None:

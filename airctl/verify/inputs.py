@@ -3,10 +3,11 @@
 PATH is one of: an airctl graph JSON; a ledger folder (read by :class:`~airctl.ledger.reader.Ledger`:
 each graph's default ``check`` stage, docs/ledger.md, or ``--stage NAME``); a TorchAir dump
 (``.pbtxt``/``.txt``/``.py``, read by ``airctl.io.read.read_graph``); an FX graph saved as text (a
-``graph():`` listing, ``print_readable`` code); a TorchAir DEBUG log, whatever its name: each
-graph's final FX listing ("after fx graph optimization"; else the last listing TorchAir printed for
-it), plus what only the log shows (:mod:`airctl.verify.log_checks`). A model script is compiled
-first by :mod:`airctl.pipeline.source`. Every unreadable input raises
+``graph():`` listing, ``print_readable`` code); a TorchAir DEBUG log, whatever its name (a compile
+ledger's ``log.txt.gz`` too): each graph's final FX listing ("after fx graph optimization"; else
+the last listing TorchAir printed for it), plus what only the log shows
+(:mod:`airctl.verify.log_checks`). A model script is compiled first by
+:mod:`airctl.pipeline.source`. Every unreadable input raises
 :class:`~airctl.errors.GraphReadError` (a malformed ledger :class:`~airctl.errors.LedgerError`) with
 the file (and line where the format has one), which the CLI maps to exit code 2.
 """

@@ -89,3 +89,20 @@ def test_check_a_broken_listing_names_file_and_line(tmp_path: Path) -> None:
     bad.write_text("\n".join(text))
     r = airctl("check", bad)
     assert r.exit_code == 2 and f"{bad}:5: error: not a node line" in r.stderr
+
+
+def test_check_a_compile_ledgers_own_log(tmp_path: Path) -> None:
+    """``airctl compile`` writes TorchAir's records in airctl's own line format (log.txt.gz): they read
+    as a TorchAir log, with the same findings at the same lines."""
+    import gzip
+    import re
+
+    native = (CHECKS / "logs" / "wait_dropped_at_tail.log").read_text().split("\n")
+    record = re.compile(r"^\[(\w+)\] TORCHAIR\(\d+,[^)]*\):(\S+ \d\d:\d\d:\d\d)\.(\d{3})\.\d{3} \[([^\]]+)\]\d+ (.*)$")
+    lines = [record.sub(r"\2,\3 \1 torchair [\4] \5", line) for line in native]
+    assert sum(a != b for a, b in zip(lines, native, strict=True)) == 153  # every record rewritten, continuations kept
+    log = tmp_path / "log.txt.gz"
+    log.write_bytes(gzip.compress("\n".join(lines).encode()))
+    r = airctl("check", log)
+    assert r.exit_code == 1, r.output
+    assert f"{log}:236: error[wait_dropped_at_tail R8]" in r.stdout and "(graph_1, fx-final)" in r.stdout
