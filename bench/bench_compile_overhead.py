@@ -82,9 +82,9 @@ def main() -> None:
 
     import torch
 
-    from airctl.pipeline.compile import CompileRequest, compile_model
-    from airctl.pipeline.execution import RunExecution
-    from airctl.pipeline.model_script import load_model_script
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
+    from airctl.pipeline.run.execution import RunExecution
+    from airctl.pipeline.run.model_script import load_model_script
     from airctl.sim.session import session
 
     def plain() -> float:

@@ -87,7 +87,7 @@ def main() -> int:
 
     from airctl.execute.recorder import Recorder
     from airctl.passes import build_hooks
-    from airctl.pipeline.compile import CompileRequest, compile_model
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     torch.set_num_threads(1)
     variants = {"two streams, 1 thread each": (1, False), "one stream, 1 thread": (1, True),

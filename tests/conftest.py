@@ -47,7 +47,7 @@ _CACHE: dict[tuple[str, str, str | None], object] = {}
 def compiled(model: str, mode: str, out: Path, passes: str | None = None):
     """Compile fixtures/models/<model>.py once per session, mode and pass file (a path under the
     repo, e.g. ``passes/stream.yaml``); returns the CompileResult."""
-    from airctl.pipeline.compile import CompileRequest, compile_model
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     key = (model, mode, passes)
     if key not in _CACHE:

@@ -1,6 +1,6 @@
 """``airctl bisect MODEL.py``: which pass makes the compile bad, and which of its placements.
 
-Thin (style.md §8): parse options, call :func:`airctl.pipeline.bisect.bisect`, render its
+Thin (style.md §8): parse options, call :func:`airctl.pipeline.bisect.bisect.bisect`, render its
 result. Each step's line goes to stderr as it finishes; the table of steps, the decisions, the
 culprit and its diff go to stdout (``--json``: only the JSON). Exit 0 once the bisection
 finished (culprit or not); 2 when the starting run is not bad or the options are wrong.
@@ -55,8 +55,8 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print only the result as JSON on stdout."),
     ) -> None:
         from airctl.cli.output import err, print_json
-        from airctl.pipeline.bisect import BisectRequest, bisect
-        from airctl.pipeline.conditions import Condition
+        from airctl.pipeline.bisect.bisect import BisectRequest, bisect
+        from airctl.pipeline.bisect.conditions import Condition
 
         condition = Condition.make(bad.value if bad else None, bad_if, bad_cmd, atol)
         request = BisectRequest(model_path=model, passes_file=passes, mode=mode.value, condition=condition,

@@ -57,7 +57,7 @@ def register(app: typer.Typer) -> None:
             return
         from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.cli.summary import print_summary
-        from airctl.pipeline.compile import CompileRequest, compile_model
+        from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
         request = CompileRequest(  # a bad pass file fails the run before anything compiles, ledger kept
             model_path=model, mode=mode.value, out_dir=out, backend=backend.value, dump_types=dump_types(dump_type),
@@ -74,7 +74,7 @@ def register(app: typer.Typer) -> None:
             raise result.error  # after the summary: main.py shows it and exits with its code
         if fail_on is not None:
             from airctl.errors import FindingsExit
-            from airctl.pipeline.conditions import Condition
+            from airctl.pipeline.bisect.conditions import Condition
 
             verdict = Condition.make(fail_on.value, atol=atol).judge(result)
             if verdict.bad:

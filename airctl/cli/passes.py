@@ -132,7 +132,7 @@ def _choose_model(file: Path, model: Path | None, entry: str | None, mode: Mode 
                   verb: str) -> Any:
     """The model to compile: --model, or the current run's (said on stderr, with any warning)."""
     from airctl.cli.output import err, escape
-    from airctl.pipeline.current import choose_model
+    from airctl.pipeline.run.current import choose_model
 
     chosen = choose_model(model, entry=entry, mode=mode.value if mode else None, passes=None, out_dir=out, run=run)
     if chosen.origin is not None:

@@ -90,7 +90,7 @@ def register(app: typer.Typer) -> None:
                                   hint="airctl profile analyze ./prof   (the dir given to tensorboard_trace_handler)")
             outcome = pipeline.analyze_profile_folder(folder, ledger, out=out, png=png, top=top)
         else:
-            from airctl.pipeline.current import choose_model
+            from airctl.pipeline.run.current import choose_model
 
             chosen = choose_model(Path(target) if target else None, entry=entry, mode=mode.value if mode else None,
                                   passes=passes, out_dir=out, run=run, reuse_passes=True)

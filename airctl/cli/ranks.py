@@ -2,7 +2,7 @@
 
 Not a command of its own: ``run``, ``compile`` and ``profile`` call :func:`run_ranks_command`
 when they are asked for several ranks. It builds the request, calls
-:func:`airctl.pipeline.launch.run_ranks` and prints one line per rank, the divergence between the
+:func:`airctl.pipeline.ranks.launch.run_ranks` and prints one line per rank, the divergence between the
 ranks' collectives (if any) and the ledger; the exit code is :attr:`RanksResult.exit_code`.
 """
 
@@ -22,8 +22,8 @@ def run_ranks_command(argv: list[str], command: str, out: Path, backend: str, *,
                       options: dict[str, Any] | None = None, on_result: Any = None) -> Any:
     """Launch, print the summary, raise CommandExit with the run's code; returns the RanksResult when 0."""
     from airctl.errors import CommandExit
-    from airctl.pipeline.launch import RanksRequest, run_ranks
-    from airctl.pipeline.rank_worker import RankRequest
+    from airctl.pipeline.ranks.launch import RanksRequest, run_ranks
+    from airctl.pipeline.ranks.worker import RankRequest
 
     rank = RankRequest(command=command, script="", backend=backend, check=check, atol=atol,
                        collective_timeout_s=collective_timeout or None, options=dict(options or {}))
@@ -44,7 +44,7 @@ def compile_ranks_command(model: Path, nproc: int, out: Path, backend: str, *, m
                           capture: str = "default") -> None:
     """``airctl compile MODEL.py --nproc N``."""
     from airctl.cli.output import print_json
-    from airctl.pipeline.launch import nproc_argv
+    from airctl.pipeline.ranks.launch import nproc_argv
 
     if passes is not None:
         from airctl.passes import build_hooks
@@ -81,7 +81,7 @@ def profile_ranks_command(req: Any, nproc: int, *, compare: bool, as_json: bool)
     """``airctl profile MODEL.py --nproc N``: run, render per-rank overlap; races exit 1."""
     from airctl.cli.output import print_json
     from airctl.errors import CommandExit, FindingsExit
-    from airctl.pipeline.profile_ranks import profile_ranks
+    from airctl.pipeline.ranks.profile import profile_ranks
 
     outcome = profile_ranks(req, nproc, compare=compare,
                             progress=lambda msg: err.print(f"airctl: {escape(msg)}", highlight=False))

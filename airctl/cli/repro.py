@@ -1,6 +1,6 @@
 """``airctl repro RUN``: write a folder that reproduces a failing run (``bash run.sh`` inside it).
 
-Thin (style.md §8): parse options, call :func:`airctl.pipeline.repro.repro`, render. Exit 0 when
+Thin (style.md §8): parse options, call :func:`airctl.pipeline.bisect.repro.repro`, render. Exit 0 when
 the folder was written and its check run failed the same way; 2 when the run did not fail, the
 folder cannot be written, or the check run does not fail.
 """
@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
 
         from airctl.cli.output import err, print_json
         from airctl.cli.output import out as stdout
-        from airctl.pipeline.repro import ReproRequest, repro
+        from airctl.pipeline.bisect.repro import ReproRequest, repro
 
         result = repro(ReproRequest(run, out, bad.value if bad else None, minify, graph, backend.value),
                        progress=lambda msg: err.print(msg, markup=False, highlight=False))

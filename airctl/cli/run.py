@@ -45,9 +45,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         from airctl.cli.output import err
         from airctl.errors import CommandExit
-        from airctl.pipeline.launch import launcher_argv
-        from airctl.pipeline.run_errors import show
-        from airctl.pipeline.run_script import RunRequest, run_script
+        from airctl.pipeline.compile.run_errors import show
+        from airctl.pipeline.compile.run_script import RunRequest, run_script
+        from airctl.pipeline.ranks.launch import launcher_argv
 
         launch = launcher_argv(str(script), list(args or []))
         if launch is not None:

@@ -9,7 +9,7 @@ races and deadlocks reported at run time (docs/execute.md).
 - :mod:`~airctl.execute.pool`: :class:`WorkerPool`, the side streams' threads;
 - :mod:`~airctl.execute.cuda`: the same on real ``torch.cuda`` streams and events;
 - :mod:`~airctl.execute.executors`: :class:`Executors`, the owner of a run's executors (settings,
-  cache, recorder, pool), created per run by the pipeline (``pipeline/execution.py``) and
+  cache, recorder, pool), created per run by the pipeline (``pipeline/run/execution.py``) and
   reached from TorchAir's calls through the sim session's context;
 - :mod:`~airctl.execute.recorder`: where runs report (races, timed events);
 - :mod:`~airctl.execute.timeline`: the data a run leaves;

@@ -6,7 +6,7 @@ script. Each node becomes one line calling its op (``torch.mm(x, w)``, ``operato
 ``a.view(2, 4)``, ``torch.ops.aten.mm.default(...)``), with the user's source line in a comment.
 The graph's inputs — the model's inputs and parameters, and for a part of the graph the values
 of the nodes it was cut from — are the script's inputs; their values are saved beside it
-(``inputs.safetensors``, :mod:`airctl.pipeline.repro`).
+(``inputs.safetensors``, :mod:`airctl.pipeline.bisect.repro`).
 
 YAML pass selectors name nodes by op, name and module path, so the script keeps the module
 paths: a node that ran inside ``blocks.0`` is called through a submodule registered at

@@ -12,7 +12,7 @@ optimization, graph is graph():                                                 
 The C++ side (``TNG_LOG_LEVEL``, NPU only) uses a ``2025-02-06-15:44:53.084.205`` date; both match.
 So does the ``log.txt`` of an ``airctl compile`` ledger, which holds the same records in airctl's
 own format (``2026-11-23 15:54:26,038 DEBUG torchair [npu_fx_compiler.py:387] message``,
-:mod:`airctl.pipeline.logs`): no process or thread id there, so both read as 0 (one process).
+:mod:`airctl.pipeline.run.logs`): no process or thread id there, so both read as 0 (one process).
 Lines that do not start a record continue the previous one (graph listings and pass tables are
 indented four spaces; generated code and the script's own ``print`` output are not, so each site
 takes only the continuation it expects, :mod:`airctl.io.torchair_log`). Lines before the first
@@ -39,7 +39,7 @@ RECORD = re.compile(
     r"^\[(?P<level>DEBUG|INFO|WARNING|ERROR|EVENT|CRITICAL)\] TORCHAIR\((?P<pid>\d+),(?P<exe>[^)]*)\):"
     r"(?P<time>\d{4}-\d{2}-\d{2}[ -]\d{2}:\d{2}:\d{2}\.\d{3}\.\d{3}) \[(?P<file>[^\]:]+):(?P<lineno>\d+)\]"
     r"(?P<tid>\d+) (?P<message>.*)$")
-LEDGER_RECORD = re.compile(  # airctl.pipeline.logs.FORMAT: the log.txt of a compile ledger
+LEDGER_RECORD = re.compile(  # airctl.pipeline.run.logs.FORMAT: the log.txt of a compile ledger
     r"^(?P<time>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}) (?P<level>DEBUG|INFO|WARNING|ERROR|EVENT|CRITICAL) "
     r"(?:torchair|airctl)[\w.]* \[(?P<file>[^\]:]+):(?P<lineno>\d+)\] (?P<message>.*)$")
 MAX_LINE = 4 << 20  # characters kept of one line (longer lines are cut, the record keeps its place)

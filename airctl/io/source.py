@@ -7,7 +7,7 @@
   through :class:`airctl.ledger.reader.Ledger`; without one, the request's default stage
   (:func:`airctl.ledger.defaults.default_stage`, the table in docs/ledger.md);
 - a ``.py`` *model script* (told apart from a TorchAir py dump by content, :func:`is_model_script`)
-  is not a graph: :mod:`airctl.pipeline.source` compiles it first, then reads the ledger.
+  is not a graph: :mod:`airctl.pipeline.run.source` compiles it first, then reads the ledger.
 """
 
 from __future__ import annotations

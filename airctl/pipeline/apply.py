@@ -21,7 +21,7 @@ from airctl.errors import AirctlError, ExecutionMismatch, PassError, SpecError
 from airctl.ledger.index import RunIndex
 from airctl.modes import MAX_AUTOTUNE
 from airctl.passes.compose import PassHooks, build_hooks
-from airctl.pipeline.current import model_record
+from airctl.pipeline.run.current import model_record
 
 COMMAND = "passes apply"
 
@@ -126,7 +126,7 @@ def _pass_error(hooks: PassHooks, error: AirctlError | None) -> AirctlError | No
 def apply_passes(pass_file: Path, model: Path, *, mode: str = MAX_AUTOTUNE, out: Path = Path("airctl-runs"),
                  backend: str = "auto", entry: str | None = None, plan: bool = False, with_diff: bool = True,
                  progress: Any = None, report: bool = True, command_line: list[str] | None = None) -> ApplyResult:
-    from airctl.pipeline.compile import CompileRequest, compile_model
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     try:
         hooks = build_hooks(pass_file)
@@ -166,7 +166,7 @@ class ExplainResult:
 def explain_passes(pass_file: Path, model: Path, *, mode: str = MAX_AUTOTUNE, out: Path = Path("airctl-runs"),
                    backend: str = "auto", entry: str | None = None, progress: Any = None,
                    command_line: list[str] | None = None) -> ExplainResult:
-    from airctl.pipeline.compile import CompileRequest, compile_model
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     hooks = build_hooks(pass_file, explain=True)
     request = CompileRequest(model_path=model, mode=mode, out_dir=out, backend=backend, entry=entry,

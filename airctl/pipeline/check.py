@@ -1,7 +1,7 @@
 """``airctl check PATH``: load the graphs PATH names and run the static verifier on each.
 
 PATH is a graph file, a ledger folder, a TorchAir dump or a model script (compiled first, see
-:func:`airctl.pipeline.source.check_targets`). Each graph is checked in the mode asked for, else
+:func:`airctl.pipeline.run.source.check_targets`). Each graph is checked in the mode asked for, else
 the one its ledger ran in, else max-autotune; GE graphs are always max-autotune's. The command
 renders the :class:`CheckOutcome`; ``to_json()`` is what ``--json`` prints.
 """
@@ -45,7 +45,7 @@ def check_source(path: Path | str | None, *, mode: str | None = None, stage: str
                  runs_dir: Path = Path("airctl-runs")) -> CheckOutcome:
     """Verify every graph ``path`` names (None: the current run, or ``run``); ``mode`` None: each
     graph's own mode (see the module doc)."""
-    from airctl.pipeline.source import check_targets
+    from airctl.pipeline.run.source import check_targets
     from airctl.verify.verifier import verify
 
     if path is None or run is not None:

@@ -129,7 +129,7 @@ def load_pair(a: Path, b: Path | None, from_stage: str | None, to_stage: str | N
     from airctl.io.source import is_ledger
     from airctl.ledger.defaults import Request, StageRequest
     from airctl.ledger.reader import Ledger
-    from airctl.pipeline.source import load_source
+    from airctl.pipeline.run.source import load_source
 
     if b is not None:
         if _is_ledger(a) and _is_ledger(b):  # two runs, one stage named: the same stage of both

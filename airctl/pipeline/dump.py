@@ -57,7 +57,7 @@ def dump_source(source: Path | None, fmt: GraphFormat | str, *, stage: str | Non
     ledger follows the ledger's mode.
     """
     from airctl.ledger.defaults import Request, StageRequest
-    from airctl.pipeline.source import load_source
+    from airctl.pipeline.run.source import load_source
 
     fmt = GraphFormat(fmt)
     notes: list[str] = []

@@ -33,7 +33,7 @@ from airctl.io.import_plan import GraphPlan, ImportPlan, plan_import
 from airctl.io.listing import ge_ops_text
 from airctl.ledger.index import RunIndex
 from airctl.ledger.writer import LedgerWriter, slug
-from airctl.pipeline.finish import finish_ledger
+from airctl.pipeline.run.finish import finish_ledger
 
 PASS_PREFIXES = ("after:", "ge:after:")
 

@@ -1,6 +1,6 @@
 """``airctl profile MODEL.py``: compile, then run the model several times on the recording executor.
 
-The compile is airctl's normal one (:func:`airctl.pipeline.compile.compile_model`, ledger
+The compile is airctl's normal one (:func:`airctl.pipeline.compile.compiler.compile_model`, ledger
 ``command = "profile"``, every stage captured, eager check on the first run). After that first
 run, still inside the compile's capture session, the compiled model runs ``warmup`` more times
 unrecorded and ``steps`` times recorded: every compiled graph's executor run leaves timed ops
@@ -51,7 +51,7 @@ class ProfileRequest:
     threads_per_stream: int = 1
     timeout_s: float = 60.0
     command_line: list[str] | None = None  # recorded in the ledger (the run's origin)
-    # a rank of a multi-rank profile (pipeline/rank_worker.py): see CompileRequest
+    # a rank of a multi-rank profile (pipeline/ranks/worker.py): see CompileRequest
     ledger_root: Path | None = None
     ledger_fields: dict[str, Any] = field(default_factory=dict)
     collectives: Any = None
@@ -72,7 +72,7 @@ class ProfileRun:
 
 def profile_model(req: ProfileRequest, progress: Callable[[str], None] | None = None) -> ProfileRun:
     from airctl.execute.recorder import Recorder
-    from airctl.pipeline.compile import CompileRequest, compile_model
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     say = progress or (lambda _msg: None)
     if req.steps < 1 or req.warmup < 0:

@@ -3,7 +3,7 @@
 >>> write_report(Path("airctl-runs/<run-id>"))       # doctest: +SKIP
 PosixPath('airctl-runs/<run-id>/report.html')
 
-Called by :func:`airctl.pipeline.finish.finish_ledger`; also usable on any ledger folder.
+Called by :func:`airctl.pipeline.run.finish.finish_ledger`; also usable on any ledger folder.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ class ReportDraft:
 
 def draft_report(ledger_dir: Path, index: Any, graphs: Mapping[str, Any] | None = None) -> ReportDraft:
     """Lay out and diff the graphs of ``index`` (a RunIndex, as the writer holds it) now: the capture
-    does this while a forked child writes TorchAir's pbtxt (airctl.pipeline.capture), so the two
+    does this while a forked child writes TorchAir's pbtxt (airctl.pipeline.compile.capture), so the two
     overlap instead of following each other."""
     from airctl.io.gc_pause import gc_paused
     from airctl.ledger.reader import Ledger

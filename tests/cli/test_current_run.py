@@ -117,7 +117,7 @@ def test_no_run_yet_is_a_clear_error_for_every_command(workdir: Path) -> None:
 def _fake_run(out: Path, model: Path, run_id: str, **fields: object) -> Path:
     """A finished compile ledger of ``model`` (what `airctl compile` writes, without compiling)."""
     from airctl.ledger.writer import LedgerWriter
-    from airctl.pipeline.current import model_record
+    from airctl.pipeline.run.current import model_record
 
     writer = LedgerWriter.create(out, model.stem, command="compile", mode="reduce-overhead",
                                  model=model_record(model, None), **fields)
@@ -145,7 +145,7 @@ def test_a_deleted_current_run_and_a_moved_model_are_named(workdir: Path) -> Non
 
 
 def test_a_changed_model_is_used_as_it_is_now_with_a_warning(workdir: Path) -> None:
-    from airctl.pipeline.current import choose_model
+    from airctl.pipeline.run.current import choose_model
 
     out = workdir / "airctl-runs"
     _fake_run(out, workdir / "model.py", "20261123-120000-model-cccc", passes="stream.yaml")

@@ -15,7 +15,7 @@ PASSES = REPO / "fixtures" / "passes"
 
 def _compile(model: str, passes: Path, mode: str, out: Path):
     from airctl.passes import build_hooks
-    from airctl.pipeline.compile import CompileRequest, compile_model
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     hooks = build_hooks(passes)
     return compile_model(CompileRequest(MODELS / f"{model}.py", mode=mode, out_dir=out, backend="sim",

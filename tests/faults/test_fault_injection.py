@@ -38,7 +38,7 @@ def _ledger(out: Path) -> dict:
 
 
 def _compile(out: Path, **kwargs: object):  # noqa: ANN202
-    from airctl.pipeline.compile import CompileRequest, compile_model
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     return compile_model(CompileRequest(SEED, out_dir=out, backend="sim", report=False, **kwargs))
 

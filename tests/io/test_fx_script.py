@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from airctl.io.fx_script import ScriptError, ScriptSpec, render, script_node, target_expr
-from airctl.pipeline.repro_files import local_imports
+from airctl.pipeline.bisect.repro_files import local_imports
 
 
 def test_targets_are_named_as_a_script_imports_them() -> None:

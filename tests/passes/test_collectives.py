@@ -85,7 +85,7 @@ def test_comm_stream_pass_is_clean_and_without_its_wait_races(tmp_path) -> None:
 
     from airctl.ledger.defaults import Request
     from airctl.ledger.reader import Ledger
-    from airctl.pipeline.compile import CompileRequest, compile_model
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
     from airctl.verify import verify
     from tests.conftest import MODELS
     from tests.passes.conftest import FIXTURES, PASSES

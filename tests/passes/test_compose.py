@@ -43,7 +43,7 @@ def stage_graph(ledger: Path, index: dict, name: str) -> list[tuple]:
 
 def test_stream_yaml_equals_handwritten_pass_through_torchair(run, tmp_path: Path) -> None:
     """Acceptance 1: same nodes, order, targets and args after the pre hook, and in the final FX graph."""
-    from airctl.pipeline.compile import CompileRequest, compile_model
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
     from tests.passes.handwritten_pass import _custom_pre_pass
 
     ours = run(PASSES / "stream.yaml")
@@ -81,7 +81,7 @@ def test_every_pass_has_snapshot_delta_time_and_check_in_the_ledger(run) -> None
 
 def test_instruments_see_each_yaml_pass(tmp_path: Path) -> None:
     from airctl.passes import build_hooks
-    from airctl.pipeline.compile import CompileRequest, compile_model
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     calls: list[tuple[str, str, int]] = []
 

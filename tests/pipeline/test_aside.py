@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from airctl.pipeline.aside import Aside
+from airctl.pipeline.compile.aside import Aside
 
 needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
 

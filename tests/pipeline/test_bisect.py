@@ -61,7 +61,7 @@ def _judge(kind: str, ledger: str):  # noqa: ANN202
     from types import SimpleNamespace
 
     from airctl.ledger.reader import Ledger
-    from airctl.pipeline.conditions import Condition
+    from airctl.pipeline.bisect.conditions import Condition
 
     return Condition.make(kind).judge(SimpleNamespace(index=Ledger.open(ledger).index, ledger_dir=Path(ledger)))
 

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.slow
 
 
 def _compile(out: Path, capture: str):
-    from airctl.pipeline.compile import CompileRequest, compile_model
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     result = compile_model(CompileRequest(MODELS / "seed.py", out_dir=out, backend="sim", capture=capture))
     assert result.error is None, result.error
@@ -55,7 +55,7 @@ def test_full_adds_pbtxt_and_torchairs_node_trace(tmp_path: Path) -> None:
 
 
 def test_an_unknown_capture_level_is_refused(tmp_path: Path) -> None:
-    from airctl.pipeline.compile import CompileRequest, compile_model
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     result = compile_model(CompileRequest(MODELS / "seed.py", out_dir=tmp_path, backend="sim", capture="most"))
     assert result.error is not None and "invalid --capture 'most'" in result.error.message

@@ -84,7 +84,7 @@ def test_ge_dumps_are_torchairs_own_txt_and_py(compile_fixture, model: str) -> N
 
 
 def test_capture_full_keeps_all_three_dump_types(runs_dir) -> None:
-    from airctl.pipeline.compile import CompileRequest, compile_model
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     result = compile_model(CompileRequest(REPO / "fixtures/models/seed.py", out_dir=runs_dir, backend="sim",
                                           capture="full"))
@@ -118,7 +118,7 @@ def test_transformer_has_a_few_hundred_aten_nodes(compile_fixture) -> None:
 
 def test_stream_labels_reach_the_ge_graph(runs_dir) -> None:
     """A custom pass (TorchAir's docs example) shows up in the ledger stages and the GE stage."""
-    from airctl.pipeline.compile import CompileRequest, compile_model
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
     from tests.pipeline.seed_pass import custom_pre_pass
 
     result = compile_model(CompileRequest(REPO / "fixtures/models/seed.py", out_dir=runs_dir, backend="sim",
@@ -138,8 +138,8 @@ def test_a_conversion_that_failed_earlier_in_the_process_does_not_empty_later_py
     its py dump keeps only depth-0 ops. Each airctl compile starts from zero, as a fresh process does."""
     import sys
 
-    from airctl.pipeline.compile import CompileRequest, compile_model
-    from airctl.pipeline.execution import RunExecution
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
+    from airctl.pipeline.run.execution import RunExecution
     from airctl.sim.session import session
 
     with session(RunExecution().sim_context()):

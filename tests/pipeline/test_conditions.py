@@ -9,8 +9,8 @@ import pytest
 
 from airctl.errors import AirctlError
 from airctl.ledger.index import RunIndex
-from airctl.pipeline.conditions import Condition
-from airctl.pipeline.repro import infer_bad
+from airctl.pipeline.bisect.conditions import Condition
+from airctl.pipeline.bisect.repro import infer_bad
 
 
 def run(tmp_path: Path, **fields: object) -> SimpleNamespace:

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], Ledger]:
-    from airctl.pipeline.compile import CompileRequest, compile_model
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     out = tmp_path_factory.mktemp("compile")
     ledgers = {}

@@ -14,10 +14,10 @@ from airctl.ledger.collectives import CollectiveLog
 from airctl.ledger.index import RankEntry
 from airctl.ledger.reader import Ledger
 from airctl.ledger.writer import LedgerWriter
-from airctl.pipeline.launch import RanksResult, _rewrite, launcher_argv
-from airctl.pipeline.rank_status import Failure, rank_entries, rank_numbers, run_status
-from airctl.pipeline.rank_worker import Rank, rank_folder
-from airctl.pipeline.watchdog import Watchdog, describe_last
+from airctl.pipeline.ranks.launch import RanksResult, _rewrite, launcher_argv
+from airctl.pipeline.ranks.status import Failure, rank_entries, rank_numbers, run_status
+from airctl.pipeline.ranks.watchdog import Watchdog, describe_last
+from airctl.pipeline.ranks.worker import Rank, rank_folder
 
 
 def test_torchrun_command_lines_are_recognised() -> None:
@@ -40,7 +40,7 @@ def test_workers_become_airctl_rank_workers_with_their_consoles_in_the_ledger(tm
     args = _parse(argv)
     _rewrite(args, argv, tmp_path)
     assert (args.no_python, args.module, args.run_path) == (True, False, False)
-    assert args.training_script_args == ["-u", "-m", "airctl.pipeline.rank_worker", str(tmp_path)]
+    assert args.training_script_args == ["-u", "-m", "airctl.pipeline.ranks.worker", str(tmp_path)]
     assert (args.log_dir, args.tee, args.shutdown_timeout) == (str(tmp_path / "logs"), "3", 5)
     # the user's own choices stay
     argv = ["--nproc-per-node", "2", "--log-dir", "/tmp/mine", "--redirects", "1", "--shutdown-timeout", "20",

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from airctl.errors import ModelScriptError
-from airctl.pipeline.model_script import load_model_script
+from airctl.pipeline.run.model_script import load_model_script
 
 
 def _write(tmp_path: Path, body: str) -> Path:

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow
 
 
 def _compile(model: Path, out: Path, mode: str = "max-autotune"):
-    from airctl.pipeline.compile import CompileRequest, compile_model
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     return compile_model(CompileRequest(model, mode=mode, out_dir=out, backend="sim"))
 

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 
 
 def failing_run(tmp_path: Path, model: str, passes: str, mode: str) -> Path:
-    from airctl.pipeline.compile import CompileRequest, compile_model
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     result = compile_model(CompileRequest(MODELS / model, mode=mode, out_dir=tmp_path / "runs",
                                           passes_file=str(PASSES / passes), report=False))
@@ -56,7 +56,7 @@ def test_wrong_numbers_travel_as_the_script_and_run_sh_exits_3(tmp_path: Path) -
     assert not [p for p in folder.rglob("*") if p.suffix in (".pt", ".pth", ".pkl", ".pickle", ".bin")]
     from safetensors.torch import load_file
 
-    from airctl.pipeline.model_script import load_model_script
+    from airctl.pipeline.run.model_script import load_model_script
     from airctl.sim.session import SimContext, session
 
     with session(SimContext(run_ge=lambda gm, args, name: gm(*args))):

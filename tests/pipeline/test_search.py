@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from airctl.pipeline.search import ddmin, first_bad_prefix
+from airctl.pipeline.bisect.search import ddmin, first_bad_prefix
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 7, 8, 100])

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from airctl.pipeline.compile import CompileRequest, compile_model
+from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 from tests.conftest import MODELS
 from tests.pipeline.seed_pass import custom_pre_pass
 

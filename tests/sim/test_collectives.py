@@ -14,7 +14,7 @@ from tests.conftest import REPO
 
 
 def _session(timeout_s: float | None = None):
-    from airctl.pipeline.execution import RunExecution
+    from airctl.pipeline.run.execution import RunExecution
     from airctl.sim.session import session
 
     return session(RunExecution(collective_timeout_s=timeout_s).sim_context())

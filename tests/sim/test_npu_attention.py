@@ -13,7 +13,7 @@ import pytest
 import torch
 from torch.nn import functional
 
-from airctl.pipeline.execution import RunExecution
+from airctl.pipeline.run.execution import RunExecution
 from airctl.sim.session import SimContext, load_torchair, session
 
 TOL = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}

@@ -5,7 +5,7 @@ graph's inputs, with their values from the run. For a part of the graph — a se
 every value a kept node reads from a node left out becomes one more input, its value taken from
 running the whole graph once on the run's inputs (:func:`airctl.execute.divergence.run_nodes`);
 the kept nodes nothing kept reads are the outputs (so none is dead code). ``--minify`` runs
-delta debugging (:func:`airctl.pipeline.search.ddmin`) over the graph's nodes: each candidate is
+delta debugging (:func:`airctl.pipeline.bisect.search.ddmin`) over the graph's nodes: each candidate is
 written into the folder and compiled as ``run.sh`` would; the smallest that still fails stays.
 """
 
@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from airctl.io.fx_script import ScriptSpec, render, script_node
-from airctl.pipeline.repro_files import ReproError, save_tensors
-from airctl.pipeline.search import ddmin
+from airctl.pipeline.bisect.repro_files import ReproError, save_tensors
+from airctl.pipeline.bisect.search import ddmin
 
 COMPUTE = ("call_function", "call_method")
 

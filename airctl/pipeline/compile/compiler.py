@@ -28,13 +28,13 @@ from airctl.ledger.collectives import CollectiveLog
 from airctl.ledger.index import RunIndex
 from airctl.ledger.writer import LedgerWriter, cannot_write
 from airctl.modes import CAPTURES, MAX_AUTOTUNE, MODES, Capture, DumpType, Mode
-from airctl.pipeline.capture import CaptureSession, capturing_backend
-from airctl.pipeline.current import model_record
-from airctl.pipeline.execution import RunExecution
-from airctl.pipeline.finish import close_run, verify_instruments
-from airctl.pipeline.interrupts import Redelivery, redelivered
-from airctl.pipeline.logs import capture_logs
-from airctl.pipeline.model_script import LoadedModel, load_model_script
+from airctl.pipeline.compile.capture import CaptureSession, capturing_backend
+from airctl.pipeline.run.current import model_record
+from airctl.pipeline.run.execution import RunExecution
+from airctl.pipeline.run.finish import close_run, verify_instruments
+from airctl.pipeline.run.interrupts import Redelivery, redelivered
+from airctl.pipeline.run.logs import capture_logs
+from airctl.pipeline.run.model_script import LoadedModel, load_model_script
 from airctl.sim.ascend_ir import find_declarations, missing_hint
 from airctl.sim.capture import observing
 from airctl.torch_env import torchair_attr
@@ -73,7 +73,7 @@ class CompileRequest:
     torchair_off: Sequence[str] = ()  # TorchAir passes to switch off (airctl bisect; airctl.sim.pass_switch)
     bisect: dict[str, Any] | None = None  # airctl bisect: this step, for index.json `bisect`
     keep_dynamo_graphs: bool = False  # keep each Dynamo graph and its real example inputs (airctl repro)
-    # a rank of a multi-rank run (pipeline/rank_worker.py): see RunRequest
+    # a rank of a multi-rank run (pipeline/ranks/worker.py): see RunRequest
     ledger_root: Path | None = None
     ledger_fields: dict[str, Any] = field(default_factory=dict)
     collectives: CollectiveLog | None = None
@@ -224,7 +224,7 @@ def _root(exc: BaseException) -> BaseException:
     return seen
 
 
-AIRCTL_DIR = Path(__file__).resolve().parents[1]
+AIRCTL_DIR = Path(__file__).resolve().parents[2]
 
 
 def _blame_airctl(root: BaseException, message: str) -> AirctlError | None:
@@ -260,14 +260,14 @@ def _translate(exc: BaseException, session: CaptureSession | None, ledger: Ledge
     if full is not None:
         return cannot_write(ledger.root, full)  # a full disk, whoever was writing (TorchAir's dumps too)
     if model_path is not None and isinstance(root, (Exception, SystemExit)):
-        from airctl.pipeline.model_script import user_frames
+        from airctl.pipeline.run.model_script import user_frames
 
         frames = user_frames(root, Path(model_path))
         import traceback
 
         innermost = traceback.extract_tb(root.__traceback__)
         if frames and innermost and frames[-1] == innermost[-1]:  # raised by the user's own code, under compile
-            from airctl.pipeline.model_script import user_code_error
+            from airctl.pipeline.run.model_script import user_code_error
 
             return user_code_error(root, Path(model_path), "the model, while TorchAir compiled or ran it,")
     bug = _blame_airctl(root, message)
@@ -431,7 +431,7 @@ def _keep(loaded: LoadedModel) -> dict[str, Any]:
 
 def _nothing_compiled(loaded: LoadedModel) -> ModelScriptError:
     """The model ran, but Dynamo handed TorchAir no graph: there is nothing to inspect."""
-    from airctl.pipeline.model_script import split_inputs
+    from airctl.pipeline.run.model_script import split_inputs
 
     args, kwargs = split_inputs(loaded.inputs)
     kinds = ", ".join(type(v).__name__ for v in [*args, *kwargs.values()]) or "nothing"
@@ -470,7 +470,7 @@ def _check_request(req: CompileRequest) -> list[str]:
             hint="TorchAir's aclgraph mode dumps only 'py' graphs (it raises NotImplementedError otherwise); "
                  "use --dump-type py")
     if not Path(req.model_path).is_file():
-        from airctl.pipeline.model_script import import_script
+        from airctl.pipeline.run.model_script import import_script
 
         import_script(Path(req.model_path))  # raises the precise ModelScriptError
     return dump_types
@@ -509,7 +509,7 @@ def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSessio
     try:
         eager_out = eager_loaded.call(eager_model)
     except (Exception, SystemExit) as e:  # the user's model, run as plain PyTorch: not TorchAir's doing
-        from airctl.pipeline.model_script import user_code_error
+        from airctl.pipeline.run.model_script import user_code_error
 
         raise user_code_error(e, loaded.path, "the model, run eagerly before any compile,") from e
     session.ledger.set_timing("eager_seconds", time.perf_counter() - t0)

@@ -4,8 +4,8 @@ The script keeps its own calls; airctl replaces, for the duration of the run, th
 names with wrappers that call the originals:
 
 - ``torchair.get_npu_backend``: the backend TorchAir returns is wrapped so every Dynamo graph
-  it receives is captured (:func:`~airctl.pipeline.capture.capturing_backend`) and checked
-  against eager (:mod:`~airctl.pipeline.run_check`). The ``"npu"`` and ``"npugraph_ex"``
+  it receives is captured (:func:`~airctl.pipeline.compile.capture.capturing_backend`) and checked
+  against eager (:mod:`~airctl.pipeline.compile.run_check`). The ``"npu"`` and ``"npugraph_ex"``
   Dynamo backends resolve ``torchair.get_npu_backend`` when they run, so they capture too.
   Under sim, for the aclgraph modes (reduce-overhead, npugraph_ex), the user's config gets
   ``debug.run_eagerly = True``: NPU graph capture/replay is a device feature, so TorchAir's
@@ -43,9 +43,9 @@ from airctl.execute.compare import DEFAULT_ATOL
 from airctl.instrument import Instrument
 from airctl.ledger.writer import LedgerWriter
 from airctl.modes import REDUCE_OVERHEAD
-from airctl.pipeline.capture import CaptureSession, capturing_backend
-from airctl.pipeline.execution import RunExecution
-from airctl.pipeline.run_check import GraphCheck, copy_graph_module
+from airctl.pipeline.compile.capture import CaptureSession, capturing_backend
+from airctl.pipeline.compile.run_check import GraphCheck, copy_graph_module
+from airctl.pipeline.run.execution import RunExecution
 from airctl.sim.patching import Patches
 
 ACLGRAPH_MODES = (REDUCE_OVERHEAD, "npugraph_ex")

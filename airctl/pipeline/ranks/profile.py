@@ -1,7 +1,7 @@
 """``airctl profile MODEL.py --nproc N``: profile every rank, then put the ranks side by side.
 
 Every rank runs :func:`~airctl.pipeline.profile.profile_model` in its own process
-(:mod:`~airctl.pipeline.launch`, ``command = "profile"``): compile, the checked run, warmup and
+(:mod:`~airctl.pipeline.ranks.launch`, ``command = "profile"``): compile, the checked run, warmup and
 profiled steps on the multi-stream executor, its own summary in ``ranks/<rank>/profile/``. The
 collectives synchronise the ranks step by step. Then the top ledger gets:
 
@@ -20,9 +20,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from airctl.pipeline.launch import RanksRequest, RanksResult, nproc_argv, run_ranks
 from airctl.pipeline.profile import ProfileRequest
-from airctl.pipeline.rank_worker import RankRequest
+from airctl.pipeline.ranks.launch import RanksRequest, RanksResult, nproc_argv, run_ranks
+from airctl.pipeline.ranks.worker import RankRequest
 from airctl.profile.rank_overlap import RankProfile, rank_profile, ranks_trace, read_timelines
 from airctl.profile.write import PROFILE_DIR, TRACE_FILE, write_json
 

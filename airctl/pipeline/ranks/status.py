@@ -23,7 +23,7 @@ from airctl.ledger.collectives import LOG_FILE, read_log
 from airctl.ledger.index import RankEntry
 from airctl.ledger.reader import Ledger
 from airctl.ledger.writer import LedgerWriter
-from airctl.pipeline.watchdog import describe_last
+from airctl.pipeline.ranks.watchdog import describe_last
 from airctl.verify.ranks import compiled_collectives, compiled_differences, first_issued_difference
 
 STOP_SIGNALS = ("SIGTERM", "SIGKILL", "SIGINT")

@@ -1,7 +1,7 @@
 """Tee TorchAir's log into the ledger's ``log.txt`` without changing what the script sees.
 
 ``airctl compile`` owns its logging and lowers the ``torchair`` logger to DEBUG for the ledger
-(:mod:`airctl.pipeline.logs`). ``airctl run`` runs a script that sets TorchAir's log level
+(:mod:`airctl.pipeline.run.logs`). ``airctl run`` runs a script that sets TorchAir's log level
 itself (``logger.setLevel(logging.DEBUG)``, ``TORCH_COMPILE_DEBUG=1``) and expects TorchAir's
 stdout handler to print exactly that, as on an NPU. So here no level is touched: one file
 handler is added to the ``torchair`` logger, using TorchAir's own formatter, and ``log.txt``

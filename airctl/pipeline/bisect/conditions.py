@@ -1,6 +1,6 @@
 """Is a run bad? The conditions ``airctl bisect`` searches with and ``airctl compile --fail-on`` checks.
 
-A :class:`Condition` judges one compile (its :class:`~airctl.pipeline.compile.CompileResult` and
+A :class:`Condition` judges one compile (its :class:`~airctl.pipeline.compile.compiler.CompileResult` and
 ledger) and returns a :class:`Verdict`: ``bad``, why, and ``unresolved`` when the run could not
 show the condition at all (a compile that failed for another reason cannot show a race). Kinds:
 
@@ -71,7 +71,7 @@ class Condition:
                 "expr": f"--bad-if {self.expr}", "cmd": f"--bad-cmd {self.cmd}"}[self.kind]
 
     def judge(self, result: Any) -> Verdict:
-        """``result``: a :class:`~airctl.pipeline.compile.CompileResult`."""
+        """``result``: a :class:`~airctl.pipeline.compile.compiler.CompileResult`."""
         index = result.index
         failed = index.status == "failed"
         error = (index.error or "").splitlines()[0] if index.error else ""

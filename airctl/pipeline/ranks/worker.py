@@ -1,14 +1,14 @@
-"""One rank of a multi-rank run: ``python -m airctl.pipeline.rank_worker LEDGER`` under torchrun.
+"""One rank of a multi-rank run: ``python -m airctl.pipeline.ranks.worker LEDGER`` under torchrun.
 
-:mod:`airctl.pipeline.launch` runs torchrun's agent inside airctl and has it start this module
+:mod:`airctl.pipeline.ranks.launch` runs torchrun's agent inside airctl and has it start this module
 (torchrun's ``--no-python`` form) instead of ``python SCRIPT.py``. Every worker reads what to do
 from ``LEDGER/ranks/request.json`` (written by the launcher: the command, the script and its
 arguments, airctl's options) and runs airctl's ordinary pipeline for its rank, into its own
 ledger ``LEDGER/ranks/<RANK>/``:
 
-- ``run``: :func:`~airctl.pipeline.run_script.run_script` on the user's script, unmodified;
+- ``run``: :func:`~airctl.pipeline.compile.run_script.run_script` on the user's script, unmodified;
 - ``compile`` / ``profile``: the process group first (``init_process_group``: gloo under sim,
-  HCCL on an NPU), then :func:`~airctl.pipeline.compile.compile_model` or
+  HCCL on an NPU), then :func:`~airctl.pipeline.compile.compiler.compile_model` or
   :func:`~airctl.pipeline.profile.profile_model`.
 
 Each rank keeps a collective log (:mod:`airctl.ledger.collectives`) and, under sim, gives its
@@ -89,7 +89,7 @@ def _stop_on_sigterm(signum: int, _frame: Any) -> None:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        print("usage: python -m airctl.pipeline.rank_worker LEDGER  (started by airctl's launcher)", file=sys.stderr)
+        print("usage: python -m airctl.pipeline.ranks.worker LEDGER  (started by airctl's launcher)", file=sys.stderr)
         return 2
     ledger = Path(argv[0])
     request = RankRequest.read(ledger / "ranks" / REQUEST_FILE)
@@ -117,8 +117,8 @@ def main(argv: list[str]) -> int:
 
 
 def _run(request: RankRequest, root: Path, fields: dict[str, Any], log: Any, say: Any) -> int:
-    from airctl.pipeline.run_errors import show
-    from airctl.pipeline.run_script import RunRequest, run_script
+    from airctl.pipeline.compile.run_errors import show
+    from airctl.pipeline.compile.run_script import RunRequest, run_script
 
     result = run_script(RunRequest(Path(request.script), args=list(request.args), backend=request.backend,
                                    check=request.check, atol=request.atol, ledger_root=root, ledger_fields=fields,
@@ -163,7 +163,7 @@ def _compile(request: RankRequest, root: Path, fields: dict[str, Any], log: Any,
                 summarize_run(run, req)  # this rank's own trace and summary, in ranks/<rank>/profile/
             error = run.error
         else:
-            from airctl.pipeline.compile import CompileRequest, compile_model
+            from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
             result = compile_model(CompileRequest(
                 Path(request.script), mode=options.get("mode", "max-autotune"), backend=backend.name,

@@ -6,7 +6,7 @@
 ('blocks-on-stream1', 'mm..relu (blocks.0)')
 
 Every step is one compile of the model, in this process, judged by a
-:class:`~airctl.pipeline.conditions.Condition`, with its own ledger kept under
+:class:`~airctl.pipeline.bisect.conditions.Condition`, with its own ledger kept under
 ``<out>/bisect-<id>/`` (index.json ``bisect`` says what the step changed) and ``bisect.json``
 beside them. The levels, in order (each a binary search, ``O(log n)`` compiles):
 
@@ -38,9 +38,9 @@ from typing import Any
 from airctl.errors import AirctlError
 from airctl.ledger.writer import new_run_id
 from airctl.modes import MAX_AUTOTUNE
-from airctl.pipeline.bisect_facts import culprit_facts, torchair_passes, units_of
-from airctl.pipeline.conditions import Condition, Verdict
-from airctl.pipeline.search import ddmin, first_bad_prefix
+from airctl.pipeline.bisect.conditions import Condition, Verdict
+from airctl.pipeline.bisect.facts import culprit_facts, torchair_passes, units_of
+from airctl.pipeline.bisect.search import ddmin, first_bad_prefix
 
 Progress = Callable[[str], None]
 MAX_COMPILES = 80
@@ -154,7 +154,7 @@ class Bisector:
         if len(self.steps) >= self.req.max_compiles:
             raise BisectError(f"bisect stopped after {len(self.steps)} compiles (--max-compiles)",
                               hint=f"the steps so far are in {self.folder}; raise --max-compiles to go on")
-        from airctl.pipeline.compile import CompileRequest, compile_model
+        from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
         number = len(self.steps) + 1
         placements = {self.culprit: list(config.placements)} if config.placements is not None else None

@@ -67,7 +67,7 @@ def _is_users(filename: str, folder: Path) -> bool:
         p.resolve().relative_to(folder)
     except ValueError:
         return False
-    return Path(__file__).resolve().parents[1] not in p.resolve().parents
+    return Path(__file__).resolve().parents[2] not in p.resolve().parents
 
 
 def user_frames(exc: BaseException, path: Path) -> list[traceback.FrameSummary]:

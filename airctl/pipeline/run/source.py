@@ -20,7 +20,7 @@ from airctl.modes import MAX_AUTOTUNE
 def compile_script(path: Path, mode: str, *, command: str, passes: Path | str | None = None,
                    verify: bool = True, report: bool = True) -> Path:
     """Compile a model script into ./airctl-runs and return its ledger folder (imports torch)."""
-    from airctl.pipeline.compile import CompileRequest, compile_model
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     result = compile_model(CompileRequest(model_path=path, mode=mode, command=command, verify=verify,
                                           report=report, passes_file=str(passes) if passes else None))

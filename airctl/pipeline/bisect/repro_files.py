@@ -111,7 +111,7 @@ def write_inputs(inputs: Any, folder: Path) -> list[str]:
 
 def model_expr(found_by: str, entry: str | None) -> str:
     """How the wrapper builds the model: the function or variable the original script was found by."""
-    from airctl.pipeline.model_script import MODEL_FNS
+    from airctl.pipeline.run.model_script import MODEL_FNS
 
     if entry:
         return f"original.{entry.split(',')[0].strip()}()"

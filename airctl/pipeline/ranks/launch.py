@@ -11,13 +11,13 @@ True
 ``airctl compile MODEL.py --nproc N`` and ``airctl profile MODEL.py --nproc N`` come here. The
 command line is parsed by torchrun itself (``torch.distributed.run.parse_args``), so every
 torchrun option keeps its meaning, and then rewritten into torchrun's documented ``--no-python``
-form: each worker runs ``python -u -m airctl.pipeline.rank_worker LEDGER``
-(:mod:`~airctl.pipeline.rank_worker`), which reads ``LEDGER/ranks/request.json`` and writes
+form: each worker runs ``python -u -m airctl.pipeline.ranks.worker LEDGER``
+(:mod:`~airctl.pipeline.ranks.worker`), which reads ``LEDGER/ranks/request.json`` and writes
 ``LEDGER/ranks/<rank>/``. The agent runs in this process (``torch.distributed.run.run``), so
 airctl is still there when the workers end, to write the top ledger
-(:mod:`~airctl.pipeline.rank_status`). Unless the command line says otherwise, torchrun is also
+(:mod:`~airctl.pipeline.ranks.status`). Unless the command line says otherwise, torchrun is also
 told to tee each worker's console into ``LEDGER/logs/`` and to give stopping workers 5 s
-(``--shutdown-timeout``) before it kills them. A :class:`~airctl.pipeline.watchdog.Watchdog`
+(``--shutdown-timeout``) before it kills them. A :class:`~airctl.pipeline.ranks.watchdog.Watchdog`
 stops ranks that hang in a collective.
 """
 
@@ -37,14 +37,14 @@ import airctl
 from airctl.errors import AirctlError, ModelScriptError
 from airctl.ledger.index import RankEntry, RunIndex
 from airctl.ledger.writer import LedgerWriter
-from airctl.pipeline.rank_status import Failure, divergence, rank_backend, rank_entries, rank_numbers, run_status
-from airctl.pipeline.rank_worker import REQUEST_FILE, RankRequest
-from airctl.pipeline.watchdog import Watchdog
+from airctl.pipeline.ranks.status import Failure, divergence, rank_backend, rank_entries, rank_numbers, run_status
+from airctl.pipeline.ranks.watchdog import Watchdog
+from airctl.pipeline.ranks.worker import REQUEST_FILE, RankRequest
 from airctl.torch_env import ensure_torch_importable
 
 Progress = Callable[[str], None]
 LAUNCHER_MODULE = "torch.distributed.run"
-WORKER_MODULE = "airctl.pipeline.rank_worker"
+WORKER_MODULE = "airctl.pipeline.ranks.worker"
 SHUTDOWN_TIMEOUT_S = 5
 DEFAULT_COLLECTIVE_TIMEOUT_S = 60.0
 WATCHDOG_GRACE_S = 30.0  # the watchdog fires this long after the collective timeout

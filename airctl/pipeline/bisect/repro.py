@@ -8,13 +8,13 @@ From the run's ledger: the model script and how it was found, the mode, the pass
 ``airctl bisect`` step: only its passes, and the culprit's placements), and what failed
 (``--bad``, else read from the run: a failed compile, wrong numbers, a race, an error finding).
 The model is compiled once more to take the values of its inputs and weights (and its Dynamo
-graph), the folder is written (:mod:`airctl.pipeline.repro_files`), then ``run.sh``'s command
+graph), the folder is written (:mod:`airctl.pipeline.bisect.repro_files`), then ``run.sh``'s command
 is run on the folder, in this process, to check that it fails the same way.
 
 The model travels as the user's script (wrapped to load the saved values) unless it imports
 files beside it, ``--graph`` is given, or ``--minify``: then as the Dynamo graph written as a
 script (:mod:`airctl.io.fx_script`). ``--minify`` shrinks that graph by delta debugging on its
-nodes (:mod:`airctl.pipeline.minify`) while the failure stays.
+nodes (:mod:`airctl.pipeline.bisect.minify`) while the failure stays.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from typing import Any
 from airctl.errors import AirctlError
 from airctl.ledger.reader import Ledger
 from airctl.modes import MAX_AUTOTUNE, Bad
-from airctl.pipeline.conditions import Condition, Verdict
-from airctl.pipeline.repro_files import ReproError
+from airctl.pipeline.bisect.conditions import Condition, Verdict
+from airctl.pipeline.bisect.repro_files import ReproError
 
 
 @dataclass
@@ -109,7 +109,7 @@ def command_line(mode: str, condition: Condition, atol: float, has_passes: bool,
 def check_folder(folder: Path, mode: str, condition: Condition, backend: str) -> Verdict:
     """Compile the reproducer's model.py with its passes.yaml, as run.sh does, and judge the run."""
     from airctl.passes import build_hooks
-    from airctl.pipeline.compile import CompileRequest, compile_model
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     passes = folder / "passes.yaml"
     hooks = build_hooks(passes) if passes.is_file() else None
@@ -142,7 +142,7 @@ def repro(req: ReproRequest, progress: Any = None) -> ReproResult:
         notes.append("the run had TorchAir passes switched off (" + ", ".join(index.bisect["torchair_off"])
                      + "); the reproducer runs them all")
 
-    from airctl.pipeline import repro_files as rf
+    from airctl.pipeline.bisect import repro_files as rf
 
     files = rf.write_passes(spec, folder) if spec is not None else []
     say(f"compiling {script} once more to keep its inputs and weights")
@@ -155,7 +155,7 @@ def repro(req: ReproRequest, progress: Any = None) -> ReproResult:
     if form == "script":
         files += rf.write_script_form(script, kept, model.get("entry"), folder)
     else:
-        from airctl.pipeline.minify import write_graph_form
+        from airctl.pipeline.bisect.minify import write_graph_form
 
         minified = write_graph_form(kept, script, folder, minify=req.minify,
                                     still_bad=lambda: check_folder(folder, mode, condition, req.backend).bad, say=say)
@@ -181,7 +181,7 @@ def repro(req: ReproRequest, progress: Any = None) -> ReproResult:
 
 
 def _capture(script: Path, entry: str | None, mode: str, folder: Path, backend: str) -> dict[str, Any]:
-    from airctl.pipeline.compile import CompileRequest, compile_model
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     passes = folder / "passes.yaml"
     with tempfile.TemporaryDirectory(prefix="airctl-repro-") as tmp:

@@ -9,10 +9,11 @@ The script runs as ``python SCRIPT.py ARGS...`` would run it: ``__name__ == "__m
 directory unchanged — in this process, after the backend is prepared (``sim``: the stand-ins
 for ``torch_npu``/``torchair``; both: ``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` when torch-npu is
 installed without CANN, set before the script imports torch). While it runs, a
-:class:`~airctl.pipeline.run_hooks.RunSession` is active and :class:`~airctl.pipeline.run_hooks.RunHooks`
+:class:`~airctl.pipeline.compile.run_hooks.RunSession` is active and
+:class:`~airctl.pipeline.compile.run_hooks.RunHooks`
 wrap TorchAir's backend factories, so each graph the script compiles lands in the ledger with
 the same stages as ``airctl compile``, plus a per-graph execution check
-(:mod:`~airctl.pipeline.run_check`).
+(:mod:`~airctl.pipeline.compile.run_check`).
 
 Ledger additions for ``run`` (layout in docs/ledger.md, the rest as for compile)::
 
@@ -24,7 +25,7 @@ Ledger additions for ``run`` (layout in docs/ledger.md, the rest as for compile)
     log.txt     TorchAir's log lines at the level the script set, and airctl's notes
 
 Whatever the script does, the ledger ends with what was captured; a script failure is the
-script's (traceback and exit code as Python shows them, :mod:`~airctl.pipeline.run_errors`).
+script's (traceback and exit code as Python shows them, :mod:`~airctl.pipeline.compile.run_errors`).
 """
 
 from __future__ import annotations
@@ -43,12 +44,12 @@ from airctl.execute.compare import DEFAULT_ATOL
 from airctl.ledger.collectives import CollectiveLog
 from airctl.ledger.index import RunIndex
 from airctl.ledger.writer import LedgerWriter
-from airctl.pipeline.execution import RunExecution
-from airctl.pipeline.finish import finish_ledger, verify_instruments
-from airctl.pipeline.run_check import run_summary
-from airctl.pipeline.run_errors import ScriptEnd, from_exception, from_system_exit
-from airctl.pipeline.run_hooks import RunHooks, RunSession
-from airctl.pipeline.run_logs import RunLog, tee_torchair_log
+from airctl.pipeline.compile.run_check import run_summary
+from airctl.pipeline.compile.run_errors import ScriptEnd, from_exception, from_system_exit
+from airctl.pipeline.compile.run_hooks import RunHooks, RunSession
+from airctl.pipeline.compile.run_logs import RunLog, tee_torchair_log
+from airctl.pipeline.run.execution import RunExecution
+from airctl.pipeline.run.finish import finish_ledger, verify_instruments
 from airctl.sim.ascend_ir import find_declarations
 from airctl.sim.capture import observing
 from airctl.torch_env import ensure_torch_importable
@@ -66,7 +67,7 @@ class RunRequest:
     atol: float = DEFAULT_ATOL
     verify: bool = True  # verify-each: the static verifier after every pass
     report: bool = True
-    # a rank of a multi-rank run (pipeline/rank_worker.py): its ledger folder, the index fields
+    # a rank of a multi-rank run (pipeline/ranks/worker.py): its ledger folder, the index fields
     # saying which rank it is, its collective log and the default process-group timeout
     ledger_root: Path | None = None
     ledger_fields: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,2 @@
+"""Finding what broke a run: ``airctl bisect`` (its conditions and searches) and ``airctl repro``
+(a reproducer folder, minified)."""
