@@ -12,6 +12,10 @@ found problems": exit 1).
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator
+from typing import TypeVar
+
+E = TypeVar("E", bound=BaseException)
 
 
 class ExitCode(enum.IntEnum):
@@ -22,6 +26,8 @@ class ExitCode(enum.IntEnum):
     SCRIPT_FAILED = 4  # the user's own script raised
     INTERNAL = 70  # a bug in airctl: an exception that is not an AirctlError
     INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
+    HANGUP = 129  # SIGHUP (128 + 1): the terminal went away
+    TERMINATED = 143  # SIGTERM (128 + 15): timeout, docker stop, Slurm, torchrun stopping a rank
 
 
 class AirctlError(Exception):
@@ -128,6 +134,26 @@ class UserScriptFailed(AirctlError):
     exit_code = ExitCode.SCRIPT_FAILED
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP arrived: raised where Python raises ``KeyboardInterrupt`` for SIGINT, and a
+    ``KeyboardInterrupt`` itself, so every path that ends a run on Ctrl-C ends it on these too
+    (:mod:`airctl.pipeline.run.signals`); the run's status says ``terminated`` and which signal."""
+
+    def __init__(self, signum: int, name: str) -> None:
+        super().__init__(f"stopped by {name}")
+        self.signum = signum
+        self.name = name
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+def interrupt_exit_code(error: KeyboardInterrupt) -> int:
+    """130 for Ctrl-C, 128 + the signal for :class:`Terminated` (143 SIGTERM, 129 SIGHUP)."""
+    return error.exit_code if isinstance(error, Terminated) else int(ExitCode.INTERRUPTED)
+
+
 class CommandExit(Exception):
     """The command has shown its outcome; end with ``code`` and print nothing more.
 
@@ -147,3 +173,28 @@ class FindingsExit(CommandExit):
     def __init__(self, count: int = 0) -> None:
         super().__init__(ExitCode.FINDINGS)
         self.count = count
+
+
+def exception_chain(error: BaseException, *, context: bool = True, suppressed: bool = True,
+                    limit: int = 64) -> Iterator[BaseException]:
+    """``error``, then what it wraps, each once: Dynamo's ``inner_exception`` first, then ``__cause__``,
+    then (with ``context``) ``__context__``. The one walker of exception chains: Dynamo wraps backend
+    errors, TorchAir re-raises copies (its pretty_error_msg), and an ``OSError`` it re-raises as text
+    keeps the original only as ``__context__``. ``suppressed=False``: not through a context that
+    ``raise ... from None`` hid (as Python's own traceback does)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen and len(seen) < limit:
+        seen.add(id(current))
+        yield current
+        nxt = getattr(current, "inner_exception", None)
+        follow = context and (suppressed or not current.__suppress_context__)
+        current = nxt if isinstance(nxt, BaseException) else current.__cause__ or (
+            current.__context__ if follow else None)
+
+
+def find_in_chain(error: BaseException | None, cls: type[E], suppressed: bool = True) -> E | None:
+    """The first ``cls`` in ``error``'s chain (:func:`exception_chain`), or None."""
+    if error is None:
+        return None
+    return next((e for e in exception_chain(error, suppressed=suppressed) if isinstance(e, cls)), None)

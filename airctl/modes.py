@@ -128,3 +128,5 @@ MAX_AUTOTUNE = Mode.MAX_AUTOTUNE.value
 REDUCE_OVERHEAD = Mode.REDUCE_OVERHEAD.value
 MODES = tuple(m.value for m in Mode)
 CAPTURES = tuple(c.value for c in Capture)
+# modes whose graphs TorchAir turns into captured NPU graphs (aclgraph); npugraph_ex is its successor
+ACLGRAPH_MODES = (REDUCE_OVERHEAD, "npugraph_ex")

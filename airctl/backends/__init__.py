@@ -1,65 +1,35 @@
-"""Backends behind one interface: ``npu`` (real torch_npu + CANN) and ``sim`` (CPU stand-ins).
+"""Backends behind one interface (:mod:`.interface`): ``npu`` (real torch_npu + CANN, :mod:`.npu`)
+and ``sim`` (CPU stand-ins, :mod:`.sim`), chosen once per run by :func:`choose`.
 
->>> choice = choose("auto")        # doctest: +SKIP
->>> choice.name, choice.reason     # doctest: +SKIP
+>>> backend = choose("auto")        # doctest: +SKIP
+>>> backend.name, backend.reason    # doctest: +SKIP
 ('sim', 'no CANN toolkit: libhccl.so, ... not loadable ...')
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any
-
+from airctl.backends.interface import Backend
+from airctl.backends.npu import NpuBackend
+from airctl.backends.sim import SimBackend
 from airctl.errors import BackendError
-from airctl.modes import Backend
+from airctl.modes import Backend as BackendName
 from airctl.sim.registry import REGISTRY
-from airctl.torch_env import cann_status, ensure_torch_importable, torch_npu_installed
+from airctl.torch_env import cann_status, torch_npu_installed
 
-BACKENDS = tuple(b.value for b in Backend)
+BACKENDS = tuple(b.value for b in BackendName)
+BackendChoice = Backend  # the name callers used before the interface
 
-
-@dataclass(frozen=True)
-class BackendChoice:
-    name: str  # "npu" or "sim"
-    reason: str
-
-    @contextmanager
-    def session(self, sim: Any) -> Iterator[Any]:
-        """``import torch_npu`` / ``import torchair`` work for this backend while the block runs;
-        yields ``torchair``. ``sim`` (an :class:`airctl.sim.session.SimContext`) says how graphs
-        execute under sim; on an NPU the device runs them."""
-        if self.name == "sim":
-            from airctl.sim.session import session
-
-            with session(sim) as torchair:
-                yield torchair
-            return
-        ensure_torch_importable()
-        from airctl.sim import patched_signal_handlers
-
-        try:
-            with patched_signal_handlers.kept():  # TorchAir's own would swallow Ctrl-C (see the module)
-                import torch_npu  # noqa: F401
-                import torchair
-        except Exception as e:  # ImportError from missing CANN libs, RuntimeError from autoload
-            raise BackendError(f"backend npu: cannot import torch_npu/torchair: {e}",
-                               hint="source CANN's set_env.sh, or use --backend sim") from e
-        yield torchair
-
-    def to_json(self) -> dict[str, str]:
-        return {"name": self.name, "reason": self.reason}
+__all__ = ["BACKENDS", "Backend", "BackendChoice", "NpuBackend", "SimBackend", "choose"]
 
 
-def choose(requested: str = "auto") -> BackendChoice:
+def choose(requested: str = "auto") -> Backend:
     if requested not in BACKENDS:
         raise BackendError(f"unknown backend {requested!r}", hint="choose one of: " + ", ".join(BACKENDS))
     if REGISTRY.torchair is not None:  # TorchAir was imported against the stand-ins: sim for good
         if requested == "npu":
             raise BackendError("the sim backend was used in this process already; npu cannot be used too",
                                hint="run airctl again in a new process for --backend npu")
-        return BackendChoice("sim", "sim stand-ins already loaded in this process")
+        return SimBackend("sim stand-ins already loaded in this process")
     if not torch_npu_installed():
         if requested == "npu":
             raise BackendError("backend npu needs the torch-npu wheel", hint="pip install torch-npu==2.13.0")
@@ -67,12 +37,12 @@ def choose(requested: str = "auto") -> BackendChoice:
                            hint="pip install torch==2.13.0 torch-npu==2.13.0 (the sim backend runs TorchAir from it)")
     status = cann_status()
     if requested == "sim":
-        return BackendChoice("sim", "requested with --backend sim")
+        return SimBackend("requested with --backend sim")
     if requested == "npu":
         if not status.available:
             raise BackendError(f"backend npu needs CANN: {status.reason}",
                                hint="source /usr/local/Ascend/ascend-toolkit/set_env.sh, or use --backend sim")
-        return BackendChoice("npu", status.reason)
+        return NpuBackend(status.reason)
     if status.available:
-        return BackendChoice("npu", status.reason)
-    return BackendChoice("sim", status.reason)
+        return NpuBackend(status.reason)
+    return SimBackend(status.reason)

@@ -19,14 +19,14 @@ from airctl.cli.output import err
 
 def run_ranks_command(argv: list[str], command: str, out: Path, backend: str, *, check: bool = True,
                       atol: float = 1e-5, collective_timeout: float = 60.0, watchdog: float | None = None,
-                      options: dict[str, Any] | None = None, on_result: Any = None) -> Any:
+                      options: Any = None, on_result: Any = None) -> Any:
     """Launch, print the summary, raise CommandExit with the run's code; returns the RanksResult when 0."""
     from airctl.errors import CommandExit
     from airctl.pipeline.ranks.launch import RanksRequest, run_ranks
-    from airctl.pipeline.ranks.worker import RankRequest
+    from airctl.pipeline.ranks.worker import RankOptions, RankRequest
 
     rank = RankRequest(command=command, script="", backend=backend, check=check, atol=atol,
-                       collective_timeout_s=collective_timeout or None, options=dict(options or {}))
+                       collective_timeout_s=collective_timeout or None, options=options or RankOptions())
     result = run_ranks(RanksRequest(argv, rank, out_dir=out, watchdog_s=watchdog, command=command),
                        progress=lambda msg: err.print(f"airctl: {escape(msg)}", highlight=False))
     print_ranks(result)
@@ -50,7 +50,9 @@ def compile_ranks_command(model: Path, nproc: int, out: Path, backend: str, *, m
         from airctl.passes import build_hooks
 
         build_hooks(passes)  # a bad pass file is refused before any rank starts
-    options = {"mode": mode, "entry": entry, "passes_file": str(passes) if passes else None, "capture": capture}
+    from airctl.pipeline.ranks.worker import RankOptions
+
+    options = RankOptions(mode=mode, entry=entry, passes_file=str(passes) if passes else None, capture=capture)
     run_ranks_command(nproc_argv(nproc, model), "compile", out, backend, atol=atol, options=options,
                       on_result=(lambda r: print_json(r.index.to_json())) if as_json else None)
 

@@ -174,7 +174,8 @@ class RunIndex(Record):
     airctl_version: str | None = None
     run_id: str | None = None
     created: str | None = None
-    status: str | None = None  # running, ok, failed, mismatch, interrupted, planned
+    status: str | None = None  # running, ok, failed, mismatch, interrupted, terminated, planned; died (readers)
+    process: dict[str, Any] | None = optional()  # who writes it: {pid, host, start_ticks} (ledger/liveness.py)
     command: str | None = None
     backend: dict[str, Any] | None = None  # {"name", "reason"}
     mode: str | None = None

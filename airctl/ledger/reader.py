@@ -20,6 +20,7 @@ from airctl.graph.model import Graph
 from airctl.io.read import read_graph
 from airctl.ledger.defaults import Request, StageRequest, default_stage
 from airctl.ledger.index import RunIndex, StageRef
+from airctl.ledger.liveness import seen_alive
 from airctl.ledger.record import INDEX
 
 OPEN_HINT = "pass the run folder that `airctl compile` printed (airctl-runs/<run-id>)"
@@ -54,7 +55,7 @@ class Ledger:
                               column=e.colno) from e
         except (OSError, UnicodeDecodeError, RecursionError) as e:
             raise LedgerError(f"cannot read {INDEX}: {e}", file=str(index_path)) from e
-        return cls(root, RunIndex.read(data, file=str(index_path)))
+        return cls(root, RunIndex.read(seen_alive(data), file=str(index_path)))
 
     # -- stages --------------------------------------------------------------------------------
     def graph_ids(self) -> list[str]:

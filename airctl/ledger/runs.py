@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from airctl.errors import LedgerError
+from airctl.ledger.liveness import seen_alive
 from airctl.ledger.record import INDEX
 
 LATEST = "latest"
@@ -137,7 +138,7 @@ def list_runs(out_dir: Path) -> list[RunRow]:
     rows = []
     for root in run_folders(out_dir):
         try:
-            data = json.loads((root / INDEX).read_text(encoding="utf-8"))
+            data = seen_alive(json.loads((root / INDEX).read_text(encoding="utf-8")))
             if not isinstance(data, dict):
                 raise ValueError("not a JSON object")
         except (OSError, ValueError) as e:

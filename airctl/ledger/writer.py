@@ -47,6 +47,7 @@ from airctl.io.json_io import from_dict, write_json
 from airctl.ledger.files import BackgroundFiles, write_file
 from airctl.ledger.index import DumpEntry, GraphEntry, RunIndex, StageEntry
 from airctl.ledger.index_file import cannot_write, write_index
+from airctl.ledger.liveness import process_record
 from airctl.ledger.record import INDEX
 from airctl.ledger.runs import mark_latest
 
@@ -113,7 +114,7 @@ class LedgerWriter:
         index = RunIndex(
             airctl_version=__version__, run_id=run_id,
             created=_dt.datetime.now().astimezone().isoformat(timespec="milliseconds"),
-            status="running", graphs=[], log="log.txt",
+            status="running", graphs=[], log="log.txt", process=process_record(),
         )
         index.update(fields)
         writer = cls(root, index)

@@ -70,13 +70,14 @@ class ApplyResult:
 
 
 def _failed_ledger(out: Path, model: Path, mode: str, pass_file: Path, error: AirctlError) -> Path:
-    from airctl.ledger.writer import LedgerWriter
+    from airctl.pipeline.run.lifecycle import Run
 
-    ledger = LedgerWriter.create(out, Path(model).stem, command=COMMAND, mode=mode,
-                                 model=model_record(Path(model), None), passes=str(pass_file))
-    ledger.fail(error.message, error.to_json())
-    ledger.finish("failed")
-    return ledger.root
+    with Run.create(out, Path(model).stem, command=COMMAND, mode=mode, model=model_record(Path(model), None),
+                    passes=str(pass_file)) as run:
+        assert run.ledger is not None
+        run.ledger.fail(error.message, error.to_json())
+        run.ledger.finish("failed")
+        return run.ledger.root
 
 
 def pass_runs(ledger_dir: Path, index: RunIndex, with_diff: bool = True) -> list[PassRun]:

@@ -34,6 +34,7 @@ from airctl.io.listing import ge_ops_text
 from airctl.ledger.index import RunIndex
 from airctl.ledger.writer import LedgerWriter, slug
 from airctl.pipeline.run.finish import finish_ledger
+from airctl.pipeline.run.lifecycle import Run
 
 PASS_PREFIXES = ("after:", "ge:after:")
 
@@ -71,21 +72,23 @@ def import_artifacts(req: ImportRequest) -> ImportResult:
                              hint="import what TorchAir wrote: its DEBUG log (stdout or torchair/debug.log), "
                                   "config.debug.graph_dump files, the torch_compile_debug/ folder, *_ascend_pt")
     plan = plan_import(found, req.mode)
-    ledger = LedgerWriter.create(Path(req.out_dir).absolute(), f"import-{paths[0].resolve().name}",
-                                 command="import", mode=plan.mode, backend=None, model=None, execution=None)
-    problems: list[str] = []
-    for graph in plan.graphs:
-        _write_graph(ledger, graph, problems)
-    _copy_dumps(ledger, plan)
-    logs = _copy_logs(ledger, plan)
-    if found.profiles:
-        ledger.set(profiles=[_profile_entry(p) for p in found.profiles])
-    notes = [*plan.notes, *(f"{g.id}: {n}" for g in plan.graphs for n in g.notes)]
-    ledger.set(imported=_imported(paths, found, plan, logs, problems, notes))
-    if req.verify:
-        _verify(ledger, plan)
-    ledger.finish("ok")
-    finish_ledger(ledger, None, write_report=req.report)
+    with Run.create(Path(req.out_dir).absolute(), f"import-{paths[0].resolve().name}", command="import",
+                    mode=plan.mode, backend=None, model=None, execution=None) as run:
+        ledger = run.ledger
+        assert ledger is not None
+        problems: list[str] = []
+        for graph in plan.graphs:
+            _write_graph(ledger, graph, problems)
+        _copy_dumps(ledger, plan)
+        logs = _copy_logs(ledger, plan)
+        if found.profiles:
+            ledger.set(profiles=[_profile_entry(p) for p in found.profiles])
+        notes = [*plan.notes, *(f"{g.id}: {n}" for g in plan.graphs for n in g.notes)]
+        ledger.set(imported=_imported(paths, found, plan, logs, problems, notes))
+        if req.verify:
+            _verify(ledger, plan)
+        ledger.finish("ok")
+        finish_ledger(ledger, None, write_report=req.report)
     return ImportResult(ledger.root, ledger.run_index, problems, notes)
 
 

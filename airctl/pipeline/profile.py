@@ -30,6 +30,7 @@ from typing import Any
 from airctl.errors import AirctlError
 from airctl.execute.timeline import Race, Timeline
 from airctl.modes import MAX_AUTOTUNE
+from airctl.pipeline.run.rank import RankRun
 from airctl.profile.compare import Comparison
 from airctl.profile.ranks import MultiRankSummary
 from airctl.profile.summary import ProfileSummary, summarize
@@ -51,11 +52,7 @@ class ProfileRequest:
     threads_per_stream: int = 1
     timeout_s: float = 60.0
     command_line: list[str] | None = None  # recorded in the ledger (the run's origin)
-    # a rank of a multi-rank profile (pipeline/ranks/worker.py): see CompileRequest
-    ledger_root: Path | None = None
-    ledger_fields: dict[str, Any] = field(default_factory=dict)
-    collectives: Any = None
-    collective_timeout_s: float | None = None
+    rank: RankRun | None = None  # a rank of a multi-rank profile (pipeline/ranks/worker.py)
 
 
 @dataclass
@@ -112,9 +109,7 @@ def profile_model(req: ProfileRequest, progress: Callable[[str], None] | None = 
         pre_pass=pre, post_pass=post, command="profile",
         passes_file=str(req.passes_file) if req.passes_file is not None else None,
         threads_per_stream=req.threads_per_stream, stream_timeout_s=req.timeout_s, after_run=profiled_steps,
-        command_line=req.command_line,
-        ledger_root=req.ledger_root, ledger_fields=dict(req.ledger_fields), collectives=req.collectives,
-        collective_timeout_s=req.collective_timeout_s,
+        command_line=req.command_line, rank=req.rank,
     ), progress=say)
     ids = result.session.graph_ids_by_name() if result.session is not None else {}
     timelines = list(rec.timelines.values())

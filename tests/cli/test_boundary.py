@@ -1,4 +1,4 @@
-"""The CLI's one error boundary (airctl/cli/main.py): what a raised error looks like to the user, and its exit
+"""The CLI's one error boundary (airctl/cli/app.py): what a raised error looks like to the user, and its exit
 code, the same through typer's CliRunner (the tests' way in) and the shell (``python -m airctl``)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from airctl.cli.main import build_app
+from airctl.cli.app import build_app
 from airctl.errors import AirctlError, CompileError, ExitCode, FindingsExit
 
 REPO = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from airctl.cli.main import build_app, run
+from airctl.cli.app import build_app, run
 
 REPO = Path(__file__).resolve().parents[2]
 CHECKS = REPO / "fixtures" / "checks"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from airctl.cli.main import build_app
+from airctl.cli.app import build_app
 from airctl.ledger.runs import LATEST, list_runs, mark_latest
 from tests.conftest import MODELS, REPO
 

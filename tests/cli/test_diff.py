@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from airctl.cli.main import build_app
+from airctl.cli.app import build_app
 from airctl.errors import GraphReadError
 from tests.cli.test_dump import make_ledger
 from tests.io.dumps import DUMPS, FX_AFTER, FX_BEFORE

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from airctl.cli.main import build_app
+from airctl.cli.app import build_app
 from airctl.errors import GraphReadError, ModelScriptError
 from airctl.io.read import parse_graph, read_graph
 from tests.conftest import REPO

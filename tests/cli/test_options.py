@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from airctl.cli.main import build_app
+from airctl.cli.app import build_app
 from airctl.cli.options import complete_dump_types
 
 REPO = Path(__file__).resolve().parents[2]

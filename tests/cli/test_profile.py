@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from airctl.cli.main import build_app
+from airctl.cli.app import build_app
 
 REPO = Path(__file__).resolve().parents[2]
 MODELS = REPO / "fixtures" / "models"

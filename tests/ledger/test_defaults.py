@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from airctl.cli.main import build_app
+from airctl.cli.app import build_app
 from airctl.ledger.defaults import Request, StageRequest, default_stage
 from airctl.ledger.index import RunIndex
 from tests.io.dumps import DUMPS, FX_AFTER, FX_BEFORE

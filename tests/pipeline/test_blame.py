@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from airctl.cli.main import build_app
+from airctl.cli.app import build_app
 from tests.conftest import BAD, MODELS, REPO
 
 runner = CliRunner()

@@ -138,11 +138,12 @@ def test_a_conversion_that_failed_earlier_in_the_process_does_not_empty_later_py
     its py dump keeps only depth-0 ops. Each airctl compile starts from zero, as a fresh process does."""
     import sys
 
+    from airctl.backends.sim import sim_context
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
     from airctl.pipeline.run.execution import RunExecution
     from airctl.sim.session import session
 
-    with session(RunExecution().sim_context()):
+    with session(sim_context(RunExecution())):
         local = sys.modules["torchair.ge._ge_graph"].local_variable
         local.auto_convert_nesting = 1  # what a converter that raised inside a GE op leaves behind
     result = compile_model(CompileRequest(REPO / "fixtures/models/seed.py", out_dir=runs_dir, backend="sim"))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from airctl.cli.main import build_app
+from airctl.cli.app import build_app
 from airctl.pipeline.export import export_tlparse
 from airctl.pipeline.importing import ImportRequest, import_artifacts
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from airctl.cli.main import build_app
+from airctl.cli.app import build_app
 from airctl.errors import AirctlError
 from airctl.graph.model import Graph
 from airctl.io.read import read_graph, write_graph

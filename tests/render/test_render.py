@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 import airctl.render.dot as dotmod
-from airctl.cli.main import build_app
+from airctl.cli.app import build_app
 from airctl.graph.model import Graph, Node
 from airctl.io.read import read_graph
 from airctl.render import render_to

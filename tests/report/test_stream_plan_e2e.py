@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from airctl.cli.main import build_app
+from airctl.cli.app import build_app
 from airctl.io.json_io import read_json
 from airctl.pipeline.apply import apply_passes
 from tests.conftest import MODELS

@@ -14,10 +14,11 @@ from tests.conftest import REPO
 
 
 def _session(timeout_s: float | None = None):
+    from airctl.backends.sim import sim_context
     from airctl.pipeline.run.execution import RunExecution
     from airctl.sim.session import session
 
-    return session(RunExecution(collective_timeout_s=timeout_s).sim_context())
+    return session(sim_context(RunExecution(collective_timeout_s=timeout_s)))
 
 
 def test_hccl_is_gloo_under_sim_and_the_functions_come_back() -> None:

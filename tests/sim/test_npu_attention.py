@@ -13,6 +13,7 @@ import pytest
 import torch
 from torch.nn import functional
 
+from airctl.backends.sim import sim_context
 from airctl.pipeline.run.execution import RunExecution
 from airctl.sim.session import SimContext, load_torchair, session
 
@@ -112,7 +113,7 @@ def test_unsupported_arguments_say_so() -> None:
 
 
 def _ctx(soc: str) -> SimContext:
-    ctx = RunExecution().sim_context()
+    ctx = sim_context(RunExecution())
     ctx.soc = soc
     return ctx
 

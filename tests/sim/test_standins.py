@@ -11,10 +11,11 @@ from tests.conftest import MODELS, REPO
 
 
 def _session():
+    from airctl.backends.sim import sim_context
     from airctl.pipeline.run.execution import RunExecution
     from airctl.sim.session import session
 
-    return session(RunExecution().sim_context())
+    return session(sim_context(RunExecution()))
 
 
 def test_torchair_is_the_wheels_copy_and_only_hardware_layers_are_stand_ins() -> None:

@@ -39,16 +39,15 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from airctl.backends import Backend
 from airctl.execute.compare import DEFAULT_ATOL
 from airctl.instrument import Instrument
 from airctl.ledger.writer import LedgerWriter
-from airctl.modes import REDUCE_OVERHEAD
 from airctl.pipeline.compile.capture import CaptureSession, capturing_backend
 from airctl.pipeline.compile.run_check import GraphCheck, copy_graph_module
 from airctl.pipeline.run.execution import RunExecution
 from airctl.sim.patching import Patches
 
-ACLGRAPH_MODES = (REDUCE_OVERHEAD, "npugraph_ex")
 Note = Callable[[str], None]
 
 DROPPED_STREAMS_WARNING = (
@@ -119,12 +118,12 @@ def _value(option: Any) -> Any:
 class RunHooks:
     """Wraps TorchAir's entry points for one run (``with hooks.installed(torchair):``) and collects what they saw."""
 
-    def __init__(self, session: RunSession, backend_name: str, note: Note, runs: RunExecution, check: bool = True,
+    def __init__(self, session: RunSession, backend: Backend, note: Note, runs: RunExecution, check: bool = True,
                  atol: float = DEFAULT_ATOL, make_instruments: Callable[[str], list[Any]] | None = None) -> None:
         self.session = session
         self.runs = runs
         self.ledger = session.ledger
-        self.backend_name = backend_name
+        self.backend = backend
         self.note = note
         self.check = check
         self.atol = atol
@@ -144,19 +143,11 @@ class RunHooks:
         with Patches() as p, contextlib.ExitStack() as stack:
             p.setattr(torchair, "get_npu_backend", self._wrap_get_npu_backend(torchair.get_npu_backend))
             p.setattr(torchair, "get_compiler", self._wrap_get_compiler(torchair.get_compiler))
-            profiler = sys.modules.get("torch_npu.profiler")
-            if profiler is None and self.backend_name == "npu":
-                try:
-                    import torch_npu.profiler as profiler  # the real one, on an NPU machine
-                except Exception:  # noqa: BLE001 - no profiler, nothing to record
-                    profiler = None
+            profiler = sys.modules.get("torch_npu.profiler") or self.backend.profiler_module()
             if profiler is not None:
                 p.setattr(profiler, "tensorboard_trace_handler",
                           self._wrap_trace_handler(profiler.tensorboard_trace_handler))
-            if self.backend_name == "sim":
-                from airctl.sim.registry import REGISTRY
-
-                stack.enter_context(REGISTRY.device.observing(self.traced))
+            stack.enter_context(self.backend.observing_streams(self.traced))
             yield
 
     def warnings(self) -> list[str]:
@@ -184,11 +175,10 @@ class RunHooks:
         dump = config.debug.graph_dump
         if getattr(dump, "enabled", False):
             entry["graph_dump"] = {"type": _value(dump.type), "path": _value(dump.path)}
-        if self.backend_name == "sim" and mode in ACLGRAPH_MODES and _value(config.debug.run_eagerly) != "1":
-            config.debug.run_eagerly = True
+        changed = self.backend.configure(config, mode)
+        if changed is not None:
             entry["run_eagerly_set_by_airctl"] = True
-            self.note(f"sim: {mode} — set debug.run_eagerly=True on the script's CompilerConfig "
-                      "(NPU graph capture/replay is not simulated; TorchAir's aclgraph code runs eagerly)")
+            self.note(changed)
         self.ledger.set(compilers=self.compilers)
 
     # -- torchair.get_npu_backend ------------------------------------------------------------

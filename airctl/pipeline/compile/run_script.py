@@ -38,10 +38,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from airctl.backends import BackendChoice, choose
+from airctl.backends import Backend, choose
 from airctl.errors import AirctlError, ExecutionMismatch, ModelScriptError
 from airctl.execute.compare import DEFAULT_ATOL
-from airctl.ledger.collectives import CollectiveLog
 from airctl.ledger.index import RunIndex
 from airctl.ledger.writer import LedgerWriter
 from airctl.pipeline.compile.run_check import run_summary
@@ -50,7 +49,8 @@ from airctl.pipeline.compile.run_hooks import RunHooks, RunSession
 from airctl.pipeline.compile.run_logs import RunLog, tee_torchair_log
 from airctl.pipeline.run.execution import RunExecution
 from airctl.pipeline.run.finish import finish_ledger, verify_instruments
-from airctl.sim.ascend_ir import find_declarations
+from airctl.pipeline.run.lifecycle import Run
+from airctl.pipeline.run.rank import RankRun, collectives_of, timeout_of
 from airctl.sim.capture import observing
 from airctl.torch_env import ensure_torch_importable
 
@@ -67,19 +67,14 @@ class RunRequest:
     atol: float = DEFAULT_ATOL
     verify: bool = True  # verify-each: the static verifier after every pass
     report: bool = True
-    # a rank of a multi-rank run (pipeline/ranks/worker.py): its ledger folder, the index fields
-    # saying which rank it is, its collective log and the default process-group timeout
-    ledger_root: Path | None = None
-    ledger_fields: dict[str, Any] = field(default_factory=dict)
-    collectives: CollectiveLog | None = None
-    collective_timeout_s: float | None = None
+    rank: RankRun | None = None  # a rank of a multi-rank run (pipeline/ranks/worker.py)
 
 
 @dataclass
 class RunResult:
     ledger_dir: Path
     index: RunIndex
-    backend: BackendChoice | None
+    backend: Backend | None
     end: ScriptEnd  # how the script ended (exit code, its exception)
     error: AirctlError | None = None  # airctl's own verdict: bad request, backend, mismatch
     notes: list[str] = field(default_factory=list)
@@ -119,6 +114,18 @@ class _ScriptContext:
 
 
 def run_script(req: RunRequest, progress: Progress | None = None) -> RunResult:
+    script = Path(req.script)
+    # absolute: the script may chdir, and the ledger must stay where the user asked
+    fields = dict(command="run", mode=None, model={"path": str(script), "argv": [str(script), *req.args]},
+                  **(req.rank.fields if req.rank is not None else {}))
+    root = Path(req.rank.root).absolute() if req.rank is not None else None
+    with Run.of(Path(req.out_dir).absolute(), script.stem, root, script_exit_code=True,
+                what=f"the script {script}", **fields) as run:
+        assert run.ledger is not None
+        return _run_body(req, run.ledger, progress)
+
+
+def _run_body(req: RunRequest, ledger: LedgerWriter, progress: Progress | None) -> RunResult:
     say = progress or (lambda _msg: None)
     notes: list[str] = []
     open_logs: list[RunLog] = []
@@ -130,12 +137,7 @@ def run_script(req: RunRequest, progress: Progress | None = None) -> RunResult:
             log.note(message)
 
     script = Path(req.script)
-    # absolute: the script may chdir, and the ledger must stay where the user asked
-    fields = dict(command="run", mode=None, model={"path": str(script), "argv": [str(script), *req.args]},
-                  **req.ledger_fields)
-    ledger = (LedgerWriter.create_at(Path(req.ledger_root).absolute(), **fields) if req.ledger_root is not None
-              else LedgerWriter.create(Path(req.out_dir).absolute(), script.stem, **fields))
-    backend: BackendChoice | None = None
+    backend: Backend | None = None
     end = ScriptEnd(0)
     try:
         _check_script(script)
@@ -145,19 +147,18 @@ def run_script(req: RunRequest, progress: Progress | None = None) -> RunResult:
         backend = choose(req.backend)
         ledger.set(backend=backend.to_json())
         say(f"backend {backend.name}: {backend.reason}")
-        ascend_ir = find_declarations(script) if backend.name == "sim" else None  # custom ops' IR (docs/sim.md)
     except AirctlError as error:
         ledger.fail(error.message, error.to_json())
         ledger.finish("failed")
         return RunResult(ledger.root, ledger.run_index, backend, end, error, notes)
 
-    runs = RunExecution(collectives=req.collectives, collective_timeout_s=req.collective_timeout_s)
+    runs = RunExecution(collectives=collectives_of(req.rank), collective_timeout_s=timeout_of(req.rank))
     session = RunSession(ledger)
-    hooks = RunHooks(session, backend.name, note, runs, check=req.check, atol=req.atol,
+    hooks = RunHooks(session, backend, note, runs, check=req.check, atol=req.atol,
                      make_instruments=verify_instruments if req.verify else None)
     t0 = time.perf_counter()
     try:
-        with backend.session(runs.sim_context(ascend_ir)) as torchair:
+        with backend.session(runs, script) as torchair:
             ledger.set_timing("backend_seconds", time.perf_counter() - t0)
             t0 = time.perf_counter()
             with tee_torchair_log(ledger.root / "log.txt") as log:
@@ -180,10 +181,8 @@ def run_script(req: RunRequest, progress: Progress | None = None) -> RunResult:
                     hooks.collect_profiles()
                     hooks.collect_debug_dirs()
                     session.finalize()
-    except KeyboardInterrupt:
-        ledger.fail("interrupted", {"type": "KeyboardInterrupt"})
-        ledger.finish("interrupted")
-        raise
+                    for n in backend.notes():
+                        note(n)
     except AirctlError as error:  # the backend could not start
         ledger.fail(error.message, error.to_json())
         ledger.finish("failed")
@@ -193,7 +192,7 @@ def run_script(req: RunRequest, progress: Progress | None = None) -> RunResult:
 
 
 def _finish(req: RunRequest, ledger: LedgerWriter, session: RunSession, hooks: RunHooks,
-            backend: BackendChoice, end: ScriptEnd, notes: list[str]) -> RunResult:
+            backend: Backend, end: ScriptEnd, notes: list[str]) -> RunResult:
     execution = run_summary(hooks.checks)
     ledger.set(execution=execution, script={"exit_code": end.exit_code}, notes=notes)
     error: AirctlError | None = None

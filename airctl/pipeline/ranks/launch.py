@@ -34,12 +34,13 @@ from pathlib import Path
 from typing import Any
 
 import airctl
-from airctl.errors import AirctlError, ModelScriptError
+from airctl.errors import AirctlError, ModelScriptError, Terminated
 from airctl.ledger.index import RankEntry, RunIndex
 from airctl.ledger.writer import LedgerWriter
 from airctl.pipeline.ranks.status import Failure, divergence, rank_backend, rank_entries, rank_numbers, run_status
 from airctl.pipeline.ranks.watchdog import Watchdog
 from airctl.pipeline.ranks.worker import REQUEST_FILE, RankRequest
+from airctl.pipeline.run.lifecycle import Run
 from airctl.torch_env import ensure_torch_importable
 
 Progress = Callable[[str], None]
@@ -116,36 +117,40 @@ def run_ranks(req: RanksRequest, progress: Progress | None = None) -> RanksResul
     _check_script(script, args)
     req.rank.script, req.rank.args = str(script), list(args.training_script_args)
     nproc = torchrun.determine_local_world_size(args.nproc_per_node)
-    ledger = LedgerWriter.create(
-        Path(req.out_dir).absolute(), script.stem, command=req.command, mode=req.rank.options.get("mode"),
+    with Run.create(
+        Path(req.out_dir).absolute(), script.stem, command=req.command, mode=req.rank.options.mode,
         model={"path": str(script), "argv": [str(script), *req.rank.args]}, log=None,
         launcher={"name": "torchrun", "argv": list(req.argv), "nproc_per_node": args.nproc_per_node,
                   "nnodes": args.nnodes, "collective_timeout_s": req.rank.collective_timeout_s},
-        world_size=nproc, ranks=[])
-    top = ledger.root
-    (top / "ranks").mkdir()
-    (top / "ranks" / REQUEST_FILE).write_text(json.dumps(req.rank.to_json(), indent=1), encoding="utf-8")
-    _rewrite(args, req.argv, top)
-    limit = req.watchdog_s if req.watchdog_s is not None else (req.rank.collective_timeout_s or 0) + WATCHDOG_GRACE_S
-    say(f"ledger {top}: {args.nproc_per_node} rank(s) of {script} under torchrun")
-    failures: dict[int, Failure] = {}
-    t0 = time.perf_counter()
-    with _worker_env(), Watchdog(top, limit, say) as watchdog:
-        try:
-            torchrun.run(args)
-        except ChildFailedError as e:
-            failures = {int(r): Failure.of(f) for r, f in e.failures.items()}
-        except KeyboardInterrupt:
-            _finish(ledger, nproc, failures, "interrupted", stopped=True, status="interrupted")
-            raise
-        except Exception as e:  # noqa: BLE001 - the launcher's own failure (rendezvous, bad option)
-            error = AirctlError(f"torchrun failed: {type(e).__name__}: {e}".splitlines()[0],
-                                hint="the ranks' consoles are under logs/ in the ledger")
-            entries = _finish(ledger, nproc, failures, error.message, stopped=True)
-            return RanksResult(top, ledger.run_index, entries, error=error)
-    ledger.set_timing("ranks_seconds", time.perf_counter() - t0)
-    entries = _finish(ledger, nproc, failures, watchdog.fired, stopped=watchdog.fired is not None)
-    return RanksResult(top, ledger.run_index, entries, list(ledger.run_index.divergence or []), watchdog.fired)
+        world_size=nproc, ranks=[]) as run:
+        ledger = run.ledger
+        assert ledger is not None
+        top = ledger.root
+        (top / "ranks").mkdir()
+        (top / "ranks" / REQUEST_FILE).write_text(json.dumps(req.rank.to_json(), indent=1), encoding="utf-8")
+        _rewrite(args, req.argv, top)
+        timeout = req.rank.collective_timeout_s or 0
+        limit = req.watchdog_s if req.watchdog_s is not None else timeout + WATCHDOG_GRACE_S
+        say(f"ledger {top}: {args.nproc_per_node} rank(s) of {script} under torchrun")
+        failures: dict[int, Failure] = {}
+        t0 = time.perf_counter()
+        with _worker_env(), Watchdog(top, limit, say) as watchdog:
+            try:
+                torchrun.run(args)
+            except ChildFailedError as e:
+                failures = {int(r): Failure.of(f) for r, f in e.failures.items()}
+            except KeyboardInterrupt as stop:
+                how = "terminated" if isinstance(stop, Terminated) else "interrupted"
+                _finish(ledger, nproc, failures, how, stopped=True, status=how)
+                raise
+            except Exception as e:  # noqa: BLE001 - the launcher's own failure (rendezvous, bad option)
+                error = AirctlError(f"torchrun failed: {type(e).__name__}: {e}".splitlines()[0],
+                                    hint="the ranks' consoles are under logs/ in the ledger")
+                entries = _finish(ledger, nproc, failures, error.message, stopped=True)
+                return RanksResult(top, ledger.run_index, entries, error=error)
+        ledger.set_timing("ranks_seconds", time.perf_counter() - t0)
+        entries = _finish(ledger, nproc, failures, watchdog.fired, stopped=watchdog.fired is not None)
+        return RanksResult(top, ledger.run_index, entries, list(ledger.run_index.divergence or []), watchdog.fired)
 
 
 def _parse(torchrun: Any, argv: list[str]) -> Any:

@@ -22,7 +22,7 @@ from typing import Any
 
 from airctl.pipeline.profile import ProfileRequest
 from airctl.pipeline.ranks.launch import RanksRequest, RanksResult, nproc_argv, run_ranks
-from airctl.pipeline.ranks.worker import RankRequest
+from airctl.pipeline.ranks.worker import RankOptions, RankRequest
 from airctl.profile.rank_overlap import RankProfile, rank_profile, ranks_trace, read_timelines
 from airctl.profile.write import PROFILE_DIR, TRACE_FILE, write_json
 
@@ -69,8 +69,8 @@ def profile_ranks(req: ProfileRequest, nproc: int, *, compare: bool = False, col
     for one in requests:
         rank = RankRequest(command="profile", script=str(one.model_path), backend=one.backend,
                            collective_timeout_s=collective_timeout_s or None,
-                           options={"mode": one.mode, "passes_file": str(one.passes_file) if one.passes_file else None,
-                                    "steps": one.steps, "warmup": one.warmup, "entry": one.entry})
+                           options=RankOptions(mode=one.mode, entry=one.entry, steps=one.steps, warmup=one.warmup,
+                                               passes_file=str(one.passes_file) if one.passes_file else None))
         result = run_ranks(RanksRequest(nproc_argv(nproc, Path(one.model_path)), rank, out_dir=Path(one.out_dir),
                                         watchdog_s=watchdog_s, command="profile"), progress=progress)
         runs.append(_merge(result, one))

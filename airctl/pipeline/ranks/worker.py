@@ -31,7 +31,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from airctl.errors import interrupt_exit_code
+from airctl.modes import MAX_AUTOTUNE
+from airctl.pipeline.run import signals
+from airctl.pipeline.run.boundary import exit_leaving_threads
+from airctl.pipeline.run.rank import RankRun
+
 REQUEST_FILE = "request.json"
+
+
+@dataclass
+class RankOptions:
+    """What a rank of ``compile``/``profile --nproc`` compiles, as the command line said."""
+
+    mode: str = MAX_AUTOTUNE
+    entry: str | None = None
+    passes_file: str | None = None
+    capture: str = "default"  # compile
+    steps: int = 5  # profile
+    warmup: int = 1  # profile
 
 
 @dataclass
@@ -45,14 +63,15 @@ class RankRequest:
     check: bool = True
     atol: float = 1e-5
     collective_timeout_s: float | None = 60.0
-    options: dict[str, Any] = field(default_factory=dict)  # compile/profile: mode, passes_file, entry, steps, ...
+    options: RankOptions = field(default_factory=RankOptions)
 
     def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {**self.__dict__, "options": dict(self.options.__dict__)}
 
     @classmethod
     def read(cls, path: Path) -> RankRequest:
-        return cls(**json.loads(path.read_text(encoding="utf-8")))
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return cls(**{**data, "options": RankOptions(**(data.get("options") or {}))})
 
 
 @dataclass(frozen=True)
@@ -83,10 +102,6 @@ def rank_folder(ledger: Path, rank: Rank) -> Path:
     return root
 
 
-def _stop_on_sigterm(signum: int, _frame: Any) -> None:
-    raise KeyboardInterrupt(f"stopped by {signal.Signals(signum).name} (torchrun stops every rank once one failed)")
-
-
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python -m airctl.pipeline.ranks.worker LEDGER  (started by airctl's launcher)", file=sys.stderr)
@@ -94,7 +109,7 @@ def main(argv: list[str]) -> int:
     ledger = Path(argv[0])
     request = RankRequest.read(ledger / "ranks" / REQUEST_FILE)
     rank = Rank.from_env()
-    signal.signal(signal.SIGTERM, _stop_on_sigterm)  # kept: sim/patched_signal_handlers
+    signals.arm()  # SIGTERM (torchrun stopping the ranks once one failed): the rank's run ends terminated
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # the watchdog asks for every thread's stack
     root = rank_folder(ledger, rank)
     from airctl.ledger.collectives import LOG_FILE, CollectiveLog
@@ -104,25 +119,24 @@ def main(argv: list[str]) -> int:
     def say(message: str) -> None:
         print(f"airctl[rank {rank.rank}]: {message}", file=sys.stderr, flush=True)
 
-    fields = {**rank.fields(), "pid": os.getpid()}
+    place = RankRun(root, {**rank.fields(), "pid": os.getpid()}, log, request.collective_timeout_s)
     try:
         if request.command == "run":
-            return _run(request, root, fields, log, say)
-        return _compile(request, root, fields, log, say)
+            return _run(request, place, say)
+        return _compile(request, place, say)
     except KeyboardInterrupt as stop:
-        say(str(stop) or "interrupted")
-        return 128 + signal.SIGTERM
+        say(f"{stop or 'interrupted'} (torchrun stops every rank once one failed)")
+        return interrupt_exit_code(stop)
     finally:
         log.close()
 
 
-def _run(request: RankRequest, root: Path, fields: dict[str, Any], log: Any, say: Any) -> int:
+def _run(request: RankRequest, place: RankRun, say: Any) -> int:
     from airctl.pipeline.compile.run_errors import show
     from airctl.pipeline.compile.run_script import RunRequest, run_script
 
     result = run_script(RunRequest(Path(request.script), args=list(request.args), backend=request.backend,
-                                   check=request.check, atol=request.atol, ledger_root=root, ledger_fields=fields,
-                                   collectives=log, collective_timeout_s=request.collective_timeout_s),
+                                   check=request.check, atol=request.atol, rank=place),
                         progress=say)
     if result.end.failed:
         show(result.end)  # the traceback Python would print, in this rank's console log
@@ -131,7 +145,7 @@ def _run(request: RankRequest, root: Path, fields: dict[str, Any], log: Any, say
     return result.exit_code
 
 
-def _compile(request: RankRequest, root: Path, fields: dict[str, Any], log: Any, say: Any) -> int:
+def _compile(request: RankRequest, place: RankRun, say: Any) -> int:
     """``compile``/``profile`` for this rank: a process group first (model scripts use dist)."""
     import datetime
 
@@ -147,17 +161,15 @@ def _compile(request: RankRequest, root: Path, fields: dict[str, Any], log: Any,
     import torch.distributed as dist
 
     timeout = datetime.timedelta(seconds=request.collective_timeout_s) if request.collective_timeout_s else None
-    dist.init_process_group("gloo" if backend.name == "sim" else "hccl", timeout=timeout)
+    dist.init_process_group(backend.process_group, timeout=timeout)
     try:
         if request.command == "profile":
             from airctl.pipeline.profile import ProfileRequest, profile_model, summarize_run
 
             req = ProfileRequest(
-                Path(request.script), mode=options.get("mode", "max-autotune"),
-                passes_file=Path(options["passes_file"]) if options.get("passes_file") else None,
-                steps=options.get("steps", 5), warmup=options.get("warmup", 1), backend=backend.name,
-                entry=options.get("entry"), ledger_root=root, ledger_fields=fields, collectives=log,
-                collective_timeout_s=request.collective_timeout_s)
+                Path(request.script), mode=options.mode,
+                passes_file=Path(options.passes_file) if options.passes_file else None,
+                steps=options.steps, warmup=options.warmup, backend=backend.name, entry=options.entry, rank=place)
             run = profile_model(req, progress=say)
             if run.timelines:
                 summarize_run(run, req)  # this rank's own trace and summary, in ranks/<rank>/profile/
@@ -166,10 +178,9 @@ def _compile(request: RankRequest, root: Path, fields: dict[str, Any], log: Any,
             from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
             result = compile_model(CompileRequest(
-                Path(request.script), mode=options.get("mode", "max-autotune"), backend=backend.name,
-                entry=options.get("entry"), passes_file=options.get("passes_file"), atol=request.atol,
-                capture=options.get("capture", "default"), command="compile", ledger_root=root, ledger_fields=fields,
-                collectives=log, collective_timeout_s=request.collective_timeout_s), progress=say)
+                Path(request.script), mode=options.mode, backend=backend.name, entry=options.entry,
+                passes_file=options.passes_file, atol=request.atol, capture=options.capture, command="compile",
+                rank=place), progress=say)
             error = result.error
     finally:
         if dist.is_initialized():
@@ -181,4 +192,6 @@ def _compile(request: RankRequest, root: Path, fields: dict[str, Any], log: Any,
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    signals.arm()  # before the imports main makes (torch, TorchAir, the user's script)
+    code = main(sys.argv[1:])
+    exit_leaving_threads(code, f"airctl[rank {os.environ.get('RANK', '?')}]")

@@ -20,7 +20,6 @@ from airctl.execute.executor import DEFAULT_TIMEOUT_S
 from airctl.execute.executors import Executors, Settings
 from airctl.execute.recorder import Recorder
 from airctl.ledger.collectives import CollectiveLog
-from airctl.sim.session import SimContext
 
 
 class RunExecution:
@@ -32,12 +31,6 @@ class RunExecution:
         self.executors.collectives = collectives
         self.collectives = collectives
         self.collective_timeout_s = collective_timeout_s
-
-    def sim_context(self, ascend_ir: Any = None) -> SimContext:
-        """The sim session's context: graphs run on this run's executors; ``ascend_ir`` is the
-        model's custom-op IR table (:func:`airctl.sim.ascend_ir.find_declarations`)."""
-        return SimContext(run_ge=self.executors.run_ge, run_acl=self.executors.run_acl, ascend_ir=ascend_ir,
-                          collective_timeout_s=self.collective_timeout_s)
 
     @contextmanager
     def recording(self, rec: Recorder) -> Iterator[Recorder]:

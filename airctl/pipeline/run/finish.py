@@ -37,10 +37,10 @@ def close_run(ledger: Any, session: Any, status: str | None = None, write_report
     try:
         ledger.finish(status)
         finish_ledger(ledger, session, write_report=write_report, draft=draft)
-    except KeyboardInterrupt:
-        if ledger.run_index.status in ("running", "ok", "planned"):
-            ledger.fail("interrupted", {"type": "KeyboardInterrupt"})
-            ledger.finish("interrupted")
+    except KeyboardInterrupt as stop:
+        from airctl.pipeline.run.lifecycle import mark_interrupted
+
+        mark_interrupted(ledger, stop)
         raise
 
 

@@ -1,4 +1,4 @@
-"""A Ctrl-C that Python drops inside a finalizer is delivered again during a compile (pipeline/run/interrupts.py)."""
+"""A Ctrl-C that Python drops inside a finalizer is delivered again during a compile (pipeline/run/signals.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from airctl.pipeline.run.interrupts import redelivered
+from airctl.pipeline.run.signals import redelivered
 
 
 class _PressesCtrlC:

@@ -1,0 +1,68 @@
+"""The ``sim`` backend: TorchAir's own Python pipeline from the wheel, airctl's stand-ins for the
+hardware layers, graphs executed on the CPU by airctl's multi-stream executor (docs/sim.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from airctl.backends.interface import Backend
+from airctl.modes import ACLGRAPH_MODES
+
+
+class SimBackend(Backend):
+    name = "sim"
+    process_group = "gloo"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.ascend_ir: Any = None  # the model's custom-op IR declarations (airctl.sim.ascend_ir)
+
+    @contextmanager
+    def session(self, runs: Any, model_path: Path | None = None) -> Iterator[Any]:
+        from airctl.sim.ascend_ir import find_declarations
+        from airctl.sim.session import session
+
+        # sim's stand-in for CANN's op registry: custom ops' IR declared beside the model (docs/sim.md)
+        self.ascend_ir = find_declarations(model_path) if model_path is not None else None
+        with session(sim_context(runs, self.ascend_ir)) as torchair:
+            yield torchair
+
+    def configure(self, config: Any, mode: str) -> str | None:
+        """NPU graph capture/replay is a device feature: under sim TorchAir's generated aclgraph code
+        (streams, events, closure events) runs eagerly — TorchAir's own run_eagerly path."""
+        if mode not in ACLGRAPH_MODES or str(getattr(config.debug.run_eagerly, "value", "")) == "1":
+            return None
+        config.debug.run_eagerly = True
+        return (f"sim: {mode} — set debug.run_eagerly=True on the CompilerConfig (NPU graph capture/replay is "
+                "not simulated; TorchAir's aclgraph code runs eagerly)")
+
+    def notes(self) -> list[str]:
+        """Which custom ops' IR sim took from their converters' keyword calls (not declared)."""
+        if self.ascend_ir is None or not self.ascend_ir.assumed:
+            return []
+        return ["sim: the Ascend IR of " + ", ".join(self.ascend_ir.assumed) + " was taken from the converter's "
+                "keyword call to torchair.ge.custom_op (no declaration); on an NPU, CANN must have the op installed"]
+
+    def profiler_module(self) -> Any:
+        import sys
+
+        return sys.modules.get("torch_npu.profiler")
+
+    @contextmanager
+    def observing_streams(self, traced: Any) -> Iterator[None]:
+        from airctl.sim.registry import REGISTRY
+
+        with REGISTRY.device.observing(traced):
+            yield
+
+
+def sim_context(runs: Any, ascend_ir: Any = None) -> Any:
+    """The sim session's context (:class:`airctl.sim.session.SimContext`): graphs run on ``runs``'s
+    executors; ``ascend_ir`` is the model's custom-op IR table (:func:`airctl.sim.ascend_ir.find_declarations`)."""
+    from airctl.sim.session import SimContext
+
+    return SimContext(run_ge=runs.executors.run_ge, run_acl=runs.executors.run_acl, ascend_ir=ascend_ir,
+                      collective_timeout_s=runs.collective_timeout_s)

@@ -1,0 +1,111 @@
+"""The edge between airctl and the user's code: the ways user code ends the process behind our back.
+
+``sys.exit`` is an exception and every run catches it. Two ways are not:
+
+- ``os._exit(n)`` ends the process at once, with no ``finally`` and no ``atexit``: the ledger stayed
+  ``running`` and ``airctl compile`` exited ``n`` with no word (0 looked like success). While a run
+  is open, :func:`guarded_exit` replaces ``os._exit`` *for this process only* (a forked child, the
+  pbtxt writer of :mod:`airctl.pipeline.compile.aside` or a DataLoader worker, exits as before):
+  the run is closed with the caller's file and line, then the process ends.
+- A non-daemon thread the user's code started and left running keeps Python from exiting after
+  ``main`` returns: airctl printed its summary and hung. :func:`leftover_threads` names them;
+  the console script warns and ends the process (:mod:`airctl.cli.main`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import airctl
+
+_AIRCTL = Path(airctl.__file__).resolve().parent
+OnExit = Callable[[int, str], int]  # (the code user code asked for, where it asked) -> the code to exit with
+
+
+def caller(skip: int = 2) -> str:
+    """``file:line (in function)`` of the innermost frame outside airctl (the code that called)."""
+    frame = sys._getframe(skip)
+    while frame is not None and _AIRCTL in Path(frame.f_code.co_filename).resolve().parents:
+        frame = frame.f_back
+    if frame is None:
+        return "unknown code"
+    return f"{frame.f_code.co_filename}:{frame.f_lineno} (in {frame.f_code.co_name})"
+
+
+@contextmanager
+def guarded_exit(on_exit: OnExit) -> Iterator[None]:
+    """While the block runs, ``os._exit(n)`` in this process first calls ``on_exit(n, where)`` (which
+    closes the run and says what happened), then ends the process with the code it returns."""
+    real = os._exit
+    pid = os.getpid()
+
+    def _exit(code: int) -> None:  # noqa: ANN401 - os._exit's own signature
+        if os.getpid() != pid:
+            real(code)
+        try:
+            final = on_exit(int(code), caller())
+        except BaseException:  # noqa: BLE001 - the process ends whatever happened while saying so
+            final = code
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        real(final)
+
+    os._exit = _exit
+    try:
+        yield
+    finally:
+        if os._exit is _exit:
+            os._exit = real
+
+
+def leftover_threads(before: frozenset[int] = frozenset()) -> list[threading.Thread]:
+    """Non-daemon threads still running besides the main one (and those in ``before``, ids of threads
+    that were running already): each keeps the interpreter from exiting."""
+    main = threading.main_thread()
+    return [t for t in threading.enumerate()
+            if t is not main and not t.daemon and t.is_alive() and id(t) not in before]
+
+
+def running_threads() -> frozenset[int]:
+    return frozenset(id(t) for t in threading.enumerate())
+
+
+def describe_threads(threads: list[threading.Thread]) -> str:
+    """``'worker' (running serve at model.py:12)``, one per thread, where its frame can be had."""
+    frames = sys._current_frames()
+    parts = []
+    for t in threads:
+        frame = frames.get(t.ident) if t.ident is not None else None
+        where = ""
+        if frame is not None:
+            outer = frame
+            while outer.f_back is not None and "threading.py" not in outer.f_back.f_code.co_filename:
+                outer = outer.f_back
+            where = f" (in {outer.f_code.co_name} at {outer.f_code.co_filename}:{outer.f_lineno})"
+        parts.append(f"{t.name!r}{where}")
+    return ", ".join(parts)
+
+
+def exit_leaving_threads(code: int, who: str = "airctl", before: frozenset[int] = frozenset()) -> None:
+    """End the process with ``code``. Where the user's code left non-daemon threads running (Python
+    would wait for them forever), name them in a warning and end it at once, without waiting;
+    ``before``: the threads already running when the command started (not the user's)."""
+    threads = leftover_threads(before)
+    if not threads:
+        sys.exit(code)
+    sys.stderr.write(f"{who}: warning: the user's code left {len(threads)} thread(s) running: "
+                     f"{describe_threads(threads)}; exiting without waiting for them\n")
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)

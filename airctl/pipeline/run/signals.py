@@ -1,0 +1,127 @@
+"""SIGINT, SIGTERM and SIGHUP end a run the same way at every moment, and none is lost.
+
+Python raises ``KeyboardInterrupt`` for SIGINT between two bytecodes of the main thread; SIGTERM
+and SIGHUP (what ``timeout``, ``docker stop``, Slurm and torchrun send, or a closed terminal) kill
+the process outright, leaving its ledger ``running`` forever. :func:`arm` makes all three raise:
+``KeyboardInterrupt`` for SIGINT, :class:`~airctl.errors.Terminated` (a ``KeyboardInterrupt``) for
+the other two, so every path that ends a run on Ctrl-C ends it on them too, and the CLI exits
+130, 143 or 129. The console script arms them before it imports anything else
+(:mod:`airctl.cli.main`), so they hold while TorchAir and the user's script are imported
+(TorchAir's own handlers are kept out: :mod:`airctl.sim.patched_signal_handlers`).
+
+A signal can still vanish: Python also runs handlers inside finalizers (a ``__del__``, the weakref
+callbacks of torch's caches), where the exception is printed as "Exception ignored in ..." and
+dropped. So until someone says it was handled (:func:`seen`: the run that caught it, or the CLI's
+boundary), the same signal is sent to the main thread again every :data:`INTERVAL_S` seconds, at
+most :data:`TRIES` times.
+
+:func:`redelivered` does the same for one block of a process that did not arm them (airctl used as
+a library, tests), standing aside where the process has handlers of its own.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from airctl.errors import Terminated
+
+INTERVAL_S = 1.0  # long enough for an interrupt on its way out of TorchAir to reach the run's handler
+TRIES = 5
+SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+class Redelivery:
+    """The handler of :data:`SIGNALS` (see the module): raises, and sends again until :meth:`seen`."""
+
+    def __init__(self) -> None:
+        self.pending: int | None = None  # the signal raised and not yet seen by whoever ends the run
+        self.tries = 0
+        self._lock = threading.Lock()
+
+    def handler(self, signum: int, frame: Any) -> None:
+        with self._lock:
+            if self.pending is None:  # a new interrupt (an earlier one was seen)
+                self.pending, self.tries = signum, 0
+            if self.pending == signum:
+                if self.tries < TRIES:
+                    self.tries += 1
+                    timer = threading.Timer(INTERVAL_S, self._again, (signum,))
+                    timer.daemon = True
+                    timer.start()
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise Terminated(signum, signal.Signals(signum).name)
+
+    def _again(self, signum: int) -> None:
+        with self._lock:
+            if self.pending != signum:
+                return
+        main = threading.main_thread().ident
+        if main is not None:
+            signal.pthread_kill(main, signum)
+
+    def seen(self) -> None:
+        """The interrupt was caught and is being handled: no more deliveries."""
+        with self._lock:
+            self.pending = None
+
+
+_ARMED: Redelivery | None = None  # the process's, once armed
+_BLOCK: Redelivery | None = None  # the innermost redelivered() block's, in a process that did not arm
+
+
+def arm() -> Redelivery | None:
+    """Install :class:`Redelivery` for SIGINT, SIGTERM and SIGHUP for the rest of the process (main
+    thread only; a signal the process ignores, as ``nohup`` makes SIGHUP, stays ignored)."""
+    global _ARMED
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if _ARMED is None:
+        _ARMED = Redelivery()
+    for signum in SIGNALS:
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, _ARMED.handler)
+    return _ARMED
+
+
+def seen() -> None:
+    """Whoever ended the run on an interrupt says so: the armed handler stops sending it again."""
+    for redelivery in (_ARMED, _BLOCK):
+        if redelivery is not None:
+            redelivery.seen()
+
+
+def armed() -> bool:
+    return _ARMED is not None and signal.getsignal(signal.SIGINT) == _ARMED.handler
+
+
+@contextmanager
+def redelivered() -> Iterator[Redelivery]:
+    """:class:`Redelivery` for the block where the process has Python's default handlers (a library
+    call, a test); where it armed them already, or has its own, the block changes nothing."""
+    global _BLOCK
+    redelivery = _ARMED or Redelivery()
+    ours = [s for s in SIGNALS if _default(s)]
+    if threading.current_thread() is not threading.main_thread() or signal.SIGINT not in ours:
+        yield redelivery
+        return
+    before = {s: signal.getsignal(s) for s in ours}
+    outer, _BLOCK = _BLOCK, redelivery
+    for s in ours:
+        signal.signal(s, redelivery.handler)
+    try:
+        yield redelivery
+    finally:
+        redelivery.seen()
+        _BLOCK = outer
+        for s, handler in before.items():
+            signal.signal(s, handler)
+
+
+def _default(signum: int) -> bool:
+    handler = signal.getsignal(signum)
+    return handler is signal.default_int_handler if signum == signal.SIGINT else handler is signal.SIG_DFL
