@@ -50,6 +50,10 @@ class Backend:
         """What this backend assumed during the run, for the ledger's notes."""
         return []
 
+    def hint(self, message: str, model_path: str | None) -> str | None:
+        """What to do about a compile error this backend knows the cause of (None: nothing special)."""
+        return None
+
     def profiler_module(self) -> Any:
         """``torch_npu.profiler`` as this backend provides it, or None."""
         return None

@@ -46,6 +46,12 @@ class SimBackend(Backend):
         return ["sim: the Ascend IR of " + ", ".join(self.ascend_ir.assumed) + " was taken from the converter's "
                 "keyword call to torchair.ge.custom_op (no declaration); on an NPU, CANN must have the op installed"]
 
+    def hint(self, message: str, model_path: str | None) -> str | None:
+        """A custom op whose Ascend IR sim does not know: how to declare it (docs/sim.md)."""
+        from airctl.sim.ascend_ir import missing_hint
+
+        return missing_hint(message, model_path)
+
     def profiler_module(self) -> Any:
         import sys
 

@@ -35,12 +35,14 @@ HELP = (
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("bisect", help=HELP, no_args_is_help=True)
+    @app.command("bisect", help=HELP)
     def bisect_cmd(
-        model: Path = typer.Argument(..., help="Model script (.py).", show_default=False),
+        model: str = typer.Argument(None, metavar="[MODEL.py|RUN]", show_default=False,
+                                    help="Model script (.py), or a run whose model, pass file and mode to bisect "
+                                         "(an id, a unique part, `latest`, a folder); default: the current run."),
         passes: Path = typer.Option(None, "--passes", "-p", help="YAML pass file whose passes are bisected.",
                                     show_default=False),
-        mode: Mode = mode_option(),
+        mode: Mode = mode_option(None, help="TorchAir mode (default: the run's, else max-autotune)."),
         bad: Bad = typer.Option(None, "--bad", help="What a bad run is (default numerics).", show_default=False),
         bad_if: str = typer.Option(None, "--bad-if", metavar="EXPR", show_default=False,
                                    help="Bad when this expression on index.json is true."),
@@ -57,10 +59,17 @@ def register(app: typer.Typer) -> None:
         from airctl.cli.output import err, print_json
         from airctl.pipeline.bisect.bisect import BisectRequest, bisect
         from airctl.pipeline.bisect.conditions import Condition
+        from airctl.pipeline.run.current import choose_model
 
         condition = Condition.make(bad.value if bad else None, bad_if, bad_cmd, atol)
-        request = BisectRequest(model_path=model, passes_file=passes, mode=mode.value, condition=condition,
-                                out_dir=out, backend=backend.value, entry=entry, max_compiles=max_compiles)
+        script = Path(model) if model is not None and model.endswith(".py") else None
+        chosen = choose_model(script, entry=entry, mode=mode.value if mode else None, passes=passes, out_dir=out,
+                              run=None if script is not None else model, reuse_passes=True)
+        for warning in chosen.origin.warnings if chosen.origin else []:
+            err.print(f"warning: {warning}", markup=False, highlight=False)
+        request = BisectRequest(model_path=chosen.model, passes_file=chosen.passes, mode=chosen.mode,
+                                condition=condition, out_dir=out, backend=backend.value, entry=chosen.entry,
+                                max_compiles=max_compiles)
         result = bisect(request, progress=lambda msg: err.print(msg, markup=False, highlight=False))
         if as_json:
             print_json(result.to_json())

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import typer
 
+from airctl.cli.options import run_argument, runs_option
+
 HELP = (
     "Write a ledger in another tool's format.\n\n"
     "[bold]airctl export tlparse RUN[/bold]: torch's TORCH_TRACE structured log (one per rank), which "
@@ -24,7 +26,8 @@ def register(app: typer.Typer) -> None:
 
     @export_app.command("tlparse")
     def tlparse_cmd(
-        run: Path = typer.Argument(..., help="A ledger folder (airctl-runs/<run-id>).", show_default=False),
+        run: str = run_argument(),
+        runs: Path = runs_option(),
         out: Path = typer.Option(None, "--out", "-o", help="Folder for the log (default: <ledger>/torch_trace).",
                                  show_default=False),
         json_out: bool = typer.Option(False, "--json", help="Print what was written as JSON on stdout."),
@@ -33,8 +36,9 @@ def register(app: typer.Typer) -> None:
         from airctl.cli.output import err, print_json
         from airctl.cli.output import out as stdout
         from airctl.pipeline.export import export_tlparse
+        from airctl.pipeline.run.source import run_folder
 
-        result = export_tlparse(run, out)
+        result = export_tlparse(run_folder(run, runs), out)
         if json_out:
             print_json(result.to_json())
             return

@@ -70,6 +70,20 @@ def run_option(help: str = "Use this run instead of the current one: a run id fr
     return typer.Option(None, "--run", "-r", metavar="RUN", show_default=False, help=help, **kwargs)
 
 
+def runs_option(**kwargs: Any) -> Any:
+    """The folder of ledgers for commands whose ``-o/--out`` is their own output (repro, export)."""
+    return typer.Option(RUNS_DIR, "--runs", envvar=OUT_ENV, show_envvar=True, metavar="DIR",
+                        help="Folder of ledgers where RUN is (and the current run).", **kwargs)
+
+
+RUN_ARGUMENT_HELP = ("The run: a run id from `airctl runs` (a unique part is enough), `latest`, or a ledger (or rank) "
+                     "folder; default: the current run.")
+
+
+def run_argument(help: str = RUN_ARGUMENT_HELP) -> Any:
+    return typer.Argument(None, metavar="[RUN]", show_default=False, help=help)
+
+
 def command_line(ctx: typer.Context) -> list[str] | None:
     """The airctl command being run, as typed (recorded in the ledger as what made the run); ``ctx`` is
     the command's context (a ``ctx: typer.Context`` parameter)."""

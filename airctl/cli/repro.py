@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from airctl.cli.options import backend_option
+from airctl.cli.options import backend_option, run_argument, runs_option
 from airctl.modes import Backend, Bad
 
 HELP = (
@@ -28,9 +28,10 @@ HELP = (
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("repro", help=HELP, no_args_is_help=True)
+    @app.command("repro", help=HELP)
     def repro_cmd(
-        run: Path = typer.Argument(..., help="Ledger folder of the failing run.", show_default=False),
+        run: str = run_argument(),
+        runs: Path = runs_option(),
         out: Path = typer.Option(None, "--out", "-o", help="Folder to write (default: repro-<run id> beside RUN).",
                                  show_default=False),
         minify: bool = typer.Option(False, "--minify", help="Shrink the graph (delta debugging on its nodes) while "
@@ -47,8 +48,10 @@ def register(app: typer.Typer) -> None:
         from airctl.cli.output import err, print_json
         from airctl.cli.output import out as stdout
         from airctl.pipeline.bisect.repro import ReproRequest, repro
+        from airctl.pipeline.run.source import run_folder
 
-        result = repro(ReproRequest(run, out, bad.value if bad else None, minify, graph, backend.value),
+        request = ReproRequest(run_folder(run, runs), out, bad.value if bad else None, minify, graph, backend.value)
+        result = repro(request,
                        progress=lambda msg: err.print(msg, markup=False, highlight=False))
         if as_json:
             print_json(result.to_json())

@@ -28,6 +28,7 @@ from airctl.errors import GraphReadError
 from airctl.io.fx_code import is_fx_code
 from airctl.io.fx_listing import is_fx_listing
 from airctl.io.log_records import is_torchair_log
+from airctl.layout import is_ledger
 
 MAX_FILES = 200_000
 HEAD_BYTES = 64 << 10
@@ -206,7 +207,7 @@ def discover(paths: list[Path]) -> ArtifactSet:
                 sub = here / d
                 if sub.is_symlink():
                     found.skipped.append((str(sub), "link or special file"))
-                elif (sub / "index.json").is_file():
+                elif is_ledger(sub):
                     found.skipped.append((str(sub), "an airctl ledger (open it directly, it is one already)"))
                 elif d.endswith("_ascend_pt"):
                     found.profiles.append(sub)

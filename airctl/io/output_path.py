@@ -13,13 +13,12 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from airctl.errors import AirctlError
-
-INDEX = "index.json"
+from airctl.layout import INDEX, is_ledger
 
 
 def _ledger_of(path: Path) -> Path | None:
     for folder in path.parents:
-        if (folder / INDEX).is_file():
+        if is_ledger(folder):
             return folder
     return None
 

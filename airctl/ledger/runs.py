@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from airctl.errors import LedgerError
+from airctl.layout import is_ledger
 from airctl.ledger.liveness import seen_alive
 from airctl.ledger.record import INDEX
 
@@ -43,8 +44,7 @@ def _where(out_dir: Path) -> str:
     return text if Path(text).is_absolute() or text.startswith(".") else f"./{text}"
 
 
-def is_run(path: Path) -> bool:
-    return (path / INDEX).is_file()
+is_run = is_ledger  # the one answer (airctl.layout)
 
 
 def run_folders(out_dir: Path) -> list[Path]:

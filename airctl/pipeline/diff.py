@@ -21,6 +21,7 @@ from airctl.diff.runs import DIFFERS, RunsDiff, diff_runs
 from airctl.errors import AirctlError, GraphReadError
 from airctl.graph.model import Graph
 from airctl.io.output_path import claim_output
+from airctl.layout import is_ledger
 from airctl.ledger.runs import LATEST, matching_runs, resolve_run
 
 
@@ -68,8 +69,6 @@ def diff_sources(a: Path | None, b: Path | None = None, *, from_stage: str | Non
 
 
 def _is_ledger(path: Path) -> bool:
-    from airctl.io.source import is_ledger
-
     return is_ledger(Path(path))
 
 
@@ -126,7 +125,6 @@ def diff_pair(old: Graph, new: Graph) -> DiffReport:
 
 def load_pair(a: Path, b: Path | None, from_stage: str | None, to_stage: str | None) -> tuple[Graph, Graph]:
     """The two graphs to compare: two sources, or two stages of ledger ``a`` (defaults: docs/ledger.md)."""
-    from airctl.io.source import is_ledger
     from airctl.ledger.defaults import Request, StageRequest
     from airctl.ledger.reader import Ledger
     from airctl.pipeline.run.source import load_source

@@ -30,7 +30,7 @@ from typing import Any
 from airctl.errors import AirctlError
 from airctl.graph.model import Graph
 from airctl.io.output_path import claim_output
-from airctl.io.source import is_ledger
+from airctl.layout import is_ledger
 from airctl.ledger.runs import resolve_run
 from airctl.modes import MAX_AUTOTUNE, GraphFormat
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from airctl.execute.timeline import Timeline
+from airctl.layout import is_ledger
 from airctl.profile.chrome_trace import to_chrome_trace
 from airctl.profile.timeline_svg import render_svg, svg_to_png
 
@@ -73,7 +74,7 @@ def refresh_report(ledger_root: Path) -> Path | None:
     The run wrote report.html when it finished, before the profile existed. Not a ledger (``analyze``
     without ``--ledger``): nothing to do. A failing report never fails the profile.
     """
-    if not (ledger_root / "index.json").is_file():
+    if not is_ledger(ledger_root):
         return None
     try:
         from airctl.report import write_report

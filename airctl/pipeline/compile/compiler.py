@@ -131,7 +131,7 @@ class _Compile:
             if find_in_chain(exc, StopAfterPass) is not None:
                 close_run(ledger, self.session, "planned", write_report=self.want_report)
                 return self.result()
-            error = translate(exc, self.session, ledger, Path(req.model_path))
+            error = translate(exc, self.session, ledger, Path(req.model_path), self.backend)
             status = "mismatch" if isinstance(error, ExecutionMismatch) else "failed"
             ledger.fail(error.message, error.to_json())
             close_run(ledger, self.session, status, write_report=self.want_report, draft=self.draft)

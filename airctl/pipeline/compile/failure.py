@@ -16,7 +16,6 @@ from typing import Any
 
 from airctl.errors import AirctlBug, AirctlError, CompileError, exception_chain, find_in_chain
 from airctl.ledger.writer import LedgerWriter, cannot_write
-from airctl.sim.ascend_ir import missing_hint
 
 AIRCTL_DIR = Path(__file__).resolve().parents[2]
 _TARGET = re.compile(r"\b((?:torch\.ops\.)?(?:aten|prims|npu|air|_c10d_functional|npu_define)\.[A-Za-z0-9_]+"
@@ -127,7 +126,8 @@ def _users_error(root: BaseException, model_path: Path | None) -> AirctlError | 
     return None
 
 
-def translate(exc: BaseException, session: Any, ledger: LedgerWriter, model_path: Path | None = None) -> AirctlError:
+def translate(exc: BaseException, session: Any, ledger: LedgerWriter, model_path: Path | None = None,
+              backend: Any = None) -> AirctlError:
     """The compile's failure as one AirctlError (see the module)."""
     own = _own_error(exc)
     if own is not None:
@@ -146,7 +146,7 @@ def translate(exc: BaseException, session: Any, ledger: LedgerWriter, model_path
         file, _, ln = source.rpartition(":")
         line = int(ln) if ln.isdigit() else None
     model = ledger.run_index.model or {}
-    hint = missing_hint(message, model.get("path"))  # a custom op's IR sim does not know: how to declare it
+    hint = backend.hint(message, model.get("path")) if backend is not None else None
     if hint is None and ("ge_converter is not implemented" in message or "converter" in message.lower()):
         hint = ("TorchAir has no GE converter for this op: rewrite it with supported ops, register one with "
                 "torchair.register_fx_node_ge_converter, or try --mode reduce-overhead")

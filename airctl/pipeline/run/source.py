@@ -1,20 +1,36 @@
-"""Resolve a command's SOURCE when it may be a model script: compile it first, then read the ledger.
+"""The one SOURCE resolver: what a command's argument names, whatever form it takes.
 
-``airctl dump``, ``diff`` and ``check`` take a graph file, a ledger folder, or a model script.
-Reading files and ledgers is :mod:`airctl.io.source` and :mod:`airctl.verify.inputs`; a model
-script needs a compile, which only the pipeline does (lower layers never compile). The ledger it
-leaves goes under ``./airctl-runs`` like any other run.
+- **a run** (``show``, ``repro``, ``export``, ``bisect``, ``--run`` of every command): a run id, a
+  unique part of one, ``latest``, a ledger folder or a rank's folder (``ranks/<rank>``), or nothing
+  (the current run of ``--out``) — :func:`run_folder`, by :func:`airctl.ledger.runs.resolve_run`;
+- **a graph** (``dump``, ``diff``): a graph file (TorchAir ``.pbtxt``/``.txt``/``.py`` dump, airctl
+  ``.json``), a stage of a ledger (by name or index; without one the request's default stage,
+  docs/ledger.md), or a model script, compiled first (lower layers never compile) —
+  :func:`load_source`;
+- **what to check** (``check``): the same, plus logs and listings (:mod:`airctl.verify.inputs`) —
+  :func:`check_targets`.
+
+A model script's ledger goes under ``./airctl-runs`` like any other run.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from airctl.errors import ModelScriptError
+from airctl.errors import GraphReadError, LedgerError, ModelScriptError
 from airctl.graph.model import Graph
+from airctl.io.read import read_graph
 from airctl.io.source import is_model_script
+from airctl.layout import INDEX, is_ledger
 from airctl.ledger.defaults import Request, StageRequest
+from airctl.ledger.reader import Ledger
+from airctl.ledger.runs import resolve_run
 from airctl.modes import MAX_AUTOTUNE
+
+
+def run_folder(run: str | Path | None, out_dir: Path | str) -> Path:
+    """The ledger folder of a run argument (see the module); LedgerError (exit 2) naming what to do."""
+    return resolve_run(Path(out_dir), run)
 
 
 def compile_script(path: Path, mode: str, *, command: str, passes: Path | str | None = None,
@@ -34,12 +50,33 @@ def compile_script(path: Path, mode: str, *, command: str, passes: Path | str | 
 def load_source(source: Path | str, stage: str | None = None, request: StageRequest | Request = Request.DUMP,
                 mode: str = MAX_AUTOTUNE) -> Graph:
     """The graph a SOURCE names; a model script is compiled first (``airctl dump``/``diff``)."""
-    from airctl.io import source as io_source
-
     path = Path(source)
     if is_model_script(path):
         path = compile_script(path, mode, command="dump")
-    return io_source.load_source(path, stage, request)
+    return read_source(path, stage, request)
+
+
+def read_source(source: Path | str, stage: str | None = None,
+                request: StageRequest | Request = Request.DUMP) -> Graph:
+    """The graph a SOURCE argument names (see the module docstring); ``request`` picks a ledger's
+    stage when ``stage`` names none."""
+    path = Path(source)
+    if is_model_script(path):
+        raise GraphReadError("a model script is not a graph", file=str(path),
+                             hint="compile it first (`airctl compile`), then pass the ledger folder")
+    if path.is_dir():
+        if not is_ledger(path):
+            raise LedgerError(f"not a ledger: no {INDEX}", file=str(path),
+                              hint="pass a graph file, or the run folder `airctl compile` printed")
+        ledger = Ledger.open(path)
+        return ledger.load(ledger.find_stage(stage, request=request))
+    if stage is not None:
+        raise GraphReadError("--stage/--from/--to need a ledger folder", file=str(path),
+                             hint="a single graph file has no stages")
+    if not path.exists():
+        raise GraphReadError("no such file", file=str(path))
+    return read_graph(path)
+
 
 
 def check_targets(path: Path | str, *, stage: str | None = None, passes: Path | str | None = None,
