@@ -8,11 +8,14 @@ calls the instruments, runs the pass, reads the graph it left and calls them aga
     after_pass(run)               run.after: the graph it left (mutated in place); run.result
     after_pass_failed(run, e)     the pass raised e; run.after is the graph as it left it
 
-in the order the instruments were given (so one that reports what others found goes last). A
-:class:`PassRun` names its graph id and ledger stage explicitly and carries ``facts``, where
-instruments leave what they found for the ones after them: timing (``seconds``), change
-detection (``changed``, ``inserted``, ``removed``), the eager check (``eager_check``), a returned
-new graph (``returned_new_graph``); the snapshot instrument writes them into the ledger stage.
+before-hooks in the order the instruments were given, after-hooks in reverse (MLIR's
+``PassInstrumentor``): instruments nest like a stack, so the first one given sees the pass last,
+with everything the inner ones found. Between them only typed fields of :class:`PassRun` pass:
+what the runner itself measures — ``seconds``, and change detection (``fingerprint_before``,
+``fingerprint``, ``changed``; YAML passes' ``inserted``/``removed``) — is set before any after-hook
+runs, so no instrument depends on another for it; what an instrument finds has a field of its own
+(``eager_check``, ``returned_new_graph``), which the snapshot instrument, given first, writes into
+the ledger stage.
 
 Reading is the costly part at scale (a 6k-node graph takes a large fraction of a second to
 read), so the runner *digests* the object around each pass (:func:`airctl.io.fx_reader.fx_digest`,
@@ -36,6 +39,9 @@ after after:noop 1
 
 from __future__ import annotations
 
+import hashlib
+import json
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -61,16 +67,36 @@ class PassRun:
     obj: Any  # what the pass works on: a GraphModule, or a GE graph
     kind: str = "torchair"  # torchair | yaml | ge
     info: dict[str, Any] = field(default_factory=dict)  # from the caller: example_inputs, check_results, source...
-    facts: dict[str, Any] = field(default_factory=dict)  # from the instruments, in the order they ran
     before: Graph | None = None
     after: Graph | None = None
     result: Any = None
     digest_before: str | None = None  # the reader's digest of obj before / after the pass (None: no digest)
     digest_after: str | None = None
+    # measured by the runner, before any after-hook
+    seconds: float | None = None  # the pass's own time
+    fingerprint_before: str | None = None  # the digest, else change.fingerprint of the graph read
+    fingerprint: str | None = None  # after the pass
+    changed: bool | None = None  # None: the pass failed
+    inserted: list[str] | None = None  # YAML passes: node names the pass added
+    removed: list[str] | None = None  # ... and took away
+    # found by instruments
+    eager_check: dict[str, Any] | None = None  # EagerCheck: the graph's outputs before vs after
+    returned_new_graph: str | None = None  # ReturnedGraph: the type a custom pass returned instead of None
+    placements: list[Any] | None = None  # the pass itself (a YAML pass with placements): where it could apply
+    applied_placements: list[Any] | None = None  # ... and where it did (airctl bisect narrows them)
 
     @property
     def failed_stage(self) -> str:
         return f"failed:{self.name}"
+
+    @property
+    def facts(self) -> dict[str, Any]:
+        """What is known of this run (the fields above that are set), by name."""
+        return {k: getattr(self, k) for k in FACTS if getattr(self, k) is not None}
+
+
+FACTS = ("seconds", "fingerprint_before", "fingerprint", "changed", "inserted", "removed", "eager_check",
+         "returned_new_graph", "placements", "applied_placements")
 
 
 class Instrument(Protocol):
@@ -79,6 +105,30 @@ class Instrument(Protocol):
     def after_pass(self, run: PassRun) -> None: ...
 
     def after_pass_failed(self, run: PassRun, error: BaseException) -> None: ...
+
+
+def fingerprint(graph: Graph) -> str:
+    """A graph's content: every node's name, op, inputs, control inputs, attributes and stream."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(json.dumps([[n.name, n.op, n.inputs, n.control_inputs, n.attrs, n.stream] for n in graph.nodes],
+                        default=str, sort_keys=True, separators=(",", ":")).encode())
+    return h.hexdigest()
+
+
+def detect_change(run: PassRun) -> None:
+    """Did the pass change the graph ("print after change", peers.md §10)? The runner's digest of the
+    object around the pass (FX nodes' names, targets, arguments; a GE graph's serialized proto), else
+    the :func:`fingerprint` of the graph read; YAML passes also get the names inserted and removed."""
+    assert run.before is not None and run.after is not None
+    run.fingerprint = run.digest_after or fingerprint(run.after)
+    run.changed = run.fingerprint != run.fingerprint_before
+    if run.kind == "yaml" and run.changed:
+        names_before = {n.name for n in run.before.nodes}
+        names_after = {n.name for n in run.after.nodes}
+        run.inserted = [n.name for n in run.after.nodes if n.name not in names_before]
+        run.removed = [n.name for n in run.before.nodes if n.name not in names_after]
+    elif run.kind == "yaml":
+        run.inserted, run.removed = [], []
 
 
 def _read_fx(obj: Any, graph_id: str) -> Graph:
@@ -144,27 +194,32 @@ class PassRunner:
         """Run ``fn(run)`` (the pass, mutating ``obj``) with every instrument around it; returns the run."""
         run = PassRun(self.graph_id() or "graph", name, stage or f"after:{name}", obj, kind, info)
         run.before, run.digest_before = self.read_graph(obj, run.graph_id, read, digest)
+        run.fingerprint_before = run.digest_before or fingerprint(run.before)
         for inst in self.instruments:
             inst.before_pass(run)
         self.running.append(run)
+        t0 = time.perf_counter()
         try:
             run.result = fn(run)
         except StopAfterPass:
-            self._after(run, read, digest)
+            self._after(run, t0, read, digest)
             raise
         except BaseException as error:
+            run.seconds = round(time.perf_counter() - t0, 6)
             run.after, run.digest_after = self.read_graph(obj, run.graph_id, read, digest)
-            for inst in self.instruments:
+            for inst in reversed(self.instruments):
                 inst.after_pass_failed(run, error)
             raise
         finally:
             self.running.remove(run)
-        self._after(run, read, digest)
+        self._after(run, t0, read, digest)
         return run
 
-    def _after(self, run: PassRun, read: Reader | None, digest: Digest | None) -> None:
+    def _after(self, run: PassRun, t0: float, read: Reader | None, digest: Digest | None) -> None:
+        run.seconds = round(time.perf_counter() - t0, 6)
         run.after, run.digest_after = self.read_graph(run.obj, run.graph_id, read, digest)
-        for inst in self.instruments:
+        detect_change(run)
+        for inst in reversed(self.instruments):
             inst.after_pass(run)
 
     def is_running(self, name: str) -> bool:

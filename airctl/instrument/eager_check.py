@@ -3,7 +3,7 @@
 TorchAir requires custom passes to preserve results, but a compile only shows that the final
 outputs differ from eager PyTorch — not which pass broke them. :class:`EagerCheck` is the
 instrument: for every pass run with ``check_results`` (YAML passes, unless the file says
-``check_results: false``) it leaves ``facts["eager_check"]`` =
+``check_results: false``) it leaves ``run.eager_check`` =
 ``{"matches": bool|None, "max_abs_error", "mismatches", "skipped"}``; the YAML composer fails a
 pass whose check says ``matches: False``. Inside TorchAir's hooks the
 example inputs are FakeTensors, so this check makes real inputs from their metadata (seeded
@@ -128,8 +128,8 @@ def compare(before: Outcome, after: Outcome, atol: float = DEFAULT_ATOL) -> dict
 class EagerCheck:
     """Runs the graph eagerly before the first checked pass and after every checked pass that changed it.
 
-    Outcomes are remembered by graph fingerprint (from :class:`~airctl.instrument.change.ChangeDetection`,
-    which must come first), so the graph a pass receives is run once, however many passes check it,
+    Outcomes are remembered by graph fingerprint (the runner's, :func:`airctl.instrument.detect_change`),
+    so the graph a pass receives is run once, however many passes check it,
     and a graph TorchAir's own passes changed in between is run afresh.
     """
 
@@ -151,19 +151,20 @@ class EagerCheck:
     def before_pass(self, run: PassRun) -> None:
         if not self._wants(run):
             return
-        fp = run.facts["fingerprint_before"]
+        fp = run.fingerprint_before
+        assert fp is not None
         if fp not in self._outcomes:
             self._outcomes = {fp: run_graph(run.obj, self._real_inputs(run))}
 
     def after_pass(self, run: PassRun) -> None:
         if not self._wants(run):
             return
-        before = self._outcomes.get(run.facts["fingerprint_before"])
+        before = self._outcomes.get(run.fingerprint_before or "")
         if before is None:
             return
-        after = run_graph(run.obj, self._real_inputs(run)) if run.facts.get("changed") else before
-        self._outcomes = {run.facts["fingerprint"]: after}
-        run.facts["eager_check"] = compare(before, after, self.atol)
+        after = run_graph(run.obj, self._real_inputs(run)) if run.changed else before
+        self._outcomes = {run.fingerprint or "": after}
+        run.eager_check = compare(before, after, self.atol)
 
     def after_pass_failed(self, run: PassRun, error: BaseException) -> None:
         return None

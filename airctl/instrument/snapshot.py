@@ -1,6 +1,7 @@
 """Snapshot: every pass leaves a ledger stage (the graph, its readable text when it changed, the facts).
 
-The last instrument of a capture's runner: it writes what the instruments before it found
+The first instrument of a capture's runner, so its after-hook runs last (after-hooks run in
+reverse): it writes what the runner measured and the other instruments found
 (``seconds``, ``changed``, ``inserted``/``removed``, ``eager_check``, ``returned_new_graph``, a YAML
 pass's ``placements``/``applied_placements``, and
 the caller's ``pass_kind``/``yaml_line``/``skipped``) into stage ``run.stage`` of graph
@@ -37,16 +38,15 @@ class Snapshot:
     def after_pass(self, run: PassRun) -> None:
         if not self.known_graph(run.graph_id):
             return
-        changed = run.facts.get("changed")
-        extra = {k: run.facts[k] if k in run.facts else run.info[k] for k in STAGE_FACTS
-                 if k in run.facts or k in run.info}
-        text = (lambda: self._text(run)) if changed and self.texts else None
-        self.ledger.add_stage(run.graph_id, run.stage, run.after, text=text, changed=changed,
-                              seconds=run.facts.get("seconds"), content_key=run.facts.get("fingerprint"), **extra)
+        facts = run.facts
+        extra = {k: facts[k] if k in facts else run.info[k] for k in STAGE_FACTS if k in facts or k in run.info}
+        text = (lambda: self._text(run)) if run.changed and self.texts else None
+        self.ledger.add_stage(run.graph_id, run.stage, run.after, text=text, changed=run.changed,
+                              seconds=run.seconds, content_key=run.fingerprint, **extra)
 
     def after_pass_failed(self, run: PassRun, error: BaseException) -> None:
         if not self.known_graph(run.graph_id):
             return
         first = str(error).splitlines()[0] if str(error) else type(error).__name__
         self.ledger.add_stage(run.graph_id, run.failed_stage, run.after, text=lambda: self._text(run), changed=None,
-                              seconds=run.facts.get("seconds"), error=first)
+                              seconds=run.seconds, error=first)

@@ -28,10 +28,8 @@ from typing import Any
 
 from airctl.errors import AirctlError, PassError
 from airctl.instrument import PassRun, PassRunner
-from airctl.instrument.change import ChangeDetection
 from airctl.instrument.eager_check import EagerCheck
 from airctl.instrument.returned_graph import ReturnedGraph
-from airctl.instrument.timing import Timing
 from airctl.modes import MAX_AUTOTUNE
 from airctl.passes.builtin import PassFn, SelectorMissed, build
 from airctl.passes.placements import of as placements_of
@@ -43,7 +41,7 @@ from airctl.passes.time_limit import PassTimedOut, time_limit
 
 def bare_runner() -> PassRunner:
     """The runner YAML passes use outside a capture: timing, change detection, R11, the eager check."""
-    return PassRunner([Timing(), ChangeDetection(), ReturnedGraph(MAX_AUTOTUNE), EagerCheck()])
+    return PassRunner([ReturnedGraph(MAX_AUTOTUNE), EagerCheck()])
 
 
 @dataclass
@@ -199,9 +197,9 @@ def _run_one(runner: PassRunner, spec: PassSpec, fn: PassFn, gm: Any, example_in
                 result = fn(gm, example_inputs, config)
             placements = placements_of(fn)
             if placements is not None:
-                run.facts["placements"] = list(placements.found)
+                run.placements = list(placements.found)
                 if placements.keep is not None:
-                    run.facts["applied_placements"] = list(placements.keep)
+                    run.applied_placements = list(placements.keep)
             return result
         except SelectorMissed as e:
             if not (spec.optional or hooks.explain):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from airctl.graph.model import Graph, Node
 from airctl.instrument import PassRunner
-from airctl.instrument.change import ChangeDetection
 
 
 def test_unchanged_passes_cost_digests_not_reads() -> None:
@@ -15,7 +14,7 @@ def test_unchanged_passes_cost_digests_not_reads() -> None:
         reads.append(o["v"])
         return Graph(graph_id, "fx", [Node(f"n{o['v']}", "op")])
 
-    runner = PassRunner([ChangeDetection()], read=read, digest=lambda o: str(o["v"]))
+    runner = PassRunner([], read=read, digest=lambda o: str(o["v"]))
     first = runner.run("a", obj, lambda run: None)
     second = runner.run("b", obj, lambda run: None)
     assert reads == [1]
@@ -53,7 +52,7 @@ def test_forgetting_a_graph_id_drops_its_objects_but_the_one_kept() -> None:
 
 def test_without_a_digest_every_pass_reads_and_fingerprints() -> None:
     g = Graph("g", "fx", [Node("x", "placeholder", kind="placeholder")])
-    runner = PassRunner([ChangeDetection()], read=lambda obj, gid: Graph(gid, "fx", list(obj.nodes)))
+    runner = PassRunner([], read=lambda obj, gid: Graph(gid, "fx", list(obj.nodes)))
     run = runner.run("add", g, lambda run: g.nodes.append(Node("y", "op", ["x"])))
     assert run.digest_before is None and run.facts["changed"] is True and len(run.after) == 2
 

@@ -25,11 +25,9 @@ from typing import Any
 
 from airctl.graph.model import Graph
 from airctl.instrument import Instrument, PassRunner
-from airctl.instrument.change import ChangeDetection
 from airctl.instrument.eager_check import EagerCheck
 from airctl.instrument.returned_graph import ReturnedGraph
 from airctl.instrument.snapshot import Snapshot
-from airctl.instrument.timing import Timing
 from airctl.io.fx_reader import read_fx
 from airctl.io.ge_proto import ge_digest, graph_from_ge_proto
 from airctl.io.listing import fx_code, ge_ops_text
@@ -76,14 +74,14 @@ class CaptureSession:
         self.concrete_graphs: list[tuple[str, Any]] = []
         self.caller_instruments = list(instruments)
         self.runner = PassRunner(
-            [Timing(), ChangeDetection(), ReturnedGraph(self.mode), EagerCheck(), *self.caller_instruments,
-             Snapshot(ledger, known_graph=lambda gid: gid == self.current and gid is not None, texts=self.texts)],
+            [Snapshot(ledger, known_graph=lambda gid: gid == self.current and gid is not None, texts=self.texts),
+             *self.caller_instruments, ReturnedGraph(self.mode), EagerCheck()],
             graph_id=lambda: self.current)
 
     def add_instruments(self, instruments: Sequence[Instrument]) -> None:
-        """More instruments, before the snapshot (``airctl run`` learns the mode from the script)."""
+        """More instruments, inside the snapshot (``airctl run`` learns the mode from the script)."""
         self.caller_instruments.extend(instruments)
-        self.runner.instruments[-1:-1] = list(instruments)
+        self.runner.instruments[1:1] = list(instruments)
 
     def findings(self) -> list[dict[str, Any]]:
         return self.runner.rows()
