@@ -48,12 +48,16 @@ def register(app: typer.Typer) -> None:
                                          "check (an error finding); numerics and compile failures exit 3 anyway."),
         nproc: int = typer.Option(1, "--nproc", min=1, help="Ranks: compile under torchrun, a process group per "
                                   "rank, a ledger per rank (docs/multi-rank.md)."),
+        collective_timeout: float = typer.Option(60.0, "--collective-timeout", min=0, help=(
+            "With --nproc: the ranks' default process-group timeout under sim (s); a rank that waits longer "
+            "for its peers fails.")),
     ) -> None:
         if nproc > 1:
             from airctl.cli.ranks import compile_ranks_command
 
             compile_ranks_command(model, nproc, out, backend.value, mode=mode.value, entry=entry, passes=passes,
-                                  atol=atol, as_json=as_json, capture=capture.value)
+                                  atol=atol, as_json=as_json, capture=capture.value,
+                                  collective_timeout=collective_timeout)
             return
         from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.cli.summary import print_summary

@@ -41,7 +41,7 @@ def run_ranks_command(argv: list[str], command: str, out: Path, backend: str, *,
 
 def compile_ranks_command(model: Path, nproc: int, out: Path, backend: str, *, mode: str, entry: str | None,
                           passes: Path | None, atol: float, as_json: bool,
-                          capture: str = "default") -> None:
+                          capture: str = "default", collective_timeout: float = 60.0) -> None:
     """``airctl compile MODEL.py --nproc N``."""
     from airctl.cli.output import print_json
     from airctl.pipeline.ranks.launch import nproc_argv
@@ -54,6 +54,7 @@ def compile_ranks_command(model: Path, nproc: int, out: Path, backend: str, *, m
 
     options = RankOptions(mode=mode, entry=entry, passes_file=str(passes) if passes else None, capture=capture)
     run_ranks_command(nproc_argv(nproc, model), "compile", out, backend, atol=atol, options=options,
+                      collective_timeout=collective_timeout,
                       on_result=(lambda r: print_json(r.index.to_json())) if as_json else None)
 
 
@@ -66,6 +67,8 @@ def print_ranks(result: Any) -> None:
         if entry.error:
             line += f" — {escape(entry.error)}"
         err.print(line, highlight=False)
+        if entry.stuck:
+            err.print(f"  [bold red]stuck[/bold red] in its own code: {escape(entry.stuck)}", highlight=False)
         last = entry.last or {}
         if entry.status != "ok" and last.get("summary"):
             err.print(f"  last seen: {escape(last['summary'])}", highlight=False)
@@ -73,6 +76,8 @@ def print_ranks(result: Any) -> None:
             err.print(f"  console: {escape(entry.log.get('stderr') or entry.log.get('stdout', ''))}", highlight=False)
     for d in result.divergence:
         err.print(f"airctl: [bold red]divergence[/bold red]: {escape(d['message'])}", highlight=False)
+    if result.index.error and any(e.stuck for e in result.ranks):
+        err.print(f"airctl: [bold red]verdict[/bold red]: {escape(result.index.error)}", highlight=False)
     where = os.path.relpath(result.ledger_dir)
     where = where if not where.startswith("..") else str(result.ledger_dir)
     err.print(f"airctl: ledger {escape(where)} — {len(result.ranks)} rank(s), status "

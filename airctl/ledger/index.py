@@ -122,6 +122,7 @@ class RankEntry(Record):
     log: dict[str, str] | None = optional()  # {"stdout", "stderr"}: the worker's console, ledger-relative
     error: str | None = optional()  # the first line of the rank's error
     last: dict[str, Any] | None = optional()  # where the rank was last seen (graph, node, op, stream, ...)
+    stuck: str | None = optional()  # stopped while in the user's own code: where (function at file:line)
 
     @classmethod
     def label(cls, data: Any, position: int) -> str:

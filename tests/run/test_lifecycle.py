@@ -155,3 +155,11 @@ def test_a_thread_left_running_in_each_rank(tmp_path: Path) -> None:
     logs = "".join(p.read_text(errors="replace") for p in (tmp_path / "r").rglob("*") if p.is_file()
                    and p.suffix in (".log", ".txt") or p.name in ("stderr.log",))
     assert "metrics-server" in proc.stderr + logs
+
+
+def test_a_rank_stuck_in_its_own_code_is_named_not_the_one_waiting(tmp_path: Path) -> None:
+    proc = subprocess.run(_airctl("compile", ENDS / "stuck_rank.py", "--nproc", "2", "--collective-timeout", "8"),
+                          cwd=tmp_path, env=_env(tmp_path / "r"), capture_output=True, text=True, timeout=240)
+    assert proc.returncode != 0
+    assert "rank 1 was stuck in its own code (get_model at " in proc.stderr, proc.stderr[-3000:]
+    assert "stuck_rank.py:" in proc.stderr

@@ -74,6 +74,9 @@ def rank_entries(top: Path, ranks: list[int], failures: dict[int, Failure], stop
             entry.status = index.status
             if index.error:
                 entry.error = index.error.splitlines()[0][:300]
+            detail = index.error_detail if isinstance(index.error_detail, dict) else {}
+            if index.status in STOPPED and detail.get("user_code") and detail.get("where"):
+                entry.stuck = str(detail["where"])
         else:
             entry.status = "missing"
             entry.error = "the rank never started its ledger" + (
@@ -89,6 +92,9 @@ def rank_entries(top: Path, ranks: list[int], failures: dict[int, Failure], stop
             entry.last = {**last, "summary": describe_last(last)}
         entries.append(entry)
     return entries
+
+
+STOPPED = ("interrupted", "terminated")  # a rank airctl or torchrun stopped, not the cause
 
 
 def _how(failure: Failure | None) -> str:
@@ -139,12 +145,21 @@ def divergence(top: Path, ranks: list[int]) -> list[dict[str, Any]]:
 
 
 def run_status(entries: list[RankEntry], watchdog: str | None) -> tuple[str, str | None]:
-    """The top ledger's status and error from its ranks'."""
+    """The top ledger's status and error from its ranks'. A rank that was stopped while in the user's
+    own code (``stuck``) while another failed is what the others waited for: it is named first."""
+    stuck = [e for e in entries if e.stuck]
+    failed = [e for e in entries if e.status not in ("ok", "mismatch", *STOPPED)]
+    if stuck and (failed or watchdog):
+        first = stuck[0]
+        waited = ", ".join(f"rank {e.rank}" for e in failed) or "the others"
+        return "failed", (f"rank {first.rank} was stuck in its own code ({first.stuck}) when the run was stopped; "
+                          f"{waited} failed waiting for it" + (f" ({watchdog})" if watchdog else
+                                                                f": {failed[0].error or 'no error recorded'}"))
     if watchdog:
         return "failed", watchdog
     bad = [e for e in entries if e.status not in ("ok", "mismatch")]
     if bad:
-        first = min(bad, key=lambda e: (e.status in ("interrupted",), e.rank))  # the cause before the stopped
+        first = min(bad, key=lambda e: (e.status in STOPPED, e.rank))  # the cause before the stopped
         how = f" ({first.signal})" if first.signal else (f" (exit code {first.exit_code})" if first.exit_code else "")
         return "failed", f"rank {first.rank} {first.status}{how}: {first.error or 'no error recorded'}"
     if any(e.status == "mismatch" for e in entries):

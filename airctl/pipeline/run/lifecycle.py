@@ -34,20 +34,45 @@ from airctl.ledger.writer import LedgerWriter
 from airctl.pipeline.run import signals
 from airctl.pipeline.run.boundary import guarded_exit
 
-OPEN = ("running", "ok", "planned")  # statuses an interrupt overrides (a failed run keeps its error)
+OPEN = ("running", "ok", "planned")
+_AIRCTL = Path(__file__).resolve().parents[2]  # statuses an interrupt overrides (a failed run keeps its error)
 
 
 def mark_interrupted(ledger: LedgerWriter, interrupt: KeyboardInterrupt) -> None:
     """End ``ledger`` ``interrupted`` (Ctrl-C) or ``terminated`` (SIGTERM, SIGHUP), unless it already
-    ended with an error of its own."""
+    ended with an error of its own; ``where`` says what the process was doing when the signal came
+    (the user's own code, e.g. a rank stuck in ``get_model()``: ``user_code``)."""
     if ledger.run_index.status not in OPEN:
         return
+    where, user_code = interrupted_at(interrupt)
+    detail = {"where": where, "user_code": user_code} if where else {}
     if isinstance(interrupt, Terminated):
-        ledger.fail(f"terminated by {interrupt.name}", {"type": "Terminated", "signal": interrupt.name})
+        ledger.fail(f"terminated by {interrupt.name}" + (f" in {where}" if user_code else ""),
+                    {"type": "Terminated", "signal": interrupt.name, **detail})
         ledger.finish("terminated")
     else:
-        ledger.fail("interrupted", {"type": "KeyboardInterrupt", "signal": "SIGINT"})
+        ledger.fail("interrupted" + (f" in {where}" if user_code else ""),
+                    {"type": "KeyboardInterrupt", "signal": "SIGINT", **detail})
         ledger.finish("interrupted")
+
+
+def interrupted_at(interrupt: BaseException) -> tuple[str | None, bool]:
+    """The innermost frame the interrupt was raised in, outside airctl, and whether it is the user's
+    code (not a library's, not Python's own)."""
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(interrupt.__traceback__) if not _airctl(f.filename)]
+    if not frames:
+        return None, False
+    last = frames[-1]
+    path = Path(last.filename)
+    library = not path.is_absolute() or "site-packages" in path.parts or "dist-packages" in path.parts or \
+        path.is_relative_to(Path(sys.base_prefix)) or last.filename.startswith("<")
+    return f"{last.name} at {last.filename}:{last.lineno}", not library
+
+
+def _airctl(filename: str) -> bool:
+    return _AIRCTL in Path(filename).resolve().parents
 
 
 class Run:
