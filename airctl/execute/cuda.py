@@ -1,7 +1,8 @@
 """The executor on real CUDA streams, for graphs whose tensors live on a CUDA device.
 
-**Never run on a GPU here**: this machine's torch is the CPU wheel (tests/execute/test_cuda_path.py
-checks the stream/event calls against a recording stand-in for ``torch.cuda``). The CPU executor's bookkeeping is
+This machine's torch is the CPU wheel (tests/execute/test_cuda_path.py checks the stream/event
+calls against a recording stand-in for ``torch.cuda``); ``bench/bench_cuda_streams.py`` runs it on
+a GPU (an H100's figures are in docs/execute.md). The CPU executor's bookkeeping is
 reused unchanged (same schedule, same vector clocks, same race and deadlock reports); what
 changes is how nodes are issued:
 
