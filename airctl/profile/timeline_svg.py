@@ -12,10 +12,10 @@ import math
 import shutil
 import subprocess
 import tempfile
-from html import escape
 from pathlib import Path
 
 from airctl.errors import AirctlError
+from airctl.escape import markup as escape
 from airctl.execute.timeline import Timeline
 from airctl.profile import events as ev
 
