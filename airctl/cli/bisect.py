@@ -54,14 +54,14 @@ def register(app: typer.Typer) -> None:
         max_compiles: int = typer.Option(80, "--max-compiles", help="Stop after this many compiles."),
         as_json: bool = typer.Option(False, "--json", help="Print only the result as JSON on stdout."),
     ) -> None:
-        from airctl.cli.output import err, print_json
+        from airctl.cli.output import err, escape, print_json
         from airctl.pipeline.bisect.bisect import BisectRequest, bisect
         from airctl.pipeline.bisect.conditions import Condition
 
         condition = Condition.make(bad.value if bad else None, bad_if, bad_cmd, atol)
         request = BisectRequest(model_path=model, passes_file=passes, mode=mode.value, condition=condition,
                                 out_dir=out, backend=backend.value, entry=entry, max_compiles=max_compiles)
-        result = bisect(request, progress=lambda msg: err.print(msg, markup=False, highlight=False))
+        result = bisect(request, progress=lambda msg: err.print(escape(msg), highlight=False))
         if as_json:
             print_json(result.to_json())
         else:
@@ -69,9 +69,7 @@ def register(app: typer.Typer) -> None:
 
 
 def render(data: dict[str, Any]) -> None:
-    from rich.markup import escape
-
-    from airctl.cli.output import out
+    from airctl.cli.output import escape, out
 
     out.print(f"[bold]bisect[/bold] {escape(data['model'])} ({data['mode']}"
               + (f", passes {escape(data['passes'])}" if data["passes"] else "") + f"): bad = {escape(data['bad'])}")
@@ -105,5 +103,5 @@ def render(data: dict[str, Any]) -> None:
         out.print(f"  ledger: {escape(c['ledger'])}")
         if c.get("diff"):
             out.print(f"[bold]diff[/bold] ({escape(c['stage'] or '')}):")
-            out.print(c["diff"], markup=False, highlight=False)
+            out.print(escape(c["diff"]), highlight=False)
     out.print(f"folder: {escape(data['folder'])} ({data['compiles']} compiles; bisect.json, one ledger per step)")
