@@ -51,14 +51,17 @@ def register(app: typer.Typer) -> None:
         backend: Backend = backend_option(),
         entry: str = typer.Option(None, "--entry", help="Function returning (model, inputs), or MODEL_FN,INPUTS_FN.",
                                   show_default=False),
-        max_compiles: int = typer.Option(80, "--max-compiles", help="Stop after this many compiles."),
+        cmd_timeout: float = typer.Option(600.0, "--cmd-timeout", metavar="SECONDS",
+                                          help="Time limit of each --bad-cmd run; past it, the command and every "
+                                               "process it started are killed and the step counts as unresolved."),
+        max_compiles: int = typer.Option(80, "--max-compiles", min=1, help="Stop after this many compiles."),
         as_json: bool = typer.Option(False, "--json", help="Print only the result as JSON on stdout."),
     ) -> None:
         from airctl.cli.output import err, escape, print_json
         from airctl.pipeline.bisect.bisect import BisectRequest, bisect
         from airctl.pipeline.bisect.conditions import Condition
 
-        condition = Condition.make(bad.value if bad else None, bad_if, bad_cmd, atol)
+        condition = Condition.make(bad.value if bad else None, bad_if, bad_cmd, atol, cmd_timeout)
         request = BisectRequest(model_path=model, passes_file=passes, mode=mode.value, condition=condition,
                                 out_dir=out, backend=backend.value, entry=entry, max_compiles=max_compiles)
         result = bisect(request, progress=lambda msg: err.print(escape(msg), highlight=False))
