@@ -176,9 +176,9 @@ def _running(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-@pytest.mark.parametrize("args", [["--max-compiles", "-1"], ["--max-compiles", "0"],
-                                  ["--bad-cmd", "true", "--cmd-timeout", "0"], ["--bad-cmd", "true", "--cmd-timeout", "-5"],
-                                  ["--atol", "nan"]])
+@pytest.mark.parametrize("args", [["--max-compiles", "-1"], ["--max-compiles", "0"], ["--atol", "nan"],
+                                  ["--bad-cmd", "true", "--cmd-timeout", "0"],
+                                  ["--bad-cmd", "true", "--cmd-timeout", "-5"]])
 def test_bisect_options_are_checked_before_any_folder(tmp_path: Path, args: list[str]) -> None:
     out = tmp_path / "runs"
     r = airctl("bisect", REPO / "fixtures" / "models" / "seed.py", "--out", out, *args)
@@ -193,9 +193,11 @@ def test_bisect_help_shows_the_command_timeout() -> None:
 
 # -- outputs -----------------------------------------------------------------------------------------------
 def test_output_to_dev_full_is_a_clean_error(runs: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     for args in (["dump", the_run(runs)], ["show", "--out", runs, "--json"]):
-        proc = subprocess.run([sys.executable, "-m", "airctl", *map(str, args)], stdout=open("/dev/full", "w"),  # noqa: SIM115
-                              stderr=subprocess.PIPE, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)})
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run([sys.executable, "-m", "airctl", *map(str, args)], stdout=full,
+                                  stderr=subprocess.PIPE, text=True, timeout=60, env=env)
         assert proc.returncode == 2 and "cannot write the output (No space left on device)" in proc.stderr, proc.stderr
     text = no_traceback(airctl("dump", the_run(runs), "-o", "/dev/full", "--force"), 2)
     assert "cannot write the output" in text
