@@ -13,19 +13,19 @@ from __future__ import annotations
 import bisect
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from airctl.profile.ascend import db, kernels, step_trace, trace
 from airctl.profile.ascend.folders import RankFolder, level_of
 from airctl.profile.ascend.kernels import op_type_of
-from airctl.profile.ascend.model import EVENT_TASK, Columns, Issues, ProfileReadError, RankData, Task
+from airctl.profile.ascend.model import COMPUTE_TYPE, EVENT_TASK, Columns, Issues, ProfileReadError, RankData, Task
 from airctl.profile.ascend.placement import markers_from_trace, place_streams
 
 HOST = re.compile(r"^(.*)_\d+_\d{14,17}_ascend_pt$")
-COMPUTE_TYPE = re.compile(r"AI_CORE|AI_VECTOR|AI_CPU|MIX_|AIC|AIV|FFTS|KERNEL|^Other$", re.IGNORECASE)
 
 
-def read_rank(folder: RankFolder) -> RankData:
+def read_rank(folder: RankFolder, progress: Callable[[str], None] | None = None) -> RankData:
     issues = Issues()
     out = folder.output
     trace_path, kernels_path = out / trace.FILE, out / kernels.FILE
@@ -34,7 +34,7 @@ def read_rank(folder: RankFolder) -> RankData:
         raise ProfileReadError(f"neither {trace.FILE} nor {kernels.FILE} (nor a .db export) in {out.name}",
                                file=str(out), hint="the profiler did not finish parsing; on an NPU, parse it offline "
                                                    "with torch_npu.profiler.profiler.analyse(<folder>)")
-    view = trace.read_trace(trace_path, issues) if trace_path.is_file() else None
+    view = trace.read_trace(trace_path, issues, progress) if trace_path.is_file() else None
     tasks: list[Task] = []
     columns: list[Columns] = []
     host_steps = dict(view.host_steps) if view else {}
