@@ -206,3 +206,21 @@ def test_output_to_dev_full_is_a_clean_error(runs: Path) -> None:
 def test_dot_into_a_folder_that_cannot_be_written_names_the_file(runs: Path) -> None:
     text = no_traceback(airctl("dump", the_run(runs), "--type", "svg", "-o", "/proc/airctl/x.svg"), 2)
     assert "/proc/airctl/x.svg" in text and "dot failed" not in text
+
+
+# -- repro bundles -----------------------------------------------------------------------------------------
+def test_a_bundle_is_whole_or_absent_and_of_one_mode(tmp_path: Path) -> None:
+    from airctl.pipeline.bisect.repro import _bundle
+
+    final = tmp_path / "repro"
+    with pytest.raises(RuntimeError), _bundle(final) as work:
+        (work / "half.safetensors").write_bytes(b"x")
+        raise RuntimeError("refused")
+    assert not final.exists() and list(tmp_path.iterdir()) == [], "a refused reproducer leaves nothing"
+    with _bundle(final) as work:
+        (work / "inputs.safetensors").write_bytes(b"x")
+        (work / "inputs.safetensors").chmod(0o600)  # as safetensors writes it
+        (work / "README.md").write_text("x")
+        (work / "run.sh").write_text("x")
+    modes = {p.name: p.stat().st_mode & 0o777 for p in final.iterdir()}
+    assert modes["inputs.safetensors"] == modes["README.md"] and modes["run.sh"] & 0o111, modes
