@@ -44,7 +44,7 @@ from typing import Any
 from airctl import __version__
 from airctl.graph.model import Graph
 from airctl.io.json_io import from_dict, write_json
-from airctl.ledger.files import BackgroundFiles, write_file
+from airctl.ledger.files import BackgroundFiles, copy_compressed
 from airctl.ledger.index import DumpEntry, GraphEntry, RunIndex, StageEntry
 from airctl.ledger.index_file import cannot_write, write_index
 from airctl.ledger.record import INDEX
@@ -257,7 +257,7 @@ class LedgerWriter:
         target = path.with_name(path.name + ".gz")
 
         def compress() -> None:
-            write_file(target, path.read_bytes())
+            copy_compressed(path, target)  # streamed: a big dump is not read whole
             path.unlink(missing_ok=True)  # once the compressed copy is on disk; kept when that failed
 
         self._files.call(compress, target)
@@ -270,7 +270,7 @@ class LedgerWriter:
         if path is None or path.suffix == ".gz" or not path.is_file():
             return
         try:
-            write_file(path.with_name(path.name + ".gz"), path.read_bytes())
+            copy_compressed(path, path.with_name(path.name + ".gz"))  # streamed: a long log is not read whole
         except OSError:  # a full disk: the plain log stays
             return
         path.unlink()
