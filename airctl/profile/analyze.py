@@ -77,10 +77,12 @@ def analyze(path: Path, ledger: Path | None = None, progress: Callable[[str], No
     for f in folders:
         data = read_rank(f, progress)
         graph = f.path.name if len(folders) == 1 else f"rank {data.rank if data.rank is not None else '?'}"
-        timeline = to_timeline(data, graph)
         steps = breakdown(data.tasks, data.host_steps)
         checked = check(steps, data.profiler_steps, data.device, data.profiler_steps_from or "") \
             if data.profiler_steps else None
+        # one rank: its tasks become the timeline's events one by one (memory holds one of the two);
+        # several: cross_rank reads the tasks again
+        timeline = to_timeline(data, graph, consume=len(folders) == 1)
         if ledger is not None:
             timeline.meta["links"] = link_to_ledger(timeline, Path(ledger))
         timeline.meta["notes"] = notes if len(folders) == 1 else []

@@ -26,7 +26,7 @@ class ProfileReadError(AirctlError):
     """A profiler folder or one of its files cannot be read."""
 
 
-@dataclass
+@dataclass(slots=True)  # a long profile holds millions: no __dict__ per task
 class Task:
     """One device task (a kernel, an HCCL op, an event record/wait). Times are integer ns, absolute."""
 

@@ -70,16 +70,18 @@ def read_rank(folder: RankFolder, progress: Callable[[str], None] | None = None)
 def tasks_from_trace(view: trace.TraceView) -> list[Task]:
     """Compute tasks and event record/wait of the hardware lanes, HCCL ops of the Communication
     process (their own tasks on the lanes are covered by the op); else the CPU ``aten::`` ops."""
+    comm_where = f"{view.path.name}: Communication"
     out = [Task(s.name, op_type_of(s.name, True), None, s.start_ns, s.dur_ns, comm=True, core="COMMUNICATION",
-                where=f"{view.path.name}: Communication") for s in view.comm_ops]
+                where=comm_where) for s in view.comm_ops]
+    wheres: dict[str, str] = {}  # one "where" text per lane, shared by its tasks
     for s in view.hardware:
         kind = str(s.args.get("Task Type", ""))
         event = EVENT_TASK.match(s.name) or EVENT_TASK.match(kind)
         if event:
             out.append(Task(s.name, f"EVENT_{event.group(1).upper()}", s.lane, s.start_ns, s.dur_ns))
         elif not kind or COMPUTE_TYPE.search(kind):
-            out.append(Task(s.name, s.name, s.lane, s.start_ns, s.dur_ns, core=kind,
-                            where=f"{view.path.name}: Stream {s.lane}"))
+            where = wheres.get(s.lane) or wheres.setdefault(s.lane, f"{view.path.name}: Stream {s.lane}")
+            out.append(Task(s.name, s.name, s.lane, s.start_ns, s.dur_ns, core=kind, where=where))
     if out:
         return out
     return [Task(s.name, s.name.split("::")[-1], s.lane, s.start_ns, s.dur_ns) for s in view.cpu_ops]
