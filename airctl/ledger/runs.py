@@ -32,7 +32,10 @@ START_HINT = "start with `airctl compile MODEL.py` (or `airctl run SCRIPT.py`)"
 
 def mark_latest(out_dir: Path, run_id: str) -> None:
     """Make ``run_id`` the current run of ``out_dir``: atomic (readers see the old or the new id), in
-    place on a full disk, no temporary file left on any failure (:mod:`airctl.ledger.pointer`)."""
+    place on a full disk, no temporary file left on any failure (:mod:`airctl.ledger.pointer`). A run
+    whose folder was deleted while it ran is not made current (the pointer would name nothing)."""
+    if not is_run(Path(out_dir) / run_id):
+        return
     write_pointer(Path(out_dir) / LATEST, run_id)
 
 

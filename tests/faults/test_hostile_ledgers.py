@@ -224,3 +224,22 @@ def test_a_bundle_is_whole_or_absent_and_of_one_mode(tmp_path: Path) -> None:
         (work / "run.sh").write_text("x")
     modes = {p.name: p.stat().st_mode & 0o777 for p in final.iterdir()}
     assert modes["inputs.safetensors"] == modes["README.md"] and modes["run.sh"] & 0o111, modes
+
+
+def test_a_run_folder_deleted_while_the_run_writes_it(runs: Path) -> None:
+    import shutil
+
+    from airctl.errors import LedgerError
+    from airctl.ledger.writer import LedgerWriter
+
+    before = latest_run(runs)
+    writer = LedgerWriter.create(runs, "deleted", command="passes apply")
+    shutil.rmtree(writer.root)
+    with pytest.raises(LedgerError, match="deleted or moved") as caught:
+        writer.finish()
+    assert "free space" not in (caught.value.hint or "")
+    assert latest_run(runs) == before, "latest never names a run that is gone"
+    failing = LedgerWriter.create(runs, "deleted", command="passes apply")
+    shutil.rmtree(failing.root)
+    failing.finish("failed")  # a failing run's end writes best-effort: nothing raised over its own error
+    assert latest_run(runs) == before
