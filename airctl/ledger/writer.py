@@ -36,6 +36,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -94,7 +95,11 @@ class LedgerWriter:
                 break
             except FileExistsError:
                 continue
-        return cls._start(root, run_id, fields)
+        try:
+            return cls._start(root, run_id, fields)
+        except BaseException:  # not even index.json fits (a full disk): no folder that is not a run is left
+            shutil.rmtree(root, ignore_errors=True)
+            raise
 
     @classmethod
     def create_at(cls, root: Path | str, run_id: str | None = None, **fields: Any) -> LedgerWriter:

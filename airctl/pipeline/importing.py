@@ -91,7 +91,7 @@ def import_artifacts(req: ImportRequest) -> ImportResult:
     ledger.set(imported=_imported(paths, found, plan, logs, problems, notes))
     if req.verify:
         _verify(ledger, plan)
-    ledger.finish("ok")
+    ledger.finish()  # ok, or (a full disk ate a snapshot) failed with `cannot write the ledger`
     finish_ledger(ledger, None, write_report=req.report)
     return ImportResult(ledger.root, ledger.run_index, problems, notes)
 
