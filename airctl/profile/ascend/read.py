@@ -57,6 +57,8 @@ def read_rank(folder: RankFolder, progress: Callable[[str], None] | None = None)
     streams_from = place_streams(tasks, view, issues, given)
     if source != trace.FILE:
         tasks += markers_from_trace(view, tasks)
+    if view is not None:  # the trace's spans are in the tasks now: a long profile must not hold both
+        view.hardware, view.comm_ops, view.plane_tasks, view.cpu_ops = [], [], [], []
     assign_steps(tasks, host_steps)
     data = RankData(folder.path, folder.rank, tasks, source, streams_from, host_steps, columns=columns,
                     level=level_of(folder.info), device=view.device if view else None,

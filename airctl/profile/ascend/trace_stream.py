@@ -28,7 +28,7 @@ from typing import Any, BinaryIO
 from airctl.profile.ascend.model import ProfileReadError
 from airctl.safe_files import open_regular
 
-CHUNK = 4 << 20  # characters read at a time
+CHUNK = 1 << 20  # bytes read at a time (the window holds about one chunk of text)
 MAX_VALUE = 256 << 20  # one event (or one skipped top-level value) may not be larger
 _BLANK = re.compile(r"[ \t\n\r]*")
 _GAP = re.compile(r"[ \t\n\r]*,[ \t\n\r]*(?=[^ \t\n\r\]])")  # between two events: a comma and blanks
