@@ -13,6 +13,7 @@ raised                                    shown on stderr                       
 :class:`~airctl.errors.AirctlError`       ``file:line: error: message`` + ``hint:``  its ``exit_code``
 :class:`~airctl.errors.CommandExit`       nothing more (the command showed it)       its ``code``
 ``OSError`` naming a file (``-o``, ...)   ``path: error: ...`` + ``hint:``           2
+``OSError`` writing output: a full disk   ``error: cannot write the output`` + hint   2
 ``KeyboardInterrupt`` (SIGINT)            ``error: interrupted``                     130
 :class:`~airctl.errors.Terminated`        ``error: terminated by SIGTERM``           143 (SIGHUP: 129)
 any other exception (a bug in airctl)     ``error: internal error: ...`` (one line)  70
@@ -56,6 +57,7 @@ HELP = (
     "[bold]airctl runs[/bold], [bold]airctl show[/bold]. New here? [bold]airctl doctor[/bold] says what is "
     "installed and which backend `auto` picks.\n"
 )
+WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS}
 OS_ERROR_HINT = ("check that the folder exists and is writable, and that the path is not an existing file where "
                  "a folder is expected (or the other way round)")
 
@@ -103,6 +105,10 @@ def report(error: BaseException, show_traceback: bool = False) -> int:
         # a path the user gave (-o, --out, --html) that cannot be written or read
         render_error(AirctlError(f"{error.strerror or error}: {error.filename}", file=str(error.filename),
                                  hint=OS_ERROR_HINT))
+        return int(ExitCode.USAGE)
+    if isinstance(error, OSError) and error.errno in WRITE_ERRNOS:  # stdout to /dev/full, a full disk under -o
+        render_error(AirctlError(f"cannot write the output ({error.strerror or error})",
+                                 hint="free space on the disk that holds it, or write somewhere else"))
         return int(ExitCode.USAGE)
     from airctl.cli.output import escape
 

@@ -53,24 +53,27 @@ def register(app: typer.Typer) -> None:
         backend: Backend = backend_option(),
         entry: str = typer.Option(None, "--entry", help="Function returning (model, inputs), or MODEL_FN,INPUTS_FN.",
                                   show_default=False),
-        max_compiles: int = typer.Option(80, "--max-compiles", help="Stop after this many compiles."),
+        cmd_timeout: float = typer.Option(600.0, "--cmd-timeout", metavar="SECONDS",
+                                          help="Time limit of each --bad-cmd run; past it, the command and every "
+                                               "process it started are killed and the step counts as unresolved."),
+        max_compiles: int = typer.Option(80, "--max-compiles", min=1, help="Stop after this many compiles."),
         as_json: bool = typer.Option(False, "--json", help="Print only the result as JSON on stdout."),
     ) -> None:
-        from airctl.cli.output import err, print_json
+        from airctl.cli.output import err, escape, print_json
         from airctl.pipeline.bisect.bisect import BisectRequest, bisect
         from airctl.pipeline.bisect.conditions import Condition
         from airctl.pipeline.run.current import choose_model
 
-        condition = Condition.make(bad.value if bad else None, bad_if, bad_cmd, atol)
+        condition = Condition.make(bad.value if bad else None, bad_if, bad_cmd, atol, cmd_timeout)
         script = Path(model) if model is not None and model.endswith(".py") else None
         chosen = choose_model(script, entry=entry, mode=mode.value if mode else None, passes=passes, out_dir=out,
                               run=None if script is not None else model, reuse_passes=True)
         for warning in chosen.origin.warnings if chosen.origin else []:
-            err.print(f"warning: {warning}", markup=False, highlight=False)
+            err.print(f"warning: {escape(warning)}", highlight=False)
         request = BisectRequest(model_path=chosen.model, passes_file=chosen.passes, mode=chosen.mode,
                                 condition=condition, out_dir=out, backend=backend.value, entry=chosen.entry,
                                 max_compiles=max_compiles)
-        result = bisect(request, progress=lambda msg: err.print(msg, markup=False, highlight=False))
+        result = bisect(request, progress=lambda msg: err.print(escape(msg), highlight=False))
         if as_json:
             print_json(result.to_json())
         else:
@@ -78,9 +81,7 @@ def register(app: typer.Typer) -> None:
 
 
 def render(data: dict[str, Any]) -> None:
-    from rich.markup import escape
-
-    from airctl.cli.output import out
+    from airctl.cli.output import escape, out
 
     out.print(f"[bold]bisect[/bold] {escape(data['model'])} ({data['mode']}"
               + (f", passes {escape(data['passes'])}" if data["passes"] else "") + f"): bad = {escape(data['bad'])}")
@@ -114,5 +115,5 @@ def render(data: dict[str, Any]) -> None:
         out.print(f"  ledger: {escape(c['ledger'])}")
         if c.get("diff"):
             out.print(f"[bold]diff[/bold] ({escape(c['stage'] or '')}):")
-            out.print(c["diff"], markup=False, highlight=False)
+            out.print(escape(c["diff"]), highlight=False)
     out.print(f"folder: {escape(data['folder'])} ({data['compiles']} compiles; bisect.json, one ledger per step)")

@@ -59,7 +59,7 @@ def register(app: typer.Typer) -> None:
                                   atol=atol, as_json=as_json, capture=capture.value,
                                   collective_timeout=collective_timeout)
             return
-        from airctl.cli.output import err, print_json, stdout_to_stderr
+        from airctl.cli.output import err, escape, print_json, stdout_to_stderr
         from airctl.cli.summary import print_summary
         from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
@@ -82,5 +82,5 @@ def register(app: typer.Typer) -> None:
 
             verdict = Condition.make(fail_on.value, atol=atol).judge(result)
             if verdict.bad:
-                err.print(f"--fail-on {fail_on.value}: {verdict.why}", markup=False, highlight=False)
+                err.print(escape(f"--fail-on {fail_on.value}: {verdict.why}"), highlight=False)
                 raise FindingsExit()

@@ -55,7 +55,7 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(False, "--force", help="Overwrite --html/--svg files that exist (never an input "
                                    "or a ledger)."),
     ) -> None:
-        from airctl.cli.output import err, print_json, stdout_to_stderr
+        from airctl.cli.output import err, escape, print_json, stdout_to_stderr
         from airctl.pipeline.diff import diff_sources
 
         # the files are written first: a closed pipe on stdout (`| head`) must not lose them
@@ -63,7 +63,7 @@ def register(app: typer.Typer) -> None:
             outcome = diff_sources(a, b, from_stage=from_stage, to_stage=to_stage, html=html, svg=svg,
                                    runs=runs or (), runs_dir=out, force=force)
         for path in outcome.written:
-            err.print(f"wrote {path}", markup=False, highlight=False)
+            err.print(escape(f"wrote {path}"), highlight=False)
         if as_json:
             print_json(outcome.to_json())
         elif outcome.runs is not None:

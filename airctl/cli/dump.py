@@ -50,15 +50,15 @@ def register(app: typer.Typer) -> None:
         run: str = run_option(),
         runs: Path = out_option("Folder of ledgers where the current run is.", "--runs"),
     ) -> None:
-        from airctl.cli.output import err, stdout_to_stderr
+        from airctl.cli.output import err, escape, stdout_to_stderr
         from airctl.pipeline.dump import dump_source
 
         with stdout_to_stderr():  # the result is what goes to stdout; a model script's prints go to stderr
             result = dump_source(source, type_, stage=stage, out=out, mode=mode.value if mode else None,
                                  collapse=collapse, depth=depth, run=run, runs_dir=runs, force=force)
         for note in result.notes:
-            err.print(f"dump: {note}", markup=False, highlight=False)
+            err.print(escape(f"dump: {note}"), highlight=False)
         if result.written is not None:
-            err.print(f"wrote {result.written}", markup=False, highlight=False)
+            err.print(escape(f"wrote {result.written}"), highlight=False)
         elif result.text is not None:
             typer.echo(result.text, nl=not result.text.endswith("\n"))

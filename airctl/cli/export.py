@@ -33,7 +33,7 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print what was written as JSON on stdout."),
     ) -> None:
         """Write the ledger as a TORCH_TRACE log for tlparse."""
-        from airctl.cli.output import err, print_json
+        from airctl.cli.output import err, escape, print_json
         from airctl.cli.output import out as stdout
         from airctl.pipeline.export import export_tlparse
         from airctl.pipeline.run.source import run_folder
@@ -42,10 +42,10 @@ def register(app: typer.Typer) -> None:
         if json_out:
             print_json(result.to_json())
             return
-        err.print(f"wrote {result.records} records for {result.graphs} graph(s); render with: "
-                  f"tlparse {result.files[0]} -o {result.files[0].parent / 'tlparse'} --no-browser",
-                  markup=False, highlight=False)
+        err.print(escape(f"wrote {result.records} records for {result.graphs} graph(s); render with: "
+                         f"tlparse {result.files[0]} -o {result.files[0].parent / 'tlparse'} --no-browser"),
+                  highlight=False)
         for f in result.files:
-            stdout.print(str(f), markup=False, highlight=False)
+            stdout.print(escape(f), highlight=False)
 
     app.add_typer(export_app)

@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
         report: bool = typer.Option(True, "--report/--no-report", help="Write report.html."),
         json_out: bool = typer.Option(False, "--json", help="Print index.json (and problems) as JSON on stdout."),
     ) -> None:
-        from airctl.cli.output import err, print_json
+        from airctl.cli.output import err, escape, print_json
         from airctl.cli.output import out as stdout
         from airctl.cli.summary import stage_table
         from airctl.pipeline.importing import ImportRequest, import_artifacts
@@ -51,12 +51,12 @@ def register(app: typer.Typer) -> None:
         for graph in index["graphs"]:
             stdout.print(stage_table(graph))
         for note in result.notes:
-            err.print(f"note: {note}", markup=False, highlight=False)
+            err.print(escape(f"note: {note}"), highlight=False)
         for problem in result.problems:
-            err.print(f"warning: {problem}", markup=False, highlight=False)
+            err.print(escape(f"warning: {problem}"), highlight=False)
         findings = index.get("findings") or []
         stages = sum(len(g["stages"]) for g in index["graphs"])
         err.print(f"imported {len(index['graphs'])} graph(s), {stages} stage(s), {len(index.get('dumps') or [])} "
                   f"TorchAir dump(s), {len(index.get('profiles') or [])} profile(s); verifier: {len(findings)} "
                   f"finding(s) (`airctl check` on the ledger shows them)", markup=False, highlight=False)
-        stdout.print(f"ledger: {result.ledger_dir}")
+        stdout.print(f"ledger: {escape(result.ledger_dir)}")

@@ -37,6 +37,8 @@ def run(argv: list[str] | None = None) -> NoReturn:
             code = _interrupted(stop)
     except KeyboardInterrupt as e:  # before the app's boundary exists (typer still importing)
         code = _interrupted(e)
+    finally:
+        signals.disarm()
     exit_leaving_threads(code if isinstance(code, int) else (0 if code is None else 1), before=before)
     raise AssertionError("unreachable")  # pragma: no cover
 

@@ -2,8 +2,9 @@
 
 Nothing here imports torch. ``--json`` commands print only JSON on stdout via :func:`print_json`,
 and run the user's code inside :func:`stdout_to_stderr`, so whatever a model script prints goes to
-stderr. Text from graphs and scripts is untrusted: :func:`escape` neutralises rich markup and
-control characters (an ESC in a stream name must not reach the terminal as an escape sequence).
+stderr. Text from graphs and scripts is untrusted: :func:`escape` (:func:`airctl.escape.terminal`)
+neutralises rich markup and control characters (an ESC in a stream name must not reach the terminal
+as an escape sequence).
 """
 
 from __future__ import annotations
@@ -12,23 +13,17 @@ import contextlib
 import io
 import json
 import os
-import re
 import sys
 from collections.abc import Iterator
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape as _markup_escape
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+from airctl.escape import terminal as escape
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-def escape(text: Any) -> str:
-    """``text`` safe to print with rich: markup escaped, control characters shown as ``\\xNN``."""
-    return _markup_escape(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text)))
+# emoji off: ":thumbs_up:" in a file name is text, not a picture (markup in data is escaped by `escape`)
+out = Console(highlight=False, soft_wrap=True, emoji=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 @contextlib.contextmanager

@@ -88,7 +88,9 @@ def register(app: typer.Typer) -> None:
             if folder is None:
                 raise AirctlError("`airctl profile analyze` needs a profiler folder",
                                   hint="airctl profile analyze ./prof   (the dir given to tensorboard_trace_handler)")
-            outcome = pipeline.analyze_profile_folder(folder, ledger, out=out, png=png, top=top)
+            with err.status("reading the profile…", spinner="dots") as status:  # big traces: how far it got
+                outcome = pipeline.analyze_profile_folder(folder, ledger, out=out, png=png, top=top,
+                                                          progress=lambda msg: status.update(escape(msg)))
         else:
             from airctl.pipeline.run.current import choose_model
 

@@ -12,9 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from rich.markup import escape
-
-from airctl.cli.output import err
+from airctl.cli.output import err, escape
 
 
 def run_ranks_command(argv: list[str], command: str, out: Path, backend: str, *, check: bool = True,

@@ -43,16 +43,13 @@ def register(app: typer.Typer) -> None:
         backend: Backend = backend_option(),
         as_json: bool = typer.Option(False, "--json", help="Print only JSON on stdout."),
     ) -> None:
-        from rich.markup import escape
-
-        from airctl.cli.output import err, print_json
+        from airctl.cli.output import err, escape, print_json
         from airctl.cli.output import out as stdout
         from airctl.pipeline.bisect.repro import ReproRequest, repro
         from airctl.pipeline.run.source import run_folder
 
         request = ReproRequest(run_folder(run, runs), out, bad.value if bad else None, minify, graph, backend.value)
-        result = repro(request,
-                       progress=lambda msg: err.print(msg, markup=False, highlight=False))
+        result = repro(request, progress=lambda msg: err.print(escape(msg), highlight=False))
         if as_json:
             print_json(result.to_json())
             return

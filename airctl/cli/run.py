@@ -43,7 +43,7 @@ def register(app: typer.Typer) -> None:
         watchdog: float = typer.Option(None, "--watchdog", min=0, show_default="collective timeout + 30 s", help=(
             "torchrun: stop every rank once one has been blocked in a collective this long (s; 0: never).")),
     ) -> None:
-        from airctl.cli.output import err
+        from airctl.cli.output import err, escape
         from airctl.errors import CommandExit
         from airctl.pipeline.compile.run_errors import show
         from airctl.pipeline.compile.run_script import RunRequest, run_script
@@ -58,7 +58,7 @@ def register(app: typer.Typer) -> None:
             return
         request = RunRequest(script=script, args=list(args or []), out_dir=out, backend=backend.value, check=check,
                              atol=atol)
-        result = run_script(request, progress=lambda msg: err.print(f"airctl: {msg}", markup=False,
+        result = run_script(request, progress=lambda msg: err.print(escape(f"airctl: {msg}"),
                                                                     highlight=False))
         _print_summary(result)
         if result.end.failed:
@@ -69,7 +69,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _print_summary(result) -> None:  # noqa: ANN001 - RunResult, imported lazily
-    from airctl.cli.output import err
+    from airctl.cli.output import err, escape
 
     index = result.index.to_json()
     graphs = index.get("graphs") or []
@@ -91,7 +91,7 @@ def _print_summary(result) -> None:  # noqa: ANN001 - RunResult, imported lazily
 
     where = os.path.relpath(result.ledger_dir)
     where = where if not where.startswith("..") else str(result.ledger_dir)
-    err.print(f"airctl: ledger {where} — " + ", ".join(parts), markup=False, highlight=False)
+    err.print(escape(f"airctl: ledger {where} — " + ", ".join(parts)), highlight=False)
     races = (execution or {}).get("races") or []
     if races:
         from airctl.cli.summary import print_races

@@ -17,7 +17,8 @@ def _fmt_s(value: Any) -> str:
 
 
 def stage_table(graph: dict[str, Any], show_all: bool = False) -> Table:
-    table = Table(title=f"graph {graph['id']} ({graph.get('name') or '?'}, {graph['kind']})", title_justify="left",
+    title = f"graph {graph.get('id')} ({graph.get('name') or '?'}, {graph.get('kind')})"
+    table = Table(title=escape(title), title_justify="left",
                   show_edge=False, pad_edge=False)
     table.add_column("#", justify="right", style="dim")
     table.add_column("stage")
@@ -40,7 +41,7 @@ def stage_table(graph: dict[str, Any], show_all: bool = False) -> Table:
         delta = s.get("node_delta")
         delta_txt = "" if not delta else (f"[green]+{delta}[/green]" if delta > 0 else f"[red]{delta}[/red]")
         mark = {True: "[yellow]changed[/yellow]", False: "[dim]–[/dim]", None: ""}[changed]
-        table.add_row(str(s["index"]), escape(s["name"]), str(s["nodes"]), delta_txt, mark, _fmt_s(took))
+        table.add_row(escape(s["index"]), escape(s["name"]), escape(s["nodes"]), delta_txt, mark, _fmt_s(took))
     notes = ["time: a pass's own; other stages: since the stage before"]
     if hidden:
         notes.append(f"{hidden} unchanged passes hidden (see index.json)")
@@ -66,14 +67,14 @@ def print_summary(result: Any, show_all: bool = False) -> None:
     backend = index.get("backend") or {}
     err.print(f"[bold]airctl {escape(str(index.get('command') or 'compile'))}[/bold] "
               f"{escape(str((index.get('model') or {}).get('path')))} "
-              f"mode={index.get('mode')} backend={backend.get('name', '?')}"
+              f"mode={escape(index.get('mode'))} backend={escape(backend.get('name', '?'))}"
               + (f" [dim]({escape(backend.get('reason', ''))})[/dim]" if backend.get("reason") else ""))
     for graph in index.get("graphs", []):
         out.print(stage_table(graph, show_all))
     dumps = index.get("dumps") or []
     if dumps:
         kinds = sorted({f"{d.get('stage')}.{d.get('type')}" for d in dumps})
-        out.print(f"TorchAir dumps: {len(dumps)} ({', '.join(kinds)})")
+        out.print(f"TorchAir dumps: {len(dumps)} ({escape(', '.join(kinds))})")
     findings = index.get("findings") or []
     if findings:
         errors = sum(1 for f in findings if f.get("severity") == "error")
@@ -95,5 +96,5 @@ def print_summary(result: Any, show_all: bool = False) -> None:
         out.print("timings: " + ", ".join(parts))
     status = index.get("status")
     colour = "green" if status in ("ok", "planned") else "red"
-    out.print(f"status: [{colour}]{status}[/{colour}]")
-    out.print(f"ledger: {result.ledger_dir}")
+    out.print(f"status: [{colour}]{escape(status)}[/{colour}]")
+    out.print(f"ledger: {escape(result.ledger_dir)}")

@@ -16,7 +16,7 @@ from typing import Any
 DEFAULT_STREAM = "default"
 
 
-@dataclass
+@dataclass(slots=True)  # a long profile holds millions: no __dict__ per event
 class OpEvent:
     node: str  # FX node name (or the task name on a real NPU)
     op: str  # target, e.g. "aten.mm.default"

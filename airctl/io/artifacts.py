@@ -100,10 +100,10 @@ class ArtifactSet:
         return not (self.logs or self.listings or self.fx_code or self.dumps or self.graph_files or self.tcd_runs)
 
 
-def _head(path: Path) -> str:
+def _head(path: Path, size: int = HEAD_BYTES) -> str:
     try:
         with open(path, "rb") as handle:
-            data = handle.read(HEAD_BYTES)
+            data = handle.read(size)
     except OSError as e:
         raise GraphReadError(f"cannot read: {e.strerror or e}", file=str(path)) from e
     return data.decode("utf-8", errors="replace")
@@ -157,6 +157,9 @@ def _is_tcd(path: Path) -> bool:
 def classify_file(path: Path, found: ArtifactSet) -> None:
     name = path.name
     if m := DUMP_NAME.match(name):
+        if "\0" in _head(path, 8192):  # TorchAir's dumps are text: binary data under its name is not one
+            found.skipped.append((str(path), "binary data, not a TorchAir dump"))
+            return
         found.dumps.append(GeDump(path, m["which"], m["graph"], m["type"], int(m["rank"]) if m["rank"] else None,
                                   int(m["pid"]) if m["pid"] else None))
         return

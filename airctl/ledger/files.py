@@ -29,10 +29,11 @@ import contextlib
 import os
 import queue
 import threading
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
-from airctl.io.compressed import GZ, gzip_bytes
+from airctl.io.compressed import GZ, LEVEL, gzip_bytes
 
 Produce = Callable[[], str | bytes]
 IDLE_S = 1.0  # the worker thread ends after this long without work
@@ -47,6 +48,23 @@ def write_file(path: Path, data: str | bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
     try:
         tmp.write_bytes(raw)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def copy_compressed(source: Path, path: Path, chunk: int = 1 << 20) -> None:
+    """``source`` gzip-compressed into ``path``, streamed (memory stays at one chunk, whatever the size: a 1 GB
+    log is never read whole), via a temporary file renamed over it; nothing half-written is left."""
+    tmp = path.with_name(path.name + ".tmp")
+    packer = zlib.compressobj(LEVEL, zlib.DEFLATED, 31)
+    try:
+        with open(source, "rb") as src, open(tmp, "wb") as dst:
+            while block := src.read(chunk):
+                dst.write(packer.compress(block))
+            dst.write(packer.flush())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

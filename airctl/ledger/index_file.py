@@ -15,6 +15,7 @@ tried (:func:`essential`) before a :class:`~airctl.errors.LedgerError` names the
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,12 @@ RESERVE = 4096  # bytes an index.json takes at least: room for an in-place rewri
 
 
 def cannot_write(root: Path, error: OSError) -> LedgerError:
+    """The error of a ledger write that failed; the hint follows the cause (a full disk, or the run's folder
+    deleted or moved while the run was writing it)."""
+    if error.errno == errno.ENOENT or not root.is_dir():
+        return LedgerError(f"cannot write the ledger: its folder was deleted or moved while the run was writing "
+                           f"it ({error.filename or root})", file=str(root),
+                           hint="run the command again; leave the run's folder alone until it ends")
     return LedgerError(f"cannot write the ledger ({error.strerror or error}): {error.filename or root}",
                        file=str(root), hint="free space on the disk that holds it (df -h), or give another --out; "
                                             "what was written before is kept")

@@ -12,7 +12,6 @@ malformed index is, on which paths a ledger may name, and on the default stage
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from airctl.errors import LedgerError
@@ -20,9 +19,11 @@ from airctl.graph.model import Graph
 from airctl.io.read import read_graph
 from airctl.layout import is_ledger
 from airctl.ledger.defaults import Request, StageRequest, default_stage
-from airctl.ledger.index import RunIndex, StageRef
+from airctl.ledger.index import VERSION, RunIndex, StageRef
+from airctl.ledger.index_load import load_index, warn_if_newer
 from airctl.ledger.liveness import seen_alive
 from airctl.ledger.record import INDEX
+from airctl.safe_files import check_regular
 
 OPEN_HINT = "pass the run folder that `airctl compile` printed (airctl-runs/<run-id>)"
 
@@ -47,13 +48,8 @@ class Ledger:
         index_path = root / INDEX
         if not index_path.is_file():
             raise LedgerError(f"not a ledger: no {INDEX}", file=str(root), hint=OPEN_HINT)
-        try:
-            data = json.loads(index_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise LedgerError(f"corrupt {INDEX}: {e.msg}", file=str(index_path), line=e.lineno,
-                              column=e.colno) from e
-        except (OSError, UnicodeDecodeError, RecursionError) as e:
-            raise LedgerError(f"cannot read {INDEX}: {e}", file=str(index_path)) from e
+        data = load_index(index_path)
+        warn_if_newer(data, VERSION, str(index_path))
         return cls(root, RunIndex.read(seen_alive(data), file=str(index_path)))
 
     # -- stages --------------------------------------------------------------------------------
@@ -114,7 +110,8 @@ def _listing(stages: list[StageRef]) -> str:
 
 def stage_path(root: Path, file: str, stage: str | None = None) -> Path:
     """``root / file`` for a stage file named in index.json, refusing paths that leave the ledger:
-    absolute paths, ``..``, and links (the file or a folder on its way) that point outside."""
+    absolute paths, ``..``, and links (the file or a folder on its way) that point outside; and
+    anything but a regular file there (a FIFO would block the reader forever)."""
     rel = Path(str(file))
     which = f"stage {stage!r}" if stage else "a stage file"
     if rel.is_absolute() or ".." in rel.parts:
@@ -125,4 +122,6 @@ def stage_path(root: Path, file: str, stage: str | None = None) -> Path:
     if resolved != inside and inside not in resolved.parents:
         raise LedgerError(f"{which} points outside the ledger: {file!r} is a link to {str(resolved)!r}",
                           file=str(root / INDEX), hint="stage files are files under the ledger folder, not links out")
+    if path.exists():  # a missing file is the reader's error; a FIFO or a folder must not block or crash it
+        check_regular(path, hint=f"{which} of this ledger was replaced; airctl writes regular files only")
     return path

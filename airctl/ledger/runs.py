@@ -16,16 +16,16 @@ airctl.errors.LedgerError: no run in ... yet
 
 from __future__ import annotations
 
-import json
 import os
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from airctl.errors import LedgerError
 from airctl.layout import is_ledger
+from airctl.ledger.index_load import load_index
 from airctl.ledger.liveness import seen_alive
+from airctl.ledger.pointer import read_pointer, write_pointer
 from airctl.ledger.record import INDEX
 
 LATEST = "latest"
@@ -33,10 +33,12 @@ START_HINT = "start with `airctl compile MODEL.py` (or `airctl run SCRIPT.py`)"
 
 
 def mark_latest(out_dir: Path, run_id: str) -> None:
-    """Make ``run_id`` the current run of ``out_dir`` (atomic: readers see the old or the new id)."""
-    tmp = out_dir / f".{LATEST}.{os.getpid()}.{secrets.token_hex(3)}.tmp"
-    tmp.write_text(run_id + "\n", encoding="utf-8")
-    os.replace(tmp, out_dir / LATEST)
+    """Make ``run_id`` the current run of ``out_dir``: atomic (readers see the old or the new id), in
+    place on a full disk, no temporary file left on any failure (:mod:`airctl.ledger.pointer`). A run
+    whose folder was deleted while it ran is not made current (the pointer would name nothing)."""
+    if not is_run(Path(out_dir) / run_id):
+        return
+    write_pointer(Path(out_dir) / LATEST, run_id)
 
 
 def _where(out_dir: Path) -> str:
@@ -58,10 +60,10 @@ def latest_run(out_dir: Path) -> Path:
     """The current run of ``out_dir``; LedgerError (exit 2) with what to do when there is none."""
     out_dir = Path(out_dir)
     pointer = out_dir / LATEST
-    if pointer.is_file():
-        run_id = pointer.read_text(encoding="utf-8").strip()
+    if os.path.lexists(pointer):
+        run_id = read_pointer(pointer)  # a link, a FIFO, a huge file or anything but an id: LedgerError
         root = out_dir / run_id
-        if run_id and "/" not in run_id and "\\" not in run_id and is_run(root):
+        if is_run(root):
             return root
         others = run_folders(out_dir)
         raise LedgerError(f"the current run {run_id!r} of {_where(out_dir)} no longer exists (deleted or moved)",
@@ -138,12 +140,12 @@ def list_runs(out_dir: Path) -> list[RunRow]:
     rows = []
     for root in run_folders(out_dir):
         try:
-            data = seen_alive(json.loads((root / INDEX).read_text(encoding="utf-8")))
+            data = seen_alive(load_index(root / INDEX))
             if not isinstance(data, dict):
-                raise ValueError("not a JSON object")
-        except (OSError, ValueError) as e:
+                raise LedgerError("not a JSON object", file=str(root / INDEX))
+        except LedgerError as e:
             rows.append(RunRow(root.name, str(root), None, None, None, None, None, "unreadable", None, 0, None,
-                               root.name == current, error=str(e)))
+                               root.name == current, error=e.message))
             continue
         execution = data.get("execution") if isinstance(data.get("execution"), dict) else {}
         model = data.get("model") if isinstance(data.get("model"), dict) else {}

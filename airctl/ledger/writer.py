@@ -36,6 +36,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -44,7 +45,7 @@ from typing import Any
 from airctl import __version__
 from airctl.graph.model import Graph
 from airctl.io.json_io import from_dict, write_json
-from airctl.ledger.files import BackgroundFiles, write_file
+from airctl.ledger.files import BackgroundFiles, copy_compressed
 from airctl.ledger.index import DumpEntry, GraphEntry, RunIndex, StageEntry
 from airctl.ledger.index_file import cannot_write, write_index
 from airctl.ledger.liveness import process_record
@@ -95,7 +96,11 @@ class LedgerWriter:
                 break
             except FileExistsError:
                 continue
-        return cls._start(root, run_id, fields)
+        try:
+            return cls._start(root, run_id, fields)
+        except BaseException:  # not even index.json fits (a full disk): no folder that is not a run is left
+            shutil.rmtree(root, ignore_errors=True)
+            raise
 
     @classmethod
     def create_at(cls, root: Path | str, run_id: str | None = None, **fields: Any) -> LedgerWriter:
@@ -258,7 +263,7 @@ class LedgerWriter:
         target = path.with_name(path.name + ".gz")
 
         def compress() -> None:
-            write_file(target, path.read_bytes())
+            copy_compressed(path, target)  # streamed: a big dump is not read whole
             path.unlink(missing_ok=True)  # once the compressed copy is on disk; kept when that failed
 
         self._files.call(compress, target)
@@ -271,7 +276,7 @@ class LedgerWriter:
         if path is None or path.suffix == ".gz" or not path.is_file():
             return
         try:
-            write_file(path.with_name(path.name + ".gz"), path.read_bytes())
+            copy_compressed(path, path.with_name(path.name + ".gz"))  # streamed: a long log is not read whole
         except OSError:  # a full disk: the plain log stays
             return
         path.unlink()

@@ -20,7 +20,6 @@ lists it (``imported.problems``, ``file:line: message``). Nothing importable at 
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from airctl.instrument.change import fingerprint
 from airctl.io.artifacts import ArtifactSet, discover
 from airctl.io.import_plan import GraphPlan, ImportPlan, plan_import
 from airctl.io.listing import ge_ops_text
+from airctl.ledger.files import copy_compressed
 from airctl.ledger.index import RunIndex
 from airctl.ledger.writer import LedgerWriter, slug
 from airctl.pipeline.run.finish import finish_ledger
@@ -79,7 +79,14 @@ def import_artifacts(req: ImportRequest) -> ImportResult:
         problems: list[str] = []
         for graph in plan.graphs:
             _write_graph(ledger, graph, problems)
-        _copy_dumps(ledger, plan)
+        read = {g.id for g in ledger.run_index.graphs if g.stages}
+        if not read and not found.profiles:  # nothing could be read: no ledger of copies (issue 33)
+            error = GraphReadError("nothing could be imported: " + "; ".join(problems[:3]), file=str(paths[0]),
+                                   hint="the files are named as TorchAir's but do not hold what TorchAir writes")
+            ledger.fail(error.message, error.to_json())
+            ledger.finish("failed")
+            raise error
+        _copy_dumps(ledger, plan, read)
         logs = _copy_logs(ledger, plan)
         if found.profiles:
             ledger.set(profiles=[_profile_entry(p) for p in found.profiles])
@@ -87,7 +94,7 @@ def import_artifacts(req: ImportRequest) -> ImportResult:
         ledger.set(imported=_imported(paths, found, plan, logs, problems, notes))
         if req.verify:
             _verify(ledger, plan)
-        ledger.finish("ok")
+        ledger.finish()  # ok, or (a full disk ate a snapshot) failed with `cannot write the ledger`
         finish_ledger(ledger, None, write_report=req.report)
     return ImportResult(ledger.root, ledger.run_index, problems, notes)
 
@@ -135,14 +142,15 @@ def _dump_stage(graph: GraphPlan, which: str, type_: str) -> str:
     return f"ge-{which}"
 
 
-def _copy_dumps(ledger: LedgerWriter, plan: ImportPlan) -> None:
+def _copy_dumps(ledger: LedgerWriter, plan: ImportPlan, read: set[str]) -> None:
+    """TorchAir's dumps of the graphs that were read (``read``: their ids), gzip-compressed as they are copied."""
     target_dir = ledger.root / "torchair"
     for graph in plan.graphs:
-        for dump in graph.dumps:
-            target = target_dir / dump.path.name
+        for dump in graph.dumps if graph.id in read else []:
+            target = target_dir / (dump.path.name + ".gz")
             if target.exists():
-                target = target_dir / f"{slug(graph.id)}-{dump.path.name}"
-            shutil.copy2(dump.path, target)
+                target = target_dir / f"{slug(graph.id)}-{dump.path.name}.gz"
+            copy_compressed(dump.path, target)
             fields: dict[str, Any] = {"graph": graph.name, "type": dump.type,
                                       "stage": _dump_stage(graph, dump.which, dump.type),
                                       "written_by": "torchair", "source": str(dump.path.absolute())}
@@ -153,24 +161,23 @@ def _copy_dumps(ledger: LedgerWriter, plan: ImportPlan) -> None:
         for model in run.models:
             if model.output_code is not None:
                 target = target_dir / f"output_code_model__{model.k}{'_pid' + str(run.pid) if run.pid else ''}.py"
-                shutil.copy2(model.output_code, target)
+                copy_compressed(model.output_code, target := target.with_name(target.name + ".gz"))
                 ledger.add_dump(target, graph=None, type="py", stage="generated-code", written_by="torchair",
                                 source=str(model.output_code.absolute()))
 
 
 def _copy_logs(ledger: LedgerWriter, plan: ImportPlan) -> list[dict[str, str]]:
+    """Each log once, gzip-compressed as it is copied (a 1 GB DEBUG log costs a chunk of memory and a tenth
+    of its size on disk); the first is the run's ``log``."""
     logs = [Path(log.path) for log in plan.logs]
     copied = []
     if logs:
         (ledger.root / "logs").mkdir(exist_ok=True)
     for i, log in enumerate(logs):
-        name = f"logs/{i:02d}-{slug(log.name)}"
-        shutil.copyfile(log, ledger.root / name)
+        name = f"logs/{i:02d}-{slug(log.name)}.gz"
+        copy_compressed(log, ledger.root / name)
         copied.append({"source": str(log.absolute()), "file": name})
-    if logs:
-        shutil.copyfile(logs[0], ledger.root / "log.txt")
-    else:
-        ledger.set(log=None)
+    ledger.set(log=copied[0]["file"] if copied else None)
     return copied
 
 

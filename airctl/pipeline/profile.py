@@ -220,13 +220,14 @@ def compare_profiles(req: ProfileRequest, *, png: bool = False, top: int = 10,
 
 
 def analyze_profile_folder(folder: Path, ledger: Path | None = None, *, out: Path = Path("airctl-runs"),
-                           png: bool = False, top: int = 10) -> ProfileOutcome:
+                           png: bool = False, top: int = 10,
+                           progress: Callable[[str], None] | None = None) -> ProfileOutcome:
     """Summarise what torch_npu's profiler wrote, every rank of it; files go to ``<ledger>/profile/``
     (or ``<out>/analyze-<folder>/profile/`` without a ledger: one trace with a process per rank)."""
     from airctl.profile.analyze import analyze
     from airctl.profile.ranks import summarize_analysis
 
-    analysis = analyze(folder, ledger)
+    analysis = analyze(folder, ledger, progress)
     summary = summarize_analysis(analysis, top=top)
     single = isinstance(summary, ProfileSummary)
     name = analysis.timelines[0].graph if single else Path(folder).resolve().name

@@ -15,6 +15,7 @@ profiler defines it and checked against its ``step_trace_time.csv``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,17 +69,20 @@ class Analysis:
         return [f"rank {r.rank}: {w}" if several else w for r in self.ranks for w in r.data.warnings]
 
 
-def analyze(path: Path, ledger: Path | None = None) -> Analysis:
-    """Read every rank under ``path``; with ``ledger``, link tasks to its graph nodes."""
+def analyze(path: Path, ledger: Path | None = None, progress: Callable[[str], None] | None = None) -> Analysis:
+    """Read every rank under ``path``; with ``ledger``, link tasks to its graph nodes (``progress``: what is
+    being read, for big files)."""
     folders, notes = find_rank_folders(Path(path))
     ranks = []
     for f in folders:
-        data = read_rank(f)
+        data = read_rank(f, progress)
         graph = f.path.name if len(folders) == 1 else f"rank {data.rank if data.rank is not None else '?'}"
-        timeline = to_timeline(data, graph)
         steps = breakdown(data.tasks, data.host_steps)
         checked = check(steps, data.profiler_steps, data.device, data.profiler_steps_from or "") \
             if data.profiler_steps else None
+        # one rank: its tasks become the timeline's events one by one (memory holds one of the two);
+        # several: cross_rank reads the tasks again
+        timeline = to_timeline(data, graph, consume=len(folders) == 1)
         if ledger is not None:
             timeline.meta["links"] = link_to_ledger(timeline, Path(ledger))
         timeline.meta["notes"] = notes if len(folders) == 1 else []

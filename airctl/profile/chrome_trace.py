@@ -13,6 +13,9 @@ Layout (docs/profile.md §Trace format):
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from airctl.execute.timeline import OpEvent, Timeline
@@ -28,16 +31,32 @@ def _lanes(timeline: Timeline) -> dict[str, int]:
 
 def to_chrome_trace(timelines: list[Timeline], meta: dict[str, Any] | None = None) -> dict[str, Any]:
     """The trace document (a dict ready for ``json.dump``)."""
-    out: list[dict[str, Any]] = []
+    return {"traceEvents": list(trace_events(timelines)), "displayTimeUnit": "ms",
+            "otherData": {"generator": "airctl profile", **(meta or {})}}
+
+
+def write_chrome_trace(path: Path, timelines: list[Timeline], meta: dict[str, Any] | None = None) -> None:
+    """:func:`to_chrome_trace` written to ``path`` one event at a time (a profile of a million tasks is
+    never a list of a million dicts, nor one string)."""
+    with path.open("w", encoding="utf-8") as f:
+        f.write('{"traceEvents": [\n')
+        for n, event in enumerate(trace_events(timelines)):
+            f.write((",\n" if n else "") + json.dumps(event, default=str))
+        other = json.dumps({"generator": "airctl profile", **(meta or {})}, default=str)
+        f.write(f'\n], "displayTimeUnit": "ms", "otherData": {other}}}\n')
+
+
+def trace_events(timelines: list[Timeline]) -> Iterator[dict[str, Any]]:
+    """The trace's events, in order: per timeline its names, then per step its ops, flows and races."""
     flow_id = 0
     for pid, t in enumerate(timelines, start=1):
         lanes = _lanes(t)
-        out.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
+        yield ({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
                     "args": {"name": f"{t.graph} ({t.mode})"}})
-        out.append({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0, "args": {"sort_index": pid}})
+        yield ({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0, "args": {"sort_index": pid}})
         for stream, tid in lanes.items():
-            out.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": f"stream {stream}"}})
-            out.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid, "args": {"sort_index": tid}})
+            yield ({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": f"stream {stream}"}})
+            yield ({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid, "args": {"sort_index": tid}})
         offset = 0.0
         for n, step in enumerate(ev.step_ids(t)):
             events = ev.step_events(t, step)
@@ -47,7 +66,7 @@ def to_chrome_trace(timelines: list[Timeline], meta: dict[str, Any] | None = Non
                 spans.append((ts, dur))
                 args = {"node": e.node, "op": e.op, "source": e.source, "module": e.module, "step": e.step,
                         "kind": e.kind}
-                out.append({"ph": "X", "name": e.node, "cat": "op", "pid": pid, "tid": lanes[e.stream],
+                yield ({"ph": "X", "name": e.node, "cat": "op", "pid": pid, "tid": lanes[e.stream],
                             "ts": ts, "dur": dur, "args": {k: v for k, v in args.items() if v is not None}})
             for sync in ev.step_syncs(t, step):
                 pair = ev.resolve_sync(events, sync)
@@ -57,15 +76,13 @@ def to_chrome_trace(timelines: list[Timeline], meta: dict[str, Any] | None = Non
                 (s_ts, s_dur), (d_ts, d_dur) = spans[pair[0]], spans[pair[1]]
                 src, dst = events[pair[0]], events[pair[1]]
                 common = {"name": sync.kind, "cat": "sync", "id": flow_id, "pid": pid}
-                out.append({**common, "ph": "s", "tid": lanes[src.stream], "ts": s_ts + s_dur / 2})
-                out.append({**common, "ph": "f", "bp": "e", "tid": lanes[dst.stream], "ts": d_ts + d_dur / 2})
+                yield ({**common, "ph": "s", "tid": lanes[src.stream], "ts": s_ts + s_dur / 2})
+                yield ({**common, "ph": "f", "bp": "e", "tid": lanes[dst.stream], "ts": d_ts + d_dur / 2})
             if n == 0:
-                out += _races(t, events, spans, lanes, pid)
+                yield from _races(t, events, spans, lanes, pid)
             a, b = ev.span(events)
             measured = t.step_seconds[n] if n < len(t.step_seconds) else 0.0
             offset += max(b, measured) + 0.05 * max(b - a, 1e-6)
-    return {"traceEvents": out, "displayTimeUnit": "ms",
-            "otherData": {"generator": "airctl profile", **(meta or {})}}
 
 
 def _races(t: Timeline, events: list[OpEvent], spans: list[tuple[float, float]], lanes: dict[str, int],

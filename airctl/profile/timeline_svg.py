@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import math
 import shutil
-import subprocess
 import tempfile
-from html import escape
 from pathlib import Path
 
 from airctl.errors import AirctlError
+from airctl.escape import markup as escape
 from airctl.execute.timeline import Timeline
+from airctl.external import TOOL_TIMEOUT_ENV, run_command, tool_timeout
 from airctl.profile import events as ev
 
 WIDTH = 1200
@@ -170,12 +170,12 @@ def svg_to_png(svg_path: Path, png_path: Path, timeout_s: float = 60.0) -> Path:
         cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                f"--user-data-dir={profile}", f"--window-size={width},{height}",
                f"--screenshot={png_path.absolute()}", svg_path.absolute().as_uri()]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
-        except subprocess.TimeoutExpired as e:
-            raise AirctlError(f"chromium took more than {timeout_s:.0f} s to render the PNG", file=str(png_path),
-                              hint="keep the SVG, or retry") from e
+        limit = tool_timeout(timeout_s)
+        done = run_command(cmd, timeout_s=limit)  # its own process group: chromium's helpers go with it
+        if done.timed_out:
+            raise AirctlError(f"chromium took more than {limit:g} s to render the PNG ({TOOL_TIMEOUT_ENV} sets "
+                              "the limit)", file=str(png_path), hint="keep the SVG, or retry")
     if not png_path.is_file():
-        raise AirctlError(f"chromium wrote no PNG (exit {proc.returncode}): {proc.stderr.strip()[-300:]}",
+        raise AirctlError(f"chromium wrote no PNG (exit {done.returncode}): {done.stderr.strip()[-300:]}",
                           file=str(png_path), hint="keep the SVG (open it in any browser)")
     return png_path

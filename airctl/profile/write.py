@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from airctl.execute.timeline import Timeline
 from airctl.layout import is_ledger
-from airctl.profile.chrome_trace import to_chrome_trace
+from airctl.profile.chrome_trace import write_chrome_trace
 from airctl.profile.timeline_svg import render_svg, svg_to_png
 
 log = logging.getLogger("airctl")
@@ -56,7 +56,7 @@ def write_profile(folder: Path, timelines: list[Timeline], summary: Summary, *, 
     folder.mkdir(parents=True, exist_ok=True)
     files = ProfileFiles(folder, folder / TRACE_FILE, folder / SUMMARY_FILE, folder / SVG_FILE)
     trace_meta = {**summary.meta, **(meta or {})}
-    files.trace.write_text(json.dumps(to_chrome_trace(timelines, trace_meta), default=str), encoding="utf-8")
+    write_chrome_trace(files.trace, timelines, trace_meta)
     summary.trace = str(files.trace)
     files.svg.write_text(render_svg(timelines, title), encoding="utf-8")
     if png:

@@ -16,10 +16,10 @@ escaped), and Graphviz XML-escapes them in its SVG, so graph contents never beco
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 from airctl.errors import AirctlError
+from airctl.external import TOOL_TIMEOUT_ENV, run_command, tool_timeout
 from airctl.graph.model import Graph
 from airctl.render.order import program_order
 from airctl.render.style import (
@@ -149,16 +149,18 @@ def has_dot() -> bool:
 
 
 def run_dot(source: str, fmt: str, out: Path) -> None:
-    """Render DOT text with the ``dot`` binary into ``out`` (``fmt``: svg or png)."""
+    """Render DOT text with the ``dot`` binary into ``out`` (``fmt``: svg or png). dot prints the picture
+    and airctl writes the file, so a folder that cannot be written is an OSError naming ``out``, not a
+    dot failure; dot runs in its own process group, at most ``$AIRCTL_TOOL_TIMEOUT`` (default 120 s)."""
     exe = shutil.which("dot")
     if exe is None:
         raise AirctlError("Graphviz's `dot` is not installed", hint="apt-get install graphviz (or use --type html)")
-    try:
-        proc = subprocess.run([exe, f"-T{fmt}", "-o", str(out)], input=source.encode("utf-8"),
-                              capture_output=True, timeout=DOT_TIMEOUT, check=False)
-    except subprocess.TimeoutExpired as e:
-        raise AirctlError(f"dot did not finish in {DOT_TIMEOUT:.0f} s", file=str(out),
-                          hint="use --type html, which lays out big graphs itself") from e
-    if proc.returncode != 0:
-        raise AirctlError(f"dot failed: {proc.stderr.decode('utf-8', 'replace').strip()[:500]}", file=str(out),
+    limit = tool_timeout(DOT_TIMEOUT)
+    done = run_command([exe, f"-T{fmt}"], input=source.encode("utf-8"), timeout_s=limit, keep_stdout=True)
+    if done.timed_out:
+        raise AirctlError(f"dot did not finish in {limit:g} s ({TOOL_TIMEOUT_ENV} sets the limit)", file=str(out),
+                          hint="use --type html, which lays out big graphs itself")
+    if done.returncode != 0:
+        raise AirctlError(f"dot failed: {done.stderr.strip()[:500]}", file=str(out),
                           hint="write --type dot and run Graphviz yourself to see the full error")
+    out.write_bytes(done.output)

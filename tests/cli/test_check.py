@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from airctl.cli.app import build_app, run
+from airctl.cli.app import build_app
+from airctl.cli.main import run
 
 REPO = Path(__file__).resolve().parents[2]
 CHECKS = REPO / "fixtures" / "checks"

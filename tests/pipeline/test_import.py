@@ -14,6 +14,7 @@ import pytest
 from airctl.errors import GraphReadError
 from airctl.ledger.reader import Ledger
 from airctl.pipeline.importing import ImportRequest, import_artifacts
+from tests.conftest import ledger_text
 
 IMPORTS = Path(__file__).resolve().parents[2] / "fixtures" / "imports"
 FX_PASSES = ["after:post_grad_custom_pre_pass", "after:optimize_noop_ops", "after:recover_view_inplace_pattern",
@@ -53,7 +54,8 @@ def test_compile_debug_folder_gives_every_stage_in_torchair_order(tmp_path: Path
     assert [(n.name, n.control_inputs) for n in ge.nodes if n.control_inputs] == [("Sub", ["Abs"])]
     assert {d.stage for d in index.dumps} == {"ge-original", "ge-optimized"} and all(
         (ledger.root / d.file).is_file() and d.rank == 0 and d.source for d in index.dumps)
-    assert (ledger.root / "log.txt").read_text().startswith("[")  # TorchAir's debug.log
+    assert ledger_text(ledger.root / index.log).startswith("[")  # TorchAir's debug.log, once, compressed
+    assert index.log.endswith(".gz") and not (ledger.root / "log.txt").exists()
     assert index.imported["torch_compile_debug"] and index.imported["problems"] == []
 
 

@@ -64,9 +64,16 @@ def test_wrong_numbers_travel_as_the_script_and_run_sh_exits_3(tmp_path: Path) -
     assert load_file(str(folder / "inputs.safetensors"))["input.0"].equal(original)
     versions = json.loads((folder / "versions.json").read_text())
     assert {"torch", "torch_npu", "torchair", "cann", "airctl"} <= set(versions)
+    modes = {p.name: p.stat().st_mode & 0o777 for p in folder.rglob("*") if p.is_file()}
+    assert modes["inputs.safetensors"] == modes["model.py"] == modes["README.md"], modes  # one mode (issue 33)
+    assert modes["run.sh"] & 0o111
     proc = run_sh(folder, tmp_path / "elsewhere" / "repro")
     assert proc.returncode == 3, proc.stderr[-2000:]
     assert "compiled outputs differ from eager PyTorch" in proc.stderr
+    # a reproducer that does not fail the way asked is refused, and leaves no folder (issue 33)
+    r = CliRunner().invoke(build_app(), ["repro", str(ledger), "--bad", "race", "-o", str(tmp_path / "refused")])
+    assert r.exit_code == 2 and "does not fail here" in r.stderr, r.output
+    assert not (tmp_path / "refused").exists() and not list(tmp_path.glob(".refused*"))
 
 
 def test_minify_leaves_a_few_nodes_of_the_race_and_still_fails_elsewhere(tmp_path: Path) -> None:

@@ -114,15 +114,18 @@ class Bisector:
     """Runs and caches the steps of one bisection."""
 
     def __init__(self, req: BisectRequest, progress: Progress) -> None:
+        if isinstance(req.max_compiles, bool) or not isinstance(req.max_compiles, int) or req.max_compiles < 1:
+            raise BisectError(f"--max-compiles must be a positive number of compiles, not {req.max_compiles!r}",
+                              hint=f"the default is {MAX_COMPILES}")
         self.req = req
         self.say = progress
-        self.folder = Path(req.out_dir) / f"bisect-{new_run_id(Path(req.model_path).stem)}"
-        self.folder.mkdir(parents=True, exist_ok=True)
         self.spec: Any = None
         if req.passes_file is not None:
             from airctl.passes import load
 
-            self.spec = load(req.passes_file)  # a bad file is refused before anything compiles
+            self.spec = load(req.passes_file)  # a bad file is refused before anything compiles (or is created)
+        self.folder = Path(req.out_dir) / f"bisect-{new_run_id(Path(req.model_path).stem)}"
+        self.folder.mkdir(parents=True, exist_ok=True)
         self.culprit: str | None = None  # the YAML pass whose placements are cut (level 3)
         self.steps: list[Step] = []
         self.cache: dict[Config, Step] = {}

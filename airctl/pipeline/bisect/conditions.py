@@ -12,21 +12,24 @@ check       ``airctl check`` of the ledger finds an error (the verifier on each 
 compile     the compile failed (``status`` ``failed``)
 expr        ``--bad-if EXPR`` is true on ``index.json`` (:mod:`airctl.ledger.expr`, no ``eval``)
 cmd         ``--bad-cmd CMD`` exits non-zero: run by the shell, as the user typed it, with
-            ``{ledger}`` replaced by the ledger folder and ``AIRCTL_LEDGER`` set to it
+            ``{ledger}`` replaced by the ledger folder and ``AIRCTL_LEDGER`` set to it, in its
+            own process group, for at most ``--cmd-timeout`` seconds (:mod:`airctl.external`:
+            the whole group is killed then; a step whose command timed out is unresolved)
 ==========  ==============================================================================
 """
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from airctl.errors import AirctlError
 from airctl.execute.compare import DEFAULT_ATOL
+from airctl.external import run_command
 from airctl.modes import Bad
 
 CMD_TIMEOUT_S = 600.0
@@ -48,10 +51,17 @@ class Condition:
     expr: str | None = None
     cmd: str | None = None
     atol: float = DEFAULT_ATOL
+    cmd_timeout_s: float = CMD_TIMEOUT_S
 
     @classmethod
     def make(cls, bad: str | None = None, bad_if: str | None = None, bad_cmd: str | None = None,
-             atol: float = DEFAULT_ATOL) -> Condition:
+             atol: float = DEFAULT_ATOL, cmd_timeout_s: float = CMD_TIMEOUT_S) -> Condition:
+        if not (isinstance(cmd_timeout_s, int | float) and math.isfinite(cmd_timeout_s) and cmd_timeout_s > 0):
+            raise AirctlError(f"--cmd-timeout must be a positive number of seconds, not {cmd_timeout_s!r}",
+                              hint=f"the default is {CMD_TIMEOUT_S:g} s per step")
+        if isinstance(atol, bool) or not isinstance(atol, int | float) or not math.isfinite(atol) or atol < 0:
+            raise AirctlError(f"--atol must be a finite number >= 0, not {atol!r}",
+                              hint=f"the default is {DEFAULT_ATOL:g}")
         given = [x for x in (bad, bad_if, bad_cmd) if x]
         if len(given) > 1:
             raise AirctlError("give one of --bad, --bad-if and --bad-cmd",
@@ -62,13 +72,14 @@ class Condition:
             check(bad_if)
             return cls("expr", expr=bad_if, atol=atol)
         if bad_cmd:
-            return cls("cmd", cmd=bad_cmd, atol=atol)
+            return cls("cmd", cmd=bad_cmd, atol=atol, cmd_timeout_s=float(cmd_timeout_s))
         return cls(Bad(bad or Bad.NUMERICS).value, atol=atol)
 
     def describe(self) -> str:
         return {"numerics": f"outputs differ from eager (atol {self.atol:g})", "race": "a stream race is reported",
                 "check": "the verifier finds an error", "compile": "the compile fails",
-                "expr": f"--bad-if {self.expr}", "cmd": f"--bad-cmd {self.cmd}"}[self.kind]
+                "expr": f"--bad-if {self.expr}",
+                "cmd": f"--bad-cmd {self.cmd} (at most {self.cmd_timeout_s:g} s a step)"}[self.kind]
 
     def judge(self, result: Any) -> Verdict:
         """``result``: a :class:`~airctl.pipeline.compile.compiler.CompileResult`."""
@@ -83,7 +94,7 @@ class Condition:
             value = evaluate(str(self.expr), index.to_json())
             return Verdict(bool(value), f"--bad-if gives {value!r}")
         if self.kind == "cmd":
-            return _run_cmd(str(self.cmd), Path(result.ledger_dir))
+            return _run_cmd(str(self.cmd), Path(result.ledger_dir), self.cmd_timeout_s)
         if self.kind == Bad.NUMERICS:
             return _numerics(index, failed, error)
         if failed:
@@ -114,14 +125,12 @@ def _numerics(index: Any, failed: bool, error: str) -> Verdict:
     return Verdict(False, f"outputs match eager (max abs error {execution.get('max_abs_error')})")
 
 
-def _run_cmd(cmd: str, ledger: Path) -> Verdict:
+def _run_cmd(cmd: str, ledger: Path, timeout_s: float) -> Verdict:
     text = cmd.replace("{ledger}", shlex.quote(str(ledger)))
     env = {**os.environ, "AIRCTL_LEDGER": str(ledger)}
-    try:
-        proc = subprocess.run(text, shell=True, env=env, capture_output=True, text=True,  # noqa: S602 - the user's own
-                              timeout=CMD_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return Verdict(False, f"--bad-cmd ran over {CMD_TIMEOUT_S:g} s", unresolved=True)
-    tail = (proc.stdout + proc.stderr).strip().splitlines()[-1:] or [""]
-    said = f": {tail[0][:160]}" if tail[0] else ""
-    return Verdict(proc.returncode != 0, f"--bad-cmd exited {proc.returncode}{said}")
+    done = run_command(text, shell=True, env=env, timeout_s=timeout_s)
+    if done.timed_out:
+        return Verdict(False, f"--bad-cmd ran past --cmd-timeout {timeout_s:g} s (its process group was killed)",
+                       unresolved=True)
+    said = f": {done.last_line[:160]}" if done.last_line else ""
+    return Verdict(done.returncode != 0, f"--bad-cmd exited {done.returncode}{said}")

@@ -19,10 +19,15 @@ nodes (:mod:`airctl.pipeline.bisect.minify`) while the failure stays.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import os
+import secrets
 import shlex
+import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -133,10 +138,54 @@ def repro(req: ReproRequest, progress: Any = None) -> ReproResult:
     atol = float((index.execution or {}).get("atol") or 1e-5)
     condition = Condition.make(req.bad or infer_bad(index), atol=atol)
     spec = _pass_file(index)
-    folder = Path(req.out) if req.out else Path(req.run).resolve().parent / f"repro-{index.run_id}"
-    if folder.exists() and any(folder.iterdir()):
-        raise ReproError(f"{folder} exists and is not empty", hint="give another -o DIR (or remove it)")
-    folder.mkdir(parents=True, exist_ok=True)
+    final = Path(req.out) if req.out else Path(req.run).resolve().parent / f"repro-{index.run_id}"
+    if final.exists() and (not final.is_dir() or any(final.iterdir())):
+        raise ReproError(f"{final} exists and is not empty", hint="give another -o DIR (or remove it)")
+    with _bundle(final) as folder:
+        result = _write(req, index, script, mode, atol, condition, spec, folder, say)
+    return dataclasses.replace(result, folder=final)
+
+
+@contextlib.contextmanager
+def _bundle(final: Path) -> Iterator[Path]:
+    """A temporary folder beside ``final``, renamed to it when the body succeeds and removed otherwise:
+    a refused or failed reproducer leaves nothing behind. Its files get one mode (:func:`_one_mode`)."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    work = final.parent / f".{final.name}.{os.getpid()}.{secrets.token_hex(3)}.tmp"
+    work.mkdir()
+    try:
+        yield work
+        _one_mode(work)
+        os.replace(work, final)  # an empty `final` is replaced too
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+
+
+def _one_mode(folder: Path) -> None:
+    """Every file of the bundle readable by all (safetensors writes its files 0600), run.sh executable."""
+    umask = _umask()
+    for path in [folder, *folder.rglob("*")]:
+        if path.is_symlink():
+            continue
+        executable = path.is_dir() or path.name == "run.sh"
+        path.chmod((0o777 if executable else 0o666) & ~umask)
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it (Linux); 022 elsewhere."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return 0o022
+
+
+def _write(req: ReproRequest, index: Any, script: Path, mode: str, atol: float, condition: Condition, spec: Any,
+           folder: Path, say: Any) -> ReproResult:
+    model = index.model or {}
     notes = []
     if (index.bisect or {}).get("torchair_off"):
         notes.append("the run had TorchAir passes switched off (" + ", ".join(index.bisect["torchair_off"])
@@ -174,7 +223,7 @@ def repro(req: ReproRequest, progress: Any = None) -> ReproResult:
     result = ReproResult(folder, form, condition, f"airctl {command}", verdict,
                          [*files, "run.sh", "versions.json", "README.md"], minified, notes)
     if not verdict.bad:
-        raise AirctlError(f"the reproducer in {folder} does not fail here: {verdict.why}",
+        raise AirctlError(f"the reproducer does not fail here: {verdict.why} (no folder was kept)",
                           hint="the failure may depend on something the folder does not hold (another file the "
                                "script reads, the random state); try --graph")
     return result

@@ -71,6 +71,7 @@ class Redelivery:
 
 
 _ARMED: Redelivery | None = None  # the process's, once armed
+_BEFORE: dict[int, Any] = {}  # the handlers arm() replaced, for disarm()
 _BLOCK: Redelivery | None = None  # the innermost redelivered() block's, in a process that did not arm
 
 
@@ -83,9 +84,25 @@ def arm() -> Redelivery | None:
     if _ARMED is None:
         _ARMED = Redelivery()
     for signum in SIGNALS:
-        if signal.getsignal(signum) is not signal.SIG_IGN:
+        handler = signal.getsignal(signum)
+        if handler is not signal.SIG_IGN and handler != _ARMED.handler:
+            _BEFORE[signum] = handler
             signal.signal(signum, _ARMED.handler)
     return _ARMED
+
+
+def disarm() -> None:
+    """Give the process back the handlers :func:`arm` replaced (the command is over: a console script
+    is about to exit, and ``run()`` called in-process leaves the caller's handlers as they were)."""
+    global _ARMED
+    if _ARMED is None or threading.current_thread() is not threading.main_thread():
+        return
+    _ARMED.seen()
+    for signum, handler in _BEFORE.items():
+        if signal.getsignal(signum) == _ARMED.handler:
+            signal.signal(signum, handler)
+    _BEFORE.clear()
+    _ARMED = None
 
 
 def seen() -> None:

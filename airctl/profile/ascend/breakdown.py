@@ -22,6 +22,10 @@ All arithmetic is on integer ns; µs appear only in :meth:`StepBreakdown.to_json
 
 from __future__ import annotations
 
+import bisect
+import heapq
+import itertools
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,14 +99,16 @@ def subtract(xs: list[Interval], ys: list[Interval]) -> list[Interval]:
 
 
 def breakdown(tasks: list[Task], host_steps: dict[int, tuple[int, int]] | None = None) -> list[StepBreakdown]:
-    work = [t for t in tasks if not t.is_marker]
-    compute = union([(t.start_ns, t.end_ns) for t in work if not t.comm
-                     and not t.name.endswith(("AicpuKernel", "AivKernel"))])
-    comm = union([(t.start_ns, t.end_ns) for t in work if t.comm and not t.name.endswith("AivKernel")])
-    both = union(compute + comm)
-    gaps = [(a[1], b[0]) for a, b in zip(both, both[1:], strict=False)]
+    """The steps' numbers. Streams over the tasks sorted once by start: only the merged compute and
+    communication intervals are held (a million tasks cost no lists of tuples per metric), and each
+    interval finds its step by bisection when the step windows are disjoint (else by the first window
+    that holds it, as always)."""
+    work = sorted((t for t in tasks if not t.is_marker), key=lambda t: t.start_ns)
+    compute = _merged((t.start_ns, t.end_ns) for t in work if not t.comm
+                      and not t.name.endswith(("AicpuKernel", "AivKernel")))
+    comm = _merged((t.start_ns, t.end_ns) for t in work if t.comm and not t.name.endswith("AivKernel"))
     steps: dict[int, StepBreakdown] = {}
-    for t in sorted(work, key=lambda t: t.start_ns):
+    for t in work:
         s = steps.setdefault(t.step or 0, StepBreakdown(t.step or 0, t.start_ns, t.end_ns))
         s.end_ns = max(s.end_ns, t.end_ns)
     for number, s in steps.items():
@@ -110,10 +116,11 @@ def breakdown(tasks: list[Task], host_steps: dict[int, tuple[int, int]] | None =
         if host is not None:
             s.end_ns = max(s.end_ns, host[1])
     order = sorted(steps.values(), key=lambda s: s.step)
+    find = _step_finder(order)
 
-    def count(intervals: list[Interval], metric: str | None) -> None:
+    def count(intervals: Iterable[Interval], metric: str | None) -> None:
         for a, b in intervals:
-            s = next((s for s in order if s.start_ns <= a < s.end_ns), None)
+            s = find(a)
             if s is None:
                 continue
             if metric:
@@ -124,9 +131,40 @@ def breakdown(tasks: list[Task], host_steps: dict[int, tuple[int, int]] | None =
     count(compute, "computing")
     count(comm, "communication")
     count(subtract(comm, compute), "communication_not_overlapped")
-    count(gaps, "free")
-    count([(t.start_ns, t.end_ns) for t in work if t.comm and t.name.startswith("hcom_receive")], "bubble")
+    count(_gaps(_merged(heapq.merge(compute, comm))), "free")
+    count(((t.start_ns, t.end_ns) for t in work if t.comm and t.name.startswith("hcom_receive")), "bubble")
     return order
+
+
+def _merged(sorted_intervals: Iterable[Interval]) -> list[Interval]:
+    """:func:`union` of intervals that come sorted by start (nothing else is held)."""
+    out: list[Interval] = []
+    for a, b in sorted_intervals:
+        if out and a <= out[-1][1]:
+            if b > out[-1][1]:
+                out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
+
+
+def _gaps(merged: list[Interval]) -> Iterator[Interval]:
+    for k in range(1, len(merged)):
+        yield merged[k - 1][1], merged[k][0]
+
+
+def _step_finder(order: list[StepBreakdown]) -> Callable[[int], StepBreakdown | None]:
+    """The first step of ``order`` whose window holds a time: by bisection when the windows are sorted and
+    disjoint (the usual case), else by a scan."""
+    starts = [s.start_ns for s in order]
+    disjoint = all(a.start_ns <= a.end_ns <= b.start_ns for a, b in itertools.pairwise(order))
+    if not disjoint:
+        return lambda a: next((s for s in order if s.start_ns <= a < s.end_ns), None)
+
+    def find(a: int) -> StepBreakdown | None:
+        k = bisect.bisect_right(starts, a) - 1
+        return order[k] if k >= 0 and a < order[k].end_ns else None
+    return find
 
 
 def check(ours: list[StepBreakdown], rows: list[ProfilerStepRow], device: int | None, source: str) -> dict[str, Any]:

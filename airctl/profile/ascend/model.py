@@ -18,6 +18,7 @@ from airctl.errors import AirctlError
 # device tasks that order streams (not work); HCCL's own Notify tasks are not listed: they wait for other ranks
 MARKER = re.compile(r"^(EVENT|NOTIFY)_?(RECORD|WAIT)|StreamWaitEvent$|^air\.(record|wait)", re.IGNORECASE)
 EVENT_TASK = re.compile(r"^EVENT_(RECORD|WAIT)", re.IGNORECASE)  # a stream waiting for another on one device
+COMPUTE_TYPE = re.compile(r"AI_CORE|AI_VECTOR|AI_CPU|MIX_|AIC|AIV|FFTS|KERNEL|^Other$", re.IGNORECASE)  # Task Type
 EXAMPLE_LIMIT = 5  # rows quoted per kind of warning; the rest are counted
 
 
@@ -25,7 +26,7 @@ class ProfileReadError(AirctlError):
     """A profiler folder or one of its files cannot be read."""
 
 
-@dataclass
+@dataclass(slots=True)  # a long profile holds millions: no __dict__ per task
 class Task:
     """One device task (a kernel, an HCCL op, an event record/wait). Times are integer ns, absolute."""
 

@@ -13,19 +13,19 @@ from __future__ import annotations
 import bisect
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from airctl.profile.ascend import db, kernels, step_trace, trace
 from airctl.profile.ascend.folders import RankFolder, level_of
 from airctl.profile.ascend.kernels import op_type_of
-from airctl.profile.ascend.model import EVENT_TASK, Columns, Issues, ProfileReadError, RankData, Task
+from airctl.profile.ascend.model import COMPUTE_TYPE, EVENT_TASK, Columns, Issues, ProfileReadError, RankData, Task
 from airctl.profile.ascend.placement import markers_from_trace, place_streams
 
 HOST = re.compile(r"^(.*)_\d+_\d{14,17}_ascend_pt$")
-COMPUTE_TYPE = re.compile(r"AI_CORE|AI_VECTOR|AI_CPU|MIX_|AIC|AIV|FFTS|KERNEL|^Other$", re.IGNORECASE)
 
 
-def read_rank(folder: RankFolder) -> RankData:
+def read_rank(folder: RankFolder, progress: Callable[[str], None] | None = None) -> RankData:
     issues = Issues()
     out = folder.output
     trace_path, kernels_path = out / trace.FILE, out / kernels.FILE
@@ -34,7 +34,7 @@ def read_rank(folder: RankFolder) -> RankData:
         raise ProfileReadError(f"neither {trace.FILE} nor {kernels.FILE} (nor a .db export) in {out.name}",
                                file=str(out), hint="the profiler did not finish parsing; on an NPU, parse it offline "
                                                    "with torch_npu.profiler.profiler.analyse(<folder>)")
-    view = trace.read_trace(trace_path, issues) if trace_path.is_file() else None
+    view = trace.read_trace(trace_path, issues, progress) if trace_path.is_file() else None
     tasks: list[Task] = []
     columns: list[Columns] = []
     host_steps = dict(view.host_steps) if view else {}
@@ -57,6 +57,8 @@ def read_rank(folder: RankFolder) -> RankData:
     streams_from = place_streams(tasks, view, issues, given)
     if source != trace.FILE:
         tasks += markers_from_trace(view, tasks)
+    if view is not None:  # the trace's spans are in the tasks now: a long profile must not hold both
+        view.hardware, view.comm_ops, view.plane_tasks, view.cpu_ops = [], [], [], []
     assign_steps(tasks, host_steps)
     data = RankData(folder.path, folder.rank, tasks, source, streams_from, host_steps, columns=columns,
                     level=level_of(folder.info), device=view.device if view else None,
@@ -70,16 +72,18 @@ def read_rank(folder: RankFolder) -> RankData:
 def tasks_from_trace(view: trace.TraceView) -> list[Task]:
     """Compute tasks and event record/wait of the hardware lanes, HCCL ops of the Communication
     process (their own tasks on the lanes are covered by the op); else the CPU ``aten::`` ops."""
+    comm_where = f"{view.path.name}: Communication"
     out = [Task(s.name, op_type_of(s.name, True), None, s.start_ns, s.dur_ns, comm=True, core="COMMUNICATION",
-                where=f"{view.path.name}: Communication") for s in view.comm_ops]
+                where=comm_where) for s in view.comm_ops]
+    wheres: dict[str, str] = {}  # one "where" text per lane, shared by its tasks
     for s in view.hardware:
         kind = str(s.args.get("Task Type", ""))
         event = EVENT_TASK.match(s.name) or EVENT_TASK.match(kind)
         if event:
             out.append(Task(s.name, f"EVENT_{event.group(1).upper()}", s.lane, s.start_ns, s.dur_ns))
         elif not kind or COMPUTE_TYPE.search(kind):
-            out.append(Task(s.name, s.name, s.lane, s.start_ns, s.dur_ns, core=kind,
-                            where=f"{view.path.name}: Stream {s.lane}"))
+            where = wheres.get(s.lane) or wheres.setdefault(s.lane, f"{view.path.name}: Stream {s.lane}")
+            out.append(Task(s.name, s.name, s.lane, s.start_ns, s.dur_ns, core=kind, where=where))
     if out:
         return out
     return [Task(s.name, s.name.split("::")[-1], s.lane, s.start_ns, s.dur_ns) for s in view.cpu_ops]

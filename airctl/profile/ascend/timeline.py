@@ -20,8 +20,12 @@ RECORD = re.compile(r"(EVENT|NOTIFY)_?RECORD|^air\.record", re.IGNORECASE)
 WAIT = re.compile(r"(EVENT|NOTIFY)_?WAIT|StreamWaitEvent|^air\.wait", re.IGNORECASE)
 
 
-def to_timeline(data: RankData, graph: str) -> Timeline:
-    tasks = sorted(data.tasks, key=lambda t: (t.step or 0, t.start_ns, t.end_ns))
+def to_timeline(data: RankData, graph: str, consume: bool = False) -> Timeline:
+    """The rank's timeline. ``consume``: ``data.tasks`` is emptied and each task freed once its event exists
+    (a profile of a million tasks then never holds both at once)."""
+    tasks: list[Task | None] = sorted(data.tasks, key=lambda t: (t.step or 0, t.start_ns, t.end_ns))  # type: ignore[assignment]
+    if consume:
+        data.tasks = []
     first: dict[int, int] = {}
     last: dict[int, int] = {}
     for t in tasks:
@@ -29,13 +33,22 @@ def to_timeline(data: RankData, graph: str) -> Timeline:
         first[s] = min(first.get(s, t.start_ns), t.start_ns)
         last[s] = max(last.get(s, t.end_ns), t.end_ns)
     names = _unique_names(tasks)
-    events = [OpEvent(node=names[i], op=t.type or t.name, stream=t.stream or "?",
-                      start_s=(t.start_ns - first[t.step or 0]) / 1e9, end_s=(t.end_ns - first[t.step or 0]) / 1e9,
-                      step=t.step or 0, kind="communication" if t.comm else None) for i, t in enumerate(tasks)]
+    pairs = infer_syncs(tasks)
+    events = []
+    for i, t in enumerate(tasks):
+        assert t is not None
+        events.append(OpEvent(node=names[i], op=t.type or t.name, stream=t.stream or "?",
+                              start_s=(t.start_ns - first[t.step or 0]) / 1e9,
+                              end_s=(t.end_ns - first[t.step or 0]) / 1e9,
+                              step=t.step or 0, kind="communication" if t.comm else None))
+        if consume:
+            tasks[i] = None
+    count = len(tasks)
+    del names, tasks
     syncs = [SyncEdge("event", events[r].node, events[w].node, events[r].stream, events[w].stream, events[r].end_s,
-                      events[w].step) for r, w in infer_syncs(tasks)]
+                      events[w].step) for r, w in pairs]
     meta = {"folder": str(data.folder), "rank": data.rank, "tasks_from": data.tasks_from,
-            "streams_from": dict(data.streams_from), "tasks": len(tasks), "simulated": data.simulated,
+            "streams_from": dict(data.streams_from), "tasks": count, "simulated": data.simulated,
             "syncs": "inferred from event record/wait tasks"}
     return Timeline(graph=graph, mode="npu-profile", events=events, syncs=syncs, steps=len(first),
                     step_seconds=[(last[s] - first[s]) / 1e9 for s in sorted(first)], meta=meta)

@@ -14,12 +14,14 @@ integers are exact; only the final per-step numbers become floats (seconds or µ
 
 from __future__ import annotations
 
+import re
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from statistics import median_low
 
 DAY_NS = 86_400 * 10**9
 MAX_NS = 10**20  # epoch ns beyond year 5000: not a clock reading
 MISSING = ("", "N/A", "NA", "None", "null")
+_PLAIN = re.compile(r"(\d+)(?:\.(\d{1,3}))?")  # µs with at most ns precision
 
 
 class TimeValueError(ValueError):
@@ -38,6 +40,10 @@ def us_to_ns(value: object) -> int:
     if isinstance(value, int):
         return value * 1000
     text = repr(value) if isinstance(value, float) else str(value).strip().strip('"').strip()
+    plain = _PLAIN.fullmatch(text)  # the usual "1736413971558932.912": exact without Decimal (10x faster)
+    if plain is not None:
+        whole, frac = plain.groups()
+        return int(whole) * 1000 + (int(frac.ljust(3, "0")) if frac else 0)
     if text in MISSING:
         raise TimeValueError("missing", value)
     try:

@@ -12,21 +12,27 @@ per thread (CPU-only traces). ``ts`` is a string of epoch µs with three decimal
 
 from __future__ import annotations
 
-import json
+from array import array
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from airctl.profile.ascend.model import Issues, ProfileReadError
+from airctl.profile.ascend.model import COMPUTE_TYPE, EVENT_TASK, Issues
 from airctl.profile.ascend.times import DAY_NS, TimeValueError, implausible_starts, us_to_ns
+from airctl.profile.ascend.trace_stream import iter_events
 
 FILE = "trace_view.json"
 HARDWARE = "ascend hardware"
 COMMUNICATION = ("communication", "hccl")
+ARGS_KEPT = ("Task Type", "stream id", "Physic Stream Id", "Stream Id")  # what placement and tasks read
+NO_ARGS: dict[str, Any] = {}  # shared, never written
+BIG = 64 << 20  # bytes from which reading a trace shows progress
+HW, COMM, OTHER = "hardware", "communication", "other"  # what a process's lanes are to the analysis
 
 
-@dataclass
+@dataclass(slots=True)
 class Span:
     """One complete event on a lane, times in integer ns."""
 
@@ -54,85 +60,139 @@ class TraceView:
 
 
 def load_events(path: Path) -> list[dict[str, Any]]:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as e:
-        raise ProfileReadError(f"cannot read {path.name}: {e.strerror or e}", file=str(path)) from e
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        stripped = text.rstrip()
-        if stripped.endswith(",]"):  # torch_npu: host events, then an empty device timeline
-            return load_events_text(stripped[:-2] + "]", path)
-        raise ProfileReadError(f"{path.name} is not valid JSON: {e.msg}", file=str(path), line=e.lineno,
-                               column=e.colno, hint="the profiler may have been stopped while writing; "
-                                                    "profile again") from e
-    except RecursionError:
-        raise ProfileReadError(f"{path.name} is nested too deeply to be a Chrome trace", file=str(path),
-                               hint="expected a flat list of trace events as torch_npu writes it") from None
-    return _events(doc, path)
+    """Every event of ``path`` as a list (small traces, tests); :func:`read_trace` streams instead."""
+    return list(iter_events(path))
 
 
-def load_events_text(text: str, path: Path) -> list[dict[str, Any]]:
-    try:
-        return _events(json.loads(text), path)
-    except (json.JSONDecodeError, RecursionError) as e:
-        raise ProfileReadError(f"{path.name} is not valid JSON", file=str(path),
-                               line=getattr(e, "lineno", None)) from None
+def read_trace(path: Path, issues: Issues, progress: Callable[[str], None] | None = None) -> TraceView:
+    """The lanes of ``path``, streamed (memory holds the kept spans, not the file). Process and thread names
+    usually come first; an X event seen before its names is handled by a second pass over the file."""
+    reader = _Reader(TraceView(path), issues)
+    tick = _ticker(path, progress)
+    for n, e in enumerate(iter_events(path, tick("reading"))):
+        if e.get("ph") == "M":
+            reader.meta(e)
+        elif e.get("ph") == "X" and not reader.event(n, e, final=False):
+            reader.deferred.append(n)
+    if reader.deferred:
+        todo = iter(reader.deferred)
+        wanted = next(todo, -1)
+        for n, e in enumerate(iter_events(path, tick("placing early events of"))):
+            if n == wanted:
+                reader.event(n, e, final=True)
+                wanted = next(todo, -1)
+                if wanted < 0:
+                    break
+    view = reader.view
+    view.thread_names = {str(tid): name for (_pid, tid), name in reader.threads.items()}
+    view.cpu_ops = _outermost(reader.aten)
+    _drop_implausible(view, issues)
+    return view
 
 
-def _events(doc: Any, path: Path) -> list[dict[str, Any]]:
-    events = doc.get("traceEvents") if isinstance(doc, dict) else doc
-    if not isinstance(events, list):
-        raise ProfileReadError(f"{path.name} is neither a list of trace events nor an object with 'traceEvents'",
-                               file=str(path), hint="expected Chrome trace JSON as torch_npu writes it")
-    return [e for e in events if isinstance(e, dict)]
+class _Reader:
+    """Classifies events into the view as they stream by; keeps only what the analysis uses."""
 
+    def __init__(self, view: TraceView, issues: Issues) -> None:
+        self.view, self.issues = view, issues
+        self.procs: dict[str, str] = {}
+        self.threads: dict[tuple[str, str], str] = {}
+        self.aten: dict[tuple[str, str], list[Span]] = defaultdict(list)
+        self.deferred = array("Q")  # indices of X events seen before their process or thread name
+        self.strings: dict[Any, Any] = {}  # one copy of each repeated name and args dict
+        self.kinds: dict[str, str] = {}  # pid -> HW, COMM or OTHER, once its process is named
+        self.device_tasks = False  # a device task was seen: CPU ops are not kept
 
-def read_trace(path: Path, issues: Issues) -> TraceView:
-    events = load_events(path)
-    view = TraceView(path)
-    procs: dict[Any, str] = {}
-    threads: dict[tuple[Any, Any], str] = {}
-    for e in events:
-        if e.get("ph") != "M" or not isinstance(e.get("args"), dict):
-            continue
-        args = e["args"]
+    def meta(self, e: dict[str, Any]) -> None:
+        args = e.get("args")
+        if not isinstance(args, dict):
+            return
         if e.get("name") == "process_name":
-            procs[_key(e.get("pid"))] = str(args.get("name", ""))
+            self.procs[_key(e.get("pid"))] = str(args.get("name", ""))
+            self.kinds.pop(_key(e.get("pid")), None)
         elif e.get("name") == "thread_name":
-            threads[(_key(e.get("pid")), _key(e.get("tid")))] = str(args.get("name", ""))
+            self.threads[(_key(e.get("pid")), _key(e.get("tid")))] = str(args.get("name", ""))
         elif e.get("name") == "process_labels" and str(args.get("labels", "")).startswith("NPU "):
             label = str(args["labels"])[4:]
-            view.device = int(label) if label.isdigit() else view.device
-    view.thread_names = {str(tid): name for (_pid, tid), name in threads.items()}
-    hardware = {p for p, n in procs.items() if HARDWARE in n.lower()}
-    comm = {p for p, n in procs.items() if n.lower() in COMMUNICATION}
-    aten: dict[tuple[Any, Any], list[Span]] = defaultdict(list)
-    for n, e in enumerate(events):
-        if e.get("ph") != "X":
-            continue
-        pid, tid, name = _key(e.get("pid")), _key(e.get("tid")), str(e.get("name", ""))
-        span = _span(e, name, threads.get((pid, tid), str(tid)), f"{path}: event {n}", issues)
+            self.view.device = int(label) if label.isdigit() else self.view.device
+
+    def event(self, n: int, e: dict[str, Any], final: bool) -> bool:
+        """Place X event ``e`` (the ``n``-th); False when its process or thread has no name yet (not final).
+        Events of no lane the analysis reads (CANN launches, overlap spans, ...) cost a lookup, nothing more."""
+        pid, tid = _key(e.get("pid")), _key(e.get("tid"))
+        kind, lane = self._kind(pid), self.threads.get((pid, tid))
+        if not final and (kind is None or lane is None):
+            return False
+        name = str(e.get("name", ""))
+        if kind is not HW and kind is not COMM and not name.startswith(("ProfilerStep#", "aten::")):
+            return True
+        if kind is not HW and kind is not COMM and name.startswith("aten::") and self.device_tasks:
+            return True  # CPU ops are the tasks only of a trace without device tasks
+        name = self._one(name)
+        span = _span(e, name, lane if lane is not None else str(tid), f"{self.view.path}: event {n}", self.issues)
         if span is None:
-            continue
-        if pid in hardware:
-            span.lane = _stream_of(span.lane, span.args)
-            view.hardware.append(span)
-        elif pid in comm:
+            return True
+        if kind is HW:
+            span.args = self._args(span.args)
+            span.lane = self._one(_stream_of(span.lane, span.args))
+            self.view.hardware.append(span)
+            task_type = str(span.args.get("Task Type", ""))
+            self._device_task(not task_type or bool(COMPUTE_TYPE.search(task_type)) or bool(EVENT_TASK.match(name))
+                              or bool(EVENT_TASK.match(task_type)))
+        elif kind is COMM:
+            span.args = self._args(span.args)
             is_op = "communication" in span.lane.lower() or (not span.lane.lower().startswith("plane")
                                                               and name.startswith("hcom_"))
-            (view.comm_ops if is_op else view.plane_tasks).append(span)
+            (self.view.comm_ops if is_op else self.view.plane_tasks).append(span)
+            self._device_task(is_op)
         elif name.startswith("ProfilerStep#"):
             number = name.partition("#")[2]
             if number.isdigit():
-                view.host_steps[int(number)] = (span.start_ns, span.end_ns)
-        elif name.startswith("aten::"):
-            span.lane = threads.get((pid, tid), f"thread {tid}")
-            aten[(pid, tid)].append(span)
-    view.cpu_ops = _outermost(aten)
-    _drop_implausible(view, issues)
-    return view
+                self.view.host_steps[int(number)] = (span.start_ns, span.end_ns)
+        else:
+            span.args = NO_ARGS
+            span.lane = lane if lane is not None else f"thread {tid}"
+            self.aten[(pid, tid)].append(span)
+        return True
+
+    def _kind(self, pid: str) -> str | None:
+        """HW, COMM or OTHER by the process's name; None while it has none."""
+        kind = self.kinds.get(pid)
+        if kind is None and pid in self.procs:
+            lowered = self.procs[pid].lower()
+            kind = self.kinds[pid] = HW if HARDWARE in lowered else COMM if lowered in COMMUNICATION else OTHER
+        return kind
+
+    def _device_task(self, yes: bool) -> None:
+        if yes and not self.device_tasks:
+            self.device_tasks = True
+            self.aten.clear()  # not needed: the device tasks are the tasks (read.tasks_from_trace)
+
+    def _one(self, text: str) -> str:
+        return self.strings.setdefault(text, text)
+
+    def _args(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Only the keys the analysis reads, one shared dict per distinct content."""
+        kept = tuple((k, args[k]) for k in ARGS_KEPT if k in args and isinstance(args[k], str | int | float))
+        if not kept:
+            return NO_ARGS
+        return self.strings.setdefault(kept, dict(kept))
+
+
+def _ticker(path: Path, progress: Callable[[str], None] | None) -> Callable[[str], Any]:
+    """Progress callbacks for the passes over a big file (nothing for small ones)."""
+    def make(what: str) -> Any:
+        if progress is None:
+            return None
+        state = {"shown": -1}
+
+        def tick(done: int, total: int) -> None:
+            percent = done * 100 // total if total >= BIG else -1
+            if percent != state["shown"] and percent >= 0:
+                state["shown"] = percent
+                progress(f"{what} {path.name}: {done >> 20} of {total >> 20} MB ({percent}%)")
+        return tick
+    return make
 
 
 def _drop_implausible(view: TraceView, issues: Issues) -> None:

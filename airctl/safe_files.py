@@ -1,0 +1,81 @@
+"""Open a file that airctl did not write itself (a ledger's, a profiler's) as what it must be.
+
+A ledger is a folder anyone may have edited: ``latest`` may hold a megabyte of NULs or be a link
+to ``/etc/passwd``, a stage file may be a FIFO (``open`` would block forever), an index may be
+200 MB. Every such read goes through :func:`open_regular`: the file is opened without blocking
+(``O_NONBLOCK``, so a FIFO or a device answers at once), checked to be a regular file on the
+descriptor it was opened as (no race between the check and the read), optionally refused when it
+is a link (``O_NOFOLLOW``), and read no further than a bound (:func:`read_regular`).
+
+It sits on the floor beside :mod:`airctl.errors` (it imports nothing else of airctl), so ``io`` and
+``ledger`` both use it without importing each other.
+
+>>> import tempfile, os; d = tempfile.mkdtemp(); os.mkfifo(os.path.join(d, "f"))
+>>> read_regular(Path(d) / "f", 10)
+Traceback (most recent call last):
+...
+airctl.errors.LedgerError: .../f: not a regular file (a FIFO)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from pathlib import Path
+from typing import BinaryIO
+
+from airctl.errors import AirctlError, LedgerError
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def kind_of(mode: int) -> str:
+    """``"a FIFO"``, ``"a folder"``, ... for an ``st_mode`` that is not a regular file."""
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def open_regular(path: Path | str, *, follow_links: bool = True,
+                 error: type[AirctlError] = LedgerError, hint: str | None = None) -> BinaryIO:
+    """``path`` opened for reading in binary, only when it is a regular file; else ``error`` naming
+    it and what it is. Never blocks. ``follow_links=False`` refuses a symbolic link itself."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        if e.errno == errno.ELOOP and not follow_links:
+            raise error("a link, where airctl expects a file it wrote", file=str(path),
+                        hint=hint or "remove the link; airctl writes this file itself") from None
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise error(f"not a regular file ({kind_of(mode)})", file=str(path),
+                        hint=hint or "airctl reads only regular files here; remove it or give another path")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        raise
+
+
+def read_regular(path: Path | str, limit: int, *, follow_links: bool = True,
+                 error: type[AirctlError] = LedgerError, what: str = "file", hint: str | None = None) -> bytes:
+    """The bytes of regular file ``path``; ``error`` when it holds more than ``limit`` bytes (nothing
+    past ``limit + 1`` bytes is read, whatever its size)."""
+    with open_regular(path, follow_links=follow_links, error=error, hint=hint) as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise error(f"too large for a {what}: over {limit} bytes", file=str(path),
+                    hint=hint or f"a {what} airctl writes is far smaller; the file was replaced or damaged")
+    return data
+
+
+def check_regular(path: Path | str, *, error: type[AirctlError] = LedgerError, hint: str | None = None) -> None:
+    """``error`` unless ``path`` is a regular file (opened without blocking, then closed)."""
+    open_regular(path, error=error, hint=hint).close()
