@@ -52,8 +52,8 @@ def register(app: typer.Typer) -> None:
                                        help="A run (id, part of one, folder or `latest`) instead of the current "
                                        "one; twice: two runs against each other, as RUN_A RUN_B."),
         out: Path = out_option("Folder of ledgers where the runs are."),
-        force: bool = typer.Option(False, "--force", help="Overwrite --html/--svg files that exist (never an input "
-                                   "or a ledger)."),
+        force: bool = typer.Option(False, "--force", help="Accepted for old scripts: --html/--svg overwrite an "
+                                   "ordinary file anyway (never an input or a ledger)."),
     ) -> None:
         from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.pipeline.diff import diff_sources
