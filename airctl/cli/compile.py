@@ -72,11 +72,6 @@ def register(app: typer.Typer) -> None:
             print_summary(result)
         if result.error is not None:
             raise result.error  # after the summary: main.py shows it and exits with its code
-        if fail_on is not None:
-            from airctl.errors import FindingsExit
-            from airctl.pipeline.bisect.conditions import Condition
+        from airctl.cli.verdicts import enforce_fail_on
 
-            verdict = Condition.make(fail_on.value, atol=atol).judge(result)
-            if verdict.bad:
-                err.print(f"--fail-on {fail_on.value}: {verdict.why}", markup=False, highlight=False)
-                raise FindingsExit()
+        enforce_fail_on(fail_on, result, atol=atol)

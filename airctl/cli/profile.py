@@ -21,6 +21,7 @@ import typer
 from airctl.cli.options import backend_option, command_line, mode_option, out_option, run_option
 from airctl.cli.output import escape
 from airctl.errors import AirctlError
+from airctl.io.paths import shareable
 from airctl.modes import Backend, Mode
 
 HELP = (
@@ -166,6 +167,7 @@ def render_summary(summary: Any, top: int = 10) -> None:
     out.print(f"overlap: [bold]{_t(summary.overlap_s)}[/bold]{share}   op span: {_t(summary.span_s)}"
               f"   step time (median of {len(summary.step_seconds)}): {_t(summary.step_s)}")
     path = summary.critical_path
+    model_dir = str(Path(summary.meta["model"]).resolve().parent) if summary.meta.get("model") else None
     steps = ", ".join(f"{g.graph} step {g.step}" for g in summary.graphs if g.step is not None)
     out.print(f"\n[bold]critical path[/bold] ({escape(steps)}, the median step): {_t(summary.critical_path_s)} "
               f"of work in {len(path)} ops")
@@ -173,7 +175,7 @@ def render_summary(summary: Any, top: int = 10) -> None:
         via = f"[red]{escape(p.via)}[/red]" if p.via.startswith("sync") else f"[dim]{escape(p.via)}[/dim]"
         took = _t(p.dur_s) if p.work_s or not p.dur_s else f"[dim]{_t(p.dur_s)} sync[/dim]"  # a wait's is blocking
         out.print(f"  {escape(p.node)}  [dim]{escape(p.op)}[/dim]  stream {escape(p.stream)}  {took}  "
-                  f"{via}  {escape(p.source or '')}")
+                  f"{via}  {escape(shareable(p.source or '', model_dir=model_dir))}")
     if len(path) > PATH_ROWS:
         out.print(f"  … {len(path) - PATH_ROWS} more (summary.json)")
     if summary.top_ops:
@@ -186,6 +188,7 @@ def render_summary(summary: Any, top: int = 10) -> None:
     if summary.npu:
         render_npu_steps(summary.npu)
     _render_races(summary.races)
+    _render_findings(summary.meta.get("ledger"))
     meta = summary.meta
     if meta.get("matches_eager") is not None:
         verdict = "[green]matches eager[/green]" if meta["matches_eager"] else "[red]differs from eager[/red]"
@@ -203,6 +206,18 @@ def render_summary(summary: Any, top: int = 10) -> None:
         out.print(f"ledger: {escape(str(meta['ledger']))}")
 
 
+def _render_findings(ledger: str | None) -> None:
+    """The verifier's findings of the profiled run, as compile and passes apply print them."""
+    if not ledger or not (Path(ledger) / "index.json").is_file():
+        return
+    from airctl.cli.verdicts import print_findings
+    from airctl.ledger.reader import Ledger
+
+    index = Ledger.open(Path(ledger)).index.to_json()
+    model = (index.get("model") or {}).get("path")
+    print_findings(index.get("findings") or [], model_dir=str(Path(model).resolve().parent) if model else None)
+
+
 def _render_races(races: list) -> None:
     from airctl.cli.output import escape, out
 
@@ -212,10 +227,11 @@ def _render_races(races: list) -> None:
     out.print(f"[bold red]{len(races)} race(s)[/bold red]")
     for r in races:
         out.print(f"  [red]{escape(r.reader)}[/red] (stream {escape(r.reader_stream)}, "
-                  f"{escape(r.reader_source or '?')}) reads [red]{escape(r.producer)}[/red] "
-                  f"(stream {escape(r.producer_stream)}, {escape(r.producer_source or '?')}) with no ordering")
+                  f"{escape(shareable(r.reader_source or '?'))}) reads [red]{escape(r.producer)}[/red] "
+                  f"(stream {escape(r.producer_stream)}, {escape(shareable(r.producer_source or '?'))}) "
+                  "with no ordering")
         if r.message:
-            out.print(f"    [dim]{escape(r.message)}[/dim]")
+            out.print(f"    [dim]{escape(shareable(r.message))}[/dim]")
 
 
 def render_comparison(c: Any) -> None:
