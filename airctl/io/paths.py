@@ -28,9 +28,15 @@ def _bases(cwd: str | Path | None, model_dir: str | Path | None) -> list[str]:
     return [b for b in found if b]
 
 
-def shareable(text: str, *, cwd: str | Path | None = None, model_dir: str | Path | None = None) -> str:
+def shareable(text: str, *, cwd: str | Path | None = None, model_dir: str | Path | None = None,
+              hide_others: bool = False) -> str:
     """``text`` with each absolute path under the working directory (first) or the model's folder
-    made relative to it; other paths are left as they are."""
+    made relative to it; other paths are left as they are, or with ``hide_others`` (files that leave
+    the machine: a repro README) shortened to ``…/<file name>``.
+
+    >>> shareable("torch at /opt/venv/lib/torch/__init__.py", cwd="/w", hide_others=True)
+    'torch at …/__init__.py'
+    """
     bases = _bases(cwd, model_dir)
 
     def one(match: re.Match[str]) -> str:
@@ -38,6 +44,8 @@ def shareable(text: str, *, cwd: str | Path | None = None, model_dir: str | Path
         for base in bases:
             if path.startswith(base + "/"):
                 return path[len(base) + 1:]
+        if hide_others and path.count("/") > 1:
+            return "…/" + path.rstrip("/").rsplit("/", 1)[-1]
         return path
 
     return _ABSOLUTE.sub(one, text)
