@@ -15,7 +15,10 @@ Then the verifier runs after every pass stage, as verify-each does during a comp
 no model script and no execution.
 
 A file that cannot be read is a *problem*, not a failure: the ledger keeps everything else and
-lists it (``imported.problems``, ``file:line: message``). Nothing importable at all is an error.
+lists it (``imported.problems``, ``file:line: message``). Nothing importable at all is an error,
+and so is a graph none of whose stages could be read: a ledger saying ``ok`` over a graph with
+zero stages sent users looking in the wrong place (issue 32), so the import fails (exit 2) naming
+the first unreadable file, and the ledger keeps what was read.
 """
 
 from __future__ import annotations
@@ -74,8 +77,10 @@ def import_artifacts(req: ImportRequest) -> ImportResult:
     ledger = LedgerWriter.create(Path(req.out_dir).absolute(), f"import-{paths[0].resolve().name}",
                                  command="import", mode=plan.mode, backend=None, model=None, execution=None)
     problems: list[str] = []
+    empty: list[str] = []
     for graph in plan.graphs:
-        _write_graph(ledger, graph, problems)
+        if _write_graph(ledger, graph, problems) == 0 and graph.stages:
+            empty.append(graph.id)
     _copy_dumps(ledger, plan)
     logs = _copy_logs(ledger, plan)
     if found.profiles:
@@ -84,12 +89,23 @@ def import_artifacts(req: ImportRequest) -> ImportResult:
     ledger.set(imported=_imported(paths, found, plan, logs, problems, notes))
     if req.verify:
         _verify(ledger, plan)
+    if empty:
+        error = GraphReadError(
+            f"no stage of graph {', '.join(empty)} could be read: {problems[0] if problems else 'nothing readable'}",
+            hint=f"the ledger {ledger.root} keeps what was read (imported.problems lists every file); a TorchAir "
+                 "dump airctl cannot read is a bug worth reporting, with the file")
+        ledger.fail(error.message, error.to_json())
+        ledger.finish("failed")
+        finish_ledger(ledger, None, write_report=req.report)
+        raise error
     ledger.finish("ok")
     finish_ledger(ledger, None, write_report=req.report)
     return ImportResult(ledger.root, ledger.run_index, problems, notes)
 
 
-def _write_graph(ledger: LedgerWriter, plan: GraphPlan, problems: list[str]) -> None:
+def _write_graph(ledger: LedgerWriter, plan: GraphPlan, problems: list[str]) -> int:
+    """The graph's stages into the ledger; how many were written."""
+    written = 0
     ledger.graph(plan.id, plan.kind, name=plan.name, dynamo_graph=plan.k)
     extra: dict[str, Any] = {k: v for k, v in (("rank", plan.rank), ("pid", plan.pid)) if v is not None}
     if plan.mode != ledger.run_index.mode:
@@ -123,7 +139,9 @@ def _write_graph(ledger: LedgerWriter, plan: GraphPlan, problems: list[str]) -> 
         extra = {"fingerprint": fingerprint(graph)} if source.name == "fx-final" else {}
         ledger.add_stage(plan.id, source.name, graph, text=text, changed=changed, seconds=source.seconds,
                          imported_from=source.origin, **extra)
+        written += 1
         previous = graph
+    return written
 
 
 def _dump_stage(graph: GraphPlan, which: str, type_: str) -> str:
