@@ -69,7 +69,31 @@ def register(app: typer.Typer) -> None:
         elif outcome.runs is not None:
             render_runs(outcome.runs)
         else:
+            if outcome.window is not None:
+                render_window_head(outcome.window)
             render(outcome.report)
+            if outcome.window is not None:
+                render_window_tail(outcome.window)
+
+
+def render_window_head(window: Any) -> None:
+    """Plain ``airctl diff`` of a run with YAML passes: say that the diff is theirs."""
+    from airctl.cli.output import escape, out
+
+    out.print(f"your passes ({escape(', '.join(window.user_passes))}), graph {escape(window.before.graph_id)}: "
+              f"{escape(window.before.name)} → {escape(window.after.name)}")
+
+
+def render_window_tail(window: Any) -> None:
+    """TorchAir's own passes that changed the graph, apart from the user's."""
+    from airctl.cli.output import escape, out
+
+    if window.torchair_inside:
+        out.print(f"[yellow]also in this diff[/yellow]: TorchAir's own {escape(', '.join(window.torchair_inside))} "
+                  "ran between your passes (--from/--to pick other stages)")
+    if window.torchair_outside:
+        out.print(f"[dim]TorchAir's own passes that changed the graph, not in this diff: "
+                  f"{escape(', '.join(window.torchair_outside))}[/dim]")
 
 
 def _fmt(value: Any) -> str:
