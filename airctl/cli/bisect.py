@@ -72,7 +72,6 @@ def render(data: dict[str, Any]) -> None:
     from rich.markup import escape
 
     from airctl.cli.output import out
-
     from airctl.io.paths import shareable
 
     out.print(f"[bold]bisect[/bold] {escape(shareable(data['model']))} ({data['mode']}"
