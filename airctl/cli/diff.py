@@ -96,6 +96,9 @@ def render_window_tail(window: Any) -> None:
                   f"{escape(', '.join(window.torchair_outside))}[/dim]")
 
 
+RENAMES_SHOWN = 200
+
+
 def _fmt(value: Any) -> str:
     text = repr(value) if not isinstance(value, str) else value
     return text if len(text) <= 60 else text[:57] + "..."
@@ -111,6 +114,10 @@ def render(report: Any) -> None:
               f"[yellow]{s['changed']} changed[/yellow], edges [green]+{s['edges_added']}[/green] "
               f"[red]-{s['edges_removed']}[/red]"
               + (f", {s['renamed']} renamed" if s["renamed"] else ""))
+    if report.renamed:  # listed, not only counted: a rename alone is no change, but users look for the name
+        shown = ", ".join(f"{a} → {b}" for a, b in report.renamed[:RENAMES_SHOWN])
+        more = f", … {len(report.renamed) - RENAMES_SHOWN} more (--json)" if len(report.renamed) > RENAMES_SHOWN else ""
+        out.print(f"[dim]renamed ({len(report.renamed)}): {escape(shown)}{more}[/dim]")
     if report.empty:
         out.print("no structural differences")
         return
