@@ -142,8 +142,9 @@ def test_two_identical_experts_swapping_the_side_stream_are_each_listed_as_thems
         assert len([c for c in report["changed"] if "stream" in c["changes"]]) == len(on_stream[0]) + len(
             on_stream[1])
         assert not report["added"] and not report["removed"]
-        edges = lambda key: {(e["src"], e["dst"], e["kind"]) for e in report[key]}  # noqa: E731
-        assert not edges("edges_added") & edges("edges_removed")
+        added, removed = ({(e["src"], e["dst"], e["kind"]) for e in report[key]}
+                          for key in ("edges_added", "edges_removed"))
+        assert not added & removed
         assert len(report["renamed"]) == report["summary"]["renamed"]  # renamed nodes are listed
     text = diff(*runs).stdout
     assert "ge-original" in text and ("renamed" not in text or "renamed (" in text)
