@@ -65,6 +65,9 @@ def register(app: typer.Typer) -> None:
         warmup: int = typer.Option(1, "--warmup", min=0, rich_help_panel=RUN, help="Unprofiled steps first."),
         compare: bool = typer.Option(False, "--compare", rich_help_panel=RUN,
                                      help="Also run without --passes and show both side by side."),
+        repeats: int = typer.Option(4, "--repeats", min=1, rich_help_panel=RUN,
+                                    help="With --compare: rounds per side, alternating; a difference is stated "
+                                         "only when it exceeds the spread between rounds (3 or more)."),
         backend: Backend = backend_option(rich_help_panel=RUN),
         entry: str = typer.Option(None, "--entry", show_default=False, rich_help_panel=RUN,
                                   help="Function returning (model, inputs)."),
@@ -110,9 +113,13 @@ def register(app: typer.Typer) -> None:
 
                 profile_ranks_command(req, nproc, compare=compare, as_json=as_json)
                 return
-            flow = pipeline.compare_profiles if compare else pipeline.profile_and_summarize
             with stdout_to_stderr(as_json), err.status("profiling…", spinner="dots") as status:
-                outcome = flow(req, png=png, top=top, progress=lambda msg: status.update(msg))
+                if compare:
+                    outcome = pipeline.compare_profiles(req, png=png, top=top, repeats=repeats,
+                                                        progress=lambda msg: status.update(msg))
+                else:
+                    outcome = pipeline.profile_and_summarize(req, png=png, top=top,
+                                                             progress=lambda msg: status.update(msg))
         for warning in outcome.warnings:
             err.print(f"[bold yellow]warning:[/bold yellow] {escape(str(warning))}")
         if as_json and outcome.to_json() is not None:
@@ -240,8 +247,8 @@ def render_comparison(c: Any) -> None:
     from airctl.cli.output import escape, out
 
     a, b = c.without, c.with_passes
-    table = Table(title=f"without vs with {escape(Path(c.passes_file).name if c.passes_file else 'passes')}",
-                  title_justify="left")
+    table = Table(title=f"without vs with {escape(Path(c.passes_file).name if c.passes_file else 'passes')} "
+                        "(each side's median round; the verdict below weighs every round)", title_justify="left")
     for col in ("", "without", "with", "change"):
         table.add_column(col, justify="left" if not col else "right")
 
@@ -256,11 +263,14 @@ def render_comparison(c: Any) -> None:
     for s in c.stream_rows():
         row(f"busy: stream {escape(s['stream'])}", s["busy_without_s"], s["busy_with_s"])
     out.print(table)
-    ratio = c.step_time_ratio
-    speed = "" if not ratio else (f" ({1 / ratio:.2f}× faster)" if ratio < 1 else f" ({ratio:.2f}× slower)")
-    out.print(f"step time ratio (with/without): [bold]{'-' if ratio is None else f'{ratio:.3f}'}[/bold]{speed}")
+    verdict = c.verdict  # over every round: a difference only when it exceeds the noise (profile/noise.py)
+    rounds = c.to_json()["rounds"]
+    out.print(f"step time per round: without {escape(', '.join(_t(x) for x in rounds['without']))}; "
+              f"with {escape(', '.join(_t(x) for x in rounds['with']))}")
+    style = "bold" if verdict.measurable else "bold dim"
+    out.print(f"verdict: [{style}]{escape(verdict.text)}[/{style}]")
     gained = c.overlap_gained_s
-    out.print(f"overlap gained: [bold]{'+' if gained >= 0 else '-'}{_t(abs(gained))}[/bold]")
+    out.print(f"[dim]overlap gained in the median rounds: {'+' if gained >= 0 else '-'}{_t(abs(gained))}[/dim]")
     _render_races(b.races)
     for label, s in (("without", a), ("with", b)):
         if s.trace:
