@@ -82,22 +82,19 @@ def register(app: typer.Typer) -> None:
 
 def render(data: dict[str, Any]) -> None:
     from airctl.cli.output import escape, out
+    from airctl.io.paths import shareable
 
-    out.print(f"[bold]bisect[/bold] {escape(data['model'])} ({data['mode']}"
-              + (f", passes {escape(data['passes'])}" if data["passes"] else "") + f"): bad = {escape(data['bad'])}")
-    for s in data["steps"]:
-        word = "[red]bad[/]" if s["bad"] else ("[yellow]unresolved[/]" if s["unresolved"] else "[green]good[/]")
-        out.print(f"  step {s['step']:>2}  {s['level']:<10} {escape(s['purpose'])}: {word}  "
-                  f"[dim]{escape(Path(s['ledger']).name)}[/dim]")
-    out.print("[bold]decisions[/bold]")
-    for i, d in enumerate(data["decisions"], 1):
-        steps = f" [dim](steps {', '.join(map(str, d['steps']))})[/dim]" if d["steps"] else ""
-        out.print(f"  {i}. {d['level']}: {escape(d['text'])}{steps}")
+    out.print(f"[bold]bisect[/bold] {escape(shareable(data['model']))} ({data['mode']}"
+              + (f", passes {escape(shareable(data['passes']))}" if data["passes"] else "")
+              + f"): bad = {escape(data['bad'])}")
+    problem = data.get("problem")
+    if problem:  # first: the full file's problem, the one every step was searched for
+        out.print(f"[bold]problem[/bold] (step {problem['step']}, the whole pass file): {escape(problem['why'])}")
     c = data["culprit"]
     if c is None:
         out.print("[bold]culprit:[/bold] none")
     else:
-        where = f", {escape(c['declared_at'])}" if c.get("declared_at") else ""
+        where = f", {escape(shareable(c['declared_at']))}" if c.get("declared_at") else ""
         out.print(f"[bold]culprit:[/bold] [bold red]{escape(c['pass'])}[/bold red] ({c['kind']}{where})")
         for p in c.get("placements") or []:
             out.print(f"  placement {p['index']}: {escape(p['unit'])} — nodes {escape(', '.join(p['nodes']))}")
@@ -105,7 +102,7 @@ def render(data: dict[str, Any]) -> None:
             out.print(f"  nodes: {escape(', '.join(c['nodes']))}")
         if c.get("with"):
             out.print(f"  needs TorchAir pass: {escape(c['with']['pass'])} ({c['with']['kind']})")
-        out.print(f"  why: {escape(c['why'])}")
+        out.print(f"  why ({escape(c.get('why_from') or 'its run')}): {escape(c['why'])}")
         d = c.get("divergence")
         if d:
             out.print(f"  first diverging FX node: [bold]{escape(d['node'])}[/bold] ({escape(d['op'])}, was "
@@ -116,4 +113,13 @@ def render(data: dict[str, Any]) -> None:
         if c.get("diff"):
             out.print(f"[bold]diff[/bold] ({escape(c['stage'] or '')}):")
             out.print(escape(c["diff"]), highlight=False)
+    out.print("[bold]steps[/bold]")
+    for s in data["steps"]:
+        word = "[red]bad[/]" if s["bad"] else ("[yellow]unresolved[/]" if s["unresolved"] else "[green]good[/]")
+        out.print(f"  step {s['step']:>2}  {s['level']:<10} {escape(s['purpose'])}: {word}  "
+                  f"[dim]{escape(Path(s['ledger']).name)}[/dim]")
+    out.print("[bold]decisions[/bold]")
+    for i, d in enumerate(data["decisions"], 1):
+        steps = f" [dim](steps {', '.join(map(str, d['steps']))})[/dim]" if d["steps"] else ""
+        out.print(f"  {i}. {d['level']}: {escape(d['text'])}{steps}")
     out.print(f"folder: {escape(data['folder'])} ({data['compiles']} compiles; bisect.json, one ledger per step)")

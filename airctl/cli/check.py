@@ -57,12 +57,14 @@ _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 def _render(label: str, mode: str, findings: list) -> None:
     from airctl.cli.output import escape, out
+    from airctl.io.paths import shareable
 
     out.print(f"[bold]{escape(label)}[/bold] [dim]({mode})[/dim]: "
               + (f"{len(findings)} finding(s)" if findings else "no findings"))
     for f in findings:
-        where = f"{escape(f.source)}: " if f.source else ""
+        where = f"{escape(shareable(f.source))}: " if f.source else ""  # relative to the working directory
         ref = f" {f.ref}" if f.ref else ""
-        out.print(f"  {where}[{_STYLE.get(f.severity, '')}]{f.severity}[/]\\[{f.rule}{ref}]: {escape(f.message)}")
+        out.print(f"  {where}[{_STYLE.get(f.severity, '')}]{f.severity}[/]\\[{f.rule}{ref}]: "
+                  f"{escape(shareable(f.message))}")
         if f.hint:
             out.print(f"    [cyan]hint:[/cyan] {escape(f.hint)}")

@@ -59,7 +59,7 @@ def register(app: typer.Typer) -> None:
                                   atol=atol, as_json=as_json, capture=capture.value,
                                   collective_timeout=collective_timeout)
             return
-        from airctl.cli.output import err, escape, print_json, stdout_to_stderr
+        from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.cli.summary import print_summary
         from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
@@ -76,11 +76,6 @@ def register(app: typer.Typer) -> None:
             print_summary(result)
         if result.error is not None:
             raise result.error  # after the summary: main.py shows it and exits with its code
-        if fail_on is not None:
-            from airctl.errors import FindingsExit
-            from airctl.pipeline.bisect.conditions import Condition
+        from airctl.cli.verdicts import enforce_fail_on
 
-            verdict = Condition.make(fail_on.value, atol=atol).judge(result)
-            if verdict.bad:
-                err.print(escape(f"--fail-on {fail_on.value}: {verdict.why}"), highlight=False)
-                raise FindingsExit()
+        enforce_fail_on(fail_on, result, atol=atol)

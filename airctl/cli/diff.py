@@ -52,8 +52,8 @@ def register(app: typer.Typer) -> None:
                                        help="A run (id, part of one, folder or `latest`) instead of the current "
                                        "one; twice: two runs against each other, as RUN_A RUN_B."),
         out: Path = out_option("Folder of ledgers where the runs are."),
-        force: bool = typer.Option(False, "--force", help="Overwrite --html/--svg files that exist (never an input "
-                                   "or a ledger)."),
+        force: bool = typer.Option(False, "--force", help="Accepted for old scripts: --html/--svg overwrite an "
+                                   "ordinary file anyway (never an input or a ledger)."),
     ) -> None:
         from airctl.cli.output import err, escape, print_json, stdout_to_stderr
         from airctl.pipeline.diff import diff_sources
@@ -69,7 +69,34 @@ def register(app: typer.Typer) -> None:
         elif outcome.runs is not None:
             render_runs(outcome.runs)
         else:
+            if outcome.window is not None:
+                render_window_head(outcome.window)
             render(outcome.report)
+            if outcome.window is not None:
+                render_window_tail(outcome.window)
+
+
+def render_window_head(window: Any) -> None:
+    """Plain ``airctl diff`` of a run with YAML passes: say that the diff is theirs."""
+    from airctl.cli.output import escape, out
+
+    out.print(f"your passes ({escape(', '.join(window.user_passes))}), graph {escape(window.before.graph_id)}: "
+              f"{escape(window.before.name)} → {escape(window.after.name)}")
+
+
+def render_window_tail(window: Any) -> None:
+    """TorchAir's own passes that changed the graph, apart from the user's."""
+    from airctl.cli.output import escape, out
+
+    if window.torchair_inside:
+        out.print(f"[yellow]also in this diff[/yellow]: TorchAir's own {escape(', '.join(window.torchair_inside))} "
+                  "ran between your passes (--from/--to pick other stages)")
+    if window.torchair_outside:
+        out.print(f"[dim]TorchAir's own passes that changed the graph, not in this diff: "
+                  f"{escape(', '.join(window.torchair_outside))}[/dim]")
+
+
+RENAMES_SHOWN = 200
 
 
 def _fmt(value: Any) -> str:
@@ -87,6 +114,10 @@ def render(report: Any) -> None:
               f"[yellow]{s['changed']} changed[/yellow], edges [green]+{s['edges_added']}[/green] "
               f"[red]-{s['edges_removed']}[/red]"
               + (f", {s['renamed']} renamed" if s["renamed"] else ""))
+    if report.renamed:  # listed, not only counted: a rename alone is no change, but users look for the name
+        shown = ", ".join(f"{a} → {b}" for a, b in report.renamed[:RENAMES_SHOWN])
+        more = f", … {len(report.renamed) - RENAMES_SHOWN} more (--json)" if len(report.renamed) > RENAMES_SHOWN else ""
+        out.print(f"[dim]renamed ({len(report.renamed)}): {escape(shown)}{more}[/dim]")
     if report.empty:
         out.print("no structural differences")
         return

@@ -46,7 +46,8 @@ def register(app: typer.Typer) -> None:
                                      "Record/wait/scope nodes stay. For big graphs. With --type lanes: one row per "
                                      "run of ops of a module (or a stream).", show_default=False),
         depth: int = typer.Option(2, "--depth", help="Module path parts kept by --collapse module."),
-        force: bool = typer.Option(False, "--force", help="Overwrite -o if it exists (never an input or a ledger)."),
+        force: bool = typer.Option(False, "--force", help="Accepted for old scripts: -o overwrites an ordinary file "
+                                   "anyway (never an input or a ledger)."),
         run: str = run_option(),
         runs: Path = out_option("Folder of ledgers where the current run is.", "--runs"),
     ) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import typer
 
 from airctl.cli.options import backend_option, command_line, mode_option, out_option, run_option
-from airctl.modes import Backend, Mode
+from airctl.modes import Backend, Bad, Mode
 
 HELP = (
     "Declarative pass plugins: YAML files that put ops on other streams (scope_enter/scope_exit, record, wait), "
@@ -56,8 +56,12 @@ def register(app: typer.Typer) -> None:
         backend: Backend = backend_option(),
         entry: str = typer.Option(None, "--entry", help="Function returning (model, inputs).", show_default=False),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+        fail_on: Bad = typer.Option(None, "--fail-on", show_default=False,
+                                    help="Also exit non-zero (1) for this: race (the executor saw a stream race), "
+                                         "check (an error finding); numerics and compile failures exit 3 anyway."),
     ) -> None:
         from airctl.cli.output import err, print_json, stdout_to_stderr
+        from airctl.cli.verdicts import enforce_fail_on
         from airctl.pipeline.apply import apply_passes
 
         chosen = _choose_model(file, model, entry, mode, out, run, "applying")
@@ -73,6 +77,8 @@ def register(app: typer.Typer) -> None:
             _render_warning(warning)
         if result.error is not None:
             raise result.error
+        if result.index is not None:
+            enforce_fail_on(fail_on, result)
 
     @passes.command("list", help="The pass kinds of the YAML format and their fields (from the schema).")
     def list_cmd(
@@ -136,7 +142,9 @@ def _choose_model(file: Path, model: Path | None, entry: str | None, mode: Mode 
 
     chosen = choose_model(model, entry=entry, mode=mode.value if mode else None, passes=None, out_dir=out, run=run)
     if chosen.origin is not None:
-        err.print(f"{verb} {escape(file.name)} to {escape(chosen.origin.describe())}", markup=True, highlight=False)
+        origin = chosen.origin  # the mode that will run: --mode when given, else the run's
+        err.print(f"{verb} {escape(file.name)} to {escape(chosen.model.name)} ({escape(chosen.mode)}; model from run "
+                  f"{escape(origin.run.name)})", markup=True, highlight=False)
         for warning in chosen.origin.warnings:
             err.print(f"[bold yellow]warning:[/bold yellow] {escape(warning)}")
     return chosen
@@ -168,8 +176,10 @@ def _check_text(check: dict[str, Any] | None) -> str:
 
 def render_apply(result: Any, diff: bool) -> None:
     from airctl.cli.output import escape, out
+    from airctl.io.paths import shareable
 
-    out.print(f"passes from {escape(str(result.pass_file))}:")
+    mode = f" (mode {escape(result.mode)})" if getattr(result, "mode", None) else ""
+    out.print(f"passes from {escape(shareable(str(result.pass_file)))}{mode}:")
     width = max((len(r.name) for r in result.passes), default=0)
     for run in result.passes:
         if run.error:
@@ -202,7 +212,13 @@ def render_apply(result: Any, diff: bool) -> None:
     elif result.execution:
         ex = result.execution
         verdict = "[green]matches eager[/green]" if ex.get("matches_eager") else "[red]differs from eager[/red]"
-        out.print(f"\nexecution: {verdict} (max abs error {ex.get('max_abs_error', 0):.3g})")
+        races = len(ex.get("races") or [])
+        caveat = f"; but {races} stream race(s), below: a device may differ" if races else ""
+        out.print(f"\nexecution: {verdict} (max abs error {ex.get('max_abs_error', 0):.3g}{caveat})")
+    if getattr(result, "index", None) is not None:
+        from airctl.cli.verdicts import print_verdicts
+
+        print_verdicts(result.index.to_json())  # findings and races, as compile and profile print them
     if result.ledger_dir:
         out.print(f"ledger: {escape(str(result.ledger_dir))}")
 

@@ -21,6 +21,7 @@ import typer
 from airctl.cli.options import backend_option, command_line, mode_option, out_option, run_option
 from airctl.cli.output import escape
 from airctl.errors import AirctlError
+from airctl.io.paths import shareable
 from airctl.modes import Backend, Mode
 
 HELP = (
@@ -64,6 +65,9 @@ def register(app: typer.Typer) -> None:
         warmup: int = typer.Option(1, "--warmup", min=0, rich_help_panel=RUN, help="Unprofiled steps first."),
         compare: bool = typer.Option(False, "--compare", rich_help_panel=RUN,
                                      help="Also run without --passes and show both side by side."),
+        repeats: int = typer.Option(4, "--repeats", min=1, rich_help_panel=RUN,
+                                    help="With --compare: rounds per side, alternating; a difference is stated "
+                                         "only when it exceeds the spread between rounds (3 or more)."),
         backend: Backend = backend_option(rich_help_panel=RUN),
         entry: str = typer.Option(None, "--entry", show_default=False, rich_help_panel=RUN,
                                   help="Function returning (model, inputs)."),
@@ -111,9 +115,13 @@ def register(app: typer.Typer) -> None:
 
                 profile_ranks_command(req, nproc, compare=compare, as_json=as_json)
                 return
-            flow = pipeline.compare_profiles if compare else pipeline.profile_and_summarize
             with stdout_to_stderr(as_json), err.status("profiling…", spinner="dots") as status:
-                outcome = flow(req, png=png, top=top, progress=lambda msg: status.update(msg))
+                if compare:
+                    outcome = pipeline.compare_profiles(req, png=png, top=top, repeats=repeats,
+                                                        progress=lambda msg: status.update(msg))
+                else:
+                    outcome = pipeline.profile_and_summarize(req, png=png, top=top,
+                                                             progress=lambda msg: status.update(msg))
         for warning in outcome.warnings:
             err.print(f"[bold yellow]warning:[/bold yellow] {escape(str(warning))}")
         if as_json and outcome.to_json() is not None:
@@ -168,6 +176,7 @@ def render_summary(summary: Any, top: int = 10) -> None:
     out.print(f"overlap: [bold]{_t(summary.overlap_s)}[/bold]{share}   op span: {_t(summary.span_s)}"
               f"   step time (median of {len(summary.step_seconds)}): {_t(summary.step_s)}")
     path = summary.critical_path
+    model_dir = str(Path(summary.meta["model"]).resolve().parent) if summary.meta.get("model") else None
     steps = ", ".join(f"{g.graph} step {g.step}" for g in summary.graphs if g.step is not None)
     out.print(f"\n[bold]critical path[/bold] ({escape(steps)}, the median step): {_t(summary.critical_path_s)} "
               f"of work in {len(path)} ops")
@@ -175,7 +184,7 @@ def render_summary(summary: Any, top: int = 10) -> None:
         via = f"[red]{escape(p.via)}[/red]" if p.via.startswith("sync") else f"[dim]{escape(p.via)}[/dim]"
         took = _t(p.dur_s) if p.work_s or not p.dur_s else f"[dim]{_t(p.dur_s)} sync[/dim]"  # a wait's is blocking
         out.print(f"  {escape(p.node)}  [dim]{escape(p.op)}[/dim]  stream {escape(p.stream)}  {took}  "
-                  f"{via}  {escape(p.source or '')}")
+                  f"{via}  {escape(shareable(p.source or '', model_dir=model_dir))}")
     if len(path) > PATH_ROWS:
         out.print(f"  … {len(path) - PATH_ROWS} more (summary.json)")
     if summary.top_ops:
@@ -188,6 +197,7 @@ def render_summary(summary: Any, top: int = 10) -> None:
     if summary.npu:
         render_npu_steps(summary.npu)
     _render_races(summary.races)
+    _render_findings(summary.meta.get("ledger"))
     meta = summary.meta
     if meta.get("matches_eager") is not None:
         verdict = "[green]matches eager[/green]" if meta["matches_eager"] else "[red]differs from eager[/red]"
@@ -205,6 +215,18 @@ def render_summary(summary: Any, top: int = 10) -> None:
         out.print(f"ledger: {escape(str(meta['ledger']))}")
 
 
+def _render_findings(ledger: str | None) -> None:
+    """The verifier's findings of the profiled run, as compile and passes apply print them."""
+    if not ledger or not (Path(ledger) / "index.json").is_file():
+        return
+    from airctl.cli.verdicts import print_findings
+    from airctl.ledger.reader import Ledger
+
+    index = Ledger.open(Path(ledger)).index.to_json()
+    model = (index.get("model") or {}).get("path")
+    print_findings(index.get("findings") or [], model_dir=str(Path(model).resolve().parent) if model else None)
+
+
 def _render_races(races: list) -> None:
     from airctl.cli.output import escape, out
 
@@ -214,10 +236,11 @@ def _render_races(races: list) -> None:
     out.print(f"[bold red]{len(races)} race(s)[/bold red]")
     for r in races:
         out.print(f"  [red]{escape(r.reader)}[/red] (stream {escape(r.reader_stream)}, "
-                  f"{escape(r.reader_source or '?')}) reads [red]{escape(r.producer)}[/red] "
-                  f"(stream {escape(r.producer_stream)}, {escape(r.producer_source or '?')}) with no ordering")
+                  f"{escape(shareable(r.reader_source or '?'))}) reads [red]{escape(r.producer)}[/red] "
+                  f"(stream {escape(r.producer_stream)}, {escape(shareable(r.producer_source or '?'))}) "
+                  "with no ordering")
         if r.message:
-            out.print(f"    [dim]{escape(r.message)}[/dim]")
+            out.print(f"    [dim]{escape(shareable(r.message))}[/dim]")
 
 
 def render_comparison(c: Any) -> None:
@@ -226,8 +249,8 @@ def render_comparison(c: Any) -> None:
     from airctl.cli.output import escape, out
 
     a, b = c.without, c.with_passes
-    table = Table(title=f"without vs with {escape(Path(c.passes_file).name if c.passes_file else 'passes')}",
-                  title_justify="left")
+    table = Table(title=f"without vs with {escape(Path(c.passes_file).name if c.passes_file else 'passes')} "
+                        "(each side's median round; the verdict below weighs every round)", title_justify="left")
     for col in ("", "without", "with", "change"):
         table.add_column(col, justify="left" if not col else "right")
 
@@ -242,11 +265,14 @@ def render_comparison(c: Any) -> None:
     for s in c.stream_rows():
         row(f"busy: stream {escape(s['stream'])}", s["busy_without_s"], s["busy_with_s"])
     out.print(table)
-    ratio = c.step_time_ratio
-    speed = "" if not ratio else (f" ({1 / ratio:.2f}× faster)" if ratio < 1 else f" ({ratio:.2f}× slower)")
-    out.print(f"step time ratio (with/without): [bold]{'-' if ratio is None else f'{ratio:.3f}'}[/bold]{speed}")
+    verdict = c.verdict  # over every round: a difference only when it exceeds the noise (profile/noise.py)
+    rounds = c.to_json()["rounds"]
+    out.print(f"step time per round: without {escape(', '.join(_t(x) for x in rounds['without']))}; "
+              f"with {escape(', '.join(_t(x) for x in rounds['with']))}")
+    style = "bold" if verdict.measurable else "bold dim"
+    out.print(f"verdict: [{style}]{escape(verdict.text)}[/{style}]")
     gained = c.overlap_gained_s
-    out.print(f"overlap gained: [bold]{'+' if gained >= 0 else '-'}{_t(abs(gained))}[/bold]")
+    out.print(f"[dim]overlap gained in the median rounds: {'+' if gained >= 0 else '-'}{_t(abs(gained))}[/dim]")
     _render_races(b.races)
     for label, s in (("without", a), ("with", b)):
         if s.trace:

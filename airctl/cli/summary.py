@@ -10,6 +10,7 @@ from typing import Any
 from rich.table import Table
 
 from airctl.cli.output import err, escape, out
+from airctl.cli.verdicts import print_verdicts
 
 
 def _fmt_s(value: Any) -> str:
@@ -50,16 +51,10 @@ def stage_table(graph: dict[str, Any], show_all: bool = False) -> Table:
 
 
 def print_races(races: list[dict[str, Any]], limit: int = 5, console: Any = None) -> None:
-    """Stream races the multi-stream executor saw (sim): reads no record/wait orders."""
-    if not races:
-        return
-    console = console or out
-    console.print(f"[red]stream races: {len(races)}[/red] (reads of a value produced on another stream with no "
-              f"record/wait ordering them; outputs were computed as eager would, a device may not)")
-    for row in races[:limit]:
-        console.print(f"  {escape(str(row.get('graph')))}: {escape(str(row.get('message')))}")
-    if len(races) > limit:
-        console.print(f"  … and {len(races) - limit} more (index.json execution.races)")
+    """Stream races the multi-stream executor saw (sim): :func:`airctl.cli.verdicts.print_races`."""
+    from airctl.cli.verdicts import print_races as races_of
+
+    races_of(races, limit=limit, console=console)
 
 
 def print_summary(result: Any, show_all: bool = False) -> None:
@@ -75,13 +70,6 @@ def print_summary(result: Any, show_all: bool = False) -> None:
     if dumps:
         kinds = sorted({f"{d.get('stage')}.{d.get('type')}" for d in dumps})
         out.print(f"TorchAir dumps: {len(dumps)} ({escape(', '.join(kinds))})")
-    findings = index.get("findings") or []
-    if findings:
-        errors = sum(1 for f in findings if f.get("severity") == "error")
-        firsts = index.get("first_stage_with_finding") or {}
-        listing = ", ".join(f"{rule} (first at {stage})" for rule, stage in firsts.items())
-        style = "red" if errors else "yellow"
-        out.print(f"[{style}]verifier: {len(findings)} findings[/{style}]: {escape(listing)}")
     execution = index.get("execution")
     if execution:
         if execution["matches_eager"]:
@@ -89,7 +77,7 @@ def print_summary(result: Any, show_all: bool = False) -> None:
                       f"{execution['outputs']} outputs)")
         else:
             out.print(f"execution check: [red]MISMATCH[/red] (max abs error {execution['max_abs_error']:.3g})")
-        print_races(execution.get("races") or [])
+    print_verdicts(index)  # findings and races, as every command that runs the model prints them
     timings = index.get("timings") or {}
     if timings:
         parts = [f"{k.removesuffix('_seconds')} {_fmt_s(v)}" for k, v in timings.items() if v is not None]

@@ -2,8 +2,10 @@
 
 - :func:`seed`: the anchors. The graph's output (GE ``NetOutput``, FX ``output``) when each side
   has one; a source node (no data inputs) alone on each side with its op and attributes (GE
-  ``Data`` with its ``index``, a distinct constant); FX placeholders, which have no attributes,
-  k-th with k-th when both sides have equally many: their order is the argument order.
+  ``Data`` with its ``index``, a distinct constant), scope attributes aside (a stream label says
+  where a node runs, not what it is: anchoring by it paired moved Consts crosswise); FX
+  placeholders, which have no attributes, k-th with k-th when both sides have equally many:
+  their order is the argument order.
 - :func:`unique_ops`: an op that only one unpaired node has on each side, when the ops around
   the two agree in every place and no paired neighbour contradicts: a start inside a region the
   walk could not enter. Not an anchor from the start: an op changed at one place and the same op
@@ -86,7 +88,7 @@ def _sources(side: Side) -> dict[tuple[int, int], int]:
     out: dict[tuple[int, int], int] = {}
     for i, op in enumerate(side.op):
         if not side.data_in[i] and side.pair[i] < 0:
-            key = (op, side.attr_key(i))
+            key = (op, side.identity_key(i))  # a stream label is placement: moved sources still anchor
             out[key] = -1 if key in out else i
     return out
 

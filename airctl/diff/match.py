@@ -8,6 +8,9 @@ the two graphs side by side, in rounds that run until nothing new pairs:
 
 1. **anchors** (:func:`~airctl.diff.anchors.seed`): ops that occur once on each side
    (``NetOutput``, FX ``output``) and sources alone with their op and attributes (GE ``Data``);
+   then, in GE graphs, **provenance** (:func:`~airctl.diff.provenance.by_fx_node`): ops converted
+   from the same FX node, so structurally identical subgraphs (two experts, repeated layers)
+   are told apart by where they came from, not paired crosswise;
 2. **propagation** (:mod:`~airctl.diff.propagate`): from every new pair along data edges in both
    directions, the k-th input with the k-th input, a user with the user of the same op reading
    the same slot, same op only, nothing contradicting an earlier pair. Layer k pairs with layer k
@@ -17,8 +20,9 @@ the two graphs side by side, in rounds that run until nothing new pairs:
    both sides), same-op siblings told apart by their other neighbours, reordered inputs. Names
    and then file position break ties between structurally identical candidates only;
 4. fallbacks where the edges give nothing to walk along: unique neighbourhood signatures in a
-   region no anchor reached, and program order for nodes without a paired neighbour (FX
-   ``record``/``wait``/``scope`` nodes).
+   region no anchor reached, program order for nodes without a paired neighbour (FX
+   ``record``/``wait``/``scope`` nodes), and last, in GE graphs, TorchAir's own op names
+   (:func:`~airctl.diff.provenance.by_ge_name`: an unused ``Const`` has no edge to walk along).
 
 Whatever stays unpaired is added (in ``b``) or removed (from ``a``). Every round touches only
 the nodes next to the last round's new pairs, so the whole match is linear in the graph size
@@ -33,10 +37,11 @@ from typing import Any
 from airctl.diff.anchors import seed, sequence, signatures, unique_ops
 from airctl.diff.evidence import evidence_round
 from airctl.diff.propagate import Pairing, propagate
+from airctl.diff.provenance import by_fx_node, by_ge_name
 from airctl.diff.sides import Side
 from airctl.graph.model import Graph
 
-RULES = ("anchor", "neighbours", "evidence", "same-place", "signature", "order")  # Matching.how values
+RULES = ("anchor", "provenance", "neighbours", "evidence", "same-place", "signature", "order", "name")  # .how
 
 
 @dataclass
@@ -58,6 +63,7 @@ def match_graphs(a_graph: Graph, b_graph: Graph) -> Matching:
     a, b = Side(a_graph, ops), Side(b_graph, ops)
     p = Pairing(a, b)
     seed(p)
+    by_fx_node(p)
     while not p.done:
         propagate(p)
         if p.done:
@@ -66,7 +72,7 @@ def match_graphs(a_graph: Graph, b_graph: Graph) -> Matching:
             p.retry_stuck()
             if propagate(p):
                 continue
-        if evidence_round(p) or unique_ops(p) or signatures(p) or sequence(p):
+        if evidence_round(p) or unique_ops(p) or signatures(p) or sequence(p) or by_ge_name(p):
             continue
         break
     names_a, names_b = [node.name for node in a.nodes], [node.name for node in b.nodes]

@@ -18,6 +18,11 @@ from typing import Any
 from airctl.graph.model import Graph, Node
 
 _REF = re.compile(r"'%[^']*'")
+# what a scope pass sets on every op inside it (TorchAir's scope keys, docs/passes.md): placement, not
+# identity, so a source is not anchored by them (a Const moved to another stream is still that Const)
+SCOPE_ATTRS = frozenset({"_user_stream_label", "_user_stream_priority", "_enable_inner_parallel", "_op_aicore_num",
+                         "_op_vectorcore_num", "_super_kernel_scope", "_super_kernel_options",
+                         "_op_exec_never_timeout"})
 _NONE: list[int] = []  # shared by the nodes without control edges; never mutated
 
 
@@ -27,6 +32,7 @@ class Side:
     def __init__(self, graph: Graph, ops: dict[str, int]) -> None:
         nodes = graph.nodes
         self.nodes = nodes
+        self.dialect = graph.dialect
         n = self.n = len(nodes)
         self.index = {node.name: i for i, node in enumerate(nodes)}
         intern = ops.setdefault
@@ -62,6 +68,13 @@ class Side:
             attrs = self.nodes[i].attrs
             key = self._attr[i] = attr_hash(attrs) if attrs else 0
         return key
+
+    def identity_key(self, i: int) -> int:
+        """:meth:`attr_key` without the scope attributes (:data:`SCOPE_ATTRS`): what a node *is*."""
+        attrs = self.nodes[i].attrs
+        if not attrs or SCOPE_ATTRS.isdisjoint(attrs):
+            return self.attr_key(i)
+        return attr_hash({k: v for k, v in attrs.items() if k not in SCOPE_ATTRS})
 
     def has_edges(self, i: int) -> bool:
         return bool(self.data_in[i] or self.users[i] or self.ctrl_in[i] or self.ctrl_users[i])

@@ -3,8 +3,10 @@
 A careless ``airctl dump RUN -o RUN/index.json`` once replaced a ledger's index, and ``airctl diff
 a b --html a`` its own input. :func:`claim_output` is asked before any work is done: it refuses a
 path that is one of the command's inputs, or that lies inside a ledger folder (a folder with an
-``index.json``: ledgers are written by airctl runs only), and a file that exists already unless
-``force`` is given (``--force``). Its errors name the path and say what to do.
+``index.json``: ledgers are written by airctl runs only). An ordinary file that exists is overwritten,
+as ``cp`` and ``sort -o`` do: users re-run ``airctl dump --type svg -o g.svg`` in their loop, and a
+refusal every second time taught nothing. ``force`` (``--force``) stays accepted for old scripts.
+Its errors name the path and say what to do.
 """
 
 from __future__ import annotations
@@ -45,7 +47,5 @@ def claim_output(out: Path | str, inputs: Iterable[Path | str | None] = (), *, f
                           file=str(out), hint="ledgers are written by airctl runs only; write the file elsewhere")
     if out.is_dir():
         raise AirctlError(f"{option} {out} is a folder", file=str(out), hint=f"give a file path to {option}")
-    if out.exists() and not force:
-        raise AirctlError(f"{option} {out} exists already", file=str(out),
-                          hint="add --force to overwrite it, or choose another path")
+    del force  # kept in the signature: `--force` no longer changes anything for ordinary files
     return out

@@ -12,6 +12,8 @@ docs/ledger.md ("Default stages") and the commands' ``--help`` repeats their lin
 'fx-final'
 >>> default_stage(index, StageRequest(Request.DIFF_FROM)).name
 'aot-inference'
+>>> default_stage(index, Request.REPORT).name   # no YAML pass ran: the final FX graph, not GE's
+'fx-final'
 """
 
 from __future__ import annotations
@@ -83,4 +85,11 @@ def default_stage(index: RunIndex, request: StageRequest | Request, graph_id: st
         if want == "fx" and kind is Request.DUMP and final is not None:
             return final
         return (same or stages)[-1]
-    return stages[-1]  # REPORT, DIFF_SOURCE
+    if kind is Request.REPORT:  # what the user came for: their passes' last stage, else the final FX graph
+        from airctl.ledger.pass_window import user_pass_window
+
+        window = user_pass_window(stages)
+        if window is not None:
+            return window.after
+        return final or (fx[-1] if fx else stages[-1])
+    return stages[-1]  # DIFF_SOURCE

@@ -59,12 +59,15 @@ class ApplyResult:
     error: AirctlError | None = None
     warnings: list[AirctlError] = field(default_factory=list)
     plan: bool = False
+    mode: str | None = None  # the mode that ran (not the current run's, when --mode overrode it)
+    index: RunIndex | None = None  # the run's index: findings and races, for the verdicts and --fail-on
 
     def to_json(self) -> dict[str, Any]:
         return {
             "pass_file": str(self.pass_file), "ledger": str(self.ledger_dir) if self.ledger_dir else None,
-            "status": self.status, "plan": self.plan, "passes": [p.to_json() for p in self.passes],
-            "execution": self.execution, "error": self.error.to_json() if self.error else None,
+            "status": self.status, "mode": self.mode, "plan": self.plan, "passes": [p.to_json() for p in self.passes],
+            "execution": self.execution, "findings": (self.index.to_json().get("findings") or []) if self.index else [],
+            "error": self.error.to_json() if self.error else None,
             "warnings": [w.to_json() for w in self.warnings],
         }
 
@@ -132,7 +135,8 @@ def apply_passes(pass_file: Path, model: Path, *, mode: str = MAX_AUTOTUNE, out:
     try:
         hooks = build_hooks(pass_file)
     except SpecError as e:
-        return ApplyResult(pass_file, _failed_ledger(out, model, mode, pass_file, e), "failed", error=e, plan=plan)
+        return ApplyResult(pass_file, _failed_ledger(out, model, mode, pass_file, e), "failed", error=e, plan=plan,
+                           mode=mode)
     request = CompileRequest(model_path=model, mode=mode, out_dir=out, backend=backend, entry=entry,
                              hooks=hooks, command=COMMAND, passes_file=str(pass_file), stop_after_passes=plan,
                              report=report, command_line=command_line)
@@ -144,7 +148,7 @@ def apply_passes(pass_file: Path, model: Path, *, mode: str = MAX_AUTOTUNE, out:
     index = result.index
     return ApplyResult(
         pass_file, result.ledger_dir, index.status or "failed", pass_runs(result.ledger_dir, index, with_diff),
-        index.execution, error, list(hooks.warnings), plan)
+        index.execution, error, list(hooks.warnings), plan, mode=index.mode or mode, index=index)
 
 
 @dataclass

@@ -22,6 +22,7 @@ from airctl.errors import AirctlError, GraphReadError
 from airctl.graph.model import Graph
 from airctl.io.output_path import claim_output
 from airctl.layout import is_ledger
+from airctl.ledger.pass_window import PassWindow
 from airctl.ledger.runs import LATEST, matching_runs, resolve_run
 
 
@@ -34,9 +35,15 @@ class DiffOutcome:
     report: DiffReport | None = None
     runs: RunsDiff | None = None
     written: list[Path] = field(default_factory=list)  # --html / --svg files, in that order
+    window: PassWindow | None = None  # plain `airctl diff` of a run with YAML passes: their stages
 
     def to_json(self) -> dict:
-        return self.runs.to_json() if self.runs is not None else self.report.to_json() if self.report else {}
+        if self.runs is not None:
+            return self.runs.to_json()
+        data = self.report.to_json() if self.report else {}
+        if self.window is not None:
+            data["user_passes"] = self.window.to_json()
+        return data
 
 
 def diff_sources(a: Path | None, b: Path | None = None, *, from_stage: str | None = None,
@@ -51,13 +58,19 @@ def diff_sources(a: Path | None, b: Path | None = None, *, from_stage: str | Non
             claim_output(path, [a, b], force=force, option=option)
     if b is not None and from_stage is None and to_stage is None and _is_ledger(a) and _is_ledger(b):
         return _diff_runs(a, b, html, svg)
+    window = _user_window(a) if b is None and from_stage is None and to_stage is None else None
+    if window is not None:
+        from_stage, to_stage = f"{window.before.graph_id}/{window.before.name}", \
+            f"{window.after.graph_id}/{window.after.name}"
     old, new = load_pair(a, b, from_stage, to_stage)
-    outcome = DiffOutcome(old, new, diff_pair(old, new))
+    outcome = DiffOutcome(old, new, diff_pair(old, new), window=window)
+    outcome.report.a_name, outcome.report.b_name = _side_labels(a, b, from_stage, to_stage, old)
     if html is not None:
         from airctl.render import output_file
         from airctl.report.page import diff_page
 
-        output_file(html).write_text(diff_page(old, new, outcome.report), encoding="utf-8")
+        title = f"diff: {outcome.report.a_name} \u2192 {outcome.report.b_name}"
+        output_file(html).write_text(diff_page(old, new, outcome.report, title=title), encoding="utf-8")
         outcome.written.append(Path(html))
     if svg is not None:
         from airctl.render import render_to
@@ -66,6 +79,44 @@ def diff_sources(a: Path | None, b: Path | None = None, *, from_stage: str | Non
         merged, status = merged_graph(old, new, outcome.report)
         outcome.written.append(render_to(merged, "svg", svg, status=status))
     return outcome
+
+
+def _user_window(source: Path) -> PassWindow | None:
+    """Plain ``airctl diff`` of a run: its YAML passes' window (:mod:`airctl.ledger.pass_window`)."""
+    if not _is_ledger(source):
+        return None
+    from airctl.ledger.pass_window import user_pass_window
+    from airctl.ledger.reader import Ledger
+
+    index = Ledger.open(source).index
+    for graph in index.graphs:
+        window = user_pass_window(index.stages(graph.id))
+        if window is not None:
+            return window
+    return None
+
+
+def _side_labels(a: Path, b: Path | None, from_stage: str | None, to_stage: str | None,
+                 old: Graph) -> tuple[str, str]:
+    """What each side of a diff is, for its header and title: ``<run>:<graph>/<stage>`` for a ledger
+    stage, else the file (``original → original`` named neither run nor stage)."""
+    from airctl.io.paths import shareable_path
+    from airctl.ledger.defaults import Request, StageRequest
+    from airctl.ledger.reader import Ledger
+
+    def of(path: Path, stage: str | None, request: StageRequest | Request) -> str:
+        if not _is_ledger(path):
+            return shareable_path(Path(path).absolute())
+        ledger = Ledger.open(path)
+        ref = ledger.find_stage(stage, request=request)
+        return f"{ledger.index.run_id or Path(path).name}:{ref.graph_id}/{ref.name}"
+
+    if b is None:
+        return of(a, from_stage, Request.DIFF_FROM), of(a, to_stage, StageRequest(Request.DIFF_TO,
+                                                                                 dialect=old.dialect))
+    if _is_ledger(a) and _is_ledger(b):
+        from_stage, to_stage = from_stage or to_stage, to_stage or from_stage
+    return of(a, from_stage, Request.DIFF_SOURCE), of(b, to_stage, Request.DIFF_SOURCE)
 
 
 def _is_ledger(path: Path) -> bool:

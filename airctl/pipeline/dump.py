@@ -72,7 +72,7 @@ def dump_source(source: Path | None, fmt: GraphFormat | str, *, stage: str | Non
     if fmt is GraphFormat.LANES and out is not None:
         lane_picture(out)  # refused before any work: a suffix the lane view cannot write
     if out is not None:
-        out = claim_output(out, [source], force=force)  # never over the input, a ledger, or (unforced) a file
+        out = claim_output(out, [source], force=force)  # never over the input or a ledger
     request = StageRequest(Request.DUMP, output_type=str(fmt))
     if is_ledger(source) and fmt in (GraphFormat.PBTXT, GraphFormat.TXT) and not collapse:
         own = torchair_text(source, stage, request, fmt)

@@ -15,7 +15,10 @@ Then the verifier runs after every pass stage, as verify-each does during a comp
 no model script and no execution.
 
 A file that cannot be read is a *problem*, not a failure: the ledger keeps everything else and
-lists it (``imported.problems``, ``file:line: message``). Nothing importable at all is an error.
+lists it (``imported.problems``, ``file:line: message``). Nothing importable at all is an error,
+and so is a graph none of whose stages could be read: a ledger saying ``ok`` over a graph with
+zero stages sent users looking in the wrong place (issue 32), so the import fails (exit 2) naming
+the first unreadable file, and the ledger keeps what was read.
 """
 
 from __future__ import annotations
@@ -77,15 +80,13 @@ def import_artifacts(req: ImportRequest) -> ImportResult:
         ledger = run.ledger
         assert ledger is not None
         problems: list[str] = []
+        empty: list[str] = []
         for graph in plan.graphs:
-            _write_graph(ledger, graph, problems)
+            if _write_graph(ledger, graph, problems) == 0 and graph.stages:
+                empty.append(graph.id)
         read = {g.id for g in ledger.run_index.graphs if g.stages}
-        if not read and not found.profiles:  # nothing could be read: no ledger of copies (issue 33)
-            error = GraphReadError("nothing could be imported: " + "; ".join(problems[:3]), file=str(paths[0]),
-                                   hint="the files are named as TorchAir's but do not hold what TorchAir writes")
-            ledger.fail(error.message, error.to_json())
-            ledger.finish("failed")
-            raise error
+        if empty and not read and not found.profiles:  # nothing readable: fail before copying anything
+            raise _unreadable(ledger, empty, problems, req.report)
         _copy_dumps(ledger, plan, read)
         logs = _copy_logs(ledger, plan)
         if found.profiles:
@@ -94,12 +95,31 @@ def import_artifacts(req: ImportRequest) -> ImportResult:
         ledger.set(imported=_imported(paths, found, plan, logs, problems, notes))
         if req.verify:
             _verify(ledger, plan)
+        if empty:  # some graph's every stage unreadable: say so loudly, keep what was read (issue 32)
+            raise _unreadable(ledger, empty, problems, req.report)
         ledger.finish()  # ok, or (a full disk ate a snapshot) failed with `cannot write the ledger`
         finish_ledger(ledger, None, write_report=req.report)
     return ImportResult(ledger.root, ledger.run_index, problems, notes)
 
 
-def _write_graph(ledger: LedgerWriter, plan: GraphPlan, problems: list[str]) -> None:
+def _unreadable(ledger: LedgerWriter, empty: list[str], problems: list[str], report: bool) -> GraphReadError:
+    """The import's failure when graphs had no stage that could be read: the ledger ends failed with
+    what was read, and the error names the first problem (every file is in ``imported.problems``)."""
+    first = problems[0] if problems else "nothing readable"
+    error = GraphReadError(
+        f"no stage of graph {', '.join(empty)} could be read: {first}",
+        hint=f"the ledger {ledger.root} keeps what was read (imported.problems lists every file); the files are "
+             "named as TorchAir's but do not hold what TorchAir writes, or airctl cannot read this TorchAir dump "
+             "(a bug worth reporting, with the file)")
+    ledger.fail(error.message, error.to_json())
+    ledger.finish("failed")
+    finish_ledger(ledger, None, write_report=report)
+    return error
+
+
+def _write_graph(ledger: LedgerWriter, plan: GraphPlan, problems: list[str]) -> int:
+    """The graph's stages into the ledger; how many were written."""
+    written = 0
     ledger.graph(plan.id, plan.kind, name=plan.name, dynamo_graph=plan.k)
     extra: dict[str, Any] = {k: v for k, v in (("rank", plan.rank), ("pid", plan.pid)) if v is not None}
     if plan.mode != ledger.run_index.mode:
@@ -133,7 +153,9 @@ def _write_graph(ledger: LedgerWriter, plan: GraphPlan, problems: list[str]) -> 
         extra = {"fingerprint": fingerprint(graph)} if source.name == "fx-final" else {}
         ledger.add_stage(plan.id, source.name, graph, text=text, changed=changed, seconds=source.seconds,
                          imported_from=source.origin, **extra)
+        written += 1
         previous = graph
+    return written
 
 
 def _dump_stage(graph: GraphPlan, which: str, type_: str) -> str:

@@ -32,6 +32,7 @@ from airctl.execute.timeline import Race, Timeline
 from airctl.modes import MAX_AUTOTUNE
 from airctl.pipeline.run.rank import RankRun
 from airctl.profile.compare import Comparison
+from airctl.profile.noise import DEFAULT_ROUNDS
 from airctl.profile.ranks import MultiRankSummary
 from airctl.profile.summary import ProfileSummary, summarize
 from airctl.profile.write import COMPARE_FILE, PROFILE_DIR, write_json, write_profile
@@ -200,23 +201,38 @@ def profile_and_summarize(req: ProfileRequest, *, png: bool = False, top: int = 
 
 
 def compare_profiles(req: ProfileRequest, *, png: bool = False, top: int = 10,
-                     progress: Callable[[str], None] | None = None) -> ProfileOutcome:
-    """Profile without ``req.passes_file``, then with it; ``compare.json`` goes into the second ledger."""
+                     progress: Callable[[str], None] | None = None, repeats: int = DEFAULT_ROUNDS) -> ProfileOutcome:
+    """Profile without ``req.passes_file`` and with it, ``repeats`` rounds each, alternating (without,
+    with, with, without, ...: drift falls on both sides); ``compare.json`` goes into the last ledger
+    with the passes. The judgement over the rounds is :mod:`airctl.profile.noise`'s."""
     if req.passes_file is None:
         raise AirctlError("--compare needs --passes FILE.yaml (it runs the model without and with it)")
+    if repeats < 1:
+        raise AirctlError(f"invalid --repeats {repeats}", hint="at least 1; 3 or more to tell a difference from noise")
     say = progress or (lambda _msg: None)
     runs: list[ProfileRun] = []
-    summaries: list[ProfileSummary] = []
-    for label, one in (("without passes: ", replace(req, passes_file=None)),
-                       (f"with {Path(req.passes_file).name}: ", req)):
-        run = profile_model(one, progress=lambda msg, label=label: say(f"{label}{msg}"))
-        runs.append(run)
-        if not run.timelines:
-            return ProfileOutcome(runs=runs)
-        summaries.append(summarize_run(run, one, png=png, top=top))
-    comparison = Comparison(summaries[0], summaries[1], str(req.passes_file))
-    write_json(Path(runs[1].ledger_dir) / PROFILE_DIR / COMPARE_FILE, comparison.to_json())
+    sides: dict[bool, list[tuple[ProfileRun, ProfileSummary]]] = {False: [], True: []}
+    for k in range(repeats):
+        for with_passes in ((False, True) if k % 2 == 0 else (True, False)):
+            one = req if with_passes else replace(req, passes_file=None)
+            label = (f"with {Path(req.passes_file).name}" if with_passes else "without passes") + \
+                f" ({k + 1}/{repeats}): "
+            run = profile_model(one, progress=lambda msg, label=label: say(f"{label}{msg}"))
+            runs.append(run)
+            if not run.timelines:
+                return ProfileOutcome(runs=runs)
+            sides[with_passes].append((run, summarize_run(run, one, png=png, top=top)))
+    typical = {side: _median_round(rounds) for side, rounds in sides.items()}
+    comparison = Comparison(typical[False][1], typical[True][1], str(req.passes_file),
+                            rounds_without=[s for _, s in sides[False]], rounds_with=[s for _, s in sides[True]])
+    write_json(Path(sides[True][-1][0].ledger_dir) / PROFILE_DIR / COMPARE_FILE, comparison.to_json())
     return ProfileOutcome(comparison=comparison, runs=runs)
+
+
+def _median_round(rounds: list[tuple[ProfileRun, ProfileSummary]]) -> tuple[ProfileRun, ProfileSummary]:
+    """The round whose step time is the (lower) median of its side's: the one the table shows."""
+    ordered = sorted(rounds, key=lambda r: r[1].step_s if r[1].step_s is not None else float("inf"))
+    return ordered[(len(ordered) - 1) // 2]
 
 
 def analyze_profile_folder(folder: Path, ledger: Path | None = None, *, out: Path = Path("airctl-runs"),

@@ -2,7 +2,8 @@
 findings, and the profile summary when ``airctl profile`` left one.
 
 The ledger is read through :class:`~airctl.ledger.reader.Ledger`; each graph opens on its default
-``report.html`` stage (:func:`~airctl.ledger.defaults.default_stage`).
+``report.html`` stage (:func:`~airctl.ledger.defaults.default_stage`: the user's passes' last stage,
+else the final FX graph), with the lane pane beside the graph when that stage has streams.
 
 Each snapshot file is read once, however many stages share it (the ledger is content-addressed),
 and not at all when the caller has the graph in memory (the ledger writer, at the end of a run);
@@ -91,6 +92,7 @@ def graphs_payload(ledger: Ledger, known: Mapping[str, Graph] | None = None) -> 
     graphs = []
     cache: dict[str, Graph | None] = {}
     known = known or {}
+    pane = None
     for info in index.graphs:
         stages = []
         for ref in ledger.stages(info.id):
@@ -101,7 +103,10 @@ def graphs_payload(ledger: Ledger, known: Mapping[str, Graph] | None = None) -> 
         opened = ledger.default_stage(Request.REPORT, info.id)
         at = next((k for k, s in enumerate(info.stages) if opened is not None and s is opened.entry), None)
         graphs.append(graph_entry(info, stages, groups, at, index.run_mode or MAX_AUTOTUNE))
-    return {"graphs": graphs, "groups": [g.to_json() for g in groups]}
+        shown = cache.get(opened.file) if opened is not None else None
+        if pane is None and shown is not None and any(n.stream for n in shown.nodes):
+            pane = "both"  # the run has streams: the lane view, the best view of a stream plan, opens beside
+    return {"graphs": graphs, "groups": [g.to_json() for g in groups], "pane": pane}
 
 
 def _load(ledger: Ledger, stage: StageRef) -> Graph | None:

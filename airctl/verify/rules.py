@@ -32,9 +32,14 @@ class Rule:
     hint: str
     seen_in: tuple[str, ...] = ()  # the artifacts that can show it (ARTIFACTS)
     seen_how: str = ""  # what it looks like there, when that differs from the FX graph
+    mode_hints: tuple[tuple[str, str], ...] = ()  # (mode, hint) where the fix depends on the mode
 
     def severity(self, mode: str) -> str | None:
         return self.max_autotune if mode == MAX_AUTOTUNE else self.reduce_overhead
+
+    def hint_for(self, mode: str) -> str:
+        """The fix for the run's mode: a fix that cleans one mode's plan may leave a race in the other."""
+        return dict(self.mode_hints).get(mode, self.hint)
 
 
 ARTIFACTS = {
@@ -89,7 +94,13 @@ _RULES = (
          "move the wait before a node whose converter starts with a compute op (no scalar/list literal args), "
          "or wait directly before the consumer of the other stream's tensor",
          seen_in=(*FX_ARTIFACTS, "ge-dump"),
-         seen_how="GE dump: a `Const` with a control input (`^Abs` / `Abs:-1`)"),
+         seen_how="GE dump: a `Const` with a control input (`^Abs` / `Abs:-1`)",
+         mode_hints=((MAX_AUTOTUNE,
+                      "GE already orders the consumer's data edge from the other stream, so the wait matters only for "
+                      "orderings without one: put it before the first op that needs that order and has no scalar/list "
+                      "literal arguments. If this pass file also runs in reduce-overhead, keep a wait before the "
+                      "consumer of the other stream's tensor too: there nothing else orders it, and moving the wait "
+                      "away leaves a race"),)),
     Rule("wait_on_unknown_record", "R9", "wait on something that is not a known record or tensor",
          "error", "error", ("fx", "ge"),
          "pass wait([record_node]) with records created by air.record in the same graph; other arguments are "
@@ -158,7 +169,7 @@ def make_finding(rule_id: str, mode: str, message: str, nodes: list[str], graph:
             listed = next((graph.node(n).meta.get("line") for n in nodes if n in graph), None)
             source = f"{origin}:{listed}" if isinstance(listed, int) else None
     return Finding(rule=rule_id, severity=sev, mode=mode, message=message, nodes=list(nodes), source=source,
-                   hint=hint or rule.hint, ref=rule.ref)
+                   hint=hint or rule.hint_for(mode), ref=rule.ref)
 
 
 def normalise_mode(mode: str) -> str:

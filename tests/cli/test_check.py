@@ -182,3 +182,10 @@ def test_ledger_stage_file_outside_the_ledger_is_refused(tmp_path: Path, capsys:
     (root / "index.json").write_text(json.dumps(index))
     code, err = _run_cli(capsys, root)
     assert code == 2 and "outside the ledger" in err
+
+
+def test_the_r8_hint_is_the_fix_for_the_mode_checked() -> None:
+    """Issue 32 (6): moving the wait cleans max-autotune but races in reduce-overhead; the hint says so."""
+    r = check(CHECKS / "fx" / "wait_on_const.json", "--mode", "max-autotune")
+    hint = r.stdout.split("hint:", 1)[1]
+    assert "GE already orders" in hint and "reduce-overhead" in hint and "race" in hint

@@ -48,7 +48,7 @@ def test_the_card_loop_typed_as_written(workdir: Path) -> None:
 
     r = airctl("passes", "apply", "stream.yaml")
     assert r.exit_code == 0, r.output
-    assert f"applying stream.yaml to model.py (max-autotune, from run {first})" in r.stderr
+    assert f"applying stream.yaml to model.py (max-autotune; model from run {first})" in r.stderr
     applied = (workdir / "airctl-runs" / LATEST).read_text().strip()
     assert applied != first
     index = json.loads((workdir / "airctl-runs" / applied / "index.json").read_text())

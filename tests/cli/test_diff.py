@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from airctl.cli.app import build_app
@@ -100,3 +101,20 @@ def test_ledger_default_is_first_aot_stage_to_fx_final(tmp_path: Path) -> None:
     data = json.loads(invoke("diff", str(ledger), "--json").stdout)
     assert sorted(n["op"] for n in data["added"]) == sorted(["air.scope_enter.default", "air.record.default",
                                                              "air.scope_exit.default", "air.wait.default"])
+
+
+@pytest.mark.slow
+def test_plain_diff_of_a_run_is_the_users_passes_with_torchairs_apart(compile_fixture) -> None:
+    """Issue 32 (6): before the first YAML pass -> after the last; view_to_reshape listed apart."""
+    result = compile_fixture("transformer", "max-autotune", "passes/transformer_two_streams.yaml")
+    r = invoke("diff", str(result.ledger_dir), "--json")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    window = data["user_passes"]
+    assert window["to"].startswith("yaml:") and "view_to_reshape" in window["torchair_outside"]
+    changed_ops = {c["op"] for c in data["changed"]} | {n["op"] for n in data["added"]}
+    assert "aten.reshape.default" not in changed_ops  # TorchAir's view -> reshape is not the user's
+    run = result.ledger_dir.name
+    assert data["a"]["name"] == f"{run}:{window['graph']}/{window['from']}"  # the header names run and stage
+    text = invoke("diff", str(result.ledger_dir)).stdout
+    assert text.startswith("your passes (") and "not in this diff: " in text and "view_to_reshape" in text

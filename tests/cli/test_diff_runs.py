@@ -114,3 +114,37 @@ def test_runs_by_id_latest_folder_or_option_give_one_report(compile_fixture, tmp
     assert stages(data)["ge-optimized"]["diff"]["edges_added"] == [{"src": "Abs", "dst": "Sub", "kind": "control"}]
     r = diff(a.name, "no-such-run", "--out", out)
     assert r.exit_code == 2 and "no such file, ledger folder or run" in r.stderr and "airctl runs" in r.stderr
+
+
+def test_two_identical_experts_swapping_the_side_stream_are_each_listed_as_themselves(compile_fixture) -> None:
+    """Issue 32, acceptance 3: expert 0 on stream_1 in A, expert 1 in B (fixtures/models/experts.py)."""
+    from airctl.ledger.reader import Ledger
+
+    runs = []
+    for passes in ("fixtures/passes/expert0_on_stream1.yaml", "fixtures/passes/expert1_on_stream1.yaml"):
+        result = compile_fixture("experts", passes=passes)
+        assert result.error is None, result.error
+        runs.append(result.ledger_dir)
+    r = diff(*runs, "--json")
+    assert r.exit_code == 0, r.output
+    by_name = stages(json.loads(r.stdout))
+    for stage in ("fx-final", "ge-optimized"):
+        report = by_name[stage]["diff"]
+        on_stream = []
+        for run in runs:
+            ledger = Ledger.open(run)
+            graph = ledger.load(ledger.find_stage(stage))
+            on_stream.append({n.name for n in graph.nodes  # the scope's own nodes move by place, not stream
+                              if n.stream == "stream_1" and not n.op.startswith("air.scope")})
+        # every moved op listed, as a stream change of that op: expert 0's off the stream, expert 1's onto it
+        assert {c["old_name"] for c in report["changed"] if "stream" in c["changes"]} >= on_stream[0]
+        assert {c["name"] for c in report["changed"] if "stream" in c["changes"]} >= on_stream[1]
+        assert len([c for c in report["changed"] if "stream" in c["changes"]]) == len(on_stream[0]) + len(
+            on_stream[1])
+        assert not report["added"] and not report["removed"]
+        added, removed = ({(e["src"], e["dst"], e["kind"]) for e in report[key]}
+                          for key in ("edges_added", "edges_removed"))
+        assert not added & removed
+        assert len(report["renamed"]) == report["summary"]["renamed"]  # renamed nodes are listed
+    text = diff(*runs).stdout
+    assert "ge-original" in text and ("renamed" not in text or "renamed (" in text)

@@ -115,3 +115,35 @@ def test_explain_no_match_shows_candidates_and_exits_1(tmp_path: Path) -> None:
     assert r.exit_code == 1, r.output
     assert "no match" in r.stdout
     assert "closest target: aten.mm.default" in r.stdout and "seed.py:8" in r.stdout
+
+
+@pytest.mark.slow
+def test_apply_reports_races_and_findings_honours_fail_on_and_names_the_mode_that_ran(tmp_path: Path) -> None:
+    """Issue 32 (1): a racy pass file in reduce-overhead, applied to a max-autotune current run."""
+    compiled = runner.invoke(build_app(), ["compile", str(SEED), "--mode", "max-autotune", "--backend", "sim",
+                                           "--out", str(tmp_path)])
+    assert compiled.exit_code == 0, compiled.output
+    r = airctl("apply", BAD / "racy_no_wait.yaml", "--mode", "reduce-overhead", "--fail-on", "race",
+               "--backend", "sim", "--out", tmp_path)
+    assert r.exit_code == 1, r.output
+    assert "seed.py (reduce-overhead; model from run" in r.stderr and "max-autotune" not in r.stderr
+    assert "(mode reduce-overhead)" in r.stdout
+    assert "stream races: 2" in r.stdout and "first: graph_" in r.stdout and ": add (" in r.stdout
+    assert "verifier: 2 errors (race_cross_stream_without_wait ×2)" in r.stdout
+    assert "[nodes mm, sub; " in r.stdout and "seed.py:8]" in r.stdout
+    assert "--fail-on race: add (" in r.stderr
+    findings = r.stdout[r.stdout.index("verifier:"):r.stdout.index("ledger:")]
+    assert str(REPO) not in findings  # paths relative to the working directory or the model's folder
+    doc = json.loads(airctl("apply", BAD / "racy_no_wait.yaml", "--mode", "reduce-overhead", "--json",
+                            "--backend", "sim", "--out", tmp_path).stdout)
+    assert doc["mode"] == "reduce-overhead" and len(doc["execution"]["races"]) == 2 and len(doc["findings"]) == 2
+
+
+@pytest.mark.slow
+def test_apply_of_the_same_file_in_max_autotune_has_no_race_and_passes_fail_on(tmp_path: Path) -> None:
+    """Issue 32 (1), the other mode: GE synchronises the data edges, so nothing races."""
+    r = airctl("apply", BAD / "racy_no_wait.yaml", "--model", SEED, "--mode", "max-autotune", "--fail-on", "race",
+               "--backend", "sim", "--out", tmp_path)
+    assert r.exit_code == 0, r.output
+    assert "(mode max-autotune)" in r.stdout and "stream races" not in r.stdout
+    assert "execution: matches eager (max abs error 0)" in r.stdout

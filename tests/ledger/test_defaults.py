@@ -61,7 +61,10 @@ DUMP, FX, PBTXT = StageRequest(Request.DUMP), StageRequest(Request.DUMP, "fx"), 
     (Request.CHECK, ["ge-original", "ge-optimized"], "ge-optimized"),  # an import of GE dumps
     (Request.PROFILE, MAX_AUTOTUNE, "fx-final"),
     (Request.PROFILE, REDUCE_OVERHEAD, "after:resolve_default_stream_markers"),
-    (Request.REPORT, MAX_AUTOTUNE, "ge-optimized"),
+    (Request.REPORT, MAX_AUTOTUNE, "yaml:p"),  # what the user came for: their passes (issue 32)
+    (Request.REPORT, REDUCE_OVERHEAD, "fx-final"),  # no YAML pass: the final FX graph, not the aclgraph passes
+    (Request.REPORT, FAILED, "failed:yaml:p"),
+    (Request.REPORT, ["ge-original", "ge-optimized"], "ge-optimized"),  # an import of GE dumps
     (Request.DUMP, [], None),
 ])
 def test_default_stage_per_request(request_: StageRequest | Request, stages: list[str], expected: str | None) -> None:
@@ -72,7 +75,7 @@ def test_default_stage_reads_the_graph_asked_for_else_the_first() -> None:
     index = _index(MAX_AUTOTUNE, REDUCE_OVERHEAD)
     assert default_stage(index, Request.REPORT).graph_id == "1-inference"
     found = default_stage(index, Request.REPORT, "2-inference")
-    assert (found.graph_id, found.name) == ("2-inference", "after:resolve_default_stream_markers")
+    assert (found.graph_id, found.name) == ("2-inference", "fx-final")
     assert default_stage(RunIndex.from_json({"graphs": []}), Request.DUMP) is None
 
 
@@ -124,4 +127,6 @@ def test_check_and_report_follow_the_rule(tmp_path: Path) -> None:
     root = _ledger(tmp_path / "run")
     (target,) = ledger_targets(root, None)
     assert target.label == "g0/fx-final" and target.mode == "max-autotune"
-    assert ledger_payload(Ledger.open(root))["graphs"][0]["open"] == 2
+    payload = ledger_payload(Ledger.open(root))
+    assert payload["graphs"][0]["open"] == 1  # fx-final: no YAML pass ran, and GE's stage is not what users want
+    assert payload["pane"] == "both"  # its stream plan has streams: the lanes open beside the graph

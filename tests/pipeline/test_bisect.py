@@ -57,6 +57,29 @@ def test_race_names_the_second_pass_and_the_placement_on_blocks_0(tmp_path: Path
     assert _judge("check", culprit["ledger"]).bad and not _judge("check", data["steps"][1]["ledger"]).bad
 
 
+def test_a_later_pass_fixing_an_earlier_race_bisects_the_race_that_remains(tmp_path: Path) -> None:
+    """Issue 32, acceptance 2: the third pass adds the wait the first lacked; the head's race remains."""
+    r = CliRunner().invoke(build_app(), ["bisect", str(MODELS / "blocks.py"), "--passes",
+                                         str(PASSES / "bisect_remaining_race.yaml"), "--mode", "reduce-overhead",
+                                         "--bad", "race", "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    text = r.stdout
+    # the report starts with the whole file's problem, then the culprit, each why labelled with its run
+    assert text.index("problem (step 1, the whole pass file): mm_2") < text.index("culprit: head-on-stream2")
+    assert "why (step " in text and "`head-on-stream2` once more" in text
+    why = text.split("why (step ", 1)[1].splitlines()[0]
+    assert "mm_2" in why and "'stream_2'" in why and "reads add" in why
+    assert str(REPO) not in text.split("culprit:", 1)[0]  # shareable paths
+    (folder,) = tmp_path.glob("bisect-*")
+    data = json.loads((folder / "bisect.json").read_text())
+    assert data["culprit"]["pass"] == "head-on-stream2"
+    assert data["problem"]["problems"][0]["key"][:2] == ["mm_2", "add"]
+    first = next(s for s in data["steps"] if s["yaml_passes"] == ["blocks0-on-stream1"])
+    assert not first["bad"] and "not with the starting run's problem" in first["why"]  # its race is fixed later
+    # step lines on stderr are never cut mid-word
+    assert "reduce-overhead adds no synchronisation for cross-stream data edges))" in r.stderr
+
+
 def _judge(kind: str, ledger: str):  # noqa: ANN202
     from types import SimpleNamespace
 

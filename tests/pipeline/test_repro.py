@@ -86,6 +86,9 @@ def test_minify_leaves_a_few_nodes_of_the_race_and_still_fails_elsewhere(tmp_pat
     model = (Path(data["folder"]) / "model.py").read_text()
     assert model.count(" = self._in(") + model.count(" = torch.") + model.count(" = operator.") == \
         minify["nodes_after"]
+    readme = (Path(data["folder"]) / "README.md").read_text()
+    assert str(tmp_path) not in readme and str(REPO) not in readme and "site-packages" not in readme  # issue 32
+    assert "model.py:" in readme  # the why's source line, relative to the folder
     proc = run_sh(Path(data["folder"]), tmp_path / "elsewhere" / "repro")
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert "--fail-on race: sub" in proc.stderr or "--fail-on race: add" in proc.stderr

@@ -36,10 +36,12 @@ from pathlib import Path
 from typing import Any
 
 from airctl.errors import AirctlError
+from airctl.io.paths import shareable
 from airctl.ledger.writer import new_run_id
 from airctl.modes import MAX_AUTOTUNE
 from airctl.pipeline.bisect.conditions import Condition, Verdict
 from airctl.pipeline.bisect.facts import culprit_facts, torchair_passes, units_of
+from airctl.pipeline.bisect.identity import TrackedCondition
 from airctl.pipeline.bisect.search import ddmin, first_bad_prefix
 
 Progress = Callable[[str], None]
@@ -101,12 +103,14 @@ class BisectResult:
     decisions: list[dict[str, Any]]  # {"level", "text", "steps"}
     culprit: dict[str, Any] | None
     cannot_switch_off: list[dict[str, Any]] = field(default_factory=list)
+    problem: dict[str, Any] | None = None  # the starting run's: what every step is searched for
 
     def to_json(self) -> dict[str, Any]:
         req = self.request
         return {"model": str(req.model_path), "passes": str(req.passes_file) if req.passes_file else None,
                 "mode": req.mode, "bad": req.condition.describe(), "folder": str(self.folder),
-                "compiles": len(self.steps), "culprit": self.culprit, "decisions": self.decisions,
+                "compiles": len(self.steps), "problem": self.problem, "culprit": self.culprit,
+                "decisions": self.decisions,
                 "steps": [s.to_json() for s in self.steps], "cannot_switch_off": self.cannot_switch_off}
 
 
@@ -130,6 +134,9 @@ class Bisector:
         self.steps: list[Step] = []
         self.cache: dict[Config, Step] = {}
         self.decisions: list[dict[str, Any]] = []
+        self.tracked = TrackedCondition(req.condition)  # narrowed to the starting run's problem (identity.py)
+        self.problem: dict[str, Any] | None = None
+        self.model_dir = str(Path(req.model_path).resolve().parent)
 
     @property
     def yaml_names(self) -> list[str] | None:
@@ -170,13 +177,22 @@ class Bisector:
             bisect={"step": number, "level": level, "purpose": purpose,
                     "yaml_passes": list(config.yaml) if config.yaml is not None else None,
                     "torchair_off": list(config.torchair_off), "placements": placements}))
-        step = Step(number, level, purpose, config, self.req.condition.judge(result), result.ledger_dir,
-                    time.perf_counter() - t0)
+        verdict = self.tracked.judge(result)
+        if level == "start":
+            problems = self.tracked.start(result, verdict)
+            self.problem = {"why": self.shared(verdict.why), "step": number, "ledger": str(result.ledger_dir),
+                            "problems": [p.to_json() for p in problems]}
+        verdict = dataclasses.replace(verdict, why=self.shared(verdict.why))
+        step = Step(number, level, purpose, config, verdict, result.ledger_dir, time.perf_counter() - t0)
         self.steps.append(step)
         self.cache.setdefault(config, step)
         word = "bad" if step.bad else ("unresolved" if step.verdict.unresolved else "good")
-        self.say(f"step {number} [{level}] {purpose}: {word} ({step.verdict.why[:140]}) {step.ledger}")
+        self.say(f"step {number} [{level}] {purpose}: {word} ({step.verdict.why}) {step.ledger}")  # never cut
         return step
+
+    def shared(self, text: str) -> str:
+        """``text`` with paths relative to the working directory or the model's folder (it is shared)."""
+        return shareable(text, model_dir=self.model_dir)
 
 
 def _yaml_level(b: Bisector, full: Step) -> tuple[Config, str | None]:
@@ -282,8 +298,9 @@ def bisect(req: BisectRequest, progress: Progress | None = None) -> BisectResult
         culprit = _finish(b, base, yaml_culprit, torchair, keep)
     finally:
         (b.folder / "bisect.json").write_text(json.dumps(
-            BisectResult(b.folder, req, b.steps, b.decisions, None).to_json(), indent=1), encoding="utf-8")
-    result = BisectResult(b.folder, req, b.steps, b.decisions, culprit, b.cannot_switch_off)
+            BisectResult(b.folder, req, b.steps, b.decisions, None, problem=b.problem).to_json(), indent=1),
+            encoding="utf-8")
+    result = BisectResult(b.folder, req, b.steps, b.decisions, culprit, b.cannot_switch_off, b.problem)
     (b.folder / "bisect.json").write_text(json.dumps(result.to_json(), indent=1, default=str), encoding="utf-8")
     return result
 
@@ -312,7 +329,7 @@ def _finish(b: Bisector, base: Step, yaml_culprit: str | None, torchair: dict[st
     last = b.run(config, "culprit", f"`{name}`{cut} once more, with its report", fresh=True, instruments=instruments)
     facts = culprit_facts(last.ledger, stage_pass, yaml_culprit is not None)
     culprit: dict[str, Any] = {"pass": name, "kind": kind, **facts, "ledger": str(last.ledger), "bad": last.bad,
-                               "why": last.verdict.why}
+                               "why": last.verdict.why, "why_from": f"step {last.number}: {last.purpose}"}
     if yaml_culprit and b.spec is not None:
         spec = b.spec.get(yaml_culprit)
         culprit["declared_at"] = f"{spec.file}:{spec.line}" if spec is not None else None

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from airctl.errors import AirctlError
+from airctl.io.paths import shareable
 
 WRAPPER = '''"""The model of this reproducer: original_model.py's, with the inputs and weights saved beside it.
 
@@ -227,4 +228,8 @@ def write_readme(folder: Path, facts: dict[str, Any]) -> None:
     lines += ["", "## Versions it was made with", "", "```json", json.dumps(facts["versions"], indent=1), "```"]
     if facts.get("notes"):
         lines += ["", "## Notes", ""] + [f"- {n}" for n in facts["notes"]]
-    (folder / "README.md").write_text("\n".join(textwrap.dedent(x) for x in lines) + "\n", encoding="utf-8")
+    text = "\n".join(textwrap.dedent(x) for x in lines) + "\n"
+    # shared with others: none of this machine's paths (relative to the folder itself, else …/name)
+    here = str(folder.resolve())
+    text = shareable(text, cwd=here, model_dir=here, hide_others=True)
+    (folder / "README.md").write_text(text, encoding="utf-8")

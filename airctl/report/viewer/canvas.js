@@ -46,12 +46,35 @@
     });
     render();
   }
+  /* the box around the nodes the current stage added or changed (its diff), padded; null when none */
+  function changedBox(p, c) {
+    var d = c.stage && c.stage.diff;
+    if (!d) return null;
+    var us = d.added.concat(d.changed.map(function (x) { return x[0]; })), b = null;
+    us.forEach(function (u) {
+      var at = c.pos[u] >= 0 ? p.at(c, u) : null;
+      if (!at) return;
+      var x0 = at[0] - W, y0 = at[1] - 2 * H, x1 = at[0] + W, y1 = at[1] + 2 * H;
+      b = b ? [Math.min(b[0], x0), Math.min(b[1], y0), Math.max(b[2], x1), Math.max(b[3], y1)] : [x0, y0, x1, y1];
+    });
+    return b;
+  }
+  /* fit pane p: the first time on a stage that changed nodes, on those nodes (what the user came for);
+   * else, or with whole (the fit button, `f`), the whole picture */
   function fitPane(p, whole) {
     var c = cur();
     if (!c || !c.g || !p.ctx) return;
     var b = p.bounds(c), sz = paneSize(p), v = paneView(p);
     if (!b || sz[0] < 2 || sz[1] < 2) return;  // not laid out yet: stays fresh, fitted at its first real frame
+    var changed = whole !== true && v.fresh ? changedBox(p, c) : null;
     v.fresh = false;
+    if (changed) {
+      var kc = Math.min(sz[0] / (changed[2] - changed[0]), (sz[1] - 40) / (changed[3] - changed[1]), 1.5);
+      v.k = kc;
+      v.x = sz[0] / 2 - (changed[0] + changed[2]) / 2 * kc;
+      v.y = sz[1] / 2 + 20 - (changed[1] + changed[3]) / 2 * kc;
+      return;
+    }
     var k = Math.min(sz[0] / (b[2] - b[0]), (sz[1] - 40) / (b[3] - b[1]), 1.5);
     var tall = k < 0.3 && whole !== true;  // a very tall picture: readable width, start at the top
     if (tall) k = Math.max(Math.min(sz[0] / (b[2] - b[0]), 1), 0.5);  // labels stay readable

@@ -1,0 +1,97 @@
+"""What a run found, printed the same way by every command that runs the model, and ``--fail-on``.
+
+``compile`` printed races and findings while ``passes apply`` said only ``execution: matches
+eager`` over the same racy ledger (issue 32): a user trusted the green line. Every command that
+runs the model (compile, passes apply, profile, run) now prints through :func:`print_verdicts`:
+
+    verifier: 2 errors (race_cross_stream_without_wait ×2)
+      first error: race_cross_stream_without_wait: sub on the default stream reads mm … [nodes mm, sub; seed.py:8]
+        hint: insert `r = air.record()` after mm …
+    stream races: 2 (reads of a value produced on another stream with no record/wait ordering them; …)
+      first: add (seed.py:10) on the default stream reads abs_1 (seed.py:9) …
+
+and honours ``--fail-on`` through :func:`enforce_fail_on` (exit 1, after the summary). Paths are
+printed relative to the working directory or the model's folder (:mod:`airctl.io.paths`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from airctl.cli.output import err, escape, out
+from airctl.io.paths import shareable
+
+
+def _model_dir(index: dict[str, Any]) -> str | None:
+    from pathlib import Path
+
+    path = (index.get("model") or {}).get("path")
+    return str(Path(path).resolve().parent) if path else None
+
+
+def print_findings(findings: list[dict[str, Any]], *, model_dir: str | None = None, console: Any = None) -> None:
+    """Counts by severity and rule, then the first finding of each severity with its nodes and source line."""
+    if not findings:
+        return
+    console = console or out
+    by_severity = Counter(str(f.get("severity") or "?") for f in findings)
+    rules = Counter(str(f.get("rule")) for f in findings)
+    counts = ", ".join(f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in sorted(by_severity.items()))
+    listing = ", ".join(f"{rule} ×{n}" if n > 1 else rule for rule, n in rules.items())
+    style = "red" if by_severity.get("error") else "yellow"
+    console.print(f"[{style}]verifier: {escape(counts)}[/{style}] ({escape(listing)})")
+    for severity in ("error", "warning", "info"):
+        first = next((f for f in findings if f.get("severity") == severity), None)
+        if first is None:
+            continue
+        where = [f"nodes {', '.join(map(str, first.get('nodes') or []))}"] if first.get("nodes") else []
+        if first.get("source"):
+            where.append(shareable(str(first["source"]), model_dir=model_dir))
+        stage = f" at {first.get('graph')}/{first.get('stage')}" if first.get("stage") else ""
+        tail = f" [{'; '.join(where)}]" if where else ""
+        message = shareable(str(first.get("message")), model_dir=model_dir)
+        console.print(f"  first {severity}{escape(stage)}: {escape(first.get('rule'))}: {escape(message)}"
+                      f"{escape(tail)}")
+        if first.get("hint"):
+            console.print(f"    [cyan]hint:[/cyan] {escape(shareable(str(first['hint']), model_dir=model_dir))}")
+
+
+def print_races(races: list[dict[str, Any]], *, limit: int = 5, model_dir: str | None = None,
+                console: Any = None) -> None:
+    """Stream races the multi-stream executor saw (sim): reads no record/wait orders."""
+    if not races:
+        return
+    console = console or out
+    console.print(f"[red]stream races: {len(races)}[/red] (reads of a value produced on another stream with no "
+                  f"record/wait ordering them; outputs were computed as eager would, a device may not)")
+    for i, row in enumerate(races[:limit]):
+        label = "first" if i == 0 else "then"
+        message = shareable(str(row.get("message")), model_dir=model_dir)
+        console.print(f"  {label}: {escape(str(row.get('graph')))}: {escape(message)}")
+    if len(races) > limit:
+        console.print(f"  … and {len(races) - limit} more (index.json execution.races)")
+
+
+def print_verdicts(index: dict[str, Any], *, console: Any = None) -> None:
+    """The verifier's findings and the executor's races of one run (its ``index.json`` as a dict)."""
+    model_dir = _model_dir(index)
+    print_findings(index.get("findings") or [], model_dir=model_dir, console=console)
+    print_races((index.get("execution") or {}).get("races") or [], model_dir=model_dir, console=console)
+
+
+def enforce_fail_on(fail_on: Any, result: Any, *, atol: float | None = None) -> None:
+    """``--fail-on KIND``: exit 1 (after what was printed) when ``result`` (anything with ``index`` and
+    ``ledger_dir``) shows it; says why on stderr."""
+    if fail_on is None:
+        return
+    from airctl.errors import FindingsExit
+    from airctl.pipeline.bisect.conditions import Condition
+
+    kind = getattr(fail_on, "value", fail_on)
+    condition = Condition.make(kind, atol=atol) if atol is not None else Condition.make(kind)
+    verdict = condition.judge(result)
+    if verdict.bad:
+        why = shareable(verdict.why, model_dir=_model_dir(result.index.to_json()))
+        err.print(f"--fail-on {kind}: {why}", markup=False, highlight=False)
+        raise FindingsExit()

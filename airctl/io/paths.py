@@ -1,0 +1,56 @@
+"""Paths in what users share: relative to the working directory, else to the model's folder.
+
+A race message, a critical path, bisect's "why" or a repro README is pasted into issues and chats;
+``/home/alice/work/model.py:12`` there tells the reader nothing and leaks the machine's layout.
+The ledger keeps absolute paths (selectors match on them, and a ledger is read from anywhere);
+what is printed or written for people goes through :func:`shareable`.
+
+>>> shareable("add (/w/m/model.py:10) reads mm (/w/m/model.py:8)", cwd="/w", model_dir="/w/m")
+'add (m/model.py:10) reads mm (m/model.py:8)'
+>>> shareable("at /elsewhere/m/model.py:3", cwd="/w", model_dir="/elsewhere/m")
+'at model.py:3'
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+# an absolute POSIX path, up to a space, quote, bracket, comma or the ``:line`` that follows it
+_ABSOLUTE = re.compile(r"(?<![\w.~/-])/[^\s:'\"()\[\],;]+")
+
+
+def _bases(cwd: str | Path | None, model_dir: str | Path | None) -> list[str]:
+    found = [str(cwd if cwd is not None else os.getcwd()).rstrip("/")]
+    if model_dir:
+        found.append(str(model_dir).rstrip("/"))
+    return [b for b in found if b]
+
+
+def shareable(text: str, *, cwd: str | Path | None = None, model_dir: str | Path | None = None,
+              hide_others: bool = False) -> str:
+    """``text`` with each absolute path under the working directory (first) or the model's folder
+    made relative to it; other paths are left as they are, or with ``hide_others`` (files that leave
+    the machine: a repro README) shortened to ``…/<file name>``.
+
+    >>> shareable("torch at /opt/venv/lib/torch/__init__.py", cwd="/w", hide_others=True)
+    'torch at …/__init__.py'
+    """
+    bases = _bases(cwd, model_dir)
+
+    def one(match: re.Match[str]) -> str:
+        path = match.group(0)
+        for base in bases:
+            if path.startswith(base + "/"):
+                return path[len(base) + 1:]
+        if hide_others and path.count("/") > 1:
+            return "…/" + path.rstrip("/").rsplit("/", 1)[-1]
+        return path
+
+    return _ABSOLUTE.sub(one, text)
+
+
+def shareable_path(path: str | Path, *, cwd: str | Path | None = None, model_dir: str | Path | None = None) -> str:
+    """One path, as :func:`shareable` writes it."""
+    return shareable(str(path), cwd=cwd, model_dir=model_dir)
