@@ -37,7 +37,7 @@ from airctl import __version__
 from airctl.errors import AirctlError, CommandExit, ExitCode
 
 COMMAND_MODULES = ("compile", "run", "import_", "passes", "dump", "diff", "check", "profile", "runs", "bisect",
-                   "repro", "export", "doctor")
+                   "repro", "export", "doctor", "coverage")
 TRACEBACK_ENV = "AIRCTL_TRACEBACK"
 
 HELP = (

@@ -82,3 +82,14 @@ def top_level(name: str) -> Any:
 def top_level_names() -> list[str]:
     """The ops ``dir(torch_npu)`` lists under sim (those the wheel exports)."""
     return sorted(installed_surface().npu_ops)
+
+
+def register_all() -> list[str]:
+    """Define every op of the wheel sim has not registered (once per process), as ``import torch_npu`` does
+    on an NPU: TorchAir's converter modules for ``npu_*`` ops look their op up when imported and are
+    skipped when it is missing. Returns the ops it could not define (schemas this torch cannot parse)."""
+    failed = []
+    for name, schemas in installed_surface().npu_ops.items():
+        if not callable(getattr(npu_op(name, schemas), "default", None)) and not hasattr(torch.ops.npu, name):
+            failed.append(name)
+    return failed

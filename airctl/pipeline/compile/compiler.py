@@ -277,6 +277,11 @@ def _translate(exc: BaseException, session: CaptureSession | None, ledger: Ledge
     if deadlock is not None:
         return deadlock
     node, source = _locate_node(session, ledger, message)
+    from airctl.pipeline.compile.converter_errors import converter_error  # every op it cannot convert (issue 29)
+
+    unconvertible = converter_error(session, ledger, message, node)
+    if unconvertible is not None:
+        return unconvertible
     file = line = None
     if source and ":" in source:
         file, _, ln = source.rpartition(":")
