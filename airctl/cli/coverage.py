@@ -36,7 +36,8 @@ def register(app: typer.Typer) -> None:
                                   show_default=False),
         as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON on stdout."),
     ) -> None:
-        from airctl.cli.output import err, out as stdout, print_json, stdout_to_stderr
+        from airctl.cli.output import err, print_json, stdout_to_stderr
+        from airctl.cli.output import out as stdout
         from airctl.pipeline.coverage import coverage
 
         with stdout_to_stderr(as_json), err.status("tracing…", spinner="dots"):

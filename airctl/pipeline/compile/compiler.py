@@ -29,6 +29,7 @@ from airctl.ledger.index import RunIndex
 from airctl.ledger.writer import LedgerWriter, cannot_write
 from airctl.modes import CAPTURES, MAX_AUTOTUNE, MODES, Capture, DumpType, Mode
 from airctl.pipeline.compile.capture import CaptureSession, capturing_backend
+from airctl.pipeline.compile.torchair_warnings import kept_warnings  # TorchAir's warnings: ledger (issue 29)
 from airctl.pipeline.run.current import model_record
 from airctl.pipeline.run.execution import RunExecution
 from airctl.pipeline.run.finish import close_run, verify_instruments
@@ -341,7 +342,7 @@ def _compile_model(req: CompileRequest, progress: Progress | None, interrupts: R
         capture = Capture(req.capture)
         log_level = logging.INFO if capture is Capture.MINIMAL else logging.DEBUG
         logs = capture_logs(ledger.root / "log.txt", log_level, keep_node_trace=capture is Capture.FULL)
-        with backend.session(runs.sim_context(ascend_ir)) as torchair, logs:
+        with kept_warnings(ledger), backend.session(runs.sim_context(ascend_ir)) as torchair, logs:
             ledger.set_timing("backend_seconds", time.perf_counter() - t0)
             t0 = time.perf_counter()
             say(f"loading {req.model_path}")
