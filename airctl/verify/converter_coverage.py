@@ -31,15 +31,24 @@ from typing import Any
 from airctl.graph.model import Graph
 from airctl.torch_env import torchair_attr
 
-# op (without overload) -> what helps; the keys are ops TorchAir has no converter for in 2.13
+# transformers' MoE experts (integrations/moe.py): its grouped_mm path uses histc, a custom op and index_put
+MOE_WORKAROUND = ('transformers MoE experts: build the model with experts_implementation="batched_mm" (or "eager"), '
+                  "whose ops TorchAir converts")
+# op (without overload) -> what helps elsewhere
 WORKAROUNDS = {
-    "aten.histc": "transformers MoE models count tokens per expert with histc for their grouped_mm experts: "
-                  "build the model with experts_implementation=\"batched_mm\" (or \"eager\")",
-    "transformers.grouped_mm_fallback": "transformers' grouped_mm experts (a custom op on CPU): build the model "
-                                        "with experts_implementation=\"batched_mm\" (or \"eager\")",
-    "aten.index_put": "in-place indexed writes (x[idx] = v, index_add in MoE routing): in transformers MoE "
-                      "models experts_implementation=\"batched_mm\" avoids them; otherwise scatter ops convert",
+    "aten.histc": "count with one_hot(...).sum(0) or scatter_add instead of histc",
+    "aten.index_put": "write with torch.where / scatter (x = x.scatter(...)) instead of x[idx] = v",
 }
+
+
+def workaround(op: str, source: str | None) -> str | None:
+    """A known way around an unconvertible op, by where it was made (the library's frame) or by the op."""
+    path = (source or "").replace("\\", "/")
+    if "/transformers/" in path and "moe" in path.rsplit("/", 1)[-1]:
+        return MOE_WORKAROUND
+    return WORKAROUNDS.get(op.rsplit(".", 1)[0])
+
+
 # kinds of node that are not ops TorchAir looks converters up for
 _NOT_OPS = {"placeholder", "output", "get_attr", "getitem"}
 
@@ -138,9 +147,8 @@ def unconvertible_ops(graph: Graph) -> list[Unconvertible]:
             continue
         entry = found.get(node.op)
         if entry is None:
-            key = node.op.rsplit(".", 1)[0]
             entry = found[node.op] = Unconvertible(node.op, verdict[0], verdict[1], [], node.source,
-                                                   WORKAROUNDS.get(key))
+                                                   workaround(node.op, node.source))
         entry.nodes.append(node.name)
     return list(found.values())
 

@@ -30,7 +30,7 @@ def unconvertible_error(found: list, prefix: str = "TorchAir cannot convert the 
     from airctl.verify.converter_coverage import summary
 
     first = found[0]
-    fixes = sorted({u.workaround for u in found if u.workaround})
+    fixes = list(dict.fromkeys(u.workaround for u in found if u.workaround))
     hint = ("; ".join(fixes) + ". " if fixes else "") + (
         "Otherwise: rewrite these ops with supported ones, register converters with "
         "torchair.register_fx_node_ge_converter, or compile with --mode reduce-overhead (no GE conversion); "

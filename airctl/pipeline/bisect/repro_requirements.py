@@ -1,0 +1,136 @@
+"""What a reproducer needs installed beyond torch: the model's outside modules, pinned, and checked.
+
+A model built with a library (transformers, say) needs it where the reproducer runs: the script
+imports it, and a graph-form ``model.py`` calls the custom ops it registers
+(``torch.ops.transformers.grouped_mm_fallback``) and must import it first. This module finds those
+modules — the script's own top-level imports and the namespaces of the custom ops in its Dynamo
+graphs — with the distributions and versions installed here, and writes:
+
+- ``requirements.txt``: the bundle's own pins (torch, torch-npu, safetensors and the model's modules),
+  so ``pip install -r requirements.txt`` in a fresh virtual environment is enough (with airctl);
+- the graph form's imports (``import transformers  # registers torch.ops.transformers.*``);
+- ``run.sh``'s first step (:data:`CHECK_SH`): each pinned module imports, or it says what to install
+  and exits 2 (a version that differs is said, and the run goes on).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import sys
+from pathlib import Path
+from typing import Any
+
+# namespaces torch and the Ascend stack define ops in: never a module to install for the model
+_TORCH_NAMESPACES = {"aten", "prims", "prim", "_c10d_functional", "c10d_functional", "_dtensor", "higher_order",
+                     "npu", "air", "npu_define", "quantized", "_quantized", "rngprims", "mkldnn", "profiler",
+                     "inductor"}
+# modules the reproducer's own machinery pins or provides
+_BASE = {"torch", "torch_npu", "torchair", "airctl", "safetensors", "__future__"}
+
+
+def _script_imports(script: Path) -> list[str]:
+    tree = ast.parse(script.read_text(encoding="utf-8"))
+    here = script.resolve().parent
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [a.name.split(".")[0] for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.append(node.module.split(".")[0])
+    return [n for n in dict.fromkeys(names)
+            if not (here / f"{n}.py").is_file() and not (here / n / "__init__.py").is_file()]
+
+
+def _op_namespaces(graphs: list[Any]) -> list[str]:
+    spaces: list[str] = []
+    for gm, _inputs in graphs or []:
+        for node in gm.graph.nodes:
+            name = getattr(getattr(node.target, "_schema", None), "name", "")
+            if node.op == "call_function" and "::" in name:
+                spaces.append(name.split("::")[0])
+    return list(dict.fromkeys(spaces))
+
+
+def _distribution(module: str) -> tuple[str, str] | None:
+    """(distribution, version) installed for a top-level module, or None (not from a distribution)."""
+    for dist in importlib.metadata.packages_distributions().get(module, []):
+        try:
+            return dist, importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def outside_modules(script: Path, graphs: list[Any] | None = None) -> dict[str, dict[str, Any]]:
+    """``{module: {"distribution", "version", "why"}}`` for what the model needs beyond torch and airctl."""
+    found: dict[str, dict[str, Any]] = {}
+    ops = [n for n in _op_namespaces(graphs or []) if n not in _TORCH_NAMESPACES and n in sys.modules]
+    for name, why in [*((n, "imported by the script") for n in _script_imports(script)),
+                      *((n, f"registers torch.ops.{n}.* the graph calls") for n in ops)]:
+        if name in _BASE or name in sys.stdlib_module_names or name in found:
+            continue
+        dist = _distribution(name)
+        found[name] = {"distribution": dist[0] if dist else None, "version": dist[1] if dist else None, "why": why}
+    return found
+
+
+def _pin(dist: str) -> str | None:
+    try:
+        return f"{dist}=={importlib.metadata.version(dist)}"
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def write_requirements(folder: Path, modules: dict[str, dict[str, Any]]) -> list[str]:
+    """requirements.txt: the base pins, then the model's modules (one line each, with why)."""
+    lines = ["# What this reproducer needs, as installed where it was made (airctl itself: from its repository).",
+             "# torch's CPU wheel: pip install -r requirements.txt --extra-index-url "
+             "https://download.pytorch.org/whl/cpu"]
+    lines += [p for p in (_pin("torch"), _pin("torch-npu"), _pin("safetensors"), _pin("numpy")) if p]
+    for name, info in modules.items():
+        if info["distribution"]:
+            lines.append(f"{info['distribution']}=={info['version']}  # {name}: {info['why']}")
+        else:
+            lines.append(f"# {name}: {info['why']}, not from an installed distribution: provide it yourself")
+    (folder / "requirements.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return ["requirements.txt"]
+
+
+def add_imports(model_py: Path, modules: dict[str, dict[str, Any]]) -> None:
+    """Import the modules whose ops a graph-form model.py calls, before it uses them."""
+    wanted = [n for n, info in modules.items() if info["why"].startswith("registers")]
+    if not wanted or not model_py.is_file():
+        return
+    text = model_py.read_text(encoding="utf-8")
+    lines = "".join(f"import {n}  # noqa: F401 - registers torch.ops.{n}.*\n" for n in wanted)
+    model_py.write_text(text.replace("\nimport torch\n", f"\nimport torch\n{lines}", 1), encoding="utf-8")
+
+
+# run.sh's first step: every pinned module of requirements.txt is importable (python: the one airctl runs on)
+CHECK_SH = r'''
+PY="${PYTHON:-python3}"
+if [ "$AIRCTL" = airctl ] && [ -x "$(dirname "$(command -v airctl)")/python" ]; then
+  PY="$(dirname "$(command -v airctl)")/python"
+fi
+"$PY" - <<'PYEOF' || exit 2
+import importlib.metadata as md, sys
+missing = []
+for line in open("requirements.txt"):
+    pin = line.split("#")[0].strip()
+    if not pin:
+        continue
+    dist, _, want = pin.partition("==")
+    try:
+        have = md.version(dist)
+    except md.PackageNotFoundError:
+        missing.append(pin)
+        continue
+    if want and have != want:
+        print(f"run.sh: {dist} {have} is installed, the reproducer was made with {want}", file=sys.stderr)
+if missing:
+    print("run.sh: not installed: " + ", ".join(missing), file=sys.stderr)
+    print("run.sh: install them with: pip install -r requirements.txt", file=sys.stderr)
+    sys.exit(1)
+PYEOF
+'''
