@@ -51,6 +51,9 @@ def _no_kernel(name: str):
 
 def npu_op(name: str, schemas: tuple[str, ...]) -> Any:
     """``torch.ops.npu.<name>``, defined from ``schemas`` first when sim has not registered it."""
+    from airctl.sim import npu_ops
+
+    npu_ops.register()  # sim's own kernels first (idempotent): they must not find a schema-only op in the way
     with _LOCK:
         if hasattr(torch.ops.npu, name):
             return getattr(torch.ops.npu, name)

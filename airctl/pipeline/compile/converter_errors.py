@@ -34,7 +34,7 @@ def unconvertible_error(found: list, prefix: str = "TorchAir cannot convert the 
     hint = ("; ".join(fixes) + ". " if fixes else "") + (
         "Otherwise: rewrite these ops with supported ones, register converters with "
         "torchair.register_fx_node_ge_converter, or compile with --mode reduce-overhead (no GE conversion); "
-        "`airctl compile ... --json` lists them under error.unconvertible")
+        "`airctl compile ... --json` lists them under error_detail.unconvertible")
     return UnconvertibleOps(f"{prefix}: {summary(found)}", [u.to_json() for u in found], node=first.nodes[0],
                             hint=hint, **_where(first.source))
 
