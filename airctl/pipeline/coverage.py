@@ -3,10 +3,10 @@
 The same question a failed max-autotune compile answers (:mod:`.compile.converter_errors`), asked
 up front and in seconds: the model is traced (Dynamo, AOT, TorchAir's FX passes) as a max-autotune
 compile would, and at TorchAir's last hook before GE conversion (``post_grad_custom_post_pass``) the
-graph is checked against TorchAir's converter table (:mod:`airctl.verify.converter_coverage`) and the
-compile is stopped there: no GE graph is built, nothing runs. Each graph Dynamo produces is checked
-until the first one with unconvertible ops (a graph break gives several). The run leaves a minimal
-ledger (the stages up to the stop).
+graph is checked against TorchAir's converter table (:mod:`airctl.verify.converter_coverage`). The
+first graph with ops TorchAir cannot convert stops the compile there (no GE graph is built for it,
+nothing more runs); a graph that converts goes on as in a compile, so that the graphs after it are
+reached too (those after a graph break, a training step's backward). The run leaves a minimal ledger.
 """
 
 from __future__ import annotations
@@ -15,12 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from airctl.errors import AirctlError, CompileError, UnconvertibleOps
-
-
-class _Checked(CompileError):
-    """Raised from the post pass to stop the compile before GE conversion (every op converts): what the
-    ledger of a coverage run records as its end."""
+from airctl.errors import AirctlError, UnconvertibleOps
 
 
 @dataclass
@@ -54,8 +49,6 @@ def coverage(model_path: Path, *, entry: str | None = None, out_dir: Path = Path
         found = unconvertible_ops(read_fx(gm, name=f"graph {result.graphs}"))
         if found:
             raise unconvertible_error(found, "TorchAir would not convert this model to GE")
-        raise _Checked("airctl coverage stopped the compile before GE conversion: TorchAir converts every op "
-                       f"of graph {result.graphs}")
 
     request = CompileRequest(model_path=model_path, mode=Mode.MAX_AUTOTUNE.value, out_dir=out_dir, backend=backend,
                              entry=entry, post_pass=check, capture=Capture.MINIMAL.value, report=False,

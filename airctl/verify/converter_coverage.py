@@ -9,7 +9,9 @@ table about every op of the graph instead, the way TorchAir looks a converter up
   (its ``_generate_converter_code`` raises: an ATen/prims op, a scalar argument, an Ascend IR
   CANN does not register; its message is kept);
 - **stub**: a converter is registered but its body only raises ``NotImplementedError`` (how
-  TorchAir's own ``fx_summary`` tells "not implemented" from "supported": by the converter's source).
+  TorchAir's own ``fx_summary`` tells "not implemented" from "supported": by the converter's source);
+- **converter fails**: one of :data:`KNOWN_FAILURES`, converters that fail for every call in this
+  wheel (checked against the op's schema, so a fixed wheel is not blamed).
 
 Converters that raise for some arguments only are not predicted (they are found when conversion
 runs). Each op is reported with its node count and first node's source line (the user's or the
@@ -37,6 +39,13 @@ MOE_WORKAROUND = ('transformers MoE experts: build the model with experts_implem
 # op (without overload) -> what helps elsewhere
 WORKAROUNDS = {
     "aten.histc": "count with one_hot(...).sum(0) or scatter_add instead of histc",
+    "aten.silu_backward": "(the backward of SiLU/SwiGLU) decompose it before conversion: in your own script, "
+                          "torchair.get_npu_backend(compiler_config=config, custom_decompositions="
+                          "torch._decomp.get_decompositions([torch.ops.aten.silu_backward])) run with `airctl run`; "
+                          "or train with --mode reduce-overhead",
+    "npu.npu_fusion_attention_grad": "(the backward of SDPA on an NPU) an NPU with this wheel stops here too "
+                                     "(docs/sim.md): train with --mode reduce-overhead, or keep SDPA out of the "
+                                     "graph (transformers: attn_implementation=\"eager\")",
     "aten.index_put": "write with torch.where / scatter (x = x.scatter(...)) instead of x[idx] = v",
 }
 
@@ -49,6 +58,15 @@ def workaround(op: str, source: str | None) -> str | None:
     return WORKAROUNDS.get(op.rsplit(".", 1)[0])
 
 
+# converters that exist and are not stubs, yet fail for every call, as read from this wheel's TorchAir:
+# op -> (does the installed op still have the shape that fails, why). Checked against the op's schema so
+# that a wheel where it was fixed is not blamed.
+KNOWN_FAILURES = {
+    "npu.npu_fusion_attention_grad.default": (
+        lambda target: len(target._schema.returns) == 5,
+        "TorchAir's converter returns 4 GE outputs where this wheel's schema has 5 (\"The length of ge_outputs "
+        "must be equal to meta_outputs\")"),
+}
 # kinds of node that are not ops TorchAir looks converters up for
 _NOT_OPS = {"placeholder", "output", "get_attr", "getitem"}
 
@@ -58,7 +76,7 @@ class Unconvertible:
     """One op TorchAir cannot convert, over every node of the graph that calls it."""
 
     op: str
-    reason: str  # "no converter" | "stub"
+    reason: str  # "no converter" | "stub" | "converter fails"
     detail: str
     nodes: list[str]
     source: str | None  # the first node's source line
@@ -122,6 +140,9 @@ def why_unconvertible(target: Any) -> tuple[str, str] | None:
     converter = getattr(target, "_ge_converter", None) or get_converter(target)
     if converter is not None:
         stub = _only_raises(converter)
+        known = KNOWN_FAILURES.get(str(target))
+        if stub is None and known is not None and known[0](target):
+            return "converter fails", known[1]
         return ("stub", stub) if stub else None
     try:
         generate(target)  # TorchAir's own checks for generating one (nothing is registered)

@@ -30,8 +30,11 @@ def unconvertible_error(found: list, prefix: str = "TorchAir cannot convert the 
     from airctl.verify.converter_coverage import summary
 
     first = found[0]
-    fixes = list(dict.fromkeys(u.workaround for u in found if u.workaround))
-    hint = ("; ".join(fixes) + ". " if fixes else "") + (
+    fixes: dict[str, list[str]] = {}  # workaround -> the ops it is for
+    for u in found:
+        if u.workaround:
+            fixes.setdefault(u.workaround, []).append(u.op.rsplit(".", 1)[0])
+    hint = "".join(f"{', '.join(ops)}: {fix}. " for fix, ops in fixes.items()) + (
         "Otherwise: rewrite these ops with supported ones, register converters with "
         "torchair.register_fx_node_ge_converter, or compile with --mode reduce-overhead (no GE conversion); "
         "`airctl compile ... --json` lists them under error_detail.unconvertible")
@@ -51,13 +54,14 @@ def converter_error(session: Any, ledger: Any, message: str, failed_node: str | 
         graph = ledger.stage_graph(stage)
     except (AirctlError, OSError):
         return None
-    from airctl.verify.converter_coverage import Unconvertible, unconvertible_ops
+    from airctl.verify.converter_coverage import Unconvertible, unconvertible_ops, workaround
 
     found = unconvertible_ops(graph)
     failed = next((n for n in graph.nodes if n.name == failed_node), None)
-    if found and failed is not None and all(failed.name not in u.nodes for u in found):
+    if failed is not None and all(failed.name not in u.nodes for u in found):
         first_line = message.splitlines()[0] if message else "its converter failed"
-        found.insert(0, Unconvertible(failed.op, "converter failed", first_line, [failed.name], failed.source))
+        found.insert(0, Unconvertible(failed.op, "converter fails", first_line, [failed.name], failed.source,
+                                      workaround(failed.op, failed.source)))
     if not found:
         return None
     return unconvertible_error(found)
