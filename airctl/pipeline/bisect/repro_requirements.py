@@ -46,8 +46,9 @@ def _op_namespaces(graphs: list[Any]) -> list[str]:
     spaces: list[str] = []
     for gm, _inputs in graphs or []:
         for node in gm.graph.nodes:
-            name = getattr(getattr(node.target, "_schema", None), "name", "")
-            if node.op == "call_function" and "::" in name:
+            name = getattr(node.target, "_qualified_op_name", None) or \
+                getattr(getattr(node.target, "_schema", None), "name", "")  # a packet, or an overload
+            if node.op == "call_function" and "::" in str(name):
                 spaces.append(name.split("::")[0])
     return list(dict.fromkeys(spaces))
 
@@ -68,7 +69,10 @@ def outside_modules(script: Path, graphs: list[Any] | None = None) -> dict[str, 
     ops = [n for n in _op_namespaces(graphs or []) if n not in _TORCH_NAMESPACES and n in sys.modules]
     for name, why in [*((n, "imported by the script") for n in _script_imports(script)),
                       *((n, f"registers torch.ops.{n}.* the graph calls") for n in ops)]:
-        if name in _BASE or name in sys.stdlib_module_names or name in found:
+        if name in _BASE or name in sys.stdlib_module_names:
+            continue
+        if name in found:
+            found[name]["why"] += f"; {why}"
             continue
         dist = _distribution(name)
         found[name] = {"distribution": dist[0] if dist else None, "version": dist[1] if dist else None, "why": why}
@@ -99,7 +103,7 @@ def write_requirements(folder: Path, modules: dict[str, dict[str, Any]]) -> list
 
 def add_imports(model_py: Path, modules: dict[str, dict[str, Any]]) -> None:
     """Import the modules whose ops a graph-form model.py calls, before it uses them."""
-    wanted = [n for n, info in modules.items() if info["why"].startswith("registers")]
+    wanted = [n for n, info in modules.items() if "registers torch.ops." in info["why"]]
     if not wanted or not model_py.is_file():
         return
     text = model_py.read_text(encoding="utf-8")
