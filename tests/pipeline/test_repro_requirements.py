@@ -30,15 +30,16 @@ def test_graph_ops_of_an_installed_library_bring_their_module(tmp_path: Path) ->
 
 
 def test_requirements_and_graph_form_imports(tmp_path: Path) -> None:
-    modules = {"transformers": {"distribution": "transformers", "version": "5.24.0",
-                                "why": "imported by the script; registers torch.ops.transformers.* the graph calls"}}
+    modules = {"transformers": {"distribution": "transformers", "version": "5.24.0", "why": "imported by the script",
+                                "imports": ["transformers.integrations.moe"]}}
     rq.write_requirements(tmp_path, modules)
     text = (tmp_path / "requirements.txt").read_text()
     assert "transformers==5.24.0" in text and "torch==" in text
     model = tmp_path / "model.py"
     model.write_text('"""doc"""\n\nimport torch\nfrom safetensors.torch import load_file\n')
     rq.add_imports(model, modules)
-    assert "import torch\nimport transformers  # noqa: F401 - registers torch.ops.transformers.*\n" in model.read_text()
+    assert "import torch\nimport transformers.integrations.moe  # noqa: F401 - registers torch.ops.transformers" \
+        in model.read_text()
 
 
 def test_run_sh_check_says_what_to_install(tmp_path: Path) -> None:

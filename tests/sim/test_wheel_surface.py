@@ -48,8 +48,8 @@ def test_every_wheel_op_is_a_top_level_name_of_the_stand_in() -> None:
 
 
 def test_what_the_stand_in_leaves_out_is_listed_with_why() -> None:
-    from airctl.sim import wheel_ops
     from airctl.sim import torch_npu as standin
+    from airctl.sim import wheel_ops
     from airctl.sim.torch_npu import npu, npu_probes
 
     surface = installed_surface()

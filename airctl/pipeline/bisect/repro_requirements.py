@@ -8,7 +8,8 @@ graphs — with the distributions and versions installed here, and writes:
 
 - ``requirements.txt``: the bundle's own pins (torch, torch-npu, safetensors and the model's modules),
   so ``pip install -r requirements.txt`` in a fresh virtual environment is enough (with airctl);
-- the graph form's imports (``import transformers  # registers torch.ops.transformers.*``);
+- the graph form's imports of the modules that register those ops (``import transformers.integrations.moe``:
+  importing the package alone does not register them);
 - ``run.sh``'s first step (:data:`CHECK_SH`): each pinned module imports, or it says what to install
   and exits 2 (a version that differs is said, and the run goes on).
 """
@@ -42,15 +43,31 @@ def _script_imports(script: Path) -> list[str]:
             if not (here / f"{n}.py").is_file() and not (here / n / "__init__.py").is_file()]
 
 
-def _op_namespaces(graphs: list[Any]) -> list[str]:
-    spaces: list[str] = []
+def _custom_ops(graphs: list[Any]) -> list[str]:
+    """Qualified names (``ns::op``) of the ops the graphs call."""
+    names: list[str] = []
     for gm, _inputs in graphs or []:
         for node in gm.graph.nodes:
             name = getattr(node.target, "_qualified_op_name", None) or \
                 getattr(getattr(node.target, "_schema", None), "name", "")  # a packet, or an overload
             if node.op == "call_function" and "::" in str(name):
-                spaces.append(name.split("::")[0])
-    return list(dict.fromkeys(spaces))
+                names.append(str(name))
+    return list(dict.fromkeys(names))
+
+
+def _registering_module(qualname: str) -> str:
+    """The loaded module whose file registers ``ns::op`` (a library registers its ops in a submodule that
+    importing the package does not load: transformers.integrations.moe); the package when none says so."""
+    top = qualname.split("::")[0]
+    for name, module in sorted(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if (name == top or name.startswith(top + ".")) and file and file.endswith(".py"):
+            try:
+                if qualname in Path(file).read_text(encoding="utf-8", errors="replace"):
+                    return name
+            except OSError:
+                continue
+    return top
 
 
 def _distribution(module: str) -> tuple[str, str] | None:
@@ -66,16 +83,25 @@ def _distribution(module: str) -> tuple[str, str] | None:
 def outside_modules(script: Path, graphs: list[Any] | None = None) -> dict[str, dict[str, Any]]:
     """``{module: {"distribution", "version", "why"}}`` for what the model needs beyond torch and airctl."""
     found: dict[str, dict[str, Any]] = {}
-    ops = [n for n in _op_namespaces(graphs or []) if n not in _TORCH_NAMESPACES and n in sys.modules]
+    ops = [q for q in _custom_ops(graphs or []) if q.split("::")[0] not in _TORCH_NAMESPACES
+           and q.split("::")[0] in sys.modules]
     for name, why in [*((n, "imported by the script") for n in _script_imports(script)),
-                      *((n, f"registers torch.ops.{n}.* the graph calls") for n in ops)]:
+                      *((q.split("::")[0], f"registers torch.ops.{q.replace('::', '.')}, which the graph calls")
+                        for q in ops)]:
         if name in _BASE or name in sys.stdlib_module_names:
             continue
-        if name in found:
-            found[name]["why"] += f"; {why}"
-            continue
-        dist = _distribution(name)
-        found[name] = {"distribution": dist[0] if dist else None, "version": dist[1] if dist else None, "why": why}
+        entry = found.get(name)
+        if entry is None:
+            dist = _distribution(name)
+            entry = found[name] = {"distribution": dist[0] if dist else None, "version": dist[1] if dist else None,
+                                   "why": why, "imports": []}
+        elif why not in entry["why"]:
+            entry["why"] += f"; {why}"
+    for qualname in ops:  # what a graph-form model.py imports before it calls them
+        entry = found.get(qualname.split("::")[0])
+        module = _registering_module(qualname)
+        if entry is not None and module not in entry["imports"]:
+            entry["imports"].append(module)
     return found
 
 
@@ -103,11 +129,11 @@ def write_requirements(folder: Path, modules: dict[str, dict[str, Any]]) -> list
 
 def add_imports(model_py: Path, modules: dict[str, dict[str, Any]]) -> None:
     """Import the modules whose ops a graph-form model.py calls, before it uses them."""
-    wanted = [n for n, info in modules.items() if "registers torch.ops." in info["why"]]
+    wanted = [(m, n) for n, info in modules.items() for m in info.get("imports", [])]
     if not wanted or not model_py.is_file():
         return
     text = model_py.read_text(encoding="utf-8")
-    lines = "".join(f"import {n}  # noqa: F401 - registers torch.ops.{n}.*\n" for n in wanted)
+    lines = "".join(f"import {m}  # noqa: F401 - registers torch.ops.{n}.* ops the graph calls\n" for m, n in wanted)
     model_py.write_text(text.replace("\nimport torch\n", f"\nimport torch\n{lines}", 1), encoding="utf-8")
 
 
