@@ -18,7 +18,6 @@ kept in :data:`airctl.sim.registry.REGISTRY` with sim's other op registrations.
 from __future__ import annotations
 
 import re
-import threading
 from typing import Any
 
 import torch
@@ -35,7 +34,6 @@ LEFT_OUT: dict[str, str] = {
 # the real wheel also sets torch.<op> for every op, as a wrapper that raises a deprecation error:
 # sim leaves torch untouched (it is the user's torch as well), so torch.<op> stays an AttributeError.
 
-_LOCK = threading.Lock()  # not REGISTRY.lock: TorchAir's import (under that lock) may reach here
 _OVERLOAD = re.compile(r"^([A-Za-z0-9_.]+)\(")
 
 
@@ -54,7 +52,7 @@ def npu_op(name: str, schemas: tuple[str, ...]) -> Any:
     from airctl.sim import npu_ops
 
     npu_ops.register()  # sim's own kernels first (idempotent): they must not find a schema-only op in the way
-    with _LOCK:
+    with REGISTRY.ops_lock:
         if hasattr(torch.ops.npu, name):
             return getattr(torch.ops.npu, name)
         lib = torch.library.Library("npu", "FRAGMENT")
