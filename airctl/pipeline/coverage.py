@@ -11,6 +11,7 @@ reached too (those after a graph break, a training step's backward). The run lea
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,11 +25,13 @@ class Coverage:
 
     ops: list[dict[str, Any]] = field(default_factory=list)
     graphs: int = 0
+    check_seconds: float = 0.0  # in the converter checks themselves (the rest is tracing, as any compile)
     ledger: str | None = None
     error: AirctlError | None = None  # the UnconvertibleOps error (exit 3), or a failure before the check
 
     def to_json(self) -> dict[str, Any]:
         return {"convertible": not self.ops and self.error is None, "graphs_checked": self.graphs,
+                "check_seconds": round(self.check_seconds, 3),
                 "unconvertible": self.ops, "ledger": self.ledger,
                 "error": self.error.to_json() if self.error is not None else None}
 
@@ -46,7 +49,9 @@ def coverage(model_path: Path, *, entry: str | None = None, out_dir: Path = Path
 
     def check(gm: Any, example_inputs: Any, config: Any) -> None:
         result.graphs += 1
+        t0 = time.perf_counter()
         found = unconvertible_ops(read_fx(gm, name=f"graph {result.graphs}"))
+        result.check_seconds += time.perf_counter() - t0
         if found:
             raise unconvertible_error(found, "TorchAir would not convert this model to GE")
 
