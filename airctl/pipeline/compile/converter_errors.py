@@ -58,10 +58,10 @@ def converter_error(session: Any, ledger: Any, message: str, failed_node: str | 
 
     found = unconvertible_ops(graph)
     failed = next((n for n in graph.nodes if n.name == failed_node), None)
+    if not found:
+        return None  # only the op TorchAir stopped at: its own error (and hints, custom-op IR ones) says it best
     if failed is not None and all(failed.name not in u.nodes for u in found):
         first_line = message.splitlines()[0] if message else "its converter failed"
         found.insert(0, Unconvertible(failed.op, "converter fails", first_line, [failed.name], failed.source,
                                       workaround(failed.op, failed.source)))
-    if not found:
-        return None
     return unconvertible_error(found)
