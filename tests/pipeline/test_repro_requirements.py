@@ -42,6 +42,15 @@ def test_requirements_and_graph_form_imports(tmp_path: Path) -> None:
         in model.read_text()
 
 
+def test_run_sh_checks_with_the_python_of_airctl(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("pyyaml\n")
+    script = "set -u\ncd \"$(dirname \"$0\")\"\n" + rq.CHECK_SH + "echo \"ran with $PY\"\n"
+    (tmp_path / "run.sh").write_text(script)
+    r = subprocess.run(["bash", str(tmp_path / "run.sh")], capture_output=True, text=True,
+                       env={"PATH": "/usr/bin:/bin", "AIRCTL": f"{sys.executable} -m airctl"})
+    assert r.returncode == 0 and f"ran with {sys.executable}" in r.stdout, r.stderr
+
+
 def test_run_sh_check_says_what_to_install(tmp_path: Path) -> None:
     (tmp_path / "requirements.txt").write_text("# pins\nno-such-distribution-airctl==1.0  # nope\npyyaml\n")
     script = "set -u\ncd \"$(dirname \"$0\")\"\nAIRCTL=false\n" + rq.CHECK_SH + "echo ran\n"

@@ -137,12 +137,17 @@ def add_imports(model_py: Path, modules: dict[str, dict[str, Any]]) -> None:
     model_py.write_text(text.replace("\nimport torch\n", f"\nimport torch\n{lines}", 1), encoding="utf-8")
 
 
-# run.sh's first step: every pinned module of requirements.txt is importable (python: the one airctl runs on)
+# run.sh's first step: every pin of requirements.txt is installed for the Python airctl runs on ($PYTHON, the
+# interpreter of AIRCTL="<python> -m airctl", the one beside the airctl command, else python3)
 CHECK_SH = r'''
-PY="${PYTHON:-python3}"
-if [ "$AIRCTL" = airctl ] && [ -x "$(dirname "$(command -v airctl)")/python" ]; then
-  PY="$(dirname "$(command -v airctl)")/python"
+PY="${PYTHON:-}"
+if [ -z "$PY" ]; then
+  case "$AIRCTL" in
+    *" -m airctl"*) PY="${AIRCTL%% -m airctl*}" ;;
+    airctl) d="$(dirname "$(command -v airctl)")"; if [ -x "$d/python" ]; then PY="$d/python"; fi ;;
+  esac
 fi
+PY="${PY:-python3}"
 "$PY" - <<'PYEOF' || exit 2
 import importlib.metadata as md, sys
 missing = []
