@@ -278,11 +278,6 @@ def _translate(exc: BaseException, session: CaptureSession | None, ledger: Ledge
     if deadlock is not None:
         return deadlock
     node, source = _locate_node(session, ledger, message)
-    from airctl.pipeline.compile.converter_errors import converter_error  # every op it cannot convert (issue 29)
-
-    unconvertible = converter_error(session, ledger, message, node)
-    if unconvertible is not None:
-        return unconvertible
     file = line = None
     if source and ":" in source:
         file, _, ln = source.rpartition(":")
@@ -294,6 +289,11 @@ def _translate(exc: BaseException, session: CaptureSession | None, ledger: Ledge
                 "torchair.register_fx_node_ge_converter, or try --mode reduce-overhead")
     elif hint is None and ("scope_enter" in message or "scope_exit" in message):
         hint = "scope_enter/scope_exit must pair up in graph order (rule R1/R2); run `airctl check` on the ledger"
+    from airctl.pipeline.compile.converter_errors import converter_error  # every op it cannot convert (issue 29)
+
+    unconvertible = converter_error(session, ledger, message, node, hint)
+    if unconvertible is not None:
+        return unconvertible
     where = f" at FX node {node}" if node else ""
     return CompileError(f"TorchAir failed to compile the model{where}: {message}", file=file, line=line, node=node,
                         hint=hint)

@@ -25,8 +25,10 @@ def _where(source: str | None) -> dict[str, Any]:
     return {"file": file, "line": int(line) if line.isdigit() else None}
 
 
-def unconvertible_error(found: list, prefix: str = "TorchAir cannot convert the graph to GE") -> UnconvertibleOps:
-    """The error for ``found`` (:class:`~airctl.verify.converter_coverage.Unconvertible` records)."""
+def unconvertible_error(found: list, prefix: str = "TorchAir cannot convert the graph to GE", stopped: str = "",
+                        prior_hint: str | None = None) -> UnconvertibleOps:
+    """The error for ``found`` (:class:`~airctl.verify.converter_coverage.Unconvertible` records); ``stopped``:
+    TorchAir's own message where it stopped, ``prior_hint``: a hint already made for that message (custom-op IR)."""
     from airctl.verify.converter_coverage import summary
 
     first = found[0]
@@ -34,15 +36,18 @@ def unconvertible_error(found: list, prefix: str = "TorchAir cannot convert the 
     for u in found:
         if u.workaround:
             fixes.setdefault(u.workaround, []).append(u.op.rsplit(".", 1)[0])
-    hint = "".join(f"{', '.join(ops)}: {fix}. " for fix, ops in fixes.items()) + (
+    own = f"{prior_hint} " if prior_hint and "register_fx_node_ge_converter" not in prior_hint else ""
+    hint = own + "".join(f"{', '.join(ops)}: {fix}. " for fix, ops in fixes.items()) + (
         "Otherwise: rewrite these ops with supported ones, register converters with "
         "torchair.register_fx_node_ge_converter, or compile with --mode reduce-overhead (no GE conversion); "
         "`airctl compile ... --json` lists them under error_detail.unconvertible")
-    return UnconvertibleOps(f"{prefix}: {summary(found)}", [u.to_json() for u in found], node=first.nodes[0],
-                            hint=hint, **_where(first.source))
+    message = f"{prefix}: {summary(found)}" + (f". TorchAir stopped at: {stopped}" if stopped else "")
+    return UnconvertibleOps(message, [u.to_json() for u in found], node=first.nodes[0], hint=hint,
+                            **_where(first.source))
 
 
-def converter_error(session: Any, ledger: Any, message: str, failed_node: str | None = None) -> AirctlError | None:
+def converter_error(session: Any, ledger: Any, message: str, failed_node: str | None = None,
+                    hint: str | None = None) -> AirctlError | None:
     """An :class:`~airctl.errors.UnconvertibleOps` for a conversion failure, or None. ``failed_node``: the
     node TorchAir stopped at, listed too when its converter failed in a way not predicted statically."""
     if session is None or session.current is None or not any(w in message for w in _CONVERSION):
@@ -64,4 +69,4 @@ def converter_error(session: Any, ledger: Any, message: str, failed_node: str | 
         first_line = message.splitlines()[0] if message else "its converter failed"
         found.insert(0, Unconvertible(failed.op, "converter fails", first_line, [failed.name], failed.source,
                                       workaround(failed.op, failed.source)))
-    return unconvertible_error(found)
+    return unconvertible_error(found, stopped=message.splitlines()[0] if message else "", prior_hint=hint)
