@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from airctl.errors import AirctlError, UnconvertibleOps
+from airctl.errors import AirctlError, ExecutionMismatch, UnconvertibleOps
 
 
 @dataclass
@@ -63,6 +63,6 @@ def coverage(model_path: Path, *, entry: str | None = None, out_dir: Path = Path
     error = compiled.error
     if isinstance(error, UnconvertibleOps):
         result.ops, result.error = error.ops, error
-    elif error is not None and result.graphs == 0:
-        result.error = error  # it failed before any graph reached the check (the script, Dynamo)
+    elif error is not None and not isinstance(error, ExecutionMismatch):
+        result.error = error  # the script, Dynamo, or a conversion failure the table does not predict
     return result
