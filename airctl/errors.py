@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator
-from typing import TypeVar
+from typing import Any, TypeVar
 
 E = TypeVar("E", bound=BaseException)
 
@@ -102,6 +102,18 @@ class CompileError(AirctlError):
     """TorchAir (or Dynamo) failed to compile the model."""
 
     exit_code = ExitCode.COMPILE_FAILED
+
+
+class UnconvertibleOps(CompileError):
+    """TorchAir cannot convert the graph to GE: every op it cannot convert, not only the first it met
+    (``ops``: one JSON record per op, :mod:`airctl.verify.converter_coverage`)."""
+
+    def __init__(self, message: str, ops: list[dict], **where: Any) -> None:
+        super().__init__(message, **where)
+        self.ops = ops
+
+    def to_json(self) -> dict:
+        return {**super().to_json(), "unconvertible": list(self.ops)}
 
 
 class ExecutionMismatch(AirctlError):

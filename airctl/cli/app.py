@@ -40,7 +40,7 @@ from airctl import __version__
 from airctl.errors import AirctlError, CommandExit, ExitCode, Terminated, interrupt_exit_code
 
 COMMAND_MODULES = ("compile", "run", "import_", "passes", "dump", "diff", "check", "profile", "runs", "bisect",
-                   "repro", "export", "doctor")
+                   "repro", "export", "doctor", "coverage")
 TRACEBACK_ENV = "AIRCTL_TRACEBACK"
 
 HELP = (

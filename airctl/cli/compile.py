@@ -46,12 +46,20 @@ def register(app: typer.Typer) -> None:
         fail_on: Bad = typer.Option(None, "--fail-on", show_default=False,
                                     help="Also exit non-zero (1) for this: race (the executor saw a stream race), "
                                          "check (an error finding); numerics and compile failures exit 3 anyway."),
+        verbose: bool = typer.Option(False, "--verbose", "-v", help="Print TorchAir's warnings as they come (by "
+                                     "default they are kept in index.json and counted in one line)."),
         nproc: int = typer.Option(1, "--nproc", min=1, help="Ranks: compile under torchrun, a process group per "
                                   "rank, a ledger per rank (docs/multi-rank.md)."),
         collective_timeout: float = typer.Option(60.0, "--collective-timeout", min=0, help=(
             "With --nproc: the ranks' default process-group timeout under sim (s); a rank that waits longer "
             "for its peers fails.")),
     ) -> None:
+        if verbose:
+            import os
+
+            from airctl.pipeline.compile.torchair_warnings import VERBOSE_ENV
+
+            os.environ[VERBOSE_ENV] = "1"  # the ranks' processes too
         if nproc > 1:
             from airctl.cli.ranks import compile_ranks_command
 

@@ -78,6 +78,12 @@ def print_summary(result: Any, show_all: bool = False) -> None:
         else:
             out.print(f"execution check: [red]MISMATCH[/red] (max abs error {execution['max_abs_error']:.3g})")
     print_verdicts(index)  # findings and races, as every command that runs the model prints them
+    kept = index.get("torchair_warnings") or {}
+    if kept.get("count"):  # the warnings themselves are in index.json (airctl compile -v prints them)
+        kinds = ", ".join(f"{k} ×{n}" for k, n in list((kept.get("by_kind") or {}).items())[:2])
+        more = len(kept.get("by_kind") or {}) - 2
+        out.print(f"TorchAir warnings: {kept['count']} kept in index.json torchair_warnings ({escape(kinds)}"
+                  + (f", {more} more kinds" if more > 0 else "") + "); -v shows them")
     timings = index.get("timings") or {}
     if timings:
         parts = [f"{k.removesuffix('_seconds')} {_fmt_s(v)}" for k, v in timings.items() if v is not None]

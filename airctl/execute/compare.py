@@ -6,7 +6,9 @@ each pass's graph against the graph it received (``eager_check``). Both use :fun
 which follows ``torch.testing.assert_close``:
 
 - outputs are flattened into leaves named by their path on the expected side (``out[0]``,
-  ``out[1]['k']``; ``to_tuple()`` objects such as Hugging Face outputs as tuples) and compared
+  ``out[1]['k']``; ``to_tuple()`` objects such as Hugging Face outputs as tuples; objects whose
+  ``==`` is identity, such as Hugging Face caches, by their public attributes: ``out['cache'].layers``)
+  and compared
   leaf by leaf, in order: only the number of leaves must agree, not the containers (a graph
   returning ``x`` and a compiled callable returning ``(x,)`` give the same outputs);
 - floating and complex tensors match where ``|actual - expected| <= atol + rtol * |expected|``
@@ -60,8 +62,9 @@ class Comparison:
                 "atol": self.atol, "rtol": self.rtol, "mismatches": list(self.mismatches)}
 
 
-def flatten(value: Any, prefix: str = "out") -> list[tuple[str, Any]]:
-    """``(path, leaf)`` pairs of nested tuples, lists, dicts and ``to_tuple()`` objects."""
+def flatten(value: Any, prefix: str = "out", _seen: frozenset[int] = frozenset()) -> list[tuple[str, Any]]:
+    """``(path, leaf)`` pairs of nested tuples, lists, dicts, ``to_tuple()`` objects and objects
+    compared by identity (their public attributes; an object met again inside itself is a leaf)."""
     import torch
 
     if isinstance(value, torch.Tensor):
@@ -69,16 +72,30 @@ def flatten(value: Any, prefix: str = "out") -> list[tuple[str, Any]]:
     if isinstance(value, (list, tuple)):
         items: list[tuple[str, Any]] = []
         for i, v in enumerate(value):
-            items.extend(flatten(v, f"{prefix}[{i}]"))
+            items.extend(flatten(v, f"{prefix}[{i}]", _seen))
         return items
     if isinstance(value, dict):
         items = []
         for k, v in value.items():
-            items.extend(flatten(v, f"{prefix}[{k!r}]"))
+            items.extend(flatten(v, f"{prefix}[{k!r}]", _seen))
         return items
     if hasattr(value, "to_tuple"):
-        return flatten(value.to_tuple(), prefix)
+        return flatten(value.to_tuple(), prefix, _seen)
+    state = _state(value) if id(value) not in _seen else {}
+    if state:
+        items = []
+        for k, v in state.items():
+            items.extend(flatten(v, f"{prefix}.{k}", _seen | {id(value)}))
+        return items
     return [(prefix, value)]
+
+
+def _state(value: Any) -> dict[str, Any]:
+    """The public attributes of a data object whose ``==`` is ``is`` (two runs never give equal ones);
+    empty for anything else (callables and classes included)."""
+    if type(value).__eq__ is not object.__eq__ or callable(value) or not hasattr(value, "__dict__"):
+        return {}
+    return {k: v for k, v in vars(value).items() if not k.startswith("_")}
 
 
 def compare(expected: Any, actual: Any, atol: float = DEFAULT_ATOL, rtol: float = DEFAULT_RTOL,

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 from airctl.graph.model import Graph, Node
@@ -55,6 +57,15 @@ def _jsonable(value: Any, node_cls: type) -> Any:
     return repr(value)
 
 
+# the airctl package as frames name it (resolved, and as imported: a symlinked checkout gives both)
+_AIRCTL_PACKAGE = tuple({str(Path(__file__).resolve().parents[1]) + os.sep, str(Path(__file__).parents[1]) + os.sep})
+
+
+def _not_the_callers(path: str) -> bool:
+    """A frame no node's source line should point at: torch.distributed's internals, or airctl's own code."""
+    return "/torch/distributed/" in path.replace("\\", "/") or path.startswith(_AIRCTL_PACKAGE)
+
+
 def source_of(meta: dict) -> str | None:
     trace = meta.get("stack_trace")
     if not trace:
@@ -62,9 +73,10 @@ def source_of(meta: dict) -> str | None:
     frames = _FRAME.findall(trace)
     if not frames:
         return None
-    # a collective's innermost frames are torch.distributed's own (Dynamo traces into them): the
-    # line that matters is the user's call
-    user = [f for f in frames if "/torch/distributed/" not in f[0].replace("\\", "/")]
+    # a collective's innermost frames are torch.distributed's own (Dynamo traces into them), and a
+    # call through a sim stand-in (the device word's factory wrappers, torch_npu's kernels) has
+    # airctl's frames innermost: the line that matters is the user's (or the library's) call
+    user = [f for f in frames if not _not_the_callers(f[0])]
     path, line = (user or frames)[-1]
     return f"{path}:{line}"
 

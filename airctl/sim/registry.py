@@ -10,7 +10,8 @@ NPU too:
   TorchAir is a process singleton (its Graph Engine options are set once) and keeps references
   to the modules it imported, so they are built once and put back in ``sys.modules`` for each run;
 - **operator registrations** (the ``npu::`` ops of :mod:`airctl.sim.npu_ops` and
-  :mod:`airctl.sim.npu_attention`, torch_npu's kernels for torch composites of
+  :mod:`airctl.sim.npu_attention`, the rest of the wheel's ``npu::`` ops by schema
+  (:mod:`airctl.sim.wheel_ops`), torch_npu's kernels for torch composites of
   :mod:`airctl.sim.npu_overrides`, the CPU kernels of TorchAir's ``npu_define`` collectives,
   :mod:`airctl.sim.collective_ops`; users' custom-op declarations are *not* here: they come with
   each session's context): torch cannot unregister an op that compiled code or TorchAir's pattern
@@ -71,6 +72,8 @@ class Registry:
     overrides_registered: bool = False  # npu_overrides' aten kernels are in op_libraries
     collective_kernels: tuple[str, ...] | None = None  # npu_define ops given CPU kernels (collective_ops)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # wheel_ops' lazy op definitions: not ``lock``, which TorchAir's import (that may reach them) holds
+    ops_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 REGISTRY = Registry()

@@ -51,6 +51,7 @@ from airctl.sim import (
     patched_torch_npu,
     patched_torchair_extension,
     torchair_core,
+    wheel_ops,
 )
 from airctl.sim.ascend_ir import AscendIr
 from airctl.sim.patching import Patches
@@ -103,6 +104,7 @@ def load_torchair() -> ModuleType:
             patched_torch_npu.patch(p)
             npu_ops.register()
             npu_overrides.register()
+            wheel_ops.register_all()  # the rest of the wheel's npu ops, by schema (their converters import)
             REGISTRY.torchair = load(path)
             collective_ops.register()
         return REGISTRY.torchair

@@ -168,3 +168,24 @@ def test_integer_tensors_match_iff_equal(ints: list[int], flip: int) -> None:
     if flip < len(ints):
         b[flip] += 1
     assert compare(a, b).matches is bool(torch.equal(a, b))
+
+
+def test_objects_compared_by_identity_are_compared_by_their_attributes() -> None:
+    import torch
+
+    from airctl.execute.compare import compare
+
+    class Layer:  # like a Hugging Face cache layer: == is identity
+        def __init__(self, k):
+            self.keys, self.values, self._private = k, k * 2, object()
+
+    class Cache:
+        def __init__(self, k):
+            self.layers = [Layer(k)]
+            self.offloading = False
+
+    a, b = Cache(torch.ones(2)), Cache(torch.ones(2))
+    assert compare({"cache": a}, {"cache": b}).matches
+    b.layers[0].values = torch.zeros(2)
+    c = compare({"cache": a}, {"cache": b})
+    assert not c.matches and c.mismatches[0].startswith("out['cache'].layers[0].values")

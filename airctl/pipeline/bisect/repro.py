@@ -209,17 +209,25 @@ def _write(req: ReproRequest, index: Any, script: Path, mode: str, atol: float, 
         minified = write_graph_form(kept, script, folder, minify=req.minify,
                                     still_bad=lambda: check_folder(folder, mode, condition, req.backend).bad, say=say)
         files += ["model.py", "inputs.safetensors"]
+    from airctl.pipeline.bisect import repro_requirements as rq  # the model's modules beyond torch (issue 29)
+
+    modules = rq.outside_modules(script, kept.get("dynamo"))
+    files += rq.write_requirements(folder, modules)
+    if form == "graph":
+        rq.add_imports(folder / "model.py", modules)
     command = command_line(mode, condition, atol, spec is not None, req.backend)
     why_text = condition.describe()
-    rf.write_run(command, why_text, EXIT_NOTES[condition.kind], folder)
-    (folder / "versions.json").write_text(json.dumps(rf.versions(index.backend), indent=1) + "\n")
+    rf.write_run(command, why_text, EXIT_NOTES[condition.kind], folder, check=rq.CHECK_SH)
+    (folder / "versions.json").write_text(json.dumps({**rf.versions(index.backend), "modules": modules}, indent=1)
+                                          + "\n")
     say(f"checking that `bash run.sh` fails: {command}")
     verdict = check_folder(folder, mode, condition, req.backend)
     described = _describe_files(files, form)
     rf.write_readme(folder, {"what": why_text, "run": str(req.run), "mode": mode,
                              "backend": (index.backend or {}).get("name"), "command": command,
                              "exit_note": EXIT_NOTES[condition.kind], "why": verdict.why,
-                             "files": described, "versions": rf.versions(index.backend), "notes": notes})
+                             "files": described, "versions": {**rf.versions(index.backend), "modules": modules},
+                             "notes": notes})
     result = ReproResult(folder, form, condition, f"airctl {command}", verdict,
                          [*files, "run.sh", "versions.json", "README.md"], minified, notes)
     if not verdict.bad:
@@ -250,7 +258,8 @@ def _describe_files(files: list[str], form: str) -> list[tuple[str, str]]:
             "original_model.py": "the original model script, unchanged",
             "inputs.safetensors": "the inputs' values (safetensors)", "inputs.json": "how the inputs are passed",
             "weights.safetensors": "the model's weights (state_dict, safetensors)",
-            "passes.yaml": "the YAML passes of the run (with `placements:` when a bisect cut them)"}
+            "passes.yaml": "the YAML passes of the run (with `placements:` when a bisect cut them)",
+            "requirements.txt": "what to install in a fresh environment (run.sh checks it first)"}
     out = [(f, what.get(f, "a python plugin the pass file names" if f.startswith("plugins/") else "")) for f in files]
     return out + [("run.sh", "the command"), ("versions.json", "the versions it was made with"),
                   ("README.md", "this file")]

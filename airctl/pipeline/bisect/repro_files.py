@@ -11,7 +11,9 @@
       passes.yaml         the pass file, cut to the passes (and placements) of the run
       plugins/            the python plugins it names, copied
       run.sh              the exact command; exits non-zero the way the run failed
-      versions.json       torch, torch-npu, TorchAir, CANN, Python, airctl, the backend
+      versions.json       torch, torch-npu, TorchAir, CANN, Python, airctl, the backend, the model's modules
+      requirements.txt    pins for a fresh environment: torch, torch-npu, and the modules the model
+                          imports from outside torch (run.sh checks them first: exit 2 if missing)
       README.md           what fails, how to run it, what each file is
 
 Values are written with safetensors, never pickle: the folder is meant to be opened on another
@@ -208,13 +210,15 @@ cd "$(dirname "$0")"
 if [ -z "${{AIRCTL:-}}" ]; then
   if command -v airctl >/dev/null 2>&1; then AIRCTL=airctl; else AIRCTL="python3 -m airctl"; fi
 fi
-exec $AIRCTL {command} "$@"
+{check}exec $AIRCTL {command} "$@"
 '''
 
 
-def write_run(command: str, what: str, exit_note: str, folder: Path) -> None:
+def write_run(command: str, what: str, exit_note: str, folder: Path, check: str = "") -> None:
+    """run.sh; ``check``: shell lines run first (the requirements check, :mod:`.repro_requirements`)."""
     path = folder / "run.sh"
-    path.write_text(RUN_SH.format(what=what, exit_note=exit_note, command=command), encoding="utf-8")
+    path.write_text(RUN_SH.format(what=what, exit_note=exit_note, command=command, check=check.lstrip("\n")),
+                    encoding="utf-8")
     path.chmod(0o755)
 
 

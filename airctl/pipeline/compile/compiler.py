@@ -28,6 +28,7 @@ from airctl.modes import CAPTURES, MODES, Capture, DumpType, Mode
 from airctl.pipeline.compile.capture import CaptureSession, capturing_backend
 from airctl.pipeline.compile.failure import translate
 from airctl.pipeline.compile.request import CompileRequest, CompileResult, Progress
+from airctl.pipeline.compile.torchair_warnings import kept_warnings  # TorchAir's warnings: ledger (issue 29)
 from airctl.pipeline.run.current import model_record
 from airctl.pipeline.run.execution import RunExecution
 from airctl.pipeline.run.finish import close_run, verify_instruments
@@ -154,7 +155,7 @@ class _Compile:
         capture = Capture(req.capture)
         log_level = logging.INFO if capture is Capture.MINIMAL else logging.DEBUG
         logs = capture_logs(ledger.root / "log.txt", log_level, keep_node_trace=capture is Capture.FULL)
-        with backend.session(self.runs, Path(req.model_path)) as torchair, logs:
+        with kept_warnings(ledger), backend.session(self.runs, Path(req.model_path)) as torchair, logs:
             ledger.set_timing("backend_seconds", time.perf_counter() - t0)
             t0 = time.perf_counter()
             say(f"loading {req.model_path}")

@@ -152,6 +152,11 @@ def translate(exc: BaseException, session: Any, ledger: LedgerWriter, model_path
                 "torchair.register_fx_node_ge_converter, or try --mode reduce-overhead")
     elif hint is None and ("scope_enter" in message or "scope_exit" in message):
         hint = "scope_enter/scope_exit must pair up in graph order (rule R1/R2); run `airctl check` on the ledger"
+    from airctl.pipeline.compile.converter_errors import converter_error  # every op it cannot convert (issue 29)
+
+    unconvertible = converter_error(session, ledger, message, node, hint)
+    if unconvertible is not None:
+        return unconvertible
     where = f" at FX node {node}" if node else ""
     return CompileError(f"TorchAir failed to compile the model{where}: {message}", file=file, line=line, node=node,
                         hint=hint)

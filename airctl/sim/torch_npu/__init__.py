@@ -28,3 +28,18 @@ int32 = _torch.int32
 
 def _autoload() -> None:
     """Entry point torch calls for device-backend autoload; the stand-in needs nothing."""
+
+
+def __getattr__(name: str):
+    """Every ``torch.ops.npu`` op of the installed wheel, as ``torch_npu.<op>`` (:mod:`airctl.sim.wheel_ops`)."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from airctl.sim import wheel_ops
+
+    return wheel_ops.top_level(name)
+
+
+def __dir__() -> list[str]:
+    from airctl.sim import wheel_ops
+
+    return sorted(set(globals()) | set(wheel_ops.top_level_names()))

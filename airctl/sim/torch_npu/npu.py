@@ -282,3 +282,18 @@ class _Utils:
 utils = _Utils()
 streams = SimpleNamespace(Stream=Stream, Event=Event, ExternalStream=ExternalStream,  # constant: a module there
                           ExternalEvent=ExternalEvent)
+
+
+def __getattr__(name: str) -> Any:
+    """The rest of the wheel's ``torch_npu.npu.__all__``: :mod:`.npu_probes`, or why sim leaves it out."""
+    from airctl.sim.torch_npu import npu_probes
+
+    if name in npu_probes.__all__:
+        return getattr(npu_probes, name)
+    raise npu_probes.left_out_error("torch_npu.npu", name)
+
+
+def __dir__() -> list[str]:
+    from airctl.sim.torch_npu import npu_probes
+
+    return sorted(set(globals()) | set(npu_probes.__all__))

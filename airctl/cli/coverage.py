@@ -1,0 +1,56 @@
+"""``airctl coverage MODEL.py``: every op TorchAir cannot convert to GE, before converting anything.
+
+Thin (style.md §8): parse options, call :func:`airctl.pipeline.coverage.coverage`, render. Exit 0 when
+TorchAir converts every op, 3 (with each op, its node count, first source line, reason and workaround)
+when it does not, as a failed ``airctl compile --mode max-autotune`` would.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from airctl.cli.options import backend_option, command_line, out_option
+from airctl.modes import Backend
+
+HELP = (
+    "Which ops of MODEL.py TorchAir cannot convert to GE (max-autotune), all at once and in seconds: the model is "
+    "traced as for max-autotune and its graph checked against TorchAir's converter table just before GE "
+    "conversion, which does not run. Each op is listed with its node count, the first source line, why (no "
+    "converter, auto-generation refused, a stub that raises) and a known workaround.\n\n"
+    "[bold]Examples[/bold]\n\n"
+    "  airctl coverage fixtures/models/transformers/qwen3_moe.py\n\n"
+    "  airctl coverage model.py --json\n"
+)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("coverage", help=HELP, no_args_is_help=True)
+    def coverage_cmd(
+        ctx: typer.Context,
+        model: Path = typer.Argument(..., help="Model script (.py).", show_default=False),
+        out: Path = out_option("Folder for ledgers (the coverage run leaves a minimal one)."),
+        backend: Backend = backend_option(),
+        entry: str = typer.Option(None, "--entry", help="Function returning (model, inputs), or MODEL_FN,INPUTS_FN.",
+                                  show_default=False),
+        as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON on stdout."),
+    ) -> None:
+        from airctl.cli.output import err, print_json, stdout_to_stderr
+        from airctl.cli.output import out as stdout
+        from airctl.pipeline.coverage import coverage
+
+        with stdout_to_stderr(as_json), err.status("tracing…", spinner="dots"):
+            found = coverage(model, entry=entry, out_dir=out, backend=backend.value, command_line=command_line(ctx))
+        if as_json:
+            print_json(found.to_json())
+        elif found.error is None:
+            stdout.print(f"TorchAir converts every op ({found.graphs} graph(s) checked)", markup=False)
+        else:
+            for op in found.ops:
+                where = f" first at {op['source']}" if op.get("source") else ""
+                stdout.print(f"{op['op']}: {op['reason']}, {op['count']} node(s){where}", markup=False,
+                             highlight=False)
+                stdout.print(f"    {op['detail']}", markup=False, highlight=False)
+        if found.error is not None:
+            raise found.error

@@ -1,0 +1,72 @@
+"""A GE conversion failure, told as every op TorchAir cannot convert in the graph that failed.
+
+TorchAir stops at the first op it cannot convert. When a compile fails that way, the graph it
+was converting is the run's last FX snapshot: :func:`converter_error` asks TorchAir's converter
+table about all of its ops (:mod:`airctl.verify.converter_coverage`) and turns the failure into
+one :class:`~airctl.errors.UnconvertibleOps` naming them all, each with its node count, first
+source line, reason and known workaround. Called from the compile error translation
+(``compiler._translate``); anything else it leaves alone (returns None).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airctl.errors import AirctlError, UnconvertibleOps
+
+# words of TorchAir's conversion failures (converter lookup, auto-generation, a stub's NotImplementedError)
+_CONVERSION = ("ge_converter", "converter", "AscendIR")
+
+
+def _where(source: str | None) -> dict[str, Any]:
+    if not source or ":" not in source:
+        return {}
+    file, _, line = source.rpartition(":")
+    return {"file": file, "line": int(line) if line.isdigit() else None}
+
+
+def unconvertible_error(found: list, prefix: str = "TorchAir cannot convert the graph to GE", stopped: str = "",
+                        prior_hint: str | None = None) -> UnconvertibleOps:
+    """The error for ``found`` (:class:`~airctl.verify.converter_coverage.Unconvertible` records); ``stopped``:
+    TorchAir's own message where it stopped, ``prior_hint``: a hint already made for that message (custom-op IR)."""
+    from airctl.verify.converter_coverage import summary
+
+    first = found[0]
+    fixes: dict[str, list[str]] = {}  # workaround -> the ops it is for
+    for u in found:
+        if u.workaround:
+            fixes.setdefault(u.workaround, []).append(u.op.rsplit(".", 1)[0])
+    own = f"{prior_hint} " if prior_hint and "register_fx_node_ge_converter" not in prior_hint else ""
+    hint = own + "".join(f"{', '.join(ops)}: {fix}. " for fix, ops in fixes.items()) + (
+        "Otherwise: rewrite these ops with supported ones, register converters with "
+        "torchair.register_fx_node_ge_converter, or compile with --mode reduce-overhead (no GE conversion); "
+        "`airctl compile ... --json` lists them under error_detail.unconvertible")
+    message = f"{prefix}: {summary(found)}" + (f". TorchAir stopped at: {stopped}" if stopped else "")
+    return UnconvertibleOps(message, [u.to_json() for u in found], node=first.nodes[0], hint=hint,
+                            **_where(first.source))
+
+
+def converter_error(session: Any, ledger: Any, message: str, failed_node: str | None = None,
+                    hint: str | None = None) -> AirctlError | None:
+    """An :class:`~airctl.errors.UnconvertibleOps` for a conversion failure, or None. ``failed_node``: the
+    node TorchAir stopped at, listed too when its converter failed in a way not predicted statically."""
+    if session is None or session.current is None or not any(w in message for w in _CONVERSION):
+        return None
+    stage = ledger.last_stage(session.current, "fx")
+    if stage is None:
+        return None
+    try:
+        graph = ledger.stage_graph(stage)
+    except (AirctlError, OSError):
+        return None
+    from airctl.verify.converter_coverage import Unconvertible, unconvertible_ops, workaround
+
+    found = unconvertible_ops(graph)
+    failed = next((n for n in graph.nodes if n.name == failed_node), None)
+    if not found:
+        return None  # only the op TorchAir stopped at: its own error (and hints, custom-op IR ones) says it best
+    if failed is not None and all(failed.name not in u.nodes for u in found):
+        first_line = message.splitlines()[0] if message else "its converter failed"
+        found.insert(0, Unconvertible(failed.op, "converter fails", first_line, [failed.name], failed.source,
+                                      workaround(failed.op, failed.source)))
+    return unconvertible_error(found, stopped=message.splitlines()[0] if message else "", prior_hint=hint)

@@ -1,0 +1,68 @@
+"""``airctl coverage MODEL.py``: which ops of a model TorchAir cannot convert to GE, without converting.
+
+The same question a failed max-autotune compile answers (:mod:`.compile.converter_errors`), asked
+up front and in seconds: the model is traced (Dynamo, AOT, TorchAir's FX passes) as a max-autotune
+compile would, and at TorchAir's last hook before GE conversion (``post_grad_custom_post_pass``) the
+graph is checked against TorchAir's converter table (:mod:`airctl.verify.converter_coverage`). The
+first graph with ops TorchAir cannot convert stops the compile there (no GE graph is built for it,
+nothing more runs); a graph that converts goes on as in a compile, so that the graphs after it are
+reached too (those after a graph break, a training step's backward). The run leaves a minimal ledger.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from airctl.errors import AirctlError, ExecutionMismatch, UnconvertibleOps
+
+
+@dataclass
+class Coverage:
+    """What :func:`coverage` found: the unconvertible ops (JSON records) and the ledger it left."""
+
+    ops: list[dict[str, Any]] = field(default_factory=list)
+    graphs: int = 0
+    check_seconds: float = 0.0  # in the converter checks themselves (the rest is tracing, as any compile)
+    ledger: str | None = None
+    error: AirctlError | None = None  # the UnconvertibleOps error (exit 3), or a failure before the check
+
+    def to_json(self) -> dict[str, Any]:
+        return {"convertible": not self.ops and self.error is None, "graphs_checked": self.graphs,
+                "check_seconds": round(self.check_seconds, 3),
+                "unconvertible": self.ops, "ledger": self.ledger,
+                "error": self.error.to_json() if self.error is not None else None}
+
+
+def coverage(model_path: Path, *, entry: str | None = None, out_dir: Path = Path("airctl-runs"),
+             backend: str = "auto", command_line: list[str] | None = None) -> Coverage:
+    """Trace ``model_path`` for max-autotune and report every op TorchAir cannot convert."""
+    from airctl.io.fx_reader import read_fx
+    from airctl.modes import Capture, Mode
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
+    from airctl.pipeline.compile.converter_errors import unconvertible_error
+    from airctl.verify.converter_coverage import unconvertible_ops
+
+    result = Coverage()
+
+    def check(gm: Any, example_inputs: Any, config: Any) -> None:
+        result.graphs += 1
+        t0 = time.perf_counter()
+        found = unconvertible_ops(read_fx(gm, name=f"graph {result.graphs}"))
+        result.check_seconds += time.perf_counter() - t0
+        if found:
+            raise unconvertible_error(found, "TorchAir would not convert this model to GE")
+
+    request = CompileRequest(model_path=model_path, mode=Mode.MAX_AUTOTUNE.value, out_dir=out_dir, backend=backend,
+                             entry=entry, post_pass=check, capture=Capture.MINIMAL.value, report=False,
+                             command="coverage", command_line=command_line)
+    compiled = compile_model(request)
+    result.ledger = str(compiled.ledger_dir)
+    error = compiled.error
+    if isinstance(error, UnconvertibleOps):
+        result.ops, result.error = error.ops, error
+    elif error is not None and not isinstance(error, ExecutionMismatch):
+        result.error = error  # the script, Dynamo, or a conversion failure the table does not predict
+    return result
