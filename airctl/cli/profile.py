@@ -22,7 +22,7 @@ from airctl.cli.options import backend_option, command_line, mode_option, out_op
 from airctl.cli.output import escape
 from airctl.errors import AirctlError
 from airctl.io.paths import shareable
-from airctl.modes import Backend, Mode
+from airctl.modes import Backend, Bad, Mode
 
 HELP = (
     "Profile a model per stream: a Chrome trace with one lane per stream and record→wait arrows (open it in "
@@ -65,6 +65,9 @@ def register(app: typer.Typer) -> None:
         warmup: int = typer.Option(1, "--warmup", min=0, rich_help_panel=RUN, help="Unprofiled steps first."),
         compare: bool = typer.Option(False, "--compare", rich_help_panel=RUN,
                                      help="Also run without --passes and show both side by side."),
+        fail_on: Bad = typer.Option(None, "--fail-on", show_default=False, rich_help_panel=RUN,
+                                    help="Also exit 1 for this (as compile and passes apply): check (an error "
+                                         "finding), race (always: a race exits 1 anyway)."),
         repeats: int = typer.Option(4, "--repeats", min=1, rich_help_panel=RUN,
                                     help="With --compare: rounds per side, alternating; a difference is stated "
                                          "only when it exceeds the spread between rounds (3 or more)."),
@@ -134,6 +137,8 @@ def register(app: typer.Typer) -> None:
             render_summary(outcome.summary, top)
         if outcome.error is not None:
             raise outcome.error
+        if fail_on is not None and outcome.runs:
+            _fail_on(fail_on, outcome.runs)
         if outcome.races:
             raise FindingsExit(len(outcome.races))
 
@@ -196,7 +201,7 @@ def render_summary(summary: Any, top: int = 10) -> None:
         out.print(ops)
     if summary.npu:
         render_npu_steps(summary.npu)
-    _render_races(summary.races)
+    _render_races(summary.races, model_dir)
     _render_findings(summary.meta.get("ledger"))
     meta = summary.meta
     if meta.get("matches_eager") is not None:
@@ -215,6 +220,19 @@ def render_summary(summary: Any, top: int = 10) -> None:
         out.print(f"ledger: {escape(str(meta['ledger']))}")
 
 
+def _fail_on(fail_on: Any, runs: list[Any]) -> None:
+    """``--fail-on`` judged on the profiled run with the passes (the last one that has them)."""
+    from types import SimpleNamespace
+
+    from airctl.cli.verdicts import enforce_fail_on
+    from airctl.ledger.reader import Ledger
+
+    ledgers = [Ledger.open(Path(r.ledger_dir)) for r in runs if (Path(r.ledger_dir) / "index.json").is_file()]
+    chosen = next((lg for lg in reversed(ledgers) if lg.index.passes), ledgers[-1] if ledgers else None)
+    if chosen is not None:
+        enforce_fail_on(fail_on, SimpleNamespace(index=chosen.index, ledger_dir=chosen.root))
+
+
 def _render_findings(ledger: str | None) -> None:
     """The verifier's findings of the profiled run, as compile and passes apply print them."""
     if not ledger or not (Path(ledger) / "index.json").is_file():
@@ -227,7 +245,7 @@ def _render_findings(ledger: str | None) -> None:
     print_findings(index.get("findings") or [], model_dir=str(Path(model).resolve().parent) if model else None)
 
 
-def _render_races(races: list) -> None:
+def _render_races(races: list, model_dir: str | None = None) -> None:
     from airctl.cli.output import escape, out
 
     if not races:
@@ -236,11 +254,11 @@ def _render_races(races: list) -> None:
     out.print(f"[bold red]{len(races)} race(s)[/bold red]")
     for r in races:
         out.print(f"  [red]{escape(r.reader)}[/red] (stream {escape(r.reader_stream)}, "
-                  f"{escape(shareable(r.reader_source or '?'))}) reads [red]{escape(r.producer)}[/red] "
-                  f"(stream {escape(r.producer_stream)}, {escape(shareable(r.producer_source or '?'))}) "
-                  "with no ordering")
+                  f"{escape(shareable(r.reader_source or '?', model_dir=model_dir))}) reads "
+                  f"[red]{escape(r.producer)}[/red] (stream {escape(r.producer_stream)}, "
+                  f"{escape(shareable(r.producer_source or '?', model_dir=model_dir))}) with no ordering")
         if r.message:
-            out.print(f"    [dim]{escape(shareable(r.message))}[/dim]")
+            out.print(f"    [dim]{escape(shareable(r.message, model_dir=model_dir))}[/dim]")
 
 
 def render_comparison(c: Any) -> None:
@@ -273,7 +291,8 @@ def render_comparison(c: Any) -> None:
     out.print(f"verdict: [{style}]{escape(verdict.text)}[/{style}]")
     gained = c.overlap_gained_s
     out.print(f"[dim]overlap gained in the median rounds: {'+' if gained >= 0 else '-'}{_t(abs(gained))}[/dim]")
-    _render_races(b.races)
+    model = b.meta.get("model")
+    _render_races(b.races, str(Path(model).resolve().parent) if model else None)
     for label, s in (("without", a), ("with", b)):
         if s.trace:
             out.print(f"trace ({label}): {escape(s.trace)}")
