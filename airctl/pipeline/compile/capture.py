@@ -190,6 +190,12 @@ class CaptureSession:
                              written_by="torchair")
         return listed
 
+    def aclgraph_capture(self, graph_name: str, event: dict[str, Any]) -> None:
+        """npugraph_ex captured, recaptured or fell back to eager (:mod:`airctl.sim.patched_npugraph_ex_observers`):
+        one row of ``index.json`` ``captures``, with the ledger's graph id."""
+        row = {"graph": self.graph_ids_by_name().get(graph_name, graph_name), "graph_name": graph_name, **event}
+        self.ledger.set(captures=[*(self.ledger.run_index.captures or []), row])
+
     def _is_acl(self) -> bool:
         return any(type(c).__name__ == "AclConcreteGraph" for _, c in self.concrete_graphs)
 

@@ -29,6 +29,7 @@ from airctl.ledger.index import RunIndex
 from airctl.ledger.writer import LedgerWriter, cannot_write
 from airctl.modes import CAPTURES, MAX_AUTOTUNE, MODES, Capture, DumpType, Mode
 from airctl.pipeline.compile.capture import CaptureSession, capturing_backend
+from airctl.pipeline.compile.npugraph_ex import apply_options, backend_for, build_npugraph_ex_config, compile_dynamic
 from airctl.pipeline.run.current import model_record
 from airctl.pipeline.run.execution import RunExecution
 from airctl.pipeline.run.finish import close_run, verify_instruments
@@ -78,6 +79,7 @@ class CompileRequest:
     ledger_fields: dict[str, Any] = field(default_factory=dict)
     collectives: CollectiveLog | None = None
     collective_timeout_s: float | None = None
+    options: dict[str, str] = field(default_factory=dict)  # --option KEY=VALUE: the mode's config (npugraph_ex.py)
 
 
 @dataclass
@@ -110,6 +112,17 @@ def _clone(value: Any) -> Any:
 
 def build_config(torchair: Any, req: CompileRequest, ledger: LedgerWriter, backend: BackendChoice,
                  dump_types: Sequence[str], hooks: Any = None) -> Any:
+    config = _base_config(torchair, req, ledger, backend, dump_types, hooks)
+    if req.options:  # checked against the mode's own config (pipeline/compile/npugraph_ex.py)
+        ledger.set(options=apply_options(config, req.options, req.mode))
+    return config
+
+
+def _base_config(torchair: Any, req: CompileRequest, ledger: LedgerWriter, backend: BackendChoice,
+                 dump_types: Sequence[str], hooks: Any = None) -> Any:
+    if req.mode == Mode.NPUGRAPH_EX:  # a package of its own, with its own config (pipeline/compile/npugraph_ex.py)
+        return build_npugraph_ex_config(hooks.pre_pass if hooks is not None else req.pre_pass,
+                                        hooks.post_pass if hooks is not None else req.post_pass, req.torchair_off)
     config = torchair.CompilerConfig()
     config.mode = req.mode
     if dump_types:
@@ -516,8 +529,8 @@ def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSessio
 
     torch._dynamo.reset()
     _forget_failed_conversion()
-    backend = capturing_backend(torchair.get_npu_backend(compiler_config=config), session)
-    compiled = torch.compile(model, backend=backend, dynamic=False)
+    backend = capturing_backend(backend_for(torchair, config), session)
+    compiled = torch.compile(model, backend=backend, dynamic=compile_dynamic(req.mode))
     t0 = time.perf_counter()
     say(f"compiling through TorchAir ({req.mode}) and running once")
     compiled_out = loaded.call(compiled)
