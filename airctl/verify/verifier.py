@@ -21,20 +21,26 @@ from airctl.verify.findings import MAX_AUTOTUNE, SEVERITIES, Finding
 from airctl.verify.fx_checks import FxStructure
 from airctl.verify.ge_checks import check_ge
 from airctl.verify.happens_before import HappensBefore
+from airctl.verify.namespaces import foreign_stream_ops
 from airctl.verify.plan import build_plan
-from airctl.verify.rules import normalise_mode
+from airctl.verify.rules import is_npugraph_ex, normalise_mode
 from airctl.verify.scope_values import similar_label_findings
 
 
 def verify(graph: Graph, mode: str = MAX_AUTOTUNE) -> list[Finding]:
-    """All findings for ``graph`` under ``mode``, errors first, then in node order."""
-    mode = normalise_mode(mode)
+    """All findings for ``graph`` under ``mode``, errors first, then in node order. npugraph_ex follows
+    aclgraph's rules (reference/torchair.md §2.2) and reads only its own op namespace; its findings
+    say ``npugraph_ex``."""
+    asked, mode = mode, normalise_mode(mode)
     with gc_paused():  # many small acyclic objects (airctl/io/gc_pause.py)
         if graph.dialect == "ge":
             findings = check_ge(graph)  # GE graphs exist only in max-autotune
         else:
-            findings = _verify_fx(graph, mode)
+            findings = _verify_fx(graph, mode) + foreign_stream_ops(graph, asked)
         findings.extend(similar_label_findings(graph, MAX_AUTOTUNE if graph.dialect == "ge" else mode))
+    if is_npugraph_ex(asked):
+        for f in findings:
+            f.mode = "npugraph_ex"
     position = {n.name: i for i, n in enumerate(graph.nodes)}
     rank = {s: i for i, s in enumerate(SEVERITIES)}
 
