@@ -13,7 +13,7 @@ from typing import Any
 
 import typer
 
-from airctl.cli.options import backend_option, mode_option
+from airctl.cli.options import backend_option, config_option, mode_option
 from airctl.modes import Backend, Bad, Mode
 
 HELP = (
@@ -53,14 +53,17 @@ def register(app: typer.Typer) -> None:
                                   show_default=False),
         max_compiles: int = typer.Option(80, "--max-compiles", help="Stop after this many compiles."),
         as_json: bool = typer.Option(False, "--json", help="Print only the result as JSON on stdout."),
+        option: list[str] = config_option(),
     ) -> None:
         from airctl.cli.output import err, print_json
         from airctl.pipeline.bisect.bisect import BisectRequest, bisect
         from airctl.pipeline.bisect.conditions import Condition
+        from airctl.pipeline.compile.npugraph_ex import parse_options
 
         condition = Condition.make(bad.value if bad else None, bad_if, bad_cmd, atol)
         request = BisectRequest(model_path=model, passes_file=passes, mode=mode.value, condition=condition,
-                                out_dir=out, backend=backend.value, entry=entry, max_compiles=max_compiles)
+                                out_dir=out, backend=backend.value, entry=entry, max_compiles=max_compiles,
+                                options=parse_options(option))
         result = bisect(request, progress=lambda msg: err.print(msg, markup=False, highlight=False))
         if as_json:
             print_json(result.to_json())

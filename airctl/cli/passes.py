@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from airctl.cli.options import backend_option, command_line, mode_option, out_option, run_option
+from airctl.cli.options import backend_option, command_line, config_option, mode_option, out_option, run_option
 from airctl.modes import Backend, Mode
 
 HELP = (
@@ -56,15 +56,18 @@ def register(app: typer.Typer) -> None:
         backend: Backend = backend_option(),
         entry: str = typer.Option(None, "--entry", help="Function returning (model, inputs).", show_default=False),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+        option: list[str] = config_option(),
     ) -> None:
         from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.pipeline.apply import apply_passes
+        from airctl.pipeline.compile.npugraph_ex import parse_options
 
         chosen = _choose_model(file, model, entry, mode, out, run, "applying")
         with stdout_to_stderr(as_json), err.status("applying passes…", spinner="dots") as status:
             result = apply_passes(file, chosen.model, mode=chosen.mode, out=out, backend=backend.value,
                                   entry=chosen.entry, plan=plan, with_diff=diff or plan or as_json,
-                                  progress=lambda msg: status.update(msg), command_line=command_line(ctx))
+                                  progress=lambda msg: status.update(msg), command_line=command_line(ctx),
+                                  options=parse_options(option))
         if as_json:
             print_json(result.to_json())
         else:

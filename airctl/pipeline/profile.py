@@ -51,6 +51,7 @@ class ProfileRequest:
     threads_per_stream: int = 1
     timeout_s: float = 60.0
     command_line: list[str] | None = None  # recorded in the ledger (the run's origin)
+    options: dict[str, str] = field(default_factory=dict)  # --option KEY=VALUE (the mode's config)
     # a rank of a multi-rank profile (pipeline/ranks/worker.py): see CompileRequest
     ledger_root: Path | None = None
     ledger_fields: dict[str, Any] = field(default_factory=dict)
@@ -112,7 +113,7 @@ def profile_model(req: ProfileRequest, progress: Callable[[str], None] | None = 
         pre_pass=pre, post_pass=post, command="profile",
         passes_file=str(req.passes_file) if req.passes_file is not None else None,
         threads_per_stream=req.threads_per_stream, stream_timeout_s=req.timeout_s, after_run=profiled_steps,
-        command_line=req.command_line,
+        command_line=req.command_line, options=dict(req.options),
         ledger_root=req.ledger_root, ledger_fields=dict(req.ledger_fields), collectives=req.collectives,
         collective_timeout_s=req.collective_timeout_s,
     ), progress=say)

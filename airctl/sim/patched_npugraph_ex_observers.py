@@ -21,6 +21,7 @@ Nothing is patched when npugraph_ex is not loaded.
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 import weakref
 from typing import Any
@@ -52,12 +53,30 @@ def _counts(counters: Any, name: str) -> dict[str, int]:
     return {reason: int(table.get(f"recapture_due_to_{reason}_{name}", 0)) for reason in RECAPTURE_REASONS}
 
 
+def shown_key(key: str) -> str:
+    """A graph key as people read it: the shapes and symbol values part (npugraph_ex appends a hash of
+    the parameters' addresses when ``frozen_parameter`` is off).
+
+    >>> shown_key("[6]7899115906676961979"), shown_key("no_updated_input")
+    ('[6]', 'no_updated_input')
+    """
+    m = re.match(r"(\[.*\]|no_updated_input)(-?\d*)$", key)
+    return m.group(1) if m else key
+
+
+def _why(key: str, before: list[str]) -> str:
+    shapes = shown_key(key)
+    if shapes in {shown_key(k) for k in before}:
+        return "a parameter moved to another address (frozen_parameter is off)"
+    return f"input shapes changed: {shapes} (captured before: {', '.join(shown_key(k) for k in before)})"
+
+
 def describe(before: dict[str, Any], after: dict[str, Any], call: int, limit: Any) -> list[dict[str, Any]]:
     """The capture events of one call from npugraph_ex's state before and after it.
 
-    >>> describe({"keys": [], "counts": {}, "fallback": False},
-    ...          {"keys": ["[[2, 8]]"], "counts": {}, "fallback": False}, 1, 64)[0]["reason"]
-    'first call'
+    >>> describe({"keys": ["[4]"], "counts": {}, "fallback": False},
+    ...          {"keys": ["[4]", "[6]"], "counts": {}, "fallback": False}, 2, 64)[0]["reason"]
+    'input shapes changed: [6] (captured before: [4])'
     """
     events: list[dict[str, Any]] = []
     if after["fallback"] and not before["fallback"]:
@@ -65,12 +84,9 @@ def describe(before: dict[str, Any], after: dict[str, Any], call: int, limit: An
                  "reason": f"capture_limit {limit} reached: every later call runs eagerly"}]
     new = [k for k in after["keys"] if k not in before["keys"]]
     for key in new:
-        if not before["keys"]:
-            reason = "first call"
-        else:
-            reason = f"input shapes changed: graph key {key} (captured before: {', '.join(before['keys'])})"
-        events.append({"event": "capture" if not before["keys"] else "recapture", "call": call, "key": key,
-                       "reason": reason})
+        reason = _why(key, before["keys"]) if before["keys"] else "first call"
+        events.append({"event": "capture" if not before["keys"] else "recapture", "call": call,
+                       "key": shown_key(key), "reason": reason})
     for what, text in RECAPTURE_REASONS.items():
         for _ in range(after["counts"].get(what, 0) - before["counts"].get(what, 0)):
             events.append({"event": "recapture", "call": call, "reason": text})

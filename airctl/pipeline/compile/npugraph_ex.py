@@ -57,13 +57,20 @@ def npugraph_ex_package() -> Any:
                            hint="npugraph_ex ships in torch-npu >= 2.13.0 (torch_npu/dynamo/npugraph_ex)") from e
 
 
+# aclgraph passes npugraph_ex's config switches off (airctl bisect): pass -> (option, value that turns it off);
+# the FX passes it runs through its observer are skipped there (airctl.sim.pass_switch)
+OFF_SWITCHES = {"remove_cat_ops": ("remove_cat_ops", False), "reinplace_inplaceable_ops_pass": ("inplace_pass", False),
+                "reinplace_input_mutated_ops": ("input_inplace_pass", False)}
+
+
 def build_npugraph_ex_config(pre: Any, post: Any, torchair_off: Sequence[str] = ()) -> Any:
-    """npugraph_ex's own ``CompilerConfig`` with airctl's pass hooks (YAML or raw callables)."""
-    if torchair_off:
-        raise AirctlError("switching TorchAir passes off (airctl bisect --passes torchair) is not available in "
-                          "npugraph_ex", hint="its own switches are options: --option remove_noop_ops=False, "
-                          "--option pattern_fusion_pass=False, --option inplace_pass=False, ...")
+    """npugraph_ex's own ``CompilerConfig`` with airctl's pass hooks (YAML or raw callables) and the
+    passes ``airctl bisect`` switches off."""
     config = npugraph_ex_package().CompilerConfig()
+    for name in torchair_off:
+        if name in OFF_SWITCHES:
+            option, value = OFF_SWITCHES[name]
+            setattr(config, option, value)
     if pre is not None:
         config.post_grad_custom_pre_pass = pre
     if post is not None:
