@@ -14,6 +14,8 @@ one cycle test (see :mod:`airctl.verify.happens_before`).
 
 from __future__ import annotations
 
+import re
+
 from airctl.graph.model import Graph
 from airctl.io.gc_pause import gc_paused
 from airctl.verify.cycles import deadlock_findings, fx_dependencies, fx_has_backward_reference
@@ -40,7 +42,7 @@ def verify(graph: Graph, mode: str = MAX_AUTOTUNE) -> list[Finding]:
         findings.extend(similar_label_findings(graph, MAX_AUTOTUNE if graph.dialect == "ge" else mode))
     if is_npugraph_ex(asked):
         for f in findings:
-            f.mode = "npugraph_ex"
+            _say_npugraph_ex(f)
     position = {n.name: i for i, n in enumerate(graph.nodes)}
     rank = {s: i for i, s in enumerate(SEVERITIES)}
 
@@ -49,6 +51,14 @@ def verify(graph: Graph, mode: str = MAX_AUTOTUNE) -> list[Finding]:
         return rank.get(f.severity, 9), first, f.rule
 
     return sorted(findings, key=key)
+
+
+def _say_npugraph_ex(finding: Finding) -> None:
+    """A finding under npugraph_ex names its mode and its ops (``npugraph_ex.record()``, not ``air.record()``)."""
+    finding.mode = "npugraph_ex"
+    finding.message = finding.message.replace("reduce-overhead adds", "npugraph_ex (aclgraph) adds")
+    if finding.hint and finding.rule != "foreign_stream_ops":
+        finding.hint = re.sub(r"(?<![\w.])air\.", "npugraph_ex.", finding.hint)
 
 
 def _verify_fx(graph: Graph, mode: str) -> list[Finding]:
