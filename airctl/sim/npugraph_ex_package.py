@@ -65,6 +65,8 @@ def load(root: Path) -> tuple[ModuleType, ModuleType] | None:
         with patched_signal_handlers.kept():
             package = _load(PACKAGE, path)
             facade = _load(FACADE, root / "npu" / PACKAGE)
+        for name in (PACKAGE, FACADE):  # each session puts them back (and takes them away) itself
+            sys.modules.pop(name, None)
         finalize = getattr(package, "_finalize", None)
         if finalize is not None:
             atexit.unregister(finalize)
