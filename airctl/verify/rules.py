@@ -132,9 +132,10 @@ _RULES = (
                   "b: false"),
     Rule("foreign_stream_ops", None, "stream ops of a namespace the mode's compiler does not read",
          "error", "error", ("fx",),
-         "npugraph_ex reads only torch.ops.npugraph_ex.* stream ops (npugraph_ex.scope.npu_stream_switch, "
-         "torch.ops.npugraph_ex.record/wait), TorchAir's modes only torch.ops.air.* (torchair.scope, torchair.ops): "
-         "use the mode's own API, or let a pass file insert them (airctl picks the namespace by mode)",
+         "npugraph_ex reads only torch.ops.npugraph_ex.* stream ops (what it makes of torch.npu.Stream/Event, or "
+         "torch.ops.npugraph_ex.scope_enter/record/wait in a custom pass), TorchAir's modes only torch.ops.air.* "
+         "(torchair.scope, torchair.ops): use the mode's own ops, or let a pass file insert them (airctl picks the "
+         "namespace by mode)",
          seen_in=FX_ARTIFACTS,
          seen_how="the compile does not fail: npugraph_ex inserts no closure events for the scope and its code "
                   "has no `with torch.npu.stream(...)` for it (GE in max-autotune has no converter and fails)"),
