@@ -16,11 +16,15 @@ capture *bookkeeping* and runs its final FX graph on the session's multi-stream 
   "capture" records the key and what recapture checks compare; nothing is captured;
 - ``__call__`` runs that bookkeeping (unless ``force_eager``) and then the final GraphModule.
 
-A graph it never saw optimised runs npugraph_ex's own way.
+A graph it never saw optimised runs npugraph_ex's own way, and so does every graph while the script
+has put a device of its own in place of the stand-in (``sys.modules['torch_npu']`` is not airctl's:
+TorchAir's system tests bring stubs of NPUGraph, streams and events, and check npugraph_ex's own
+capture path against them).
 """
 
 from __future__ import annotations
 
+import sys
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
@@ -31,6 +35,11 @@ from airctl.sim.patching import Patches
 
 RunAcl = Callable[[Any, Sequence[Any], str], Any]
 FALLBACK = "fallback_to_eager"
+
+
+def _standin_device() -> bool:
+    """Whether the device npugraph_ex sees is airctl's stand-in (not a script's own stub)."""
+    return bool(getattr(sys.modules.get("torch_npu"), "__airctl_standin__", False))
 
 
 def _stream_cores() -> tuple[Any, Any]:
@@ -48,6 +57,7 @@ def patch(p: Patches, run_acl: RunAcl) -> None:
     final_graphs: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # graph name -> GraphModule
     original_optimize = AclConcreteGraph.optimize_graph_without_runtime
     original_call = acl.AclGraph.__call__
+    original_compile = acl.AclGraph.compile
 
     def optimize_graph_without_runtime(self: Any, *args: Any, **kwargs: Any) -> Any:
         result = original_optimize(self, *args, **kwargs)
@@ -57,6 +67,8 @@ def patch(p: Patches, run_acl: RunAcl) -> None:
         return result
 
     def compile(self: Any, *args: Any, **kwargs: Any) -> str:
+        if not _standin_device():
+            return original_compile(self, *args, **kwargs)
         if not self._captured:
             self._unupdated_input_func = acl.get_unupdated_input_fn(
                 self._unupdated_sym_input_index, self._parameter_user_inputs, self.config)
@@ -86,7 +98,7 @@ def patch(p: Patches, run_acl: RunAcl) -> None:
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
         name = getattr(self, "name", None)
         gm = final_graphs.get(str(name)) if name else None
-        if gm is None:
+        if gm is None or not _standin_device():
             return original_call(self, *args, **kwargs)
         if not self.config.get("force_eager", False):
             self.compile(*args, **kwargs)

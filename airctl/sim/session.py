@@ -49,7 +49,9 @@ from airctl.sim import (
     patched_ge_concrete_graph_call,
     patched_ge_custom_op,
     patched_npugraph_ex_acl_graph,
+    patched_register_device_module,
     patched_signal_handlers,
+    patched_torch_accelerator,
     patched_torch_device_word,
     patched_torch_distributed,
     patched_torch_npu,
@@ -122,6 +124,8 @@ def session(ctx: SimContext) -> Iterator[ModuleType]:
         table = ctx.ascend_ir if ctx.ascend_ir is not None else AscendIr()
         patched_torchair_extension.patch(p)
         patched_torch_npu.patch(p)
+        patched_register_device_module.patch(p)  # a script's own torch.npu registration keeps the stand-in
+        patched_torch_accelerator.patch(p)  # ... and a stub it puts at torch.npu still lets Dynamo start
         p.module("torchair", torchair)
         npugraph_ex = npugraph_ex_package.patch(p)
         patched_torch_device_word.patch(p)
