@@ -155,11 +155,12 @@ def apply_options(config: Any, options: dict[str, str], mode: str) -> dict[str, 
     for key, text in options.items():
         option = known.get(key)
         if option is None:
-            close = difflib.get_close_matches(key, list(known), n=3, cutoff=0.5)
+            public = [k for k in known if not any(part.startswith("_") for part in k.split("."))]
+            close = difflib.get_close_matches(key, public, n=3, cutoff=0.5)
             raise AirctlError(
                 f"--option {key}: {mode}'s config has no such option"
                 + (f"; did you mean {' or '.join(close)}?" if close else ""),
-                hint="its options: " + ", ".join(sorted(k for k in known if not k.startswith("_"))))
+                hint="its options: " + ", ".join(sorted(public)))
         value = _convert(key, text, option)
         *path, leaf = key.split(".")
         owner = config
