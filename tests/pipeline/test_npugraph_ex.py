@@ -156,8 +156,8 @@ def test_a_transformers_llama_compiles_with_npugraph_ex(tmp_path, monkeypatch) -
     script.write_text(HF_LLAMA)
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
-    # inplace_pass=False: with it on, npugraph_ex's (and reduce-overhead's) reinplace_inplaceable_ops_pass
-    # changes this model's results under sim (docs/sim.md); max-autotune matches
+    # inplace_pass=False: with it on, the aclgraph reinplace_inplaceable_ops_pass turns transformers'
+    # torch.diff into sub_ on a view overlapping the one it reads, and the results differ (docs/sim.md)
     result = compile_model(CompileRequest(script, mode="npugraph_ex", out_dir=tmp_path / "runs", backend="sim",
                                           options={"inplace_pass": "False"}))
     assert result.error is None, result.error
