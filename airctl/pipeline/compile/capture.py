@@ -14,7 +14,11 @@ inference)::
 
     dynamo, aot-<kind>, after:<fx pass> ..., fx-final, ge-original, ge:after:<ge pass> ...,
     ge-optimized          (max-autotune)
-    dynamo, aot-<kind>, after:<fx pass> ..., fx-final, after:<aclgraph pass> ...  (reduce-overhead)
+    dynamo, aot-<kind>, after:<fx pass> ..., fx-final, after:<aclgraph pass> ...  (reduce-overhead,
+                                                                                  npugraph_ex)
+
+npugraph_ex's captures (first, recaptures with their reason, capture-limit fallbacks) become rows of
+``index.json`` ``captures`` (:meth:`CaptureSession.aclgraph_capture`).
 """
 
 from __future__ import annotations
