@@ -70,6 +70,14 @@ def test_an_option_must_be_key_equals_value() -> None:
         parse_options(["capture_limit"])
 
 
+def test_a_graph_of_npugraph_ex_ops_alone_is_checked_as_npugraph_ex() -> None:
+    """No mode given, no ledger: only npugraph_ex reads its ops, so that is the mode (clean there)."""
+    from airctl.pipeline.check import check_source
+
+    outcome = check_source(REPO / "fixtures" / "checks" / "fx" / "foreign_stream_ops_npugraph_ex.json")
+    assert [(c.mode, c.findings) for c in outcome.graphs] == [("npugraph_ex", [])]
+
+
 # -- the wheel's npugraph_ex under sim -------------------------------------------------------------
 @pytest.mark.slow
 def test_sim_imports_npugraph_ex_as_the_wheel_lays_it_out() -> None:
