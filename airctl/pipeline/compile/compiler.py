@@ -480,8 +480,9 @@ def _check_request(req: CompileRequest) -> list[str]:
     if not set(dump_types) <= set(mode.dumps):
         raise AirctlError(
             f"--dump-type {','.join(dump_types)} is not available in {mode}",
-            hint="TorchAir's aclgraph mode dumps only 'py' graphs (it raises NotImplementedError otherwise); "
-                 "use --dump-type py")
+            hint="npugraph_ex has no graph dump option: the ledger keeps its generated code (docs/sim.md)"
+            if mode is Mode.NPUGRAPH_EX else "TorchAir's aclgraph mode dumps only 'py' graphs (it raises "
+            "NotImplementedError otherwise); use --dump-type py")
     if not Path(req.model_path).is_file():
         from airctl.pipeline.run.model_script import import_script
 
