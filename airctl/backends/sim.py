@@ -33,7 +33,8 @@ class SimBackend(Backend):
     def configure(self, config: Any, mode: str) -> str | None:
         """NPU graph capture/replay is a device feature: under sim TorchAir's generated aclgraph code
         (streams, events, closure events) runs eagerly — TorchAir's own run_eagerly path."""
-        if mode not in ACLGRAPH_MODES or str(getattr(config.debug.run_eagerly, "value", "")) == "1":
+        debug = getattr(config, "debug", None)  # npugraph_ex's own config has none (it keeps its capture bookkeeping)
+        if mode not in ACLGRAPH_MODES or debug is None or str(getattr(debug.run_eagerly, "value", "")) == "1":
             return None
         config.debug.run_eagerly = True
         return (f"sim: {mode} — set debug.run_eagerly=True on the CompilerConfig (NPU graph capture/replay is "

@@ -13,7 +13,7 @@ from typing import Any
 
 import typer
 
-from airctl.cli.options import backend_option, mode_option
+from airctl.cli.options import backend_option, config_option, mode_option
 from airctl.modes import Backend, Bad, Mode
 
 HELP = (
@@ -58,10 +58,12 @@ def register(app: typer.Typer) -> None:
                                                "process it started are killed and the step counts as unresolved."),
         max_compiles: int = typer.Option(80, "--max-compiles", min=1, help="Stop after this many compiles."),
         as_json: bool = typer.Option(False, "--json", help="Print only the result as JSON on stdout."),
+        option: list[str] = config_option(),
     ) -> None:
         from airctl.cli.output import err, escape, print_json
         from airctl.pipeline.bisect.bisect import BisectRequest, bisect
         from airctl.pipeline.bisect.conditions import Condition
+        from airctl.pipeline.compile.npugraph_ex import parse_options
         from airctl.pipeline.run.current import choose_model
 
         condition = Condition.make(bad.value if bad else None, bad_if, bad_cmd, atol, cmd_timeout)
@@ -72,7 +74,7 @@ def register(app: typer.Typer) -> None:
             err.print(f"warning: {escape(warning)}", highlight=False)
         request = BisectRequest(model_path=chosen.model, passes_file=chosen.passes, mode=chosen.mode,
                                 condition=condition, out_dir=out, backend=backend.value, entry=chosen.entry,
-                                max_compiles=max_compiles)
+                                max_compiles=max_compiles, options=parse_options(option))
         result = bisect(request, progress=lambda msg: err.print(escape(msg), highlight=False))
         if as_json:
             print_json(result.to_json())

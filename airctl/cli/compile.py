@@ -6,7 +6,15 @@ from pathlib import Path
 
 import typer
 
-from airctl.cli.options import backend_option, command_line, dump_types, dump_types_option, mode_option, out_option
+from airctl.cli.options import (
+    backend_option,
+    command_line,
+    config_option,
+    dump_types,
+    dump_types_option,
+    mode_option,
+    out_option,
+)
 from airctl.modes import Backend, Bad, Capture, Mode
 
 HELP = (
@@ -18,6 +26,7 @@ HELP = (
     "[bold]Examples[/bold]\n\n"
     "  airctl compile fixtures/models/seed.py --mode max-autotune\n\n"
     "  airctl compile model.py --mode reduce-overhead --out runs/\n\n"
+    "  airctl compile model.py --mode npugraph_ex --option capture_limit=4\n\n"
     "  airctl compile model.py --passes passes/stream.yaml --json\n\n"
     "  airctl compile fixtures/models/ddp_overlap.py --nproc 2\n"
 )
@@ -53,6 +62,7 @@ def register(app: typer.Typer) -> None:
         collective_timeout: float = typer.Option(60.0, "--collective-timeout", min=0, help=(
             "With --nproc: the ranks' default process-group timeout under sim (s); a rank that waits longer "
             "for its peers fails.")),
+        option: list[str] = config_option(),
     ) -> None:
         if verbose:
             import os
@@ -70,11 +80,12 @@ def register(app: typer.Typer) -> None:
         from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.cli.summary import print_summary
         from airctl.pipeline.compile.compiler import CompileRequest, compile_model
+        from airctl.pipeline.compile.npugraph_ex import parse_options
 
         request = CompileRequest(  # a bad pass file fails the run before anything compiles, ledger kept
             model_path=model, mode=mode.value, out_dir=out, backend=backend.value, dump_types=dump_types(dump_type),
             entry=entry, atol=atol, passes_file=str(passes) if passes else None, command_line=command_line(ctx),
-            capture=capture.value,
+            capture=capture.value, options=parse_options(option),
         )
         with stdout_to_stderr(as_json), err.status("compiling…", spinner="dots") as status:
             result = compile_model(request, progress=lambda msg: status.update(msg))

@@ -17,9 +17,17 @@ from airctl.modes import Backend, DumpType, Mode
 DUMP_TYPES = tuple(t.value for t in DumpType)
 
 
-def mode_option(default: Mode | None = Mode.MAX_AUTOTUNE, help: str = "TorchAir mode: GE graphs (max-autotune) "
-                "or aclgraph (reduce-overhead).", **kwargs: Any) -> Any:
+def mode_option(default: Mode | None = Mode.MAX_AUTOTUNE, help: str = "TorchAir mode: GE graphs (max-autotune), "
+                "aclgraph (reduce-overhead) or its successor npugraph_ex.", **kwargs: Any) -> Any:
     return typer.Option(default, "--mode", "-m", help=help, **kwargs)
+
+
+def config_option(**kwargs: Any) -> Any:
+    """``--option KEY=VALUE`` (repeatable): one option of the mode's config (pipeline/compile/npugraph_ex.py)."""
+    return typer.Option(None, "--option", metavar="KEY=VALUE", show_default=False,
+                        help="Set an option of the mode's config, repeatable: npugraph_ex's (capture_limit=4, "
+                             "force_eager=True, ...) or TorchAir's, dotted (debug.run_eagerly=True). Checked against "
+                             "the config (an unknown key: the closest names), recorded in index.json.", **kwargs)
 
 
 def backend_option(**kwargs: Any) -> Any:

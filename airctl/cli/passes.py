@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from airctl.cli.options import backend_option, command_line, mode_option, out_option, run_option
+from airctl.cli.options import backend_option, command_line, config_option, mode_option, out_option, run_option
 from airctl.modes import Backend, Bad, Mode
 
 HELP = (
@@ -59,16 +59,19 @@ def register(app: typer.Typer) -> None:
         fail_on: Bad = typer.Option(None, "--fail-on", show_default=False,
                                     help="Also exit non-zero (1) for this: race (the executor saw a stream race), "
                                          "check (an error finding); numerics and compile failures exit 3 anyway."),
+        option: list[str] = config_option(),
     ) -> None:
         from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.cli.verdicts import enforce_fail_on
         from airctl.pipeline.apply import apply_passes
+        from airctl.pipeline.compile.npugraph_ex import parse_options
 
         chosen = _choose_model(file, model, entry, mode, out, run, "applying")
         with stdout_to_stderr(as_json), err.status("applying passes…", spinner="dots") as status:
             result = apply_passes(file, chosen.model, mode=chosen.mode, out=out, backend=backend.value,
                                   entry=chosen.entry, plan=plan, with_diff=diff or plan or as_json,
-                                  progress=lambda msg: status.update(msg), command_line=command_line(ctx))
+                                  progress=lambda msg: status.update(msg), command_line=command_line(ctx),
+                                  options=parse_options(option))
         if as_json:
             print_json(result.to_json())
         else:

@@ -18,7 +18,7 @@ from typing import Any
 
 import typer
 
-from airctl.cli.options import backend_option, command_line, mode_option, out_option, run_option
+from airctl.cli.options import backend_option, command_line, config_option, mode_option, out_option, run_option
 from airctl.cli.output import escape
 from airctl.errors import AirctlError
 from airctl.io.paths import shareable
@@ -77,6 +77,7 @@ def register(app: typer.Typer) -> None:
         nproc: int = typer.Option(1, "--nproc", min=1, rich_help_panel=RUN,
                                   help="Ranks (processes under torchrun): per-rank communication/compute overlap, one "
                                        "trace with a process per rank (docs/multi-rank.md)."),
+        option: list[str] = config_option(rich_help_panel=RUN),
         ledger: Path = typer.Option(None, "--ledger", show_default=False, rich_help_panel=ANALYZE,
                                     help="Ledger of the same model: link tasks to graph nodes; files go to its "
                                          "profile/."),
@@ -90,6 +91,7 @@ def register(app: typer.Typer) -> None:
         from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.errors import FindingsExit
         from airctl.pipeline import profile as pipeline
+        from airctl.pipeline.compile.npugraph_ex import parse_options
 
         if target == "analyze":
             if folder is None:
@@ -112,7 +114,8 @@ def register(app: typer.Typer) -> None:
             _check_model_form(folder, ledger, compare, chosen.passes)
             req = pipeline.ProfileRequest(model_path=chosen.model, mode=chosen.mode, passes_file=chosen.passes,
                                           steps=steps, warmup=warmup, out_dir=out, backend=backend.value,
-                                          entry=chosen.entry, command_line=command_line(ctx))
+                                          entry=chosen.entry, command_line=command_line(ctx),
+                                          options=parse_options(option))
             if nproc > 1:
                 from airctl.cli.ranks import profile_ranks_command
 

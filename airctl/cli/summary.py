@@ -57,6 +57,29 @@ def print_races(races: list[dict[str, Any]], limit: int = 5, console: Any = None
     races_of(races, limit=limit, console=console)
 
 
+def capture_lines(captures: list[dict[str, Any]]) -> list[str]:
+    """npugraph_ex's captures per graph (index.json ``captures``), one line per graph then one per
+    recapture or fallback.
+
+    >>> capture_lines([{"graph": "2-inference", "event": "capture", "call": 1, "reason": "first call"},
+    ...                {"graph": "2-inference", "event": "recapture", "call": 2, "reason": "shapes: [8]"}])
+    ['graph 2-inference recaptured 1 time', '  call 2: shapes: [8]']
+    """
+    lines: list[str] = []
+    graphs = list(dict.fromkeys(str(c.get("graph")) for c in captures))
+    for graph in graphs:
+        rows = [c for c in captures if str(c.get("graph")) == graph]
+        recaptures = [c for c in rows if c.get("event") == "recapture"]
+        fallback = next((c for c in rows if c.get("event") == "fallback"), None)
+        head = f"graph {graph} " + (f"recaptured {len(recaptures)} time{'s' if len(recaptures) != 1 else ''}"
+                                    if recaptures else "captured once")
+        if fallback is not None:
+            head += f", fell back to eager at call {fallback.get('call')}"
+        lines.append(head)
+        lines.extend(f"  call {c.get('call')}: {c.get('reason')}" for c in rows if c.get("event") != "capture")
+    return lines
+
+
 def print_summary(result: Any, show_all: bool = False) -> None:
     index = result.index.to_json()
     backend = index.get("backend") or {}
@@ -84,6 +107,8 @@ def print_summary(result: Any, show_all: bool = False) -> None:
         more = len(kept.get("by_kind") or {}) - 2
         out.print(f"TorchAir warnings: {kept['count']} kept in index.json torchair_warnings ({escape(kinds)}"
                   + (f", {more} more kinds" if more > 0 else "") + "); -v shows them")
+    for line in capture_lines(index.get("captures") or []):
+        out.print(escape(line), highlight=False)
     timings = index.get("timings") or {}
     if timings:
         parts = [f"{k.removesuffix('_seconds')} {_fmt_s(v)}" for k, v in timings.items() if v is not None]

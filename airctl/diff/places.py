@@ -13,14 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from airctl.graph.model import Graph
+from airctl.graph.model import Graph, is_stream_op
 
 SIDE = {"air.record": "after", "air.scope_exit": "after", "air.wait": "before", "air.scope_enter": "before"}
 
 
 def _side(op: str) -> str | None:
-    if not op.startswith("air."):
+    if not is_stream_op(op):
         return None
+    op = "air." + op.partition(".")[2]  # npugraph_ex's copies sit where TorchAir's do
     return next((side for prefix, side in SIDE.items() if op.startswith(prefix)), None)
 
 

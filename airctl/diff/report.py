@@ -15,7 +15,7 @@ from typing import Any
 
 from airctl.diff.match import Matching, match_graphs
 from airctl.diff.places import place_changes
-from airctl.graph.model import Graph, Node
+from airctl.graph.model import Graph, Node, is_stream_op
 from airctl.io.gc_pause import gc_paused
 
 _MISSING = object()
@@ -224,8 +224,8 @@ def _mapped_equal(ins_a: list[int], ins_b: list[int], pa_ext: list[int]) -> bool
 
 
 def _of_ops(side: Any, prefix: str) -> list[bool]:
-    """Per node of ``side``: is its op one of those starting with ``prefix``? (ops are interned ints)"""
-    wanted = {k for op, k in side.ops.items() if op.startswith(prefix)}
+    """Per node of ``side``: is its op a stream op (air or npugraph_ex) named ``prefix``...? (ops are interned ints)"""
+    wanted = {k for op, k in side.ops.items() if is_stream_op(op, prefix)}
     if not wanted:
         return [False] * side.n
     return [k in wanted for k in side.op]
@@ -245,8 +245,8 @@ def _build_indexed(a: Graph, b: Graph, matching: Matching, side_a: Any, side_b: 
     report = DiffReport(a.name, b.name, len(a), len(b))
     report.removed = [a_nodes[i] for i in range(side_a.n) if pa[i] < 0]
     report.added = [b_nodes[j] for j in range(side_b.n) if pb[j] < 0]
-    wait_a, wait_b = _of_ops(side_a, "air.wait"), _of_ops(side_b, "air.wait")
-    record_a, record_b = _of_ops(side_a, "air.record"), _of_ops(side_b, "air.record")
+    wait_a, wait_b = _of_ops(side_a, "wait"), _of_ops(side_b, "wait")
+    record_a, record_b = _of_ops(side_a, "record"), _of_ops(side_b, "record")
     data_a, data_b, ctrl_a, ctrl_b = side_a.data_in, side_b.data_in, side_a.ctrl_in, side_b.ctrl_in
     same_edges = [False] * side_a.n  # matched pairs whose incoming edges correspond exactly
     renamed, changed, removed_edges = report.renamed, report.changed, report.edges_removed

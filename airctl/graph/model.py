@@ -23,6 +23,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 EDGE_KINDS = ("data", "control", "sync")
+# the namespaces of stream ops: TorchAir's ``air`` and npugraph_ex's own copies (same op names;
+# reference/torchair.md "npugraph_ex"): the model, verifier, executor and renderers know both
+STREAM_NAMESPACES = ("air", "npugraph_ex")
+
+
+def is_stream_op(op: str, name: str = "") -> bool:
+    """Whether ``op`` is a stream op whose name starts with ``name`` (any stream op for ``""``).
+
+    >>> is_stream_op("npugraph_ex.wait.default", "wait"), is_stream_op("air.record.default", "wait")
+    (True, False)
+    """
+    return any(op.startswith(f"{ns}.{name}") for ns in STREAM_NAMESPACES)
 
 
 @dataclass
@@ -98,12 +110,12 @@ class Graph:
         index = self._by_name()
         out: list[Edge] = []
         for node in self.nodes:
-            is_wait = node.op.startswith("air.wait")
+            is_wait = is_stream_op(node.op, "wait")
             for i, ref in enumerate(node.inputs):
                 src = Node.producer(ref)
                 if src not in index:
                     continue
-                kind = "sync" if is_wait and index[src].op.startswith("air.record") else "data"
+                kind = "sync" if is_wait and is_stream_op(index[src].op, "record") else "data"
                 out.append(Edge(src, node.name, kind, i))
             for i, ref in enumerate(node.control_inputs):
                 src = Node.producer(ref)

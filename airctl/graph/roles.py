@@ -4,7 +4,8 @@ The verifier (:mod:`airctl.verify.plan`) and the multi-stream executor
 (:mod:`airctl.execute.schedule`) both ask of every node "is it a scope marker, a record, a wait,
 a tagged closure event, an input, the output, or work?". They used to answer separately and
 drifted; :func:`role_of` is the single answer. Data only, over :class:`~airctl.graph.model.Node`
-(no torch): the air ops are recognised by name (``air.<name>.<overload>``, reference/torchair.md §2).
+(no torch): the air ops are recognised by name (``air.<name>.<overload>``, reference/torchair.md §2,
+and npugraph_ex's copies ``npugraph_ex.<name>.<overload>``).
 
 Roles a backend runs as an op (``Role.is_op``): plain ops, ``air.wait_tensor``, TorchAir's tagged
 closure events and stream tags. The executor gives some of them special meanings (a tagged wait
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import enum
 
-from airctl.graph.model import Node
+from airctl.graph.model import STREAM_NAMESPACES, Node
 
 INPUT_KINDS = ("placeholder", "get_attr")
 OP_KINDS = ("call_function", "call_method", "call_module", "op")
@@ -77,14 +78,15 @@ _AIR_ROLES = {
 
 
 def air_name(op: str) -> str | None:
-    """``air.scope_enter.default`` -> ``scope_enter``; None for non-air ops.
+    """``air.scope_enter.default`` -> ``scope_enter`` (npugraph_ex's ``npugraph_ex.*`` copies too);
+    None for other ops.
 
-    >>> air_name("air.wait.default"), air_name("aten.mm.default")
-    ('wait', None)
+    >>> air_name("air.wait.default"), air_name("npugraph_ex.scope_enter.default"), air_name("aten.mm.default")
+    ('wait', 'scope_enter', None)
     """
-    if not op.startswith("air."):
-        return None
     parts = op.split(".")
+    if parts[0] not in STREAM_NAMESPACES:
+        return None
     return parts[1] if len(parts) > 1 else None
 
 

@@ -7,7 +7,8 @@ is fixed, else by their first bytes (reference/torchair.md §3.3, §5; notes in 
   (``config.debug.graph_dump``; rank and pid from the name);
 - TORCH_COMPILE_DEBUG runs ``run_<stamp>-pid_<P>[-rank_<R>]/torchair/model__<K>/`` with
   ``dynamo_out_graph.txt`` and ``<phase>/NNN_aot_<phase>_<what>.<ext>`` stage files, and the
-  run's ``torchair/debug.log`` (:class:`TcdRun`);
+  run's ``torchair/debug.log`` (:class:`TcdRun`); npugraph_ex writes the same layout under
+  ``npugraph_ex/`` (``model__<K>``, or ``compile__<K>`` through ``compile_fx``);
 - TorchAir logs (stdout captures, ``debug.log``): any file whose first lines hold a
   ``[LEVEL] TORCHAIR(pid,exe):`` record;
 - ``graph():`` listings and ``print_readable`` FX code saved on their own;
@@ -35,7 +36,8 @@ HEAD_BYTES = 64 << 10
 DUMP_NAME = re.compile(r"^dynamo_(?P<which>original|optimized)_(?P<graph>graph_\d+)(?:_rank_(?P<rank>\d+))?"
                        r"(?:_pid_(?P<pid>\d+))?(?:_ts_(?P<ts>\d+))?\.(?P<type>pbtxt|txt|py)$")
 TCD_RUN = re.compile(r"^run_[\d_]+-pid_(?P<pid>\d+)(?:-rank_(?P<rank>\d+))?$")
-TCD_MODEL = re.compile(r"^model__(?P<k>\d+)$")
+TCD_MODEL = re.compile(r"^(?:model|compile)__(?P<k>\d+)$")  # compile__K: npugraph_ex's compile_fx calls
+TCD_PACKAGES = ("torchair", "npugraph_ex")  # the run's sub-folder each compiler writes
 TCD_STAGE = re.compile(r"^(?P<nnn>\d{3,})_aot_(?P<phase>\w+?)_(?P<what>graph|graph_after_.+|original_ge_graph|"
                        r"optimized_ge_graph)\.(?P<ext>txt|pbtxt|py)$")
 TRACE_NAME = re.compile(r"^dedicated_log_torch_trace(?:_rank_(?P<rank>\d+))?_\w+\.log$")
@@ -71,7 +73,8 @@ class TcdModel:
     k: int  # model__<k>: TorchAir's count of Dynamo graphs, from 0
     dynamo: Path | None = None
     phases: dict[str, list[TcdFile]] = field(default_factory=dict)  # in NNN order
-    output_code: Path | None = None  # reduce-overhead: the generated aclgraph code
+    output_code: Path | None = None  # reduce-overhead, npugraph_ex: the generated aclgraph code
+    package: str = "torchair"  # the compiler that wrote it: torchair, or npugraph_ex (its mode)
 
 
 @dataclass
@@ -131,25 +134,30 @@ def read_tcd_model(path: Path) -> TcdModel:
 
 
 def read_tcd_run(path: Path) -> TcdRun:
-    """A ``run_*`` folder (or its ``torchair/`` sub-folder, or one ``model__K`` folder)."""
+    """A ``run_*`` folder (or its ``torchair/`` or ``npugraph_ex/`` sub-folder, or one ``model__K`` folder)."""
     m = TCD_RUN.match(path.name)
     run = TcdRun(path, int(m["pid"]) if m else None, int(m["rank"]) if m and m["rank"] else None)
-    torchair = path / "torchair" if (path / "torchair").is_dir() else path
     if TCD_MODEL.match(path.name):
-        run.models.append(read_tcd_model(path))
+        model = read_tcd_model(path)
+        model.package = path.parent.name if path.parent.name in TCD_PACKAGES else "torchair"
+        run.models.append(model)
         return run
-    for child in sorted(torchair.iterdir(), key=lambda p: (len(p.name), p.name)):
-        if child.is_dir() and TCD_MODEL.match(child.name) and not child.is_symlink():
-            run.models.append(read_tcd_model(child))
-    if (torchair / "debug.log").is_file():
-        run.debug_log = torchair / "debug.log"
+    folders = [path / p for p in TCD_PACKAGES if (path / p).is_dir()] or [path]
+    for folder in folders:
+        for child in sorted(folder.iterdir(), key=lambda p: (len(p.name), p.name)):
+            if child.is_dir() and TCD_MODEL.match(child.name) and not child.is_symlink():
+                model = read_tcd_model(child)
+                model.package = folder.name if folder.name in TCD_PACKAGES else "torchair"
+                run.models.append(model)
+        if run.debug_log is None and (folder / "debug.log").is_file():
+            run.debug_log = folder / "debug.log"
     return run
 
 
 def _is_tcd(path: Path) -> bool:
-    if TCD_RUN.match(path.name) and (path / "torchair").is_dir():
+    if TCD_RUN.match(path.name) and any((path / p).is_dir() for p in TCD_PACKAGES):
         return True
-    if path.name == "torchair" and any(TCD_MODEL.match(c.name) for c in path.iterdir() if c.is_dir()):
+    if path.name in TCD_PACKAGES and any(TCD_MODEL.match(c.name) for c in path.iterdir() if c.is_dir()):
         return True
     return bool(TCD_MODEL.match(path.name)) and path.is_dir()
 

@@ -50,7 +50,8 @@ from airctl.io.fx_reader import assign_streams
 HINT = "expected a torch.fx `graph():` listing (print(gm.graph)), one `%name : [num_users=N] = ...` line per node"
 MAX_LINE = 1 << 20  # characters in one node line
 MAX_DEPTH = 64  # nesting of lists/tuples/dicts in one argument
-STRING_ARG_OPS = ("air.scope_enter",)  # schema str[] keys, str[] values: atoms are strings
+# schema str[] keys, str[] values: atoms are strings (TorchAir's op and npugraph_ex's copy)
+STRING_ARG_OPS = ("air.scope_enter", "npugraph_ex.scope_enter")
 
 _HEADER = re.compile(r"^graph\((?P<params>.*)\)(?: -> .*)?:\s*$")
 _NODE = re.compile(

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from airctl.graph.model import Graph, Node
+from airctl.graph.model import Graph, Node, is_stream_op
 from airctl.io.gc_pause import without_gc
 from airctl.io.json_io import non_finite_text
 
@@ -178,13 +178,13 @@ def assign_streams(nodes: list[Node]) -> None:
     """
     stack: list[str | None] = []  # one entry per open scope: its stream label or None
     for node in nodes:
-        if node.kind == "call_function" and node.op.startswith("air.scope_exit"):
+        if node.kind == "call_function" and is_stream_op(node.op, "scope_exit"):
             # the exit itself belongs to the scope it closes
             node.stream = next((s for s in reversed(stack) if s is not None), None)
             if stack:
                 stack.pop()
             continue
         node.stream = next((s for s in reversed(stack) if s is not None), None)
-        if node.kind == "call_function" and node.op.startswith("air.scope_enter"):
+        if node.kind == "call_function" and is_stream_op(node.op, "scope_enter"):
             args = node.attrs.get("args")
             stack.append(scope_stream(tuple(args) if isinstance(args, list) else ()))

@@ -278,6 +278,8 @@ def _mode_of(g: GraphPlan, log_modes: dict[str, str | None]) -> str | None:
         return log_modes[g.log]
     if g.tcd is not None:
         model, phase = g.tcd
+        if model.package == "npugraph_ex":  # its own debug folder: npugraph_ex/model__K
+            return "npugraph_ex"
         files = model.phases[phase]
         if any(f.what.endswith("ge_graph") for f in files):
             return "max-autotune"

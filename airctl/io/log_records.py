@@ -1,4 +1,5 @@
-"""Split a TorchAir log into records: one per ``[LEVEL] TORCHAIR(pid,exe):time [file:line]tid message`` line.
+"""Split a TorchAir log into records: one per ``[LEVEL] TORCHAIR(pid,exe):time [file:line]tid message`` line
+(npugraph_ex logs the same way as ``NPUGRAPH_EX(pid,exe)``).
 
 TorchAir's Python logger (``torchair/core/utils.py`` ``_get_logger``; the same format for the
 ``torchair/debug.log`` of TORCH_COMPILE_DEBUG) writes, with no space between ``]`` and the thread
@@ -36,7 +37,8 @@ from airctl.errors import GraphReadError
 from airctl.io.compressed import open_bytes
 
 RECORD = re.compile(
-    r"^\[(?P<level>DEBUG|INFO|WARNING|ERROR|EVENT|CRITICAL)\] TORCHAIR\((?P<pid>\d+),(?P<exe>[^)]*)\):"
+    r"^\[(?P<level>DEBUG|INFO|WARNING|ERROR|EVENT|CRITICAL)\] (?P<logger>TORCHAIR|NPUGRAPH_EX)\((?P<pid>\d+),"
+    r"(?P<exe>[^)]*)\):"
     r"(?P<time>\d{4}-\d{2}-\d{2}[ -]\d{2}:\d{2}:\d{2}\.\d{3}\.\d{3}) \[(?P<file>[^\]:]+):(?P<lineno>\d+)\]"
     r"(?P<tid>\d+) (?P<message>.*)$")
 LEDGER_RECORD = re.compile(  # airctl.pipeline.run.logs.FORMAT: the log.txt of a compile ledger
@@ -58,6 +60,7 @@ class LogRecord:
     message: str
     line: int  # 1-based line of the record in the log file
     more: list[str] = field(default_factory=list)  # continuation lines, as written
+    logger: str = "TORCHAIR"  # NPUGRAPH_EX: npugraph_ex's own logger (its debug.log, same format)
 
     @property
     def site(self) -> str:
@@ -97,7 +100,8 @@ def iter_records(lines: Iterable[str]) -> Iterator[LogRecord]:
                 yield current
             fields = m.groupdict()
             current = LogRecord(m["level"], int(fields.get("pid") or 0), fields.get("exe") or "", m["time"], m["file"],
-                                int(m["lineno"]), int(fields.get("tid") or 0), m["message"], number)
+                                int(m["lineno"]), int(fields.get("tid") or 0), m["message"], number,
+                                logger=fields.get("logger") or "TORCHAIR")
         elif current is not None and len(current.more) < MAX_CONTINUATION:
             current.more.append(text)
     if current is not None:

@@ -235,12 +235,16 @@ def read_torchair_log(path: Path | str) -> TorchAirLog:
     log = TorchAirLog(str(path))
     grouper = _Grouper(log)
     pids: dict[int, None] = {}
+    npugraph_ex = False
     for record in read_records(Path(path)):
         log.records += 1
         pids.setdefault(record.pid)
+        npugraph_ex = npugraph_ex or record.logger == "NPUGRAPH_EX"
         grouper.feed(record)
     grouper.finish()
     log.pids = list(pids)
+    if npugraph_ex:  # npugraph_ex's own logger: its package, its mode
+        log.mode = "npugraph_ex"
     if log.mode is None and any(u.listing("aclgraph-final") for u in log.units):
         log.mode = "reduce-overhead"
     return log

@@ -184,6 +184,9 @@ class RunIndex(Record):
     passes: str | None = optional()  # the YAML pass file, as given
     passes_resolved: str | None = optional()  # ... and as an absolute path
     command_line: list[str] | None = optional()  # the airctl command that made the run
+    options: dict[str, Any] | None = optional()  # --option KEY=VALUE: what was set on the mode's config
+    # npugraph_ex: each capture of a graph (first, recaptures with their reason) and each fallback to eager
+    captures: list[dict[str, Any]] | None = optional()
     graphs: list[GraphEntry] = required()
     dumps: list[DumpEntry] = field(default_factory=list)
     findings: list[dict[str, Any]] = field(default_factory=list)

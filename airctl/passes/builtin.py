@@ -8,7 +8,9 @@ inserts ``air.wait([record, ...])`` before a node. Scope keys and value strings 
 (reference/torchair.md §1.2–1.3). Every node a pass inserts carries
 ``node.meta["airctl_pass"] = <pass name>``, which is how a later ``wait`` finds the records it
 names. A pass resolves all its selectors before it touches the graph, so a failing selector leaves
-the graph unchanged.
+the graph unchanged. Run by npugraph_ex (its config is the pass's third argument), the same passes
+insert npugraph_ex's copies, ``npugraph_ex.scope_enter`` and so on: its compiler recognises only
+its own namespace (reference/torchair.md "npugraph_ex").
 
 >>> scope_args(PassSpec("s", "stream_scope", "pre", {"stream": "s1", "priority": 2}, 1, 1))
 (['_user_stream_label', '_user_stream_priority'], ['s1', '2'])
@@ -20,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from airctl.errors import PassError
+from airctl.graph.model import is_stream_op
 from airctl.io.fx_reader import target_name
 from airctl.passes import schema
 from airctl.passes.placements import ATTR, Placements, unit
@@ -28,6 +31,15 @@ from airctl.passes.spec import PassSpec, Selector
 
 PassFn = Callable[[Any, Any, Any], Any]
 PASS_META = "airctl_pass"
+
+
+def stream_ops(config: Any) -> Any:
+    """``torch.ops.air``, or ``torch.ops.npugraph_ex`` when ``config`` is npugraph_ex's own config."""
+    import torch
+
+    if type(config).__module__.startswith("npugraph_ex") and hasattr(torch.ops, "npugraph_ex"):
+        return torch.ops.npugraph_ex
+    return torch.ops.air
 
 
 class SelectorMissed(PassError):
@@ -102,9 +114,9 @@ def _check_spans(spec: PassSpec, spans: list[tuple[NodeInfo, NodeInfo]], infos: 
     for first, last in spans:
         depth = 0
         for info in infos[first.position: last.position + 1]:
-            if info.op.startswith("air.scope_enter"):
+            if is_stream_op(info.op, "scope_enter"):
                 depth += 1
-            elif info.op.startswith("air.scope_exit"):
+            elif is_stream_op(info.op, "scope_exit"):
                 depth -= 1
             if depth < 0:
                 raise _node_error(spec, f"span `{first.name}`..`{last.name}` crosses the end of an enclosing scope "
@@ -140,21 +152,20 @@ def wrap_range_in_scope(spec: PassSpec) -> PassFn:
     placements = Placements(spec.placements)
 
     def scope_pass(gm: Any, example_inputs: Any, config: Any) -> None:
-        import torch
-
+        ops = stream_ops(config)
         graph = gm.graph
         infos = node_infos(graph)
         spans = _spans(spec, infos)
         _check_spans(spec, spans, infos)
         for first, last in placements.choose(spans, lambda span: _span_unit(span, infos)):
             with graph.inserting_before(first.node):
-                _tag(graph.call_function(torch.ops.air.scope_enter.default, args=(list(keys), list(values))), spec)
+                _tag(graph.call_function(ops.scope_enter.default, args=(list(keys), list(values))), spec)
             tail = last.node
             if with_record:
                 with graph.inserting_after(tail):
-                    tail = _tag(graph.call_function(torch.ops.air.record.default, args=()), spec)
+                    tail = _tag(graph.call_function(ops.record.default, args=()), spec)
             with graph.inserting_after(tail):
-                _tag(graph.call_function(torch.ops.air.scope_exit.default, args=()), spec)
+                _tag(graph.call_function(ops.scope_exit.default, args=()), spec)
         gm.recompile()
 
     scope_pass.__name__ = f"wrap_range_in_{spec.kind}"
@@ -165,8 +176,7 @@ def insert_record_after(spec: PassSpec) -> PassFn:
     placements = Placements(spec.placements)
 
     def record_pass(gm: Any, example_inputs: Any, config: Any) -> None:
-        import torch
-
+        ops = stream_ops(config)
         graph = gm.graph
         infos = node_infos(graph)
         found = _pick(spec, "after", infos)
@@ -174,7 +184,7 @@ def insert_record_after(spec: PassSpec) -> PassFn:
                                    lambda g: unit(f"after {g[-1].name}", [i.name for i in g]))
         for group in chosen:
             with graph.inserting_after(group[-1].node):
-                _tag(graph.call_function(torch.ops.air.record.default, args=()), spec)
+                _tag(graph.call_function(ops.record.default, args=()), spec)
         gm.recompile()
 
     return _placed(record_pass, placements)
@@ -182,15 +192,14 @@ def insert_record_after(spec: PassSpec) -> PassFn:
 
 def _records(graph: Any, maker: str) -> list[Any]:
     return [n for n in graph.nodes if n.meta.get(PASS_META) == maker and n.op == "call_function"
-            and target_name(n.target).startswith("air.record")]
+            and is_stream_op(target_name(n.target), "record")]
 
 
 def insert_wait_before(spec: PassSpec) -> PassFn:
     placements = Placements(spec.placements)
 
     def wait_pass(gm: Any, example_inputs: Any, config: Any) -> None:
-        import torch
-
+        ops = stream_ops(config)
         graph = gm.graph
         infos = node_infos(graph)
         position = {i.node: i.position for i in infos}
@@ -211,7 +220,7 @@ def insert_wait_before(spec: PassSpec) -> PassFn:
             plan.append((site, tokens))
         for site, tokens in placements.choose(plan, lambda p: unit(f"before {p[0].name}", [p[0].name])):
             with graph.inserting_before(site.node):
-                _tag(graph.call_function(torch.ops.air.wait.default, args=(tokens,)), spec)
+                _tag(graph.call_function(ops.wait.default, args=(tokens,)), spec)
         gm.recompile()
 
     return _placed(wait_pass, placements)

@@ -129,7 +129,8 @@ def _pass_error(hooks: PassHooks, error: AirctlError | None) -> AirctlError | No
 
 def apply_passes(pass_file: Path, model: Path, *, mode: str = MAX_AUTOTUNE, out: Path = Path("airctl-runs"),
                  backend: str = "auto", entry: str | None = None, plan: bool = False, with_diff: bool = True,
-                 progress: Any = None, report: bool = True, command_line: list[str] | None = None) -> ApplyResult:
+                 progress: Any = None, report: bool = True, command_line: list[str] | None = None,
+                 options: dict[str, str] | None = None) -> ApplyResult:
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     try:
@@ -139,7 +140,7 @@ def apply_passes(pass_file: Path, model: Path, *, mode: str = MAX_AUTOTUNE, out:
                            mode=mode)
     request = CompileRequest(model_path=model, mode=mode, out_dir=out, backend=backend, entry=entry,
                              hooks=hooks, command=COMMAND, passes_file=str(pass_file), stop_after_passes=plan,
-                             report=report, command_line=command_line)
+                             report=report, command_line=command_line, options=dict(options or {}))
     result = compile_model(request, progress=progress)
     error = _pass_error(hooks, result.error)
     if error is not None and error is not result.error and result.session is not None:

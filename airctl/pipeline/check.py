@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from airctl.errors import AirctlError
+from airctl.graph.model import is_stream_op
 from airctl.ledger.runs import resolve_run
-from airctl.modes import MAX_AUTOTUNE
+from airctl.modes import MAX_AUTOTUNE, NPUGRAPH_EX
 from airctl.verify.findings import Finding, count, summary_json
 
 
@@ -56,12 +57,19 @@ def check_source(path: Path | str | None, *, mode: str | None = None, stage: str
         return check_ranks_ledger(Path(path), mode=mode, stage=stage)
     checked = []
     for target in check_targets(path, stage=stage, passes=passes, mode=mode):
-        used = MAX_AUTOTUNE if target.graph.dialect == "ge" else mode or target.mode or MAX_AUTOTUNE
+        used = MAX_AUTOTUNE if target.graph.dialect == "ge" else mode or target.mode or _ops_mode(target.graph)
         findings = verify(target.graph, used) + list(target.findings)
         for f in findings:
             f.graph = target.label
         checked.append(CheckedGraph(target.label, used, findings))
     return CheckOutcome(checked)
+
+
+def _ops_mode(graph: Any) -> str:
+    """A file that does not say its mode: npugraph_ex when its stream ops are all npugraph_ex's
+    (only that compiler reads them), else max-autotune."""
+    spaces = {n.op.split(".")[0] for n in graph.nodes if is_stream_op(n.op)}
+    return NPUGRAPH_EX if spaces == {"npugraph_ex"} else MAX_AUTOTUNE
 
 
 def is_multi_rank(path: Path | str) -> bool:

@@ -182,7 +182,9 @@ def _copy_dumps(ledger: LedgerWriter, plan: ImportPlan, read: set[str]) -> None:
     for run in plan.artifacts.tcd_runs:
         for model in run.models:
             if model.output_code is not None:
-                target = target_dir / f"output_code_model__{model.k}{'_pid' + str(run.pid) if run.pid else ''}.py"
+                prefix = "" if model.package == "torchair" else f"{model.package}_"
+                target = target_dir / (f"output_code_{prefix}{model.path.name}"
+                                       f"{'_pid' + str(run.pid) if run.pid else ''}.py")
                 copy_compressed(model.output_code, target := target.with_name(target.name + ".gz"))
                 ledger.add_dump(target, graph=None, type="py", stage="generated-code", written_by="torchair",
                                 source=str(model.output_code.absolute()))

@@ -53,6 +53,7 @@ class ProfileRequest:
     threads_per_stream: int = 1
     timeout_s: float = 60.0
     command_line: list[str] | None = None  # recorded in the ledger (the run's origin)
+    options: dict[str, str] = field(default_factory=dict)  # --option KEY=VALUE (the mode's config)
     rank: RankRun | None = None  # a rank of a multi-rank profile (pipeline/ranks/worker.py)
 
 
@@ -110,7 +111,7 @@ def profile_model(req: ProfileRequest, progress: Callable[[str], None] | None = 
         pre_pass=pre, post_pass=post, command="profile",
         passes_file=str(req.passes_file) if req.passes_file is not None else None,
         threads_per_stream=req.threads_per_stream, stream_timeout_s=req.timeout_s, after_run=profiled_steps,
-        command_line=req.command_line, rank=req.rank,
+        command_line=req.command_line, options=dict(req.options), rank=req.rank,
     ), progress=say)
     ids = result.session.graph_ids_by_name() if result.session is not None else {}
     timelines = list(rec.timelines.values())

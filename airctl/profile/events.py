@@ -13,11 +13,12 @@ from statistics import median
 
 from airctl.execute.timeline import OpEvent, SyncEdge, Timeline
 
-# Ops that order streams or mark scopes rather than compute: TorchAir's air.* ops (record, wait,
+# Ops that order streams or mark scopes rather than compute: TorchAir's air.* ops and npugraph_ex's copies
+# (record, wait,
 # scope_enter/exit), torch.npu events, and the NPU's event/notify tasks. A wait's duration is time
 # spent blocked, so these count as neither busy time nor critical-path work.
-_MARKER = re.compile(r"^(air\.|torch\.npu\.(Event|Stream)\.|(EVENT|NOTIFY)_(RECORD|WAIT)$|StreamWaitEvent$)",
-                     re.IGNORECASE)
+_MARKER = re.compile(r"^(air\.|npugraph_ex\.|torch\.npu\.(Event|Stream)\.|(EVENT|NOTIFY)_(RECORD|WAIT)$"
+                     r"|StreamWaitEvent$)", re.IGNORECASE)
 
 
 def is_marker(op: str) -> bool:

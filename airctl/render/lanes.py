@@ -144,7 +144,10 @@ def build_lanes(graph: Graph, mode: str = MAX_AUTOTUNE, findings: Iterable[Findi
     if fold is not None and fold not in FOLDS:
         raise AirctlError(f"cannot fold the lane view by {fold!r}", hint=f"choose one of: {', '.join(FOLDS)}")
     with gc_paused():  # many small lists, no cycles: see airctl.io.gc_pause
-        return _build(graph, _mode(mode), findings, fold, depth)
+        view = _build(graph, _mode(mode), findings, fold, depth)
+    if mode.strip().lower().replace("-", "_") == "npugraph_ex":
+        view.mode = "npugraph_ex"  # drawn with aclgraph's semantics, labelled with the mode asked for
+    return view
 
 
 def _build(graph: Graph, mode: str, findings: Iterable[Finding], fold: str | None, depth: int) -> Lanes:
@@ -175,7 +178,7 @@ def _mode(mode: str) -> str:
     try:
         return normalise_mode(mode)
     except ValueError as e:
-        raise AirctlError(str(e), hint="use --mode max-autotune or --mode reduce-overhead") from e
+        raise AirctlError(str(e), hint="use --mode max-autotune, reduce-overhead or npugraph_ex") from e
 
 
 def _marks(graph: Graph, index: dict[str, int], findings: Iterable[Finding], view: Lanes

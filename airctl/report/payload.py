@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airctl.diff import DiffReport, diff_graphs
-from airctl.graph.model import Graph, Node
+from airctl.graph.model import Graph, Node, is_stream_op
 from airctl.io.json_io import non_finite_text
 from airctl.modes import MAX_AUTOTUNE
 from airctl.render.layout import layered_layout
@@ -99,7 +99,7 @@ def _edges(graph: Graph, positions: list[int], where: dict[str, int]) -> dict[st
     """Data/control/sync edges as flat [src, dst, ...] union indices; the same rules as :meth:`Graph.edges`,
     with each distinct input reference resolved once (a 50k-node graph has few distinct references)."""
     refs: dict[str, int] = {}
-    record = {where[n.name] for n in graph.nodes if n.op.startswith("air.record")}
+    record = {where[n.name] for n in graph.nodes if is_stream_op(n.op, "record")}
     data: list[int] = []
     control: list[int] = []
     sync: list[int] = []
@@ -111,7 +111,7 @@ def _edges(graph: Graph, positions: list[int], where: dict[str, int]) -> dict[st
         return u
 
     for node, d in zip(graph.nodes, positions, strict=True):
-        is_wait = node.op.startswith("air.wait")
+        is_wait = is_stream_op(node.op, "wait")
         for ref in node.inputs:
             s = refs.get(ref)
             if s is None:

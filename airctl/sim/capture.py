@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
-from airctl.sim import patched_concrete_graph, patched_graph_transform_observer
+from airctl.sim import patched_concrete_graph, patched_graph_transform_observer, patched_npugraph_ex_observers
 from airctl.sim.patching import Patches
 
 
@@ -46,6 +46,10 @@ class CaptureListener(Protocol):
     def torchair_dump(self, path: Path, graph_name: str | None) -> Path | None:
         """TorchAir wrote a graph dump file; returns where the ledger lists it (None: not listed)."""
 
+    def aclgraph_capture(self, graph_name: str, event: dict[str, Any]) -> None:
+        """npugraph_ex captured, recaptured or fell back to eager for ``graph_name``: ``event`` has
+        ``event`` (capture, recapture, fallback), ``call`` (1-based), ``reason`` and maybe ``key``."""
+
 
 @contextmanager
 def observing(listener: CaptureListener) -> Iterator[None]:
@@ -53,4 +57,5 @@ def observing(listener: CaptureListener) -> Iterator[None]:
     with Patches() as p:
         patched_graph_transform_observer.patch(p, listener)
         patched_concrete_graph.patch(p, listener)
+        patched_npugraph_ex_observers.patch(p, listener)  # npugraph_ex's copies, when it is loaded
         yield

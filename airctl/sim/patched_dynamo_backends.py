@@ -1,7 +1,8 @@
 """Patch of Dynamo's backend registry under sim: the ``"npu"`` and ``"npugraph_ex"`` backends.
 
 On an NPU host ``import torch_npu`` registers both names (``torch.compile(backend="npu")`` →
-``torchair.get_npu_backend()``; ``"npugraph_ex"`` → a config with ``mode = "npugraph_ex"``).
+``torchair.get_npu_backend()``; ``"npugraph_ex"`` → the wheel's own ``npugraph_ex.get_npu_backend``,
+its ``options={...}`` passed on; TorchAir's with ``mode = "npugraph_ex"`` when the wheel has no npugraph_ex).
 The real wheel cannot be imported here, so the sim session registers the same two for its
 length, resolving ``torchair.get_npu_backend`` when Dynamo calls them (so airctl's wrappers of it
 see these graphs too), and puts back whatever was registered under those names before.
@@ -21,6 +22,12 @@ def patch(p: Patches, torchair: Any) -> None:
         return torchair.get_npu_backend()(gm, example_inputs, **kwargs)
 
     def npugraph_ex_backend(gm: Any, example_inputs: Any, **kwargs: Any) -> Any:
+        import sys
+
+        package = sys.modules.get("npugraph_ex")  # the wheel's own package (sim.npugraph_ex_package)
+        if package is not None:
+            config = package.CompilerConfig()
+            return package.get_npu_backend(compiler_config=config)(gm, example_inputs, **kwargs)
         config = torchair.CompilerConfig()
         config.mode = "npugraph_ex"
         return torchair.get_npu_backend(compiler_config=config)(gm, example_inputs, **kwargs)

@@ -6,7 +6,8 @@ NPU too:
 - **the stand-in device** (:class:`DeviceState`): stream and event ids, each thread's current
   stream, per-stream core limits, and the observers a run attaches while it lasts. torch_npu
   keeps the same in its C++ runtime, once per process;
-- **the loaded TorchAir** and the stand-in C++ extension modules it was imported against:
+- **the loaded TorchAir** (and the wheel's ``npugraph_ex``, which registers its own ops) and the
+  stand-in C++ extension modules it was imported against:
   TorchAir is a process singleton (its Graph Engine options are set once) and keeps references
   to the modules it imported, so they are built once and put back in ``sys.modules`` for each run;
 - **operator registrations** (the ``npu::`` ops of :mod:`airctl.sim.npu_ops` and
@@ -66,6 +67,7 @@ class DeviceState:
 class Registry:
     device: DeviceState = field(default_factory=DeviceState)
     torchair: ModuleType | None = None  # TorchAir from the torch-npu wheel, once imported
+    npugraph_ex: ModuleType | None = None  # the wheel's npugraph_ex package, once imported (sim.npugraph_ex_package)
     wheel_root: str | None = None  # where the real torch_npu wheel is installed (the stand-in hides it)
     extension_modules: dict[str, ModuleType] = field(default_factory=dict)  # name -> stand-in module
     op_libraries: list[Any] = field(default_factory=list)  # torch.library.Library objects kept alive

@@ -10,14 +10,16 @@ While it lasts:
   (:mod:`.patched_torch_npu`), and TorchAir's C++ extensions are our stand-ins
   (:mod:`.patched_torchair_extension`);
 - ``import torchair`` gives TorchAir's own package from the torch-npu wheel (imported once per
-  process: :mod:`.registry`);
+  process: :mod:`.registry`), and ``import npugraph_ex`` / ``torch.npu.npugraph_ex`` the wheel's
+  npugraph_ex (:mod:`.npugraph_ex_package`);
 - the device word ``npu`` maps to the CPU (:mod:`.patched_torch_device_word`);
 - process groups asked for HCCL get gloo (:mod:`.patched_torch_distributed`), and TorchAir's
   ``npu_define`` collectives have CPU kernels (:mod:`.collective_ops`);
 - Dynamo backends ``"npu"`` and ``"npugraph_ex"`` exist (:mod:`.patched_dynamo_backends`);
 - a GE graph "runs" by executing the FX graph TorchAir converted with ``ctx.run_ge``
   (:mod:`.patched_ge_concrete_graph_call`), and an aclgraph forward (reduce-overhead under sim
-  runs eagerly) its final FX graph with ``ctx.run_acl`` (:mod:`.patched_acl_graph`);
+  runs eagerly) its final FX graph with ``ctx.run_acl`` (:mod:`.patched_acl_graph`; npugraph_ex's
+  keeping its capture bookkeeping: :mod:`.patched_npugraph_ex_acl_graph`);
 - the stand-in device is a SoC (``ctx.soc``): torch_npu's kernels for torch composites
   (:mod:`.npu_overrides`: SDPA, one_hot) follow that chip's branches;
 - CANN's op registry answers from ``ctx.ascend_ir`` (custom ops the user declared, and
@@ -41,11 +43,15 @@ from typing import Any
 
 from airctl.sim import (
     collective_ops,
+    npugraph_ex_package,
     patched_acl_graph,
     patched_dynamo_backends,
     patched_ge_concrete_graph_call,
     patched_ge_custom_op,
+    patched_npugraph_ex_acl_graph,
+    patched_register_device_module,
     patched_signal_handlers,
+    patched_torch_accelerator,
     patched_torch_device_word,
     patched_torch_distributed,
     patched_torch_npu,
@@ -120,7 +126,10 @@ def session(ctx: SimContext) -> Iterator[ModuleType]:
         table = ctx.ascend_ir if ctx.ascend_ir is not None else AscendIr()
         patched_torchair_extension.patch(p)
         patched_torch_npu.patch(p)
+        patched_register_device_module.patch(p)  # a script's own torch.npu registration keeps the stand-in
+        patched_torch_accelerator.patch(p)  # ... and a stub it puts at torch.npu still lets Dynamo start
         p.module("torchair", torchair)
+        npugraph_ex = npugraph_ex_package.patch(p)
         patched_torch_device_word.patch(p)
         patched_torch_distributed.patch(p, ctx.collective_timeout_s)
         patched_dynamo_backends.patch(p, torchair)
@@ -130,4 +139,6 @@ def session(ctx: SimContext) -> Iterator[ModuleType]:
         patched_ge_custom_op.patch(p, table)
         if ctx.run_acl is not None:
             patched_acl_graph.patch(p, ctx.run_acl)
+            if npugraph_ex is not None:  # npugraph_ex's copy of the aclgraph runtime
+                patched_npugraph_ex_acl_graph.patch(p, ctx.run_acl)
         yield torchair

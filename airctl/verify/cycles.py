@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from airctl.graph.model import Graph, Node
+from airctl.graph.model import Graph, Node, is_stream_op
 from airctl.verify.findings import Finding
 from airctl.verify.rules import make_finding
 
@@ -133,7 +133,7 @@ def deadlock_findings(graph: Graph, succ: list[list[int]], mode: str) -> list[Fi
     findings = []
     for comp in cyclic_components(succ):
         names = [graph.nodes[i].name for i in comp]
-        waits = [graph.nodes[i].name for i in comp if graph.nodes[i].op.startswith("air.wait")]
+        waits = [graph.nodes[i].name for i in comp if is_stream_op(graph.nodes[i].op, "wait")]
         shown = " → ".join(names[:8]) + (" → …" if len(names) > 8 else "")
         lead = f"{', '.join(waits)} cannot finish: " if waits else ""
         f = make_finding("deadlock_cycle", mode, f"{lead}these nodes wait on each other in a cycle: {shown}",

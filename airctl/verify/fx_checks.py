@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from airctl.graph.model import is_stream_op
 from airctl.graph.roles import Role
 from airctl.modes import MAX_AUTOTUNE, REDUCE_OVERHEAD
 from airctl.verify.findings import Finding
@@ -149,7 +150,7 @@ class FxStructure:
         banned = GE_UNSUPPORTED if self.mode == MAX_AUTOTUNE else ACL_UNSUPPORTED
         other = REDUCE_OVERHEAD if self.mode == MAX_AUTOTUNE else MAX_AUTOTUNE
         for node in self.plan.nodes:
-            if not node.op.startswith("air."):
+            if not is_stream_op(node.op):
                 continue
             name = node.op.split(".")[1] if "." in node.op else node.op
             if name in banned:

@@ -141,6 +141,15 @@ _RULES = (
          seen_in=(*FX_ARTIFACTS, "ge-dump"),
          seen_how="GE dump: `_user_stream_priority` that is not a number (s: \"high\"); a switch that reads "
                   "b: false"),
+    Rule("foreign_stream_ops", None, "stream ops of a namespace the mode's compiler does not read",
+         "error", "error", ("fx",),
+         "npugraph_ex reads only torch.ops.npugraph_ex.* stream ops (what it makes of torch.npu.Stream/Event, or "
+         "torch.ops.npugraph_ex.scope_enter/record/wait in a custom pass), TorchAir's modes only torch.ops.air.* "
+         "(torchair.scope, torchair.ops): use the mode's own ops, or let a pass file insert them (airctl picks the "
+         "namespace by mode)",
+         seen_in=FX_ARTIFACTS,
+         seen_how="the compile does not fail: npugraph_ex inserts no closure events for the scope and its code "
+                  "has no `with torch.npu.stream(...)` for it (GE in max-autotune has no converter and fails)"),
     Rule("similar_stream_labels", None, "stream labels that differ only by case, '_' or '-' (a typo splits a stream)",
          "info", "info", ("fx", "ge"),
          "use one spelling for each stream label: every distinct label is a separate stream",
@@ -172,11 +181,17 @@ def make_finding(rule_id: str, mode: str, message: str, nodes: list[str], graph:
                    hint=hint or rule.hint_for(mode), ref=rule.ref)
 
 
+def is_npugraph_ex(mode: str) -> bool:
+    """``npugraph_ex`` (any spelling): aclgraph semantics, its own op namespace."""
+    return mode.strip().lower().replace("-", "_") == "npugraph_ex"
+
+
 def normalise_mode(mode: str) -> str:
-    """Accept TorchAir's spellings: ``reduce-overhead``/``npugraph_ex`` and ``max-autotune``/``ge``."""
+    """The semantics a mode's rules follow: ``reduce-overhead`` (also ``npugraph_ex``, aclgraph) or
+    ``max-autotune`` (also ``ge``)."""
     m = mode.strip().lower().replace("_", "-")
     if m in (REDUCE_OVERHEAD, "npugraph-ex", "aclgraph"):
         return REDUCE_OVERHEAD
     if m in (MAX_AUTOTUNE, "ge"):
         return MAX_AUTOTUNE
-    raise ValueError(f"unknown mode {mode!r}: use max-autotune or reduce-overhead")
+    raise ValueError(f"unknown mode {mode!r}: use max-autotune, reduce-overhead or npugraph_ex")

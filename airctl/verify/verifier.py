@@ -14,6 +14,8 @@ one cycle test (see :mod:`airctl.verify.happens_before`).
 
 from __future__ import annotations
 
+import re
+
 from airctl.graph.model import Graph
 from airctl.io.gc_pause import gc_paused
 from airctl.verify.cycles import deadlock_findings, fx_dependencies, fx_has_backward_reference
@@ -21,20 +23,26 @@ from airctl.verify.findings import MAX_AUTOTUNE, SEVERITIES, Finding
 from airctl.verify.fx_checks import FxStructure
 from airctl.verify.ge_checks import check_ge
 from airctl.verify.happens_before import HappensBefore
+from airctl.verify.namespaces import foreign_stream_ops
 from airctl.verify.plan import build_plan
-from airctl.verify.rules import normalise_mode
+from airctl.verify.rules import is_npugraph_ex, normalise_mode
 from airctl.verify.scope_values import similar_label_findings
 
 
 def verify(graph: Graph, mode: str = MAX_AUTOTUNE) -> list[Finding]:
-    """All findings for ``graph`` under ``mode``, errors first, then in node order."""
-    mode = normalise_mode(mode)
+    """All findings for ``graph`` under ``mode``, errors first, then in node order. npugraph_ex follows
+    aclgraph's rules (reference/torchair.md §2.2) and reads only its own op namespace; its findings
+    say ``npugraph_ex``."""
+    asked, mode = mode, normalise_mode(mode)
     with gc_paused():  # many small acyclic objects (airctl/io/gc_pause.py)
         if graph.dialect == "ge":
             findings = check_ge(graph)  # GE graphs exist only in max-autotune
         else:
-            findings = _verify_fx(graph, mode)
+            findings = _verify_fx(graph, mode) + foreign_stream_ops(graph, asked)
         findings.extend(similar_label_findings(graph, MAX_AUTOTUNE if graph.dialect == "ge" else mode))
+    if is_npugraph_ex(asked):
+        for f in findings:
+            _say_npugraph_ex(f)
     position = {n.name: i for i, n in enumerate(graph.nodes)}
     rank = {s: i for i, s in enumerate(SEVERITIES)}
 
@@ -43,6 +51,14 @@ def verify(graph: Graph, mode: str = MAX_AUTOTUNE) -> list[Finding]:
         return rank.get(f.severity, 9), first, f.rule
 
     return sorted(findings, key=key)
+
+
+def _say_npugraph_ex(finding: Finding) -> None:
+    """A finding under npugraph_ex names its mode and its ops (``npugraph_ex.record()``, not ``air.record()``)."""
+    finding.mode = "npugraph_ex"
+    finding.message = finding.message.replace("reduce-overhead adds", "npugraph_ex (aclgraph) adds")
+    if finding.hint and finding.rule != "foreign_stream_ops":
+        finding.hint = re.sub(r"(?<![\w.])air\.", "npugraph_ex.", finding.hint)
 
 
 def _verify_fx(graph: Graph, mode: str) -> list[Finding]:

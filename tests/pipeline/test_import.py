@@ -192,3 +192,22 @@ def test_a_ledger_of_ge_dumps_alone_is_checked_on_its_ge_graph(tmp_path: Path) -
     outcome = check_source(ledger.root)
     assert [(g.label, [f.rule for f in g.findings]) for g in outcome.graphs] == [
         ("1-inference/ge-original", ["scope_args_not_lists"])]
+
+
+def test_npugraph_ex_compile_debug_folder_imports_in_its_mode_with_its_stream_ops(tmp_path: Path) -> None:
+    """npugraph_ex writes TORCH_COMPILE_DEBUG under ``npugraph_ex/`` and logs as NPUGRAPH_EX (issue 30)."""
+    ledger = _import(tmp_path, IMPORTS / "nx_tcd")
+    index = ledger.index
+    assert (index.mode, index.status) == ("npugraph_ex", "ok")
+    (graph,) = index.graphs
+    names = [s.name for s in graph.stages]
+    for p in ("post_grad_custom_pre_pass", "apply_event_closure_with_multi_stream", "reinplace_inplaceable_ops_pass"):
+        assert f"after:{p}" in names
+    assert [d.stage for d in index.dumps] == ["generated-code"]
+    assert index.to_json()["imported"]["logs"][0]["source"].endswith("npugraph_ex/debug.log")
+    final = ledger.load(ledger.stages()[-1])
+    assert {"npugraph_ex.scope_enter.default", "npugraph_ex.wait.default",
+            "npugraph_ex.tagged_event_record.default"} <= {n.op for n in final.nodes}
+    # the docs pass waits before sub only: aclgraph semantics, found under npugraph_ex's name
+    assert {(f["rule"], f["mode"], tuple(f["nodes"])) for f in index.findings} == {
+        ("race_cross_stream_without_wait", "npugraph_ex", ("abs_1", "add"))}

@@ -93,6 +93,7 @@ class BisectRequest:
     backend: str = "auto"
     entry: str | None = None
     max_compiles: int = MAX_COMPILES
+    options: dict[str, str] = field(default_factory=dict)  # --option KEY=VALUE (the mode's config)
 
 
 @dataclass
@@ -174,6 +175,7 @@ class Bisector:
             entry=self.req.entry, hooks=self._hooks(config), atol=self.req.condition.atol, command="bisect",
             passes_file=str(self.req.passes_file) if self.req.passes_file and config.yaml is not None else None,
             torchair_off=config.torchair_off, instruments=instruments, report=level == "culprit",
+            options=dict(self.req.options),
             bisect={"step": number, "level": level, "purpose": purpose,
                     "yaml_passes": list(config.yaml) if config.yaml is not None else None,
                     "torchair_off": list(config.torchair_off), "placements": placements}))

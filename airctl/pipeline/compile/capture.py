@@ -14,7 +14,11 @@ inference)::
 
     dynamo, aot-<kind>, after:<fx pass> ..., fx-final, ge-original, ge:after:<ge pass> ...,
     ge-optimized          (max-autotune)
-    dynamo, aot-<kind>, after:<fx pass> ..., fx-final, after:<aclgraph pass> ...  (reduce-overhead)
+    dynamo, aot-<kind>, after:<fx pass> ..., fx-final, after:<aclgraph pass> ...  (reduce-overhead,
+                                                                                  npugraph_ex)
+
+npugraph_ex's captures (first, recaptures with their reason, capture-limit fallbacks) become rows of
+``index.json`` ``captures`` (:meth:`CaptureSession.aclgraph_capture`).
 """
 
 from __future__ import annotations
@@ -187,6 +191,12 @@ class CaptureSession:
         self.ledger.add_dump(listed, graph=graph_name, type=path.suffix.lstrip("."), stage=stage,
                              written_by="torchair")
         return listed
+
+    def aclgraph_capture(self, graph_name: str, event: dict[str, Any]) -> None:
+        """npugraph_ex captured, recaptured or fell back to eager (:mod:`airctl.sim.patched_npugraph_ex_observers`):
+        one row of ``index.json`` ``captures``, with the ledger's graph id."""
+        row = {"graph": self.graph_ids_by_name().get(graph_name, graph_name), "graph_name": graph_name, **event}
+        self.ledger.set(captures=[*(self.ledger.run_index.captures or []), row])
 
     def _is_acl(self) -> bool:
         return any(type(c).__name__ == "AclConcreteGraph" for _, c in self.concrete_graphs)

@@ -27,6 +27,7 @@ from airctl.ledger.writer import LedgerWriter
 from airctl.modes import CAPTURES, MODES, Capture, DumpType, Mode
 from airctl.pipeline.compile.capture import CaptureSession, capturing_backend
 from airctl.pipeline.compile.failure import translate
+from airctl.pipeline.compile.npugraph_ex import apply_options, backend_for, build_npugraph_ex_config, compile_dynamic
 from airctl.pipeline.compile.request import CompileRequest, CompileResult, Progress
 from airctl.pipeline.compile.torchair_warnings import kept_warnings  # TorchAir's warnings: ledger (issue 29)
 from airctl.pipeline.run.current import model_record
@@ -61,6 +62,17 @@ def _clone(value: Any) -> Any:
 
 def build_config(torchair: Any, req: CompileRequest, ledger: LedgerWriter, backend: Backend,
                  dump_types: Sequence[str], hooks: Any = None) -> Any:
+    config = _base_config(torchair, req, ledger, backend, dump_types, hooks)
+    if req.options:  # checked against the mode's own config (pipeline/compile/npugraph_ex.py)
+        ledger.set(options=apply_options(config, req.options, req.mode))
+    return config
+
+
+def _base_config(torchair: Any, req: CompileRequest, ledger: LedgerWriter, backend: Backend,
+                 dump_types: Sequence[str], hooks: Any = None) -> Any:
+    if req.mode == Mode.NPUGRAPH_EX:  # a package of its own, with its own config (pipeline/compile/npugraph_ex.py)
+        return build_npugraph_ex_config(hooks.pre_pass if hooks is not None else req.pre_pass,
+                                        hooks.post_pass if hooks is not None else req.post_pass, req.torchair_off)
     config = torchair.CompilerConfig()
     config.mode = req.mode
     if dump_types:
@@ -259,8 +271,9 @@ def _check_request(req: CompileRequest) -> list[str]:
     if not set(dump_types) <= set(mode.dumps):
         raise AirctlError(
             f"--dump-type {','.join(dump_types)} is not available in {mode}",
-            hint="TorchAir's aclgraph mode dumps only 'py' graphs (it raises NotImplementedError otherwise); "
-                 "use --dump-type py")
+            hint="npugraph_ex has no graph dump option: the ledger keeps its generated code (docs/sim.md)"
+            if mode is Mode.NPUGRAPH_EX else "TorchAir's aclgraph mode dumps only 'py' graphs (it raises "
+            "NotImplementedError otherwise); use --dump-type py")
     if not Path(req.model_path).is_file():
         from airctl.pipeline.run.model_script import import_script
 
@@ -308,8 +321,8 @@ def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSessio
 
     torch._dynamo.reset()
     _forget_failed_conversion()
-    backend = capturing_backend(torchair.get_npu_backend(compiler_config=config), session)
-    compiled = torch.compile(model, backend=backend, dynamic=False)
+    backend = capturing_backend(backend_for(torchair, config), session)
+    compiled = torch.compile(model, backend=backend, dynamic=compile_dynamic(req.mode))
     t0 = time.perf_counter()
     say(f"compiling through TorchAir ({req.mode}) and running once")
     compiled_out = loaded.call(compiled)

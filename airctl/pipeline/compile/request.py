@@ -54,6 +54,7 @@ class CompileRequest:
     bisect: dict[str, Any] | None = None  # airctl bisect: this step, for index.json `bisect`
     keep_dynamo_graphs: bool = False  # keep each Dynamo graph and its real example inputs (airctl repro)
     rank: RankRun | None = None  # a rank of a multi-rank run (pipeline/ranks/worker.py)
+    options: dict[str, str] = field(default_factory=dict)  # --option KEY=VALUE: the mode's config (npugraph_ex.py)
 
 
 @dataclass

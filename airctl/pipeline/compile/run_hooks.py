@@ -10,7 +10,9 @@ names with wrappers that call the originals:
   Under sim, for the aclgraph modes (reduce-overhead, npugraph_ex), the user's config gets
   ``debug.run_eagerly = True``: NPU graph capture/replay is a device feature, so TorchAir's
   generated aclgraph code runs eagerly on the stand-in streams (logged, and listed in
-  ``index.json`` under ``compilers``).
+  ``index.json`` under ``compilers``). npugraph_ex's own ``get_npu_backend``/``get_compiler`` (the
+  wheel's package, which ``backend="npugraph_ex"`` uses) are wrapped the same way; its config has
+  no ``run_eagerly``: sim runs its graphs keeping its capture bookkeeping instead.
 - ``torchair.get_compiler``: the same config treatment; graphs the script compiles through
   the bare compiler have no Dynamo stage (airctl does not see them before AOT).
 - ``torch_npu.profiler.tensorboard_trace_handler``: the ``*_ascend_pt`` folders each handler
@@ -143,6 +145,10 @@ class RunHooks:
         with Patches() as p, contextlib.ExitStack() as stack:
             p.setattr(torchair, "get_npu_backend", self._wrap_get_npu_backend(torchair.get_npu_backend))
             p.setattr(torchair, "get_compiler", self._wrap_get_compiler(torchair.get_compiler))
+            npugraph_ex = sys.modules.get("npugraph_ex")  # its own backend and compiler (``backend="npugraph_ex"``)
+            if npugraph_ex is not None and callable(getattr(npugraph_ex, "get_npu_backend", None)):
+                p.setattr(npugraph_ex, "get_npu_backend", self._wrap_get_npu_backend(npugraph_ex.get_npu_backend))
+                p.setattr(npugraph_ex, "get_compiler", self._wrap_get_compiler(npugraph_ex.get_compiler))
             profiler = sys.modules.get("torch_npu.profiler") or self.backend.profiler_module()
             if profiler is not None:
                 p.setattr(profiler, "tensorboard_trace_handler",
@@ -172,6 +178,9 @@ class RunHooks:
                 if self.make_instruments is not None:
                     self.session.add_instruments(self.make_instruments(mode))
         entry["mode"] = mode
+        if getattr(config, "debug", None) is None:  # npugraph_ex's config: no dumps, no run_eagerly (sim keeps its
+            self.ledger.set(compilers=self.compilers)  # capture bookkeeping: airctl.sim.patched_npugraph_ex_acl_graph)
+            return
         dump = config.debug.graph_dump
         if getattr(dump, "enabled", False):
             entry["graph_dump"] = {"type": _value(dump.type), "path": _value(dump.path)}

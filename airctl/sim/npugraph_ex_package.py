@@ -1,0 +1,90 @@
+"""The wheel's ``npugraph_ex`` package under sim: ``import npugraph_ex`` and ``torch.npu.npugraph_ex``.
+
+On an NPU host ``import torch_npu`` puts a lazy proxy at ``sys.modules['npugraph_ex']`` (the
+package ships inside the wheel at ``torch_npu/dynamo/npugraph_ex``) and ``torch_npu.npu`` gives
+the thin public facade ``torch_npu/npu/npugraph_ex`` (``compile_fx``, ``register_replacement``,
+``scope``, ``inference``). The real wheel cannot be imported here, so a sim session loads both from
+the wheel's files, once per process (:mod:`.registry`: the package registers its own op
+namespace ``torch.ops.npugraph_ex``, which torch cannot unregister), and puts them at the same
+names for its length. No npugraph_ex file is copied or modified.
+
+At import npugraph_ex installs SIGINT/SIGTERM handlers and an ``atexit`` finalizer, as TorchAir
+does: the handlers are not kept (:mod:`.patched_signal_handlers`), and the finalizer is
+unregistered, because at exit it imports ``torch_npu`` again, outside any session (the real wheel,
+which fails without CANN); it only uninstalls static kernels, which sim never installs.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from airctl.errors import BackendError
+from airctl.sim import patched_signal_handlers
+from airctl.sim.patching import Patches
+from airctl.sim.registry import REGISTRY
+
+PACKAGE = "npugraph_ex"
+FACADE = "torch_npu.npu.npugraph_ex"
+
+
+def npugraph_ex_dir(root: Path) -> Path | None:
+    """The wheel's npugraph_ex folder (None for a wheel built without it)."""
+    path = root / "dynamo" / PACKAGE
+    return path if (path / "__init__.py").is_file() else None
+
+
+def _load(name: str, path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path / "__init__.py",
+                                                  submodule_search_locations=[str(path)])
+    if spec is None or spec.loader is None:
+        raise BackendError(f"cannot load {name} from {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        for key in [n for n in sys.modules if n == name or n.startswith(name + ".")]:
+            del sys.modules[key]
+        raise
+    return module
+
+
+def load(root: Path) -> tuple[ModuleType, ModuleType] | None:
+    """The package and its ``torch.npu`` facade, imported once per process (the stand-ins must be in
+    place: npugraph_ex imports ``torch_npu``). None when the wheel has no npugraph_ex."""
+    with REGISTRY.lock:
+        if REGISTRY.npugraph_ex is not None:
+            return REGISTRY.npugraph_ex, REGISTRY.extension_modules[FACADE]
+        path = npugraph_ex_dir(root)
+        if path is None:
+            return None
+        with patched_signal_handlers.kept():
+            package = _load(PACKAGE, path)
+            facade = _load(FACADE, root / "npu" / PACKAGE)
+        for name in (PACKAGE, FACADE):  # each session puts them back (and takes them away) itself
+            sys.modules.pop(name, None)
+        finalize = getattr(package, "_finalize", None)
+        if finalize is not None:
+            atexit.unregister(finalize)
+        REGISTRY.npugraph_ex = package
+        REGISTRY.extension_modules[FACADE] = facade
+        return package, facade
+
+
+def patch(p: Patches) -> ModuleType | None:
+    """``npugraph_ex`` and ``torch.npu.npugraph_ex`` for the session (after the torch_npu stand-in)."""
+    from airctl.sim.torchair_loader import torch_npu_root
+
+    root = torch_npu_root()
+    loaded = load(root) if root is not None else None
+    if loaded is None:
+        return None
+    package, facade = loaded
+    p.module(PACKAGE, package)
+    p.module(FACADE, facade)
+    p.setattr(sys.modules["torch_npu.npu"], PACKAGE, facade)
+    return package

@@ -1,0 +1,128 @@
+"""npugraph_ex's observer points (both backends): its passes, its final FX graph, its captures.
+
+npugraph_ex is TorchAir's aclgraph compiler copied into a package of its own, so it has its own
+copies of the classes airctl listens to (:mod:`.capture`). For the length of a capture:
+
+- its ``GraphTransformObserver`` hands every FX pass (``post_grad_custom_pre_pass``,
+  ``optimize_noop_ops``, ``recover_view_inplace_pattern``, ``apply_pattern_passes``,
+  ``view_to_reshape``, ``post_grad_custom_post_pass``) and every aclgraph pass it announces by a
+  dump to the listener, as TorchAir's does (:mod:`.patched_graph_transform_observer`);
+- ``AclConcreteGraph.save_fx_graph`` gives the final FX graph (``fx-final``) and the concrete
+  graph whose generated code the ledger keeps;
+- ``AclGraph.__call__`` is watched from outside: npugraph_ex's own bookkeeping (its graph keys,
+  its ``captured_*``/``recapture_due_to_*`` counters, its fallback flag) is compared before and after
+  each call, and each capture, recapture and fallback to eager is handed to the listener with its
+  reason (``aclgraph_capture``). On an NPU that is the real capture; under sim, the bookkeeping
+  of :mod:`.patched_npugraph_ex_acl_graph`.
+
+Nothing is patched when npugraph_ex is not loaded.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+import weakref
+from typing import Any
+
+from airctl.sim import patched_graph_transform_observer
+from airctl.sim.patching import Patches
+
+RECAPTURE_REASONS = {  # npugraph_ex's counter (recapture_due_to_<x>_<graph>) -> why
+    "mutated_input_change": "an input the graph mutates moved to another address",
+    "global_limit_core_change": "the stream's core limit changed",
+    "force_recapture": "force_recapture is set",
+}
+
+
+def _modules() -> tuple[Any, Any, Any] | None:
+    if "npugraph_ex" not in sys.modules:
+        return None
+    try:
+        gto = importlib.import_module("npugraph_ex._utils.graph_transform_observer")
+        fx2acl = importlib.import_module("npugraph_ex._acl_concrete_graph.fx2acl_converter")
+        acl = importlib.import_module("npugraph_ex._acl_concrete_graph.acl_graph")
+    except ImportError:  # a lazy proxy not loaded yet (an NPU host before first use)
+        return None
+    return gto, fx2acl, acl
+
+
+def _counts(counters: Any, name: str) -> dict[str, int]:
+    table = counters["npugraph_ex"]
+    return {reason: int(table.get(f"recapture_due_to_{reason}_{name}", 0)) for reason in RECAPTURE_REASONS}
+
+
+def shown_key(key: str) -> str:
+    """A graph key as people read it: the shapes and symbol values part (npugraph_ex appends a hash of
+    the parameters' addresses when ``frozen_parameter`` is off).
+
+    >>> shown_key("[6]7899115906676961979"), shown_key("no_updated_input")
+    ('[6]', 'no_updated_input')
+    """
+    m = re.match(r"(\[.*\]|no_updated_input)(-?\d*)$", key)
+    return m.group(1) if m else key
+
+
+def _why(key: str, before: list[str]) -> str:
+    shapes = shown_key(key)
+    if shapes in {shown_key(k) for k in before}:
+        return "a parameter moved to another address (frozen_parameter is off)"
+    return f"input shapes changed: {shapes} (captured before: {', '.join(shown_key(k) for k in before)})"
+
+
+def describe(before: dict[str, Any], after: dict[str, Any], call: int, limit: Any) -> list[dict[str, Any]]:
+    """The capture events of one call from npugraph_ex's state before and after it.
+
+    >>> describe({"keys": ["[4]"], "counts": {}, "fallback": False},
+    ...          {"keys": ["[4]", "[6]"], "counts": {}, "fallback": False}, 2, 64)[0]["reason"]
+    'input shapes changed: [6] (captured before: [4])'
+    """
+    events: list[dict[str, Any]] = []
+    if after["fallback"] and not before["fallback"]:
+        return [{"event": "fallback", "call": call,
+                 "reason": f"capture_limit {limit} reached: every later call runs eagerly"}]
+    new = [k for k in after["keys"] if k not in before["keys"]]
+    for key in new:
+        reason = _why(key, before["keys"]) if before["keys"] else "first call"
+        events.append({"event": "capture" if not before["keys"] else "recapture", "call": call,
+                       "key": shown_key(key), "reason": reason})
+    for what, text in RECAPTURE_REASONS.items():
+        for _ in range(after["counts"].get(what, 0) - before["counts"].get(what, 0)):
+            events.append({"event": "recapture", "call": call, "reason": text})
+    return events
+
+
+def patch(p: Patches, listener: Any) -> None:
+    modules = _modules()
+    if modules is None:
+        return
+    gto, fx2acl, acl = modules
+    from torch._dynamo.utils import counters
+
+    patched_graph_transform_observer.patch(p, listener, gto=gto)
+    concrete = fx2acl.AclConcreteGraph
+    original_save = concrete.save_fx_graph
+
+    def save_fx_graph(self: Any, graph_module: Any) -> None:
+        original_save(self, graph_module)
+        listener.final_fx(self, graph_module)
+
+    calls: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+    original_call = acl.AclGraph.__call__
+
+    def state(graph: Any) -> dict[str, Any]:
+        return {"keys": list(getattr(graph, "_graphs_meta", {}) or {}), "fallback": bool(graph.fallback_to_eager),
+                "counts": _counts(counters, str(graph.name))}
+
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        before = state(self)
+        calls[self] = calls.get(self, 0) + 1
+        try:
+            return original_call(self, *args, **kwargs)
+        finally:
+            for event in describe(before, state(self), calls[self], self.config.get("capture_limit")):
+                listener.aclgraph_capture(str(self.name), event)
+
+    p.setattr(concrete, "save_fx_graph", save_fx_graph)
+    p.setattr(acl.AclGraph, "__call__", call)

@@ -1,0 +1,37 @@
+"""Stream ops of the wrong namespace for the mode (rule ``foreign_stream_ops``).
+
+TorchAir's compiler reads ``torch.ops.air.*`` stream ops; npugraph_ex, its aclgraph successor in a
+package of its own, reads only its copies ``torch.ops.npugraph_ex.*`` (same names, same
+arguments). A graph built with the other API compiles, but the ops order nothing: npugraph_ex puts
+no stream or closure event around an ``air.scope_enter``, and GE has no converter for
+``npugraph_ex.*``. The graph model and the executor read both namespaces alike, so this check is
+what tells them apart.
+
+>>> from airctl.graph.model import Graph, Node
+>>> g = Graph("g", "fx", [Node("e", "air.scope_enter.default", kind="call_function")])
+>>> [f.rule for f in foreign_stream_ops(g, "npugraph_ex")], foreign_stream_ops(g, "reduce-overhead")
+(['foreign_stream_ops'], [])
+"""
+
+from __future__ import annotations
+
+from airctl.graph.model import Graph, is_stream_op
+from airctl.verify.findings import Finding
+from airctl.verify.rules import is_npugraph_ex, make_finding, normalise_mode
+
+
+def foreign_stream_ops(graph: Graph, mode: str) -> list[Finding]:
+    """One finding naming the stream ops ``mode``'s compiler does not read (none when all fit)."""
+    npugraph_ex = is_npugraph_ex(mode)
+    own = "npugraph_ex" if npugraph_ex else "air"
+    foreign = [n.name for n in graph.nodes if is_stream_op(n.op) and n.op.split(".")[0] != own]
+    if not foreign:
+        return []
+    other = "air" if npugraph_ex else "npugraph_ex"
+    reader = "npugraph_ex" if npugraph_ex else "TorchAir"
+    shown = ", ".join(foreign[:6]) + (", ..." if len(foreign) > 6 else "")
+    finding = make_finding(
+        "foreign_stream_ops", normalise_mode(mode),
+        f"{len(foreign)} stream op(s) of torch.ops.{other} in a {mode} graph ({shown}): {reader} reads only "
+        f"torch.ops.{own}.*, so they order nothing there", foreign, graph)
+    return [finding] if finding is not None else []
