@@ -17,7 +17,8 @@ Layout (a contract: tests and other tools read it; documented in docs/ledger.md)
 Snapshots are content-addressed: a stage whose graph is one the graph had already (same content
 key, the capture's digest) refers to that stage's files instead of writing new ones. New files
 are serialised, compressed and written off the compile thread (:mod:`airctl.ledger.files`);
-the writer keeps what it wrote in memory for the report (:meth:`LedgerWriter.stage_graph`): the
+the writer keeps what it wrote in memory for the report (:meth:`LedgerWriter.stage_graph`,
+:mod:`airctl.ledger.snapshots`): the
 graph until it is encoded, then only its JSON text (a string: ten times smaller than the graph's
 objects, and nothing for the garbage collector to walk while TorchAir goes on compiling).
 
@@ -32,25 +33,24 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import json
 import os
 import re
 import secrets
 import shutil
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from airctl import __version__
 from airctl.graph.model import Graph
-from airctl.io.json_io import from_dict, write_json
 from airctl.ledger.files import BackgroundFiles, copy_compressed
 from airctl.ledger.index import DumpEntry, GraphEntry, RunIndex, StageEntry
 from airctl.ledger.index_file import cannot_write, write_index
 from airctl.ledger.liveness import process_record
 from airctl.ledger.record import INDEX
 from airctl.ledger.runs import mark_latest
+from airctl.ledger.snapshots import Snapshots
 
 FLUSH_SHARE = 0.1  # at most this share of the time between unforced rewrites of index.json goes to writing it
 SNAPSHOT_EXT = ".json.gz"
@@ -77,9 +77,7 @@ class LedgerWriter:
         self.run_index = run_index
         self._started = time.perf_counter()
         self._files = BackgroundFiles()
-        self._graphs: dict[str, Graph] = {}  # ledger-relative snapshot file -> its graph, until encoded
-        self._encoded: dict[str, str] = {}  # ledger-relative snapshot file -> the JSON text written there
-        self._content: dict[tuple[str, str], tuple[str, str | None]] = {}  # (graph id, key) -> (file, text)
+        self._snapshots = Snapshots()  # what was written, kept for the report (ledger/snapshots.py)
         self._flushed_at = 0.0
         self._flush_cost = 0.0  # seconds the last rewrite of index.json took
 
@@ -164,7 +162,7 @@ class LedgerWriter:
 
     def stage_graph(self, stage: StageEntry) -> Graph:
         """The stage's snapshot: the graph this writer wrote, else read back from its file."""
-        graph = self._written(stage.file)
+        graph = self._snapshots.written(stage.file)
         if graph is not None:
             return graph
         from airctl.io.json_io import read_json
@@ -176,21 +174,7 @@ class LedgerWriter:
     def graphs_written(self) -> Mapping[str, Graph]:
         """Ledger-relative snapshot file -> the graph written there (for the report, without reading
         files back); each is decoded from the text kept in memory when asked for."""
-        return _Written(self)
-
-    def _written(self, file: str) -> Graph | None:
-        graph = self._graphs.get(file)  # the encoder stores the text before it drops the graph
-        if graph is not None:
-            return graph
-        text = self._encoded.get(file)
-        return None if text is None else from_dict(json.loads(text), file)
-
-    def _encode(self, file: str, graph: Graph) -> str:
-        """The snapshot's JSON text (on the background writer's thread); kept in place of the graph."""
-        text = write_json(graph)
-        self._encoded[file] = text
-        self._graphs.pop(file, None)
-        return text
+        return self._snapshots.view()
 
     def graph_kind(self, graph_id: str) -> str:
         return self.graph_entry(graph_id).kind
@@ -219,7 +203,7 @@ class LedgerWriter:
         stages = self.graph_entry(graph_id).stages
         index = len(stages)
         previous = stages[-1] if stages else None
-        shared = self._content.get((graph_id, content_key)) if content_key else None
+        shared = self._snapshots.shared(graph_id, content_key)
         if shared is None and changed is False and previous is not None and previous.dialect == graph.dialect:
             shared = (previous.file, previous.text)
         base = f"graphs/{slug(graph_id)}/{index:03d}-{slug(name.replace(':', '_'))}"
@@ -229,11 +213,10 @@ class LedgerWriter:
                 text_file = self._write_text(base, text)
         else:
             file = base + SNAPSHOT_EXT
-            self._graphs[file] = graph
-            self._files.submit(self.root / file, lambda: self._encode(file, graph))
+            self._snapshots.keep(file, graph)
+            self._files.submit(self.root / file, lambda: self._snapshots.encode(file, graph))
             text_file = self._write_text(base, text) if text is not None else None
-        if content_key:
-            self._content[(graph_id, content_key)] = (file, text_file)
+        self._snapshots.remember(graph_id, content_key, (file, text_file))
         stage = StageEntry(
             index=index, name=name, dialect=graph.dialect, changed=changed, nodes=len(graph),
             node_delta=None if previous is None or previous.nodes is None else len(graph) - previous.nodes,
@@ -335,9 +318,7 @@ class LedgerWriter:
                     dump.file = original
                 else:
                     self.run_index.dumps.remove(dump)
-        self._graphs = {f: g for f, g in self._graphs.items() if f not in lost}
-        self._encoded = {f: t for f, t in self._encoded.items() if f not in lost}
-        self._content = {k: v for k, v in self._content.items() if v[0] not in lost}
+        self._snapshots.forget(lost)
         if self.run_index.notes is None:
             self.run_index.notes = []
         self.run_index.notes.append(f"{len(lost)} ledger file(s) could not be written ({why}); "
@@ -446,24 +427,3 @@ class LedgerWriter:
         write_index(self.root, self.run_index.to_json(), best_effort=best_effort)
         self._flushed_at = time.perf_counter()
         self._flush_cost = self._flushed_at - now
-
-
-class _Written(Mapping[str, Graph]):
-    """The snapshots a writer wrote, by ledger-relative file; decoded on access."""
-
-    def __init__(self, writer: LedgerWriter) -> None:
-        self._writer = writer
-        graphs = list(writer._graphs)  # first: the encoder adds a file's text before it drops the graph
-        self._files = list(dict.fromkeys([*graphs, *list(writer._encoded)]))
-
-    def __getitem__(self, file: str) -> Graph:
-        graph = self._writer._written(file)
-        if graph is None:
-            raise KeyError(file)
-        return graph
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._files)
-
-    def __len__(self) -> int:
-        return len(self._files)
