@@ -81,10 +81,11 @@ def test_a_graph_of_npugraph_ex_ops_alone_is_checked_as_npugraph_ex() -> None:
 # -- the wheel's npugraph_ex under sim -------------------------------------------------------------
 @pytest.mark.slow
 def test_sim_imports_npugraph_ex_as_the_wheel_lays_it_out() -> None:
+    from airctl.backends.sim import sim_context
     from airctl.pipeline.run.execution import RunExecution
     from airctl.sim.session import session
 
-    with session(RunExecution().sim_context()):
+    with session(sim_context(RunExecution())):
         import npugraph_ex
         import torch
 

@@ -32,7 +32,7 @@ def _run(args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
     return subprocess.run(base + args, capture_output=True, text=True, timeout=timeout, check=False)
 
 
-def dump_dom(page: Path, fragment: str = "", budget_ms: int = 3000, timeout: float = 90,
+def dump_dom(page: Path, fragment: str = "", budget_ms: int = 8000, timeout: float = 90,
              window: tuple[int, int] | None = None) -> str:
     url = page.resolve().as_uri() + (f"#{fragment}" if fragment else "")
     size = [f"--window-size={window[0]},{window[1]}"] if window else []

@@ -80,16 +80,29 @@ def _moments(start: float, stop: float, n: int) -> list[float]:
     return [start + (stop - start) * k / (n - 1) for k in range(n)]
 
 
+def _phases(cmd: list[str], cwd: Path, out: Path) -> tuple[float, float]:
+    """When, in a run of ``cmd`` left alone, its ledger appears and when the process ends (seconds)."""
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=cwd, env=_env(out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    appeared = None
+    while proc.poll() is None:
+        if appeared is None and _statuses(out):
+            appeared = time.monotonic() - t0
+        time.sleep(0.02)
+    end = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stderr.read().decode()[-2000:] if proc.stderr else ""
+    return (appeared if appeared is not None else end / 2), end
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_at_every_moment_of_a_compile(tmp_path: Path, signum: int) -> None:
-    """From 0.2 s on, through TorchAir's import, the script's import, the compile and the run."""
-    t0 = time.monotonic()
-    warm = subprocess.run(_airctl("compile", ENDS / "slow.py"), cwd=tmp_path, env=_env(tmp_path / "warm"),
-                          capture_output=True, text=True, timeout=300)
-    whole = time.monotonic() - t0
-    assert warm.returncode == 0, warm.stderr[-2000:]
-    cut = _sweep(_airctl("compile", ENDS / "slow.py"), tmp_path, signum, _moments(0.2, whole * 1.1, 6))
-    assert cut >= 2, "moments land while the run's ledger exists"
+    """From 0.2 s on, through the imports (typer, TorchAir, the script's), the compile and the run:
+    two moments before the ledger exists, four spread over its life."""
+    cmd = _airctl("compile", ENDS / "slow.py")
+    appears, ends = _phases(cmd, tmp_path, tmp_path / "warm")
+    moments = [0.2, appears / 2] + _moments(appears + 0.05, ends * 0.95, 4)
+    cut = _sweep(cmd, tmp_path, signum, moments)
+    assert cut >= 2, f"moments land while the run's ledger exists ({moments})"
 
 
 @pytest.mark.parametrize("command", [

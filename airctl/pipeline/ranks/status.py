@@ -68,7 +68,7 @@ def rank_entries(top: Path, ranks: list[int], failures: dict[int, Failure], stop
         if Ledger.is_ledger(folder):
             entry.ledger = f"ranks/{rank}"
             index = Ledger.open(folder).index
-            if index.status == "running":
+            if index.status in ("running", "died"):  # on disk still running: its process ended (readers say died)
                 _finish_abandoned(folder, index, failure, stopped)
                 index = Ledger.open(folder).index
             entry.status = index.status
