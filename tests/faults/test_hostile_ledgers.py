@@ -285,3 +285,8 @@ def test_an_import_that_reads_no_stage_fails(tmp_path: Path) -> None:
     root = the_run(out)
     assert json.loads((root / "index.json").read_text())["status"] == "failed"
     assert not list((root / "torchair").iterdir()), "the unreadable dump is not copied"
+
+
+def test_dump_depth_must_be_positive(runs: Path) -> None:
+    r = airctl("dump", the_run(runs), "--collapse", "module", "--depth", "-1")
+    assert r.exit_code == 2 and "--depth" in r.output

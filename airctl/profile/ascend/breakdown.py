@@ -139,12 +139,13 @@ def breakdown(tasks: list[Task], host_steps: dict[int, tuple[int, int]] | None =
 def _merged(sorted_intervals: Iterable[Interval]) -> list[Interval]:
     """:func:`union` of intervals that come sorted by start (nothing else is held)."""
     out: list[Interval] = []
-    for a, b in sorted_intervals:
+    for interval in sorted_intervals:
+        a, b = interval
         if out and a <= out[-1][1]:
             if b > out[-1][1]:
                 out[-1] = (out[-1][0], b)
         else:
-            out.append((a, b))
+            out.append(interval)  # the same tuple: merging two merged lists makes no copies
     return out
 
 
