@@ -45,7 +45,7 @@ def register(app: typer.Typer) -> None:
                                      "nn.Module path, --depth parts) or `stream` (one box per run of a stream). "
                                      "Record/wait/scope nodes stay. For big graphs. With --type lanes: one row per "
                                      "run of ops of a module (or a stream).", show_default=False),
-        depth: int = typer.Option(2, "--depth", help="Module path parts kept by --collapse module."),
+        depth: int = typer.Option(2, "--depth", min=1, help="Module path parts kept by --collapse module."),
         force: bool = typer.Option(False, "--force", help="Accepted for old scripts: -o overwrites an ordinary file "
                                    "anyway (never an input or a ledger)."),
         run: str = run_option(),

@@ -86,7 +86,7 @@ def import_artifacts(req: ImportRequest) -> ImportResult:
                 empty.append(graph.id)
         read = {g.id for g in ledger.run_index.graphs if g.stages}
         if empty and not read and not found.profiles:  # nothing readable: fail before copying anything
-            raise _unreadable(ledger, empty, problems, req.report)
+            raise _unreadable(ledger, empty, problems, req.report, nothing=True)
         _copy_dumps(ledger, plan, read)
         logs = _copy_logs(ledger, plan)
         if found.profiles:
@@ -102,12 +102,14 @@ def import_artifacts(req: ImportRequest) -> ImportResult:
     return ImportResult(ledger.root, ledger.run_index, problems, notes)
 
 
-def _unreadable(ledger: LedgerWriter, empty: list[str], problems: list[str], report: bool) -> GraphReadError:
+def _unreadable(ledger: LedgerWriter, empty: list[str], problems: list[str], report: bool,
+                nothing: bool = False) -> GraphReadError:
     """The import's failure when graphs had no stage that could be read: the ledger ends failed with
     what was read, and the error names the first problem (every file is in ``imported.problems``)."""
     first = problems[0] if problems else "nothing readable"
     error = GraphReadError(
-        f"no stage of graph {', '.join(empty)} could be read: {first}",
+        ("nothing could be imported: " if nothing else "") + f"no stage of graph {', '.join(empty)} could be read: "
+        f"{first}",
         hint=f"the ledger {ledger.root} keeps what was read (imported.problems lists every file); the files are "
              "named as TorchAir's but do not hold what TorchAir writes, or airctl cannot read this TorchAir dump "
              "(a bug worth reporting, with the file)")

@@ -243,3 +243,50 @@ def test_a_run_folder_deleted_while_the_run_writes_it(runs: Path) -> None:
     shutil.rmtree(failing.root)
     failing.finish("failed")  # a failing run's end writes best-effort: nothing raised over its own error
     assert latest_run(runs) == before
+
+
+# -- import ------------------------------------------------------------------------------------------------
+def test_import_stores_a_big_log_once_compressed(tmp_path: Path) -> None:
+    from tests.conftest import ledger_text
+
+    log = tmp_path / "debug.log"
+    native = (REPO / "fixtures" / "checks" / "logs" / "wait_dropped_at_tail.log").read_text()
+    with log.open("w") as f:
+        f.write(native)
+        for k in range(200_000):  # 20 MB of DEBUG lines after the listing
+            f.write(f"[DEBUG] TORCHAIR(1,python):2026-01-01-00:00:00.000.000 [x.py:1]1 filler line {k:08d}\n")
+    out = tmp_path / "runs"
+    no_traceback(airctl("import", log, "--out", out, "--no-report"), 0)
+    root = the_run(out)
+    index = json.loads((root / "index.json").read_text())
+    stored = [p for p in root.rglob("*") if p.is_file() and p.name != "index.json" and "graphs" not in p.parts]
+    assert [p.relative_to(root).as_posix() for p in stored] == [index["log"]] and index["log"].endswith(".gz")
+    assert stored[0].stat().st_size < log.stat().st_size / 5, "compressed"
+    assert ledger_text(stored[0]) == log.read_text()
+
+
+def test_binary_data_under_a_dump_name_is_not_imported(tmp_path: Path) -> None:
+    folder = tmp_path / "from-npu"
+    folder.mkdir()
+    (folder / "dynamo_original_graph_1_rank_0_pid_1_ts_1.pbtxt").write_bytes(os.urandom(1 << 20) + b"\0")
+    out = tmp_path / "runs"
+    text = no_traceback(airctl("import", folder, "--out", out), 2)
+    assert "1 files skipped" in text
+    assert not out.exists() or not any(out.iterdir()), "nothing copied into a ledger"
+
+
+def test_an_import_that_reads_no_stage_fails(tmp_path: Path) -> None:
+    folder = tmp_path / "from-npu"
+    folder.mkdir()
+    (folder / "dynamo_original_graph_1_rank_0_pid_1_ts_1.pbtxt").write_text("this is not a graph {{{\n" * 1000)
+    out = tmp_path / "runs"
+    text = no_traceback(airctl("import", folder, "--out", out), 2)
+    assert "nothing could be imported" in text
+    root = the_run(out)
+    assert json.loads((root / "index.json").read_text())["status"] == "failed"
+    assert not list((root / "torchair").iterdir()), "the unreadable dump is not copied"
+
+
+def test_dump_depth_must_be_positive(runs: Path) -> None:
+    r = airctl("dump", the_run(runs), "--collapse", "module", "--depth", "-1")
+    assert r.exit_code == 2 and "--depth" in r.output

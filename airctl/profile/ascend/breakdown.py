@@ -25,7 +25,8 @@ from __future__ import annotations
 import bisect
 import heapq
 import itertools
-from collections.abc import Callable, Iterable, Iterator
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,7 +80,7 @@ def union(intervals: list[Interval]) -> list[Interval]:
     return out
 
 
-def subtract(xs: list[Interval], ys: list[Interval]) -> list[Interval]:
+def subtract(xs: Sequence[Interval], ys: Sequence[Interval]) -> list[Interval]:
     """Merged ``xs`` minus merged ``ys``."""
     out: list[Interval] = []
     j = 0
@@ -136,19 +137,43 @@ def breakdown(tasks: list[Task], host_steps: dict[int, tuple[int, int]] | None =
     return order
 
 
-def _merged(sorted_intervals: Iterable[Interval]) -> list[Interval]:
-    """:func:`union` of intervals that come sorted by start (nothing else is held)."""
-    out: list[Interval] = []
-    for a, b in sorted_intervals:
-        if out and a <= out[-1][1]:
-            if b > out[-1][1]:
-                out[-1] = (out[-1][0], b)
-        else:
-            out.append((a, b))
+class _Merged:
+    """Merged intervals as two int64 arrays (16 bytes each, not a tuple and an int: a long profile's
+    union of kernels is a million intervals); reads like a list of ``(start, end)`` tuples."""
+
+    def __init__(self) -> None:
+        self.starts, self.ends = array("q"), array("q")
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, k: int) -> Interval:
+        return self.starts[k], self.ends[k]
+
+    def __iter__(self) -> Iterator[Interval]:
+        return zip(self.starts, self.ends, strict=True)
+
+
+def _merged(sorted_intervals: Iterable[Interval]) -> Sequence[Interval]:
+    """:func:`union` of intervals that come sorted by start (nothing else is held); times beyond int64
+    (no clock gives them) fall back to a list."""
+    items = iter(sorted_intervals)
+    out = _Merged()
+    try:
+        for a, b in items:
+            if out.starts and a <= out.ends[-1]:
+                if b > out.ends[-1]:
+                    out.ends[-1] = b
+            else:
+                out.starts.append(a)
+                out.ends.append(b)
+    except OverflowError:
+        del out.starts[len(out.ends):]  # a start appended without its end
+        return union([*out, (a, b), *items])
     return out
 
 
-def _gaps(merged: list[Interval]) -> Iterator[Interval]:
+def _gaps(merged: Sequence[Interval]) -> Iterator[Interval]:
     for k in range(1, len(merged)):
         yield merged[k - 1][1], merged[k][0]
 

@@ -67,7 +67,7 @@ def _place_comm(ops: list[Task], trace: TraceView | None, tasks: list[Task]) -> 
         return "none (no trace_view.json)"
     hw = sorted(trace.hardware, key=lambda s: s.start_ns)
     starts = [s.start_ns for s in hw]
-    compute_at = {(t.start_ns, t.name) for t in tasks if not t.comm}
+    compute_at = _compute_in_windows(tasks, ops)
     planes = sorted((s for s in trace.plane_tasks if "stream id" in s.args), key=lambda s: s.start_ns)
     plane_starts = [s.start_ns for s in planes]
     used: Counter[str] = Counter()
@@ -93,6 +93,21 @@ def _place_comm(ops: list[Task], trace: TraceView | None, tasks: list[Task]) -> 
     if not used:
         return "none (no matching lane in trace_view.json)"
     return "trace_view.json hardware lanes (" + ", ".join(f"{n} {how}" for how, n in used.items()) + ")"
+
+
+def _compute_in_windows(tasks: list[Task], ops: list[Task]) -> set[tuple[int, str]]:
+    """(start, name) of the compute tasks that start inside some op's window: the only ones the placement
+    asks about (a set over every task of a long profile would cost a hundred bytes per task)."""
+    windows = sorted((t.start_ns, t.end_ns) for t in ops)
+    starts, reach, furthest = [a for a, _ in windows], [], -1
+    for _, b in windows:
+        furthest = max(furthest, b)
+        reach.append(furthest)  # the latest end of the windows that start at or before this one
+
+    def inside(x: int) -> bool:
+        k = bisect.bisect_right(starts, x) - 1
+        return k >= 0 and x <= reach[k]
+    return {(t.start_ns, t.name) for t in tasks if not t.comm and inside(t.start_ns)}
 
 
 def markers_from_trace(trace: TraceView | None, tasks: list[Task]) -> list[Task]:

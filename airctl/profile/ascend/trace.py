@@ -121,13 +121,15 @@ class _Reader:
         Events of no lane the analysis reads (CANN launches, overlap spans, ...) cost a lookup, nothing more."""
         pid, tid = _key(e.get("pid")), _key(e.get("tid"))
         kind, lane = self._kind(pid), self.threads.get((pid, tid))
-        if not final and (kind is None or lane is None):
+        if kind is None and not final:
             return False
         name = str(e.get("name", ""))
         if kind is not HW and kind is not COMM and not name.startswith(("ProfilerStep#", "aten::")):
             return True
         if kind is not HW and kind is not COMM and name.startswith("aten::") and self.device_tasks:
             return True  # CPU ops are the tasks only of a trace without device tasks
+        if lane is None and not final and not name.startswith("ProfilerStep#"):
+            return False  # its lane is named by its thread's name, not seen yet
         name = self._one(name)
         span = _span(e, name, lane if lane is not None else str(tid), f"{self.view.path}: event {n}", self.issues)
         if span is None:

@@ -29,6 +29,7 @@ from airctl.profile.ascend.model import ProfileReadError
 from airctl.safe_files import open_regular
 
 CHUNK = 1 << 20  # bytes read at a time (the window holds about one chunk of text)
+LOOKAHEAD = 64  # a value parsed closer than this to the window's end is parsed again with more text
 MAX_VALUE = 256 << 20  # one event (or one skipped top-level value) may not be larger
 _BLANK = re.compile(r"[ \t\n\r]*")
 _GAP = re.compile(r"[ \t\n\r]*,[ \t\n\r]*(?=[^ \t\n\r\]])")  # between two events: a comma and blanks
@@ -78,15 +79,20 @@ class _Scanner:
             except json.JSONDecodeError as e:
                 if len(self.buf) - self.pos > MAX_VALUE:
                     raise self.error(f"a value over {MAX_VALUE >> 20} MB") from None
+                before = self.pos
                 if self.fill():
                     continue
-                raise self.error(f"not valid JSON: {e.msg}", self.pos if e.pos is None else e.pos) from None
+                at = e.pos - (before - self.pos)  # the window may have lost what preceded the value
+                raise self.error(f"not valid JSON: {e.msg}", at) from None
             except RecursionError:
                 raise ProfileReadError(f"{self.path.name} is nested too deeply to be a Chrome trace",
                                        file=str(self.path),
                                        hint="expected a flat list of trace events as torch_npu writes it") from None
-            if end == len(self.buf) and self.fill():  # a number cut by the chunk's end: parse it whole
-                continue
+            if len(self.buf) - end < LOOKAHEAD and not self.eof:  # "1" of "1.5" cut by the window's end
+                before = self.pos
+                if self.fill():
+                    continue  # parse it again, with more text
+                end -= before - self.pos  # the end of the file: the window lost what preceded the value
             self.pos = end
             return value
 
@@ -142,7 +148,7 @@ def _items(scan: _Scanner) -> Iterator[dict[str, Any]]:
     decode, gap = _DECODER.raw_decode, _GAP.match
     while True:
         buf, pos = scan.buf, scan.pos
-        room = len(buf) - 64  # an event touching the end may be cut: leave it to the careful path
+        room = len(buf) - LOOKAHEAD  # an event near the end may be cut: leave it to the careful path
         while pos < room:
             if buf[pos] == "]":
                 scan.pos = pos + 1
