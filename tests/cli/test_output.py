@@ -25,4 +25,5 @@ def test_a_terminal_gets_the_spinner_at_a_low_rate(monkeypatch) -> None:
         assert live.refresh_per_second == output.SPINNER_PER_SECOND < 12.5
         thread = live._refresh_thread
         assert thread is not None and thread.is_alive()
+    thread.join(timeout=5)  # rich stops it (sets its event) without waiting for it
     assert not thread.is_alive()
