@@ -77,7 +77,7 @@ def register(app: typer.Typer) -> None:
                                   atol=atol, as_json=as_json, capture=capture.value,
                                   collective_timeout=collective_timeout)
             return
-        from airctl.cli.output import err, print_json, stdout_to_stderr
+        from airctl.cli.output import print_json, status, stdout_to_stderr
         from airctl.cli.summary import print_summary
         from airctl.pipeline.compile.compiler import CompileRequest, compile_model
         from airctl.pipeline.compile.npugraph_ex import parse_options
@@ -87,8 +87,8 @@ def register(app: typer.Typer) -> None:
             entry=entry, atol=atol, passes_file=str(passes) if passes else None, command_line=command_line(ctx),
             capture=capture.value, options=parse_options(option),
         )
-        with stdout_to_stderr(as_json), err.status("compiling…", spinner="dots") as status:
-            result = compile_model(request, progress=lambda msg: status.update(msg))
+        with stdout_to_stderr(as_json), status("compiling…") as spinner:
+            result = compile_model(request, progress=lambda msg: spinner.update(msg))
         if as_json:
             print_json(result.index.to_json())
         else:

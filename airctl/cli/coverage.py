@@ -36,11 +36,11 @@ def register(app: typer.Typer) -> None:
                                   show_default=False),
         as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON on stdout."),
     ) -> None:
-        from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.cli.output import out as stdout
+        from airctl.cli.output import print_json, status, stdout_to_stderr
         from airctl.pipeline.coverage import coverage
 
-        with stdout_to_stderr(as_json), err.status("tracing…", spinner="dots"):
+        with stdout_to_stderr(as_json), status("tracing…"):
             found = coverage(model, entry=entry, out_dir=out, backend=backend.value, command_line=command_line(ctx))
         if as_json:
             print_json(found.to_json())

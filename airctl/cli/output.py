@@ -25,6 +25,27 @@ from airctl.escape import terminal as escape
 out = Console(highlight=False, soft_wrap=True, emoji=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
+# rich's default redraws a spinner 12.5 times a second from a thread of its own; each wake takes the
+# GIL from the compile running beside it (docs/performance.md, "Fresh processes")
+SPINNER_PER_SECOND = 4.0
+
+
+class _Silent:
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def status(text: str) -> Iterator[Any]:
+    """A spinner on stderr with ``text`` while a long step runs (``.update(msg)`` says how far it got).
+    Where stderr is no terminal (a pipe, a file, CI) rich's transient spinner shows nothing: then no
+    spinner runs at all, and no thread wakes to draw nothing."""
+    if not err.is_terminal:
+        yield _Silent()
+        return
+    with err.status(text, spinner="dots", refresh_per_second=SPINNER_PER_SECOND) as spinner:
+        yield spinner
+
 
 @contextlib.contextmanager
 def stdout_to_stderr(enabled: bool = True) -> Iterator[None]:

@@ -61,16 +61,16 @@ def register(app: typer.Typer) -> None:
                                          "check (an error finding); numerics and compile failures exit 3 anyway."),
         option: list[str] = config_option(),
     ) -> None:
-        from airctl.cli.output import err, print_json, stdout_to_stderr
+        from airctl.cli.output import print_json, status, stdout_to_stderr
         from airctl.cli.verdicts import enforce_fail_on
         from airctl.pipeline.apply import apply_passes
         from airctl.pipeline.compile.npugraph_ex import parse_options
 
         chosen = _choose_model(file, model, entry, mode, out, run, "applying")
-        with stdout_to_stderr(as_json), err.status("applying passes…", spinner="dots") as status:
+        with stdout_to_stderr(as_json), status("applying passes…") as spinner:
             result = apply_passes(file, chosen.model, mode=chosen.mode, out=out, backend=backend.value,
                                   entry=chosen.entry, plan=plan, with_diff=diff or plan or as_json,
-                                  progress=lambda msg: status.update(msg), command_line=command_line(ctx),
+                                  progress=lambda msg: spinner.update(msg), command_line=command_line(ctx),
                                   options=parse_options(option))
         if as_json:
             print_json(result.to_json())
@@ -118,14 +118,14 @@ def register(app: typer.Typer) -> None:
         entry: str = typer.Option(None, "--entry", help="Function returning (model, inputs).", show_default=False),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     ) -> None:
-        from airctl.cli.output import err, print_json, stdout_to_stderr
+        from airctl.cli.output import print_json, status, stdout_to_stderr
         from airctl.errors import FindingsExit
         from airctl.pipeline.apply import explain_passes
 
         chosen = _choose_model(file, model, entry, mode, out, run, "explaining")
-        with stdout_to_stderr(as_json), err.status("compiling up to the passes…", spinner="dots") as status:
+        with stdout_to_stderr(as_json), status("compiling up to the passes…") as spinner:
             result = explain_passes(file, chosen.model, mode=chosen.mode, out=out, backend=backend.value,
-                                    entry=chosen.entry, progress=lambda msg: status.update(msg),
+                                    entry=chosen.entry, progress=lambda msg: spinner.update(msg),
                                     command_line=command_line(ctx))
         if as_json:
             print_json(result.to_json())

@@ -88,7 +88,7 @@ def register(app: typer.Typer) -> None:
         top: int = typer.Option(10, "--top", min=1, rich_help_panel=OUTPUT, help="Rows of top ops."),
         as_json: bool = typer.Option(False, "--json", rich_help_panel=OUTPUT, help="Print only JSON on stdout."),
     ) -> None:
-        from airctl.cli.output import err, print_json, stdout_to_stderr
+        from airctl.cli.output import err, print_json, status, stdout_to_stderr
         from airctl.errors import FindingsExit
         from airctl.pipeline import profile as pipeline
         from airctl.pipeline.compile.npugraph_ex import parse_options
@@ -97,9 +97,9 @@ def register(app: typer.Typer) -> None:
             if folder is None:
                 raise AirctlError("`airctl profile analyze` needs a profiler folder",
                                   hint="airctl profile analyze ./prof   (the dir given to tensorboard_trace_handler)")
-            with err.status("reading the profile…", spinner="dots") as status:  # big traces: how far it got
+            with status("reading the profile…") as spinner:  # big traces: how far it got
                 outcome = pipeline.analyze_profile_folder(folder, ledger, out=out, png=png, top=top,
-                                                          progress=lambda msg: status.update(escape(msg)))
+                                                          progress=lambda msg: spinner.update(escape(msg)))
         else:
             from airctl.pipeline.run.current import choose_model
 
@@ -121,13 +121,13 @@ def register(app: typer.Typer) -> None:
 
                 profile_ranks_command(req, nproc, compare=compare, as_json=as_json)
                 return
-            with stdout_to_stderr(as_json), err.status("profiling…", spinner="dots") as status:
+            with stdout_to_stderr(as_json), status("profiling…") as spinner:
                 if compare:
                     outcome = pipeline.compare_profiles(req, png=png, top=top, repeats=repeats,
-                                                        progress=lambda msg: status.update(msg))
+                                                        progress=lambda msg: spinner.update(msg))
                 else:
                     outcome = pipeline.profile_and_summarize(req, png=png, top=top,
-                                                             progress=lambda msg: status.update(msg))
+                                                             progress=lambda msg: spinner.update(msg))
         for warning in outcome.warnings:
             err.print(f"[bold yellow]warning:[/bold yellow] {escape(str(warning))}")
         if as_json and outcome.to_json() is not None:

@@ -53,6 +53,7 @@ def test_airctl_error_through_cli_runner(tmp_path: Path) -> None:
     assert r.stdout == ""
 
 
+@pytest.mark.slow
 def test_airctl_error_through_the_shell_is_the_same(tmp_path: Path) -> None:
     via_runner = invoke("profile", "analyze", BAD_CSV, "--out", tmp_path)
     proc = shell("profile", "analyze", BAD_CSV, "--out", tmp_path)
@@ -135,6 +136,7 @@ def test_interrupt_and_bug_through_the_console_entry(error: str, code: int, text
     assert proc.stderr == text and proc.stdout == ""
 
 
+@pytest.mark.slow
 def test_usage_errors_keep_code_2_and_unknown_commands_too() -> None:
     r = invoke("compile")
     assert r.exit_code == 2 and "Usage: airctl compile" in r.output  # no argument at all: the help

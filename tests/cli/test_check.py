@@ -119,6 +119,7 @@ def test_error_findings_exit_1_through_the_console_entry(capsys: pytest.CaptureF
     assert code == 1
 
 
+@pytest.mark.slow
 def test_model_script_without_model_exits_2_with_what_was_looked_for(tmp_path: Path, monkeypatch,
                                                                       capsys: pytest.CaptureFixture) -> None:
     monkeypatch.chdir(tmp_path)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -44,6 +45,7 @@ def check_truth(case, expected: DiffReport) -> None:
 @SETTINGS
 @given(layers=st.integers(1, 10), k=st.integers(0, 3), seed=st.integers(0, 2**32 - 1),
        dialect=st.sampled_from(["ge", "fx"]))
+@pytest.mark.slow
 def test_diff_reports_exactly_the_edits_made(layers: int, k: int, seed: int, dialect: str) -> None:
     case = make_case(layers, k, seed, dialect)
     expected = case.expected()

@@ -71,6 +71,7 @@ def _interrupted_after(delay: float, out: Path, **kwargs: object) -> dict | None
     return None
 
 
+@pytest.mark.slow
 def test_ctrl_c_at_30_moments_of_a_compile(warm: float, tmp_path: Path) -> None:
     """30 moments spread over a compile. A timer that fires after the compile ended (the machine got faster, or
     busier while warm was measured) is retried with a shorter window: each moment is a fraction of the compile."""
@@ -89,6 +90,7 @@ def test_ctrl_c_at_30_moments_of_a_compile(warm: float, tmp_path: Path) -> None:
     assert with_graphs >= 3, "interrupts that land mid-compile keep the stages captured so far"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["fx", "ge"])
 def test_ctrl_c_inside_each_of_torchairs_passes(warm: float, tmp_path: Path, kind: str) -> None:
     """An instrument raising KeyboardInterrupt before the k-th pass: Ctrl-C inside TorchAir's pass pipeline."""
@@ -120,6 +122,7 @@ def test_ctrl_c_inside_each_of_torchairs_passes(warm: float, tmp_path: Path, kin
         assert index["status"] == "interrupted" and index["graphs"], (name, index["status"])
 
 
+@pytest.mark.slow
 def test_ctrl_c_inside_a_plugin_that_never_returns(warm: float, tmp_path: Path) -> None:
     for k, delay in enumerate((0.3, 0.6, 1.0, 1.5, 2.0)):
         out = tmp_path / f"s{k}"

@@ -36,6 +36,7 @@ def _on_a_full_disk(tmp_path: Path, slack: int) -> dict:
 pytestmark = pytest.mark.skipif(shutil.which("unshare") is None or os.geteuid() != 0, reason="needs root and unshare")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("slack", [4096, 8192])
 def test_a_run_failing_on_a_full_disk_is_current_and_leaves_no_temp(tmp_path: Path, slack: int) -> None:
     seen = _on_a_full_disk(tmp_path, slack)
@@ -45,6 +46,7 @@ def test_a_run_failing_on_a_full_disk_is_current_and_leaves_no_temp(tmp_path: Pa
     assert "Traceback" not in seen["e2"]
 
 
+@pytest.mark.slow
 def test_a_disk_too_full_for_an_index_leaves_no_folder(tmp_path: Path) -> None:
     seen = _on_a_full_disk(tmp_path, 0)
     assert seen["c2"] == 2 and seen["tmps"] == [], seen

@@ -9,6 +9,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -44,6 +45,7 @@ def mutated(draw, seeds: list[bytes]) -> bytes:
     return bytes(data)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(mutated(YAML_SEEDS))
 def test_mutated_pass_files_give_spec_errors_only(data: bytes) -> None:
@@ -58,6 +60,7 @@ def test_mutated_pass_files_give_spec_errors_only(data: bytes) -> None:
         assert e.file == str(path) and (e.line is None or e.line >= 1)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.sampled_from(range(len(PROFILE_FILES))), st.data())
 def test_mutated_profiler_folders_give_clean_errors_or_warnings(which: int, data: st.DataObject) -> None:

@@ -106,6 +106,7 @@ def test_a_full_disk_moves_latest_in_place_and_leaves_no_temp(runs: Path, monkey
 
 
 # -- stage files and index.json ----------------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_stage_file_that_is_a_fifo_is_refused_not_waited_on(runs: Path) -> None:
     root = the_run(runs)
     index = json.loads((root / "index.json").read_text())
@@ -192,6 +193,7 @@ def test_bisect_help_shows_the_command_timeout() -> None:
 
 
 # -- outputs -----------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_output_to_dev_full_is_a_clean_error(runs: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     for args in (["dump", the_run(runs)], ["show", "--out", runs, "--json"]):

@@ -42,6 +42,7 @@ def _with_huge_attr(path: Path, fmt: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["pbtxt", "txt"])
 def test_a_200mb_attribute_reads_in_under_1gb(tmp_path: Path, fmt: str) -> None:
     dump = _with_huge_attr(tmp_path / f"huge.{fmt}", fmt)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -49,12 +50,14 @@ def mutated(draw) -> tuple[bytes, str]:
     return bytes(buf), suffix if keep_suffix else draw(st.sampled_from(SUFFIXES))
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
 def test_mutated_dumps_raise_only_graph_read_error(case: tuple[bytes, str]) -> None:
     _check(*case)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=400), st.sampled_from(SUFFIXES))
 def test_random_bytes_raise_only_graph_read_error(data: bytes, suffix: str) -> None:

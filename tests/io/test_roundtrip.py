@@ -62,6 +62,7 @@ def graphs(draw) -> Graph:
                  draw(st.dictionaries(st.text(min_size=1, max_size=5), _value, max_size=2)))
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(graphs(), st.sampled_from(FORMATS))
 def test_generated_graphs_round_trip(g: Graph, fmt: str) -> None:

@@ -6,12 +6,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from airctl.ledger.index import DumpEntry, GraphEntry, RunIndex, StageEntry
 from airctl.ledger.reader import Ledger
 from airctl.ledger.writer import LedgerWriter
 from tests.ledger.test_ledger import _graph
 
 
+@pytest.mark.slow
 def test_real_ledger_round_trips_unchanged(compile_fixture) -> None:
     result = compile_fixture("seed")
     text = (Path(result.ledger_dir) / "index.json").read_text()

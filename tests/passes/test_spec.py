@@ -127,6 +127,7 @@ def test_shipped_pass_files_all_load(torch_air) -> None:
         assert hooks.pre_pass is not None or hooks.post_pass is not None, path
 
 
+@pytest.mark.slow
 def test_deeply_nested_yaml_is_a_spec_error_not_a_recursion_error(tmp_path: Path) -> None:
     from airctl.errors import SpecError
     from airctl.passes.spec import load

@@ -6,10 +6,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from airctl.report import write_report
 from airctl.report.page import graph_page
 from tests.report.browser import dump_dom, need_chromium, screenshot
 from tests.report.ledgers import EVIL, evil_graph, evil_ledger, make_ledger
+
+pytestmark = pytest.mark.slow  # drives Chromium (seconds a test)
 
 
 def test_report_in_chromium(tmp_path: Path) -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from airctl.graph.model import Graph
 from airctl.io.read import read_graph
 from airctl.ledger.writer import LedgerWriter
@@ -16,6 +18,8 @@ from tests.io.dumps import FX_AFTER
 from tests.report.browser import boxes, dump_dom, need_chromium, read_probe
 from tests.report.ledgers import EVIL, evil_graph, evil_ledger, make_ledger
 from tests.report.test_browser import _assert_inert
+
+pytestmark = pytest.mark.slow  # drives Chromium (seconds a test)
 
 PLAN = ("scope_enter_default", "mm", "abs_1", "record_default", "scope_exit_default")
 WINDOW = (1400, 900)  # both panes wide enough to read

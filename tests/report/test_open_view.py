@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from airctl.cli.app import build_app
@@ -40,6 +41,7 @@ def assert_in_view(pane: dict, names: list[str]) -> None:
     assert not missing, f"not in view: {missing}"
 
 
+@pytest.mark.slow
 def test_report_opens_on_the_users_pass_fitted_with_lanes(tmp_path: Path) -> None:
     need_chromium()
     from airctl.io.read import read_graph
@@ -60,6 +62,7 @@ def test_report_opens_on_the_users_pass_fitted_with_lanes(tmp_path: Path) -> Non
     assert_in_view(probe["lanes"], moved)
 
 
+@pytest.mark.slow
 def test_diff_html_is_fitted_on_the_changed_nodes_and_titled_with_both_sides(tmp_path: Path) -> None:
     need_chromium()
     a, b = tmp_path / "before.json", tmp_path / "after.json"

@@ -76,14 +76,18 @@ def _sweep(cmd: list[str], cwd: Path, signum: int, moments: list[float]) -> int:
     return cut
 
 
-def _moments(start: float, stop: float, n: int) -> list[float]:
-    return [start + (stop - start) * k / (n - 1) for k in range(n)]
+SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
 
 
-def _phases(cmd: list[str], cwd: Path, out: Path) -> tuple[float, float]:
-    """When, in a run of ``cmd`` left alone, its ledger appears and when the process ends (seconds)."""
+@pytest.fixture(scope="module")
+def phases(tmp_path_factory: pytest.TempPathFactory) -> tuple[float, float]:
+    """One whole ``airctl compile`` of slow.py left alone: when its ledger appears and when the process
+    ends (seconds); the signal sweeps below share it."""
+    cwd = tmp_path_factory.mktemp("warm")
+    out = cwd / "runs"
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=_env(out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(_airctl("compile", ENDS / "slow.py"), cwd=cwd, env=_env(out),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     appeared = None
     while proc.poll() is None:
         if appeared is None and _statuses(out):
@@ -94,14 +98,17 @@ def _phases(cmd: list[str], cwd: Path, out: Path) -> tuple[float, float]:
     return (appeared if appeared is not None else end / 2), end
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
-def test_a_signal_at_every_moment_of_a_compile(tmp_path: Path, signum: int) -> None:
+def _moments(start: float, stop: float, n: int) -> list[float]:
+    return [start + (stop - start) * k / (n - 1) for k in range(n)]
+
+
+@pytest.mark.parametrize("signum", SIGNALS)
+def test_a_signal_at_every_moment_of_a_compile(tmp_path: Path, signum: int, phases: tuple[float, float]) -> None:
     """From 0.2 s on, through the imports (typer, TorchAir, the script's), the compile and the run:
     two moments before the ledger exists, four spread over its life."""
-    cmd = _airctl("compile", ENDS / "slow.py")
-    appears, ends = _phases(cmd, tmp_path, tmp_path / "warm")
+    appears, ends = phases
     moments = [0.2, appears / 2] + _moments(appears + 0.05, ends * 0.95, 4)
-    cut = _sweep(cmd, tmp_path, signum, moments)
+    cut = _sweep(_airctl("compile", ENDS / "slow.py"), tmp_path, signum, moments)
     assert cut >= 2, f"moments land while the run's ledger exists ({moments})"
 
 
@@ -113,7 +120,8 @@ def test_a_signal_at_every_moment_of_a_compile(tmp_path: Path, signum: int) -> N
 ], ids=["passes-apply", "run", "profile", "import"])
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_during_the_other_run_commands(tmp_path: Path, command: list, signum: int) -> None:
-    _sweep(_airctl(*command), tmp_path, signum, [0.5, 2.0, 4.0])
+    """Two moments per signal, interleaved: 0.5 s and 3 s for SIGINT, 1.5 s and 4.5 s for SIGTERM."""
+    _sweep(_airctl(*command), tmp_path, signum, {signal.SIGINT: [0.5, 3.0], signal.SIGTERM: [1.5, 4.5]}[signum])
 
 
 def test_sigkill_leaves_a_run_that_readers_call_died(tmp_path: Path) -> None:
@@ -176,3 +184,27 @@ def test_a_rank_stuck_in_its_own_code_is_named_not_the_one_waiting(tmp_path: Pat
     assert proc.returncode != 0
     assert "rank 1 was stuck in its own code (get_model at " in proc.stderr, proc.stderr[-3000:]
     assert "stuck_rank.py:" in proc.stderr
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_signal_swallowed_on_its_way_still_ends_the_run_terminated(tmp_path: Path) -> None:
+    """C code that turns the interrupt into another error (an extension module's import raises
+    ImportError: cannot load module more than once) must not make the run a compile failure."""
+    from airctl.errors import Terminated
+    from airctl.pipeline.run import signals
+    from airctl.pipeline.run.lifecycle import Run
+
+    signals.arm()
+    try:
+        with pytest.raises(Terminated), Run.create(tmp_path, "swallowed", command="compile") as run:
+            try:
+                signal.raise_signal(signal.SIGTERM)
+            except BaseException as e:  # noqa: BLE001 - as C code would: a different error, then handled
+                swallowed = ImportError(f"cannot load module more than once per process ({type(e).__name__})")
+            assert isinstance(swallowed, ImportError)
+            run.ledger.fail("TorchAir failed to compile the model: " + str(swallowed))
+            run.ledger.finish("failed")
+    finally:
+        signals.disarm()
+    (index,) = [json.loads(p.read_text()) for p in tmp_path.glob("*/index.json")]
+    assert index["status"] == "terminated" and index["error_detail"]["signal"] == "SIGTERM"

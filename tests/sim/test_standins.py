@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import MODELS, REPO
 
 
@@ -111,6 +113,7 @@ def test_a_compile_and_a_script_run_restore_every_patched_attribute(tmp_path: Pa
     assert {k: v for k, v in _patched_surface().items() if before[k] is not v} == {}
 
 
+@pytest.mark.slow
 def test_import_torch_works_in_a_fresh_process_via_airctl() -> None:
     """torch-npu is installed without CANN: airctl sets TORCH_DEVICE_BACKEND_AUTOLOAD=0 before torch loads."""
     code = "import os; from airctl.torch_env import ensure_torch_importable; ensure_torch_importable(); " \

@@ -38,11 +38,12 @@ OPEN = ("running", "ok", "planned")
 _AIRCTL = Path(__file__).resolve().parents[2]  # statuses an interrupt overrides (a failed run keeps its error)
 
 
-def mark_interrupted(ledger: LedgerWriter, interrupt: KeyboardInterrupt) -> None:
+def mark_interrupted(ledger: LedgerWriter, interrupt: KeyboardInterrupt, override: bool = False) -> None:
     """End ``ledger`` ``interrupted`` (Ctrl-C) or ``terminated`` (SIGTERM, SIGHUP), unless it already
     ended with an error of its own; ``where`` says what the process was doing when the signal came
-    (the user's own code, e.g. a rank stuck in ``get_model()``: ``user_code``)."""
-    if ledger.run_index.status not in OPEN:
+    (the user's own code, e.g. a rank stuck in ``get_model()``: ``user_code``). ``override``: also
+    over an error the run ended with (the interrupt came first, and caused it)."""
+    if ledger.run_index.status not in OPEN and not override:
         return
     where, user_code = interrupted_at(interrupt)
     detail = {"where": where, "user_code": user_code} if where else {}
@@ -117,7 +118,14 @@ class Run:
         try:
             self._guard.__exit__(None, None, None)
         finally:
-            self._close(error)
+            stop = signals.pending_interrupt() if not isinstance(error, KeyboardInterrupt) else None
+            if stop is None:
+                self._close(error)
+        if stop is not None:  # a signal the body never saw: something on its way turned it into another error
+            assert self.ledger is not None
+            signals.seen()
+            mark_interrupted(self.ledger, stop, override=True)
+            raise stop from error
 
     def _close(self, error: BaseException | None) -> None:
         ledger = self.ledger

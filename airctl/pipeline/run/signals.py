@@ -112,6 +112,16 @@ def seen() -> None:
             redelivery.seen()
 
 
+def pending_interrupt() -> KeyboardInterrupt | None:
+    """The interrupt raised and never seen by whoever ends the run (swallowed on its way: C code that
+    turns it into another error, as an extension module's import does into ImportError), or None."""
+    for redelivery in (_ARMED, _BLOCK):
+        signum = redelivery.pending if redelivery is not None else None
+        if signum is not None:
+            return KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum, signal.Signals(signum).name)
+    return None
+
+
 def armed() -> bool:
     return _ARMED is not None and signal.getsignal(signal.SIGINT) == _ARMED.handler
 
