@@ -21,13 +21,10 @@ from airctl.sim.patching import Patches
 RunAcl = Callable[[Any, Sequence[Any], str], Any]
 
 
-def patch(p: Patches, run_acl: RunAcl) -> None:
-    from torchair._acl_concrete_graph.acl_graph import AclGraph
-    from torchair._acl_concrete_graph.fx2acl_converter import AclConcreteGraph
-
-    final_graphs: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # graph name -> GraphModule
-    original_optimize = AclConcreteGraph.optimize_graph_without_runtime
-    original_run = AclGraph.fx_run_eagerly
+def remembering_final_graphs(concrete_graph: type, final_graphs: Any) -> Callable[..., Any]:
+    """``concrete_graph.optimize_graph_without_runtime`` (TorchAir's class, or npugraph_ex's copy of it)
+    that also keeps the optimised GraphModule in ``final_graphs`` under its graph name."""
+    original_optimize = concrete_graph.optimize_graph_without_runtime
 
     def optimize_graph_without_runtime(self: Any, *args: Any, **kwargs: Any) -> Any:
         result = original_optimize(self, *args, **kwargs)
@@ -35,6 +32,17 @@ def patch(p: Patches, run_acl: RunAcl) -> None:
         if name and self.fx_graph is not None:
             final_graphs[str(name)] = self.fx_graph
         return result
+
+    return optimize_graph_without_runtime
+
+
+def patch(p: Patches, run_acl: RunAcl) -> None:
+    from torchair._acl_concrete_graph.acl_graph import AclGraph
+    from torchair._acl_concrete_graph.fx2acl_converter import AclConcreteGraph
+
+    final_graphs: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # graph name -> GraphModule
+    original_run = AclGraph.fx_run_eagerly
+    optimize_graph_without_runtime = remembering_final_graphs(AclConcreteGraph, final_graphs)
 
     def fx_run_eagerly(self: Any, *args: Any, **kwargs: Any) -> Any:
         name = getattr(self, "name", None)

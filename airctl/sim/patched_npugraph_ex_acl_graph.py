@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import Any
 
+from airctl.sim.patched_acl_graph import remembering_final_graphs
 from airctl.sim.patching import Patches
 
 RunAcl = Callable[[Any, Sequence[Any], str], Any]
@@ -55,16 +56,10 @@ def patch(p: Patches, run_acl: RunAcl) -> None:
     from torch._dynamo.utils import counters
 
     final_graphs: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # graph name -> GraphModule
-    original_optimize = AclConcreteGraph.optimize_graph_without_runtime
     original_call = acl.AclGraph.__call__
     original_compile = acl.AclGraph.compile
 
-    def optimize_graph_without_runtime(self: Any, *args: Any, **kwargs: Any) -> Any:
-        result = original_optimize(self, *args, **kwargs)
-        name = getattr(self, "fx_graph_name", None)
-        if name and self.fx_graph is not None:
-            final_graphs[str(name)] = self.fx_graph
-        return result
+    optimize_graph_without_runtime = remembering_final_graphs(AclConcreteGraph, final_graphs)
 
     def compile(self: Any, *args: Any, **kwargs: Any) -> str:
         if not _standin_device():
