@@ -133,8 +133,8 @@ class Run:
         if isinstance(error, KeyboardInterrupt):
             signals.seen()
             mark_interrupted(ledger, error)
-        elif error is not None and ledger.run_index.status == "running":
-            if not isinstance(error, SystemExit) or error.code not in (0, None):
+        elif error is not None and ledger.run_index.status == "running":  # escaped the body: a bug, or an exit
+            if not isinstance(error, SystemExit) or error.code not in (0, None):  # sys.exit(0) ends it ok
                 ledger.fail(f"{type(error).__name__}: {error}", {"type": type(error).__name__})
             ledger.finish("failed" if ledger.run_index.status == "failed" else None)
         elif ledger.run_index.status == "running":
