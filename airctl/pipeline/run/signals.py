@@ -40,10 +40,15 @@ class Redelivery:
     def __init__(self) -> None:
         self.pending: int | None = None  # the signal raised and not yet seen by whoever ends the run
         self.tries = 0
-        self._lock = threading.Lock()
+        self.resent = False  # a redelivery was sent and its handler has not run yet
+        self._lock = threading.RLock()  # the handler may run in the main thread while it holds it
 
     def handler(self, signum: int, frame: Any) -> None:
         with self._lock:
+            if self.resent:
+                self.resent = False
+                if self.pending is None:  # our redelivery of an interrupt seen since it was sent: stale
+                    return
             if self.pending is None:  # a new interrupt (an earlier one was seen)
                 self.pending, self.tries = signum, 0
             if self.pending == signum:
@@ -57,15 +62,16 @@ class Redelivery:
         raise Terminated(signum, signal.Signals(signum).name)
 
     def _again(self, signum: int) -> None:
-        with self._lock:
-            if self.pending != signum:
-                return
         main = threading.main_thread().ident
-        if main is not None:
+        with self._lock:  # checked and sent under the lock: once seen() returns, nothing more is sent
+            if self.pending != signum or main is None:
+                return
+            self.resent = True
             signal.pthread_kill(main, signum)
 
     def seen(self) -> None:
-        """The interrupt was caught and is being handled: no more deliveries."""
+        """The interrupt was caught and is being handled: no more deliveries (a redelivery already on
+        its way is dropped by the handler)."""
         with self._lock:
             self.pending = None
 
