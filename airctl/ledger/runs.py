@@ -36,7 +36,7 @@ def mark_latest(out_dir: Path, run_id: str) -> None:
     """Make ``run_id`` the current run of ``out_dir``: atomic (readers see the old or the new id), in
     place on a full disk, no temporary file left on any failure (:mod:`airctl.ledger.pointer`). A run
     whose folder was deleted while it ran is not made current (the pointer would name nothing)."""
-    if not is_run(Path(out_dir) / run_id):
+    if not is_ledger(Path(out_dir) / run_id):
         return
     write_pointer(Path(out_dir) / LATEST, run_id)
 
@@ -46,14 +46,13 @@ def _where(out_dir: Path) -> str:
     return text if Path(text).is_absolute() or text.startswith(".") else f"./{text}"
 
 
-is_run = is_ledger  # the one answer (airctl.layout)
 
 
 def run_folders(out_dir: Path) -> list[Path]:
     """The ledgers directly under ``out_dir``, newest first (run ids start with their time)."""
     if not out_dir.is_dir():
         return []
-    return sorted((p for p in out_dir.iterdir() if p.is_dir() and is_run(p)), key=lambda p: p.name, reverse=True)
+    return sorted((p for p in out_dir.iterdir() if p.is_dir() and is_ledger(p)), key=lambda p: p.name, reverse=True)
 
 
 def latest_run(out_dir: Path) -> Path:
@@ -63,7 +62,7 @@ def latest_run(out_dir: Path) -> Path:
     if os.path.lexists(pointer):
         run_id = read_pointer(pointer)  # a link, a FIFO, a huge file or anything but an id: LedgerError
         root = out_dir / run_id
-        if is_run(root):
+        if is_ledger(root):
             return root
         others = run_folders(out_dir)
         raise LedgerError(f"the current run {run_id!r} of {_where(out_dir)} no longer exists (deleted or moved)",
@@ -82,7 +81,7 @@ def resolve_run(out_dir: Path, run: str | Path | None = None) -> Path:
     if run is None:
         return latest_run(out_dir)
     as_path = Path(run)
-    if is_run(as_path):
+    if is_ledger(as_path):
         return as_path
     if as_path.is_dir():
         raise LedgerError(f"not a ledger: no {INDEX}", file=str(as_path),
@@ -90,7 +89,7 @@ def resolve_run(out_dir: Path, run: str | Path | None = None) -> Path:
     text = str(run)
     if text == LATEST:
         return latest_run(out_dir)
-    if is_run(Path(out_dir) / text):
+    if is_ledger(Path(out_dir) / text):
         return Path(out_dir) / text
     matches = matching_runs(out_dir, text)
     if len(matches) == 1:
