@@ -7,6 +7,11 @@ graph is checked against TorchAir's converter table (:mod:`airctl.verify.convert
 first graph with ops TorchAir cannot convert stops the compile there (no GE graph is built for it,
 nothing more runs); a graph that converts goes on as in a compile, so that the graphs after it are
 reached too (those after a graph break, a training step's backward). The run leaves a minimal ledger.
+
+Two things a compile does are left out, because the answer does not need them and they cost more
+than the answer: the eager reference run, and AOT's joint forward/backward graph for a model that
+only infers (eval mode, no training step: traced under ``torch.no_grad``, the forward graph an
+inference compile converts). A training step keeps its grad mode, so its backward is checked.
 """
 
 from __future__ import annotations
@@ -26,12 +31,16 @@ class Coverage:
     ops: list[dict[str, Any]] = field(default_factory=list)
     graphs: int = 0
     check_seconds: float = 0.0  # in the converter checks themselves (the rest is tracing, as any compile)
+    # from the model loaded to the answer: tracing (Dynamo, AOT, TorchAir's FX passes) and the checks;
+    # what comes before it (TorchAir's start-up, the script's imports and model) any compile pays too
+    answer_seconds: float | None = None
     ledger: str | None = None
     error: AirctlError | None = None  # the UnconvertibleOps error (exit 3), or a failure before the check
 
     def to_json(self) -> dict[str, Any]:
         return {"convertible": not self.ops and self.error is None, "graphs_checked": self.graphs,
                 "check_seconds": round(self.check_seconds, 3),
+                "answer_seconds": None if self.answer_seconds is None else round(self.answer_seconds, 3),
                 "unconvertible": self.ops, "ledger": self.ledger,
                 "error": self.error.to_json() if self.error is not None else None}
 
@@ -57,9 +66,13 @@ def coverage(model_path: Path, *, entry: str | None = None, out_dir: Path = Path
 
     request = CompileRequest(model_path=model_path, mode=Mode.MAX_AUTOTUNE.value, out_dir=out_dir, backend=backend,
                              entry=entry, post_pass=check, capture=Capture.MINIMAL.value, report=False,
-                             command="coverage", command_line=command_line)
+                             command="coverage", command_line=command_line, reference=False,
+                             trace_inference=True)
     compiled = compile_model(request)
     result.ledger = str(compiled.ledger_dir)
+    t = compiled.index.timings
+    if {"total_seconds", "backend_seconds", "load_seconds"} <= t.keys():
+        result.answer_seconds = t["total_seconds"] - t["backend_seconds"] - t["load_seconds"]
     error = compiled.error
     if isinstance(error, UnconvertibleOps):
         result.ops, result.error = error.ops, error

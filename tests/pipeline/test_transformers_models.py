@@ -67,6 +67,9 @@ def test_coverage_names_every_unconvertible_op_of_a_moe_model(tmp_path: Path) ->
     # no GE graph was built: the compile stopped at TorchAir's last FX hook
     index = json.loads((Path(found.ledger) / "index.json").read_text())
     assert not [s for g in index["graphs"] for s in g["stages"] if s["name"].startswith("ge-")]
+    # an eval-mode model is traced as inference (AOT's forward graph, no joint graph), without an eager run
+    assert [g["kind"] for g in index["graphs"]] == ["inference"]
+    assert "eager_seconds" not in index["timings"] and found.to_json()["answer_seconds"] > 0
 
 
 def test_coverage_of_a_convertible_model(tmp_path: Path) -> None:
@@ -75,6 +78,14 @@ def test_coverage_of_a_convertible_model(tmp_path: Path) -> None:
     found = coverage(MODELS / "transformers" / "gpt2.py", out_dir=tmp_path, backend="sim")
     assert found.ops == [] and found.error is None and found.graphs == 1
     assert found.to_json()["convertible"] is True
+
+
+def test_coverage_of_a_training_step_traces_its_backward(tmp_path: Path) -> None:
+    from airctl.pipeline.coverage import coverage
+
+    found = coverage(MODELS / "transformers" / "llama_train.py", out_dir=tmp_path, backend="sim")
+    index = json.loads((Path(found.ledger) / "index.json").read_text())
+    assert "forward" in [g["kind"] for g in index["graphs"]], index["graphs"]
 
 
 def test_torchair_warnings_are_kept_in_the_ledger_not_printed(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ pointer); whatever fails, ``index.json`` ends with what was captured and the err
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 import time
@@ -212,6 +213,32 @@ class _Compile:
                          "see `airctl diff` between the stages of this ledger")
 
 
+def _run_eager(loaded: LoadedModel, session: CaptureSession) -> Any:
+    """The model run as plain PyTorch on its own copy of the model and inputs: the reference."""
+    import torch
+
+    model = loaded.model
+    eager_model = copy.deepcopy(model) if isinstance(model, torch.nn.Module) else model
+    t0 = time.perf_counter()
+    eager_loaded = LoadedModel(loaded.path, loaded.module, eager_model, _clone(loaded.inputs), loaded.step,
+                               loaded.found_by)
+    try:
+        eager_out = eager_loaded.call(eager_model)
+    except (Exception, SystemExit) as e:  # the user's model, run as plain PyTorch: not TorchAir's doing
+        from airctl.pipeline.run.model_script import user_code_error
+
+        raise user_code_error(e, loaded.path, "the model, run eagerly before any compile,") from e
+    session.ledger.set_timing("eager_seconds", time.perf_counter() - t0)
+    return eager_out
+
+
+def _is_inference(loaded: LoadedModel) -> bool:
+    """A model in eval mode whose script has no training step: what users compile for inference."""
+    import torch
+
+    return loaded.step is None and isinstance(loaded.model, torch.nn.Module) and not loaded.model.training
+
+
 def _draft(ledger: LedgerWriter) -> Any:
     """The report's costly part, made while TorchAir's pbtxt is written by a forked child (the run's
     last graph is captured by then); None when it fails: the report is then made whole at the end,
@@ -305,28 +332,22 @@ def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSessio
     import torch
 
     model = loaded.model
-    eager_model = copy.deepcopy(model) if isinstance(model, torch.nn.Module) else model
-    eager_inputs = _clone(loaded.inputs)
-
-    t0 = time.perf_counter()
-    say("running eager PyTorch for reference")
-    eager_loaded = LoadedModel(loaded.path, loaded.module, eager_model, eager_inputs, loaded.step, loaded.found_by)
-    try:
-        eager_out = eager_loaded.call(eager_model)
-    except (Exception, SystemExit) as e:  # the user's model, run as plain PyTorch: not TorchAir's doing
-        from airctl.pipeline.run.model_script import user_code_error
-
-        raise user_code_error(e, loaded.path, "the model, run eagerly before any compile,") from e
-    session.ledger.set_timing("eager_seconds", time.perf_counter() - t0)
-
+    eager_out: Any = None
+    if req.reference:
+        say("running eager PyTorch for reference")
+        eager_out = _run_eager(loaded, session)
     torch._dynamo.reset()
     _forget_failed_conversion()
     backend = capturing_backend(backend_for(torchair, config), session)
     compiled = torch.compile(model, backend=backend, dynamic=compile_dynamic(req.mode))
     t0 = time.perf_counter()
     say(f"compiling through TorchAir ({req.mode}) and running once")
-    compiled_out = loaded.call(compiled)
+    inference = req.trace_inference and _is_inference(loaded)
+    with torch.no_grad() if inference else contextlib.nullcontext():
+        compiled_out = loaded.call(compiled)
     session.ledger.set_timing("compile_and_run_seconds", time.perf_counter() - t0)
+    if not req.reference:
+        return None
     comparison = compare(eager_out, compiled_out, atol=req.atol, rtol=req.atol)
     if req.after_run is not None:
         t0 = time.perf_counter()

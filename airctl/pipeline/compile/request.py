@@ -55,6 +55,10 @@ class CompileRequest:
     keep_dynamo_graphs: bool = False  # keep each Dynamo graph and its real example inputs (airctl repro)
     rank: RankRun | None = None  # a rank of a multi-rank run (pipeline/ranks/worker.py)
     options: dict[str, str] = field(default_factory=dict)  # --option KEY=VALUE: the mode's config (npugraph_ex.py)
+    reference: bool = True  # run the model eagerly first, for the check against eager (airctl coverage: no)
+    # airctl coverage: an eval-mode model without a training step is traced as inference (torch.no_grad),
+    # so AOT builds the forward graph an inference compile converts, not a joint forward/backward graph
+    trace_inference: bool = False
 
 
 @dataclass
