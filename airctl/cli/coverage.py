@@ -52,5 +52,17 @@ def register(app: typer.Typer) -> None:
                 stdout.print(f"{op['op']}: {op['reason']}, {op['count']} node(s){where}", markup=False,
                              highlight=False)
                 stdout.print(f"    {op['detail']}", markup=False, highlight=False)
+        if found.error is not None and found.ops and not as_json:
+            from airctl.errors import UnconvertibleOps
+
+            # each op is listed above with its line: the error says how many, the hint what to do
+            raise UnconvertibleOps(f"TorchAir would not convert this model to GE: the {len(found.ops)} op(s) above "
+                                   f"(ledger {found.ledger})", found.ops, hint=_for_coverage(found.error.hint))
         if found.error is not None:
             raise found.error
+
+
+def _for_coverage(hint: str | None) -> str | None:
+    """The compile's hint, pointing at this command's own ``--json``."""
+    return hint.replace("`airctl compile ... --json` lists them under error_detail.unconvertible",
+                        "`airctl coverage ... --json` lists them") if hint else hint

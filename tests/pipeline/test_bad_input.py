@@ -73,3 +73,14 @@ def test_unconvertible_op_names_fx_node_and_source_line(tmp_path: Path) -> None:
     assert "aten.amax.default ge_converter is not implemented" in index["error"]
     stages = [s["name"] for s in index["graphs"][0]["stages"]]
     assert "fx-final" in stages, "what was captured before the failure is kept"
+
+
+@pytest.mark.slow
+def test_coverage_lists_each_op_once_and_points_at_its_own_json(tmp_path: Path) -> None:
+    r = runner.invoke(build_app(), ["coverage", str(BAD / "unconvertible.py"), "--backend", "sim",
+                                         "--out", str(tmp_path)])
+    assert r.exit_code == 3, r.output
+    assert "aten.amax.default: stub, 1 node(s) first at " in r.output and "unconvertible.py:9" in r.output
+    error = next(line for line in r.output.splitlines() if line.startswith("error:"))
+    assert "the 1 op(s) above" in error and "unconvertible.py:9" not in error  # said once, above
+    assert "`airctl coverage ... --json`" in r.output and "airctl compile ... --json" not in r.output
