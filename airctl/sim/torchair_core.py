@@ -142,23 +142,10 @@ def check_cann_compat(optype, runtime_optional_inputs, runtime_optional_attrs) -
 
 
 def export(serialized, options) -> None:
-    """``dynamo_export``'s last step: GE's ``Graph::SaveToFile`` of the export graph, i.e. the GE
-    model (a ``ModelDef`` protobuf holding the graph) at ``export_path_dir/export_name`` (the
-    ``.air`` file). TorchAir's Python has already written ``dynamo.pbtxt`` and the weights; ATC's
-    offline model (``.om``) is a separate CANN tool, not part of this call."""
-    from pathlib import Path
+    """``dynamo_export``'s last step: the ``.air`` GE model (:mod:`airctl.sim.ge_export`)."""
+    from airctl.sim.ge_export import export as write_air
 
-    from airctl.io.ge_schema import message_class
-
-    for key in ("export_path_dir", "export_name"):
-        if key not in options:
-            raise RuntimeError(f"{key} is none when export graph")
-    target = Path(str(options["export_path_dir"])) / str(options["export_name"])
-    if target.is_symlink():
-        raise RuntimeError("Target file path should not be an symbolic link")
-    model = message_class("ModelDef").FromString(bytes(serialized))  # refuses what is not a GE model
-    target.absolute().parent.mkdir(parents=True, exist_ok=True)
-    target.absolute().write_bytes(model.SerializeToString())
+    write_air(serialized, options)
 
 
 def as_torch_tensors(shape, data_type, addresses):
