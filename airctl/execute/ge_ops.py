@@ -313,6 +313,57 @@ def _scatter_list(ins: Sequence[Any], attrs: dict[str, Any]) -> Any:
     return tuple(_scatter([v, indices, updates[k]], attrs) for k, v in enumerate(var))
 
 
+def _gelu(ins: Sequence[Any], attrs: dict[str, Any]) -> Any:
+    """GE's Gelu is the tanh form (CANN's IR: x / (1 + exp(-sqrt(8/pi) * (x + 0.044715 x^3))));
+    GeluV2 says which with ``approximate``."""
+    from torch.nn import functional
+
+    approximate = str(attrs.get("approximate", "tanh"))
+    return functional.gelu(ins[0], approximate="tanh" if approximate == "tanh" else "none")
+
+
+def _swish(ins: Sequence[Any], attrs: dict[str, Any]) -> Any:
+    return ins[0] * _torch().sigmoid(float(attrs.get("scale", 1.0)) * ins[0])
+
+
+def _layer_norm_v4(ins: Sequence[Any], attrs: dict[str, Any]) -> Any:
+    """LayerNormV4(x, normalized_shape, gamma?, beta?, epsilon) -> (y, mean, rstd); mean and rstd
+    keep the normalised dimensions as 1s."""
+    x, shape = ins[0], _ints(ins[1])
+    dims = tuple(range(x.dim() - len(shape), x.dim()))
+    mean = x.mean(dims, keepdim=True)
+    rstd = _torch().rsqrt(x.var(dims, unbiased=False, keepdim=True) + float(attrs.get("epsilon", 1e-5)))
+    y = (x - mean) * rstd
+    gamma, beta = (ins[2] if len(ins) > 2 else None), (ins[3] if len(ins) > 3 else None)
+    y = y * gamma if gamma is not None else y
+    return (y + beta if beta is not None else y), mean, rstd
+
+
+def _strided_slice_v2(ins: Sequence[Any], attrs: dict[str, Any]) -> Any:
+    """StridedSliceV2(x, begin, end, axes?, strides?): ``begin[i]:end[i]:strides[i]`` on ``axes[i]``."""
+    if any(attrs.get(k) for k in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")):
+        raise NotImplementedError("StridedSliceV2 with masks")
+    x, begin, end = ins[0], _ints(ins[1]), _ints(ins[2])
+    axes = _ints(ins[3]) if len(ins) > 3 and ins[3] is not None else list(range(len(begin)))
+    strides = _ints(ins[4]) if len(ins) > 4 and ins[4] is not None else [1] * len(begin)
+    index: list[Any] = [slice(None)] * x.dim()
+    for a, b, e, st in zip(axes, begin, end, strides, strict=False):
+        index[a % x.dim()] = slice(b, e, st)
+    return x[tuple(index)].clone()
+
+
+def _index_by_tensor(ins: Sequence[Any], attrs: dict[str, Any]) -> Any:
+    """IndexByTensor(x, indices[N], indices_mask): aten.index, ``mask[d]`` saying whether dim d is indexed."""
+    mask = _ints(attrs.get("indices_mask")) or [1] * (len(ins) - 1)
+    given = iter(ins[1:])
+    return ins[0][tuple(next(given) if m else slice(None) for m in mask)]
+
+
+def _clip(ins: Sequence[Any], attrs: dict[str, Any]) -> Any:
+    torch = _torch()
+    return torch.minimum(torch.maximum(ins[0], ins[1]), ins[2])
+
+
 def _complex(ins: Sequence[Any], attrs: dict[str, Any]) -> Any:
     return _torch().complex(ins[0], ins[1])
 
@@ -337,11 +388,13 @@ KERNELS: dict[str, Kernel] = {
     "SoftmaxV2": _softmax(False), "LogSoftmaxV2": _softmax(True), "Select": _select, "SelectV2": _select,
     "ArgMaxV2": _arg_max, "TopK": _top_k, "TopKV2": _top_k, "Assign": _assign, "AsStrided": _as_strided,
     "ViewCopy": _view_copy, "Scatter": _scatter, "ScatterList": _scatter_list, "NoOp": _no_op,
+    "Gelu": _gelu, "GeluV2": _gelu, "Swish": _swish, "LayerNormV4": _layer_norm_v4,
+    "StridedSliceV2": _strided_slice_v2, "IndexByTensor": _index_by_tensor, "ClipByValueV2": _clip,
     "Complex": _complex, "Real": lambda ins, attrs: ins[0].real.clone(), "Imag": lambda ins, attrs: ins[0].imag.clone(),
 }
 
 # GE types whose kernel returns a tuple (one item per output)
-MULTI_OUTPUT = frozenset({"SplitV", "Split", "TopK", "TopKV2", "ScatterList"})
+MULTI_OUTPUT = frozenset({"SplitV", "Split", "TopK", "TopKV2", "ScatterList", "LayerNormV4"})
 
 # GE types the graph runner handles itself (inputs, constants, the output), not kernels
 STRUCTURAL = frozenset({"Data", "RefData", "Const", "Constant", "NetOutput"})
