@@ -66,15 +66,32 @@ def _int(value: Any, default: int = 0) -> int:
     return got[0] if got else default
 
 
+# dtypes GE computes on that torch's CPU kernels do not (no add for uint16, float8): computed in a
+# wider dtype and cast back, as GE's kernel returns the input's dtype
+_WIDER = {"uint16": "int64", "uint32": "int64", "uint64": "int64", "float8_e8m0fnu": "float32",
+          "float8_e4m3fn": "float32", "float8_e5m2": "float32"}
+
+
+def _widened(fn: Callable[..., Any], *xs: Any) -> Any:
+    torch = _torch()
+    narrow = [x.dtype for x in xs if isinstance(x, torch.Tensor) and str(x.dtype)[6:] in _WIDER]
+    if not narrow:
+        return fn(*xs)
+    wide = [x.to(getattr(torch, _WIDER[str(x.dtype)[6:]])) if isinstance(x, torch.Tensor) and x.dtype in narrow
+            else x for x in xs]
+    out = fn(*wide)
+    return out if out.dtype == torch.bool else out.to(narrow[0])
+
+
 def _binary(fn: Callable[[Any, Any], Any]) -> Kernel:
-    return lambda ins, attrs: fn(ins[0], ins[1])
+    return lambda ins, attrs: _widened(fn, ins[0], ins[1])
 
 
 def _unary(name: str) -> Kernel:
     def run(ins: Sequence[Any], attrs: dict[str, Any]) -> Any:
         import torch
 
-        return getattr(torch, name)(ins[0])
+        return _widened(getattr(torch, name), ins[0])
 
     return run
 

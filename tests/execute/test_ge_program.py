@@ -70,3 +70,15 @@ def test_a_cycle_and_a_missing_net_output_are_refused() -> None:
                      Node("out", "NetOutput", inputs=["a:0"])))
     with pytest.raises(GeGraphError, match="no NetOutput"):
         build(_graph(_data("x", 0), Node("a", "Abs", inputs=["x:0"])))
+
+
+def test_dtypes_torch_has_no_cpu_kernel_for_are_computed_wider_and_cast_back() -> None:
+    import torch
+
+    from airctl.execute.ge_ops import KERNELS
+
+    e8m0 = torch.ones(1, 2).to(torch.float8_e8m0fnu)
+    assert KERNELS["Add"]([e8m0, e8m0], {}).dtype == torch.float8_e8m0fnu
+    u16 = torch.tensor([1, 2], dtype=torch.uint16)
+    assert torch.equal(KERNELS["Mul"]([u16, u16], {}), torch.tensor([1, 4], dtype=torch.uint16))
+    assert KERNELS["Less"]([u16, u16], {}).dtype == torch.bool
