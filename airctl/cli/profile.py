@@ -35,6 +35,7 @@ HELP = (
     "  airctl profile fixtures/models/seed.py --passes passes/stream.yaml\n\n"
     "  airctl profile fixtures/models/transformer.py --passes passes/transformer_two_streams.yaml --compare\n\n"
     "  airctl profile analyze ./prof --ledger airctl-runs/<run>\n\n"
+    "  airctl profile airctl-runs/<imported run>    (GE dumps from an NPU, run per stream under sim)\n\n"
     "  airctl profile fixtures/models/ddp_overlap.py --nproc 2 --passes passes/comm_stream.yaml\n\n"
     "Exit code 1 when a race was found, 0 otherwise; 2 for bad input, 3 when the compile fails "
     "(a deadlocking plan included) or results differ from eager."
@@ -100,6 +101,12 @@ def register(app: typer.Typer) -> None:
             with status("reading the profile…") as spinner:  # big traces: how far it got
                 outcome = pipeline.analyze_profile_folder(folder, ledger, out=out, png=png, top=top,
                                                           progress=lambda msg: spinner.update(escape(msg)))
+        elif (imported := _imported(target, run, out, passes, compare, nproc)) is not None:
+            from airctl.pipeline.profile_imported import profile_imported
+
+            with stdout_to_stderr(as_json), status("profiling the imported GE graphs…") as spinner:
+                outcome = profile_imported(imported, steps=steps, warmup=warmup, png=png, top=top,
+                                           backend=backend.value, progress=lambda msg: spinner.update(msg))
         else:
             from airctl.pipeline.run.current import choose_model
 
@@ -144,6 +151,20 @@ def register(app: typer.Typer) -> None:
             _fail_on(fail_on, outcome.runs)
         if outcome.races:
             raise FindingsExit(len(outcome.races))
+
+
+def _imported(target: str | None, run: str | None, out: Path, passes: Path | None, compare: bool,
+              nproc: int) -> Path | None:
+    """The imported ledger to profile (a ledger folder given, or the current/--run run an import), else None."""
+    from airctl.pipeline.profile_imported import imported_ledger
+
+    if target is not None and target.endswith(".py"):
+        return None
+    found = imported_ledger(target, run, out)
+    if found is not None and (passes is not None or compare or nproc > 1):
+        raise AirctlError("--passes, --compare and --nproc need a model script; an imported ledger has GE graphs only",
+                          hint="profile the imported ledger as it is, or the model script with airctl profile MODEL.py")
+    return found
 
 
 def _check_model_form(folder: Path | None, ledger: Path | None, compare: bool, passes: Path | None) -> None:

@@ -115,18 +115,7 @@ def profile_model(req: ProfileRequest, progress: Callable[[str], None] | None = 
     ), progress=say)
     ids = result.session.graph_ids_by_name() if result.session is not None else {}
     timelines = list(rec.timelines.values())
-    for tl in timelines:
-        tl.meta.setdefault("graph_id", ids.get(tl.graph))
-        tl.meta.setdefault("threads_per_stream", req.threads_per_stream)
-        tl.steps = len(step_seconds)
-        while len(tl.step_seconds) < len(step_seconds):
-            tl.step_seconds.append(0.0)
-    folder = Path(result.ledger_dir) / TIMELINE_DIR
-    if timelines:
-        folder.mkdir(parents=True, exist_ok=True)
-        for tl in timelines:
-            (folder / f"timeline_{_safe(tl.graph)}.json").write_text(json.dumps(tl.to_json(), default=str),
-                                                                     encoding="utf-8")
+    write_timelines(timelines, step_seconds, Path(result.ledger_dir), ids, req.threads_per_stream)
     warnings = []
     if not timelines and result.error is None:
         backend = result.backend.name if result.backend is not None else "?"
@@ -138,6 +127,23 @@ def profile_model(req: ProfileRequest, progress: Callable[[str], None] | None = 
         _races_from_rows(result.races), matches_eager=execution.matches_eager if execution else None,
         max_abs_error=execution.max_abs_error if execution else None, step_seconds=step_seconds,
         error=result.error, warnings=warnings)
+
+
+def write_timelines(timelines: list[Timeline], step_seconds: list[float], ledger_dir: Path,
+                    graph_ids: dict[str, str], threads_per_stream: int = 1) -> None:
+    """Complete each timeline (graph id, one entry per step) and write it to ``<ledger>/profile/``."""
+    for tl in timelines:
+        tl.meta.setdefault("graph_id", graph_ids.get(tl.graph))
+        tl.meta.setdefault("threads_per_stream", threads_per_stream)
+        tl.steps = len(step_seconds)
+        while len(tl.step_seconds) < len(step_seconds):
+            tl.step_seconds.append(0.0)
+    folder = ledger_dir / TIMELINE_DIR
+    if timelines:
+        folder.mkdir(parents=True, exist_ok=True)
+        for tl in timelines:
+            (folder / f"timeline_{_safe(tl.graph)}.json").write_text(json.dumps(tl.to_json(), default=str),
+                                                                     encoding="utf-8")
 
 
 def _failed(req: ProfileRequest, error: AirctlError) -> ProfileRun:

@@ -17,7 +17,9 @@ While it lasts:
   ``npu_define`` collectives have CPU kernels (:mod:`.collective_ops`);
 - Dynamo backends ``"npu"`` and ``"npugraph_ex"`` exist (:mod:`.patched_dynamo_backends`);
 - a GE graph "runs" by executing the FX graph TorchAir converted with ``ctx.run_ge``
-  (:mod:`.patched_ge_concrete_graph_call`), and an aclgraph forward (reduce-overhead under sim
+  (:mod:`.patched_ge_concrete_graph_call`), or, when none stands behind it (``torchair.ge``'s
+  graph API, ``cache_compile``), its own GE ops on the same executors (:mod:`.ge_graph_runner`);
+  and an aclgraph forward (reduce-overhead under sim
   runs eagerly) its final FX graph with ``ctx.run_acl`` (:mod:`.patched_acl_graph`; npugraph_ex's
   keeping its capture bookkeeping: :mod:`.patched_npugraph_ex_acl_graph`);
 - the stand-in device is a SoC (``ctx.soc``): torch_npu's kernels for torch composites
@@ -43,6 +45,7 @@ from typing import Any
 
 from airctl.sim import (
     collective_ops,
+    ge_graph_runner,
     npugraph_ex_package,
     patched_acl_graph,
     patched_dynamo_backends,
@@ -134,6 +137,8 @@ def session(ctx: SimContext) -> Iterator[ModuleType]:
         patched_torch_distributed.patch(p, ctx.collective_timeout_s)
         patched_dynamo_backends.patch(p, torchair)
         patched_ge_concrete_graph_call.patch(p, ctx.run_ge)
+        # GE graphs no FX graph stands behind run on the same executors (ge_graph_runner.py)
+        p.setattr(torchair_core.TorchNpuGraphBase, ge_graph_runner.RUN_FX_ATTR, ctx.run_ge)
         p.setattr(REGISTRY.extension_modules[torchair_core.MODULE_NAME], "get_registered_ir_def",
                   functools.partial(torchair_core.registered_ir_def, table))
         patched_ge_custom_op.patch(p, table)

@@ -5,6 +5,8 @@ for the NPU and runs them. Here ``load`` keeps the serialized graph and options,
 bookkeeping, and ``run`` hands the call to the *runner* the sim session attached to this graph
 for the call in progress (:mod:`airctl.sim.patched_ge_concrete_graph_call`), which executes the
 FX graph TorchAir converted (node by node, on CPU) and returns its outputs in GE output order.
+A graph with no FX graph behind it (built with ``torchair.ge``, reloaded by ``cache_compile``)
+runs from its own GE ops (:mod:`airctl.sim.ge_graph_runner`), in or outside a session.
 Everything above this layer — conversion, GE passes, dumps, logging — is TorchAir's own code.
 
 The IR registry (``get_registered_ir_def``) is CANN's op catalogue. Outside a session it answers
@@ -79,12 +81,11 @@ class TorchNpuGraphBase:
     def run(self, args) -> list:
         inputs, assigned_outputs, _stream = args
         runner: Runner | None = getattr(self, RUNNER_ATTR, None)
-        if runner is None:
-            raise RuntimeError(
-                f"sim: GE graph {self.name} ran outside a sim session, so nothing can execute it; "
-                "run the model inside airctl (airctl compile / airctl run) or `with airctl.sim.session(...)`"
-            )
         self.runs += 1
+        if runner is None:  # no FX graph behind this one: run the GE graph from its own ops
+            from airctl.sim.ge_graph_runner import run_loaded
+
+            return run_loaded(self, inputs, assigned_outputs)
         return runner(inputs, assigned_outputs)
 
 
@@ -141,7 +142,10 @@ def check_cann_compat(optype, runtime_optional_inputs, runtime_optional_attrs) -
 
 
 def export(serialized, options) -> None:
-    raise RuntimeError("sim: exporting an offline model (dynamo_export) needs CANN's ATC; not simulated")
+    """``dynamo_export``'s last step: the ``.air`` GE model (:mod:`airctl.sim.ge_export`)."""
+    from airctl.sim.ge_export import export as write_air
+
+    write_air(serialized, options)
 
 
 def as_torch_tensors(shape, data_type, addresses):
