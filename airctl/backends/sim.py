@@ -27,7 +27,10 @@ class SimBackend(Backend):
 
         # sim's stand-in for CANN's op registry: custom ops' IR declared beside the model (docs/sim.md)
         self.ascend_ir = find_declarations(model_path) if model_path is not None else None
-        with session(sim_context(runs, self.ascend_ir)) as torchair:
+        from airctl.sim.child import child_env
+
+        # child Python processes the script starts get sim too (airctl.sim.child)
+        with session(sim_context(runs, self.ascend_ir)) as torchair, child_env():
             yield torchair
 
     def configure(self, config: Any, mode: str) -> str | None:
