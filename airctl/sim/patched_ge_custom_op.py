@@ -5,9 +5,10 @@ the op's whole IR, and TorchAir uses only those names; but it first asks CANN's 
 ``ScaledAdd`` exists. For the length of a sim session the wrapper tells the session's IR table
 (:class:`~airctl.sim.ascend_ir.AscendIr`) that such a call is in progress, so an undeclared op
 called this way is answered from the call itself. Positional calls pass through unchanged (they
-need the registry's lists: a declaration), and so do calls whose arguments are not what TorchAir
-accepts (an ``int`` for ``inputs``): TorchAir's own validation answers them. TorchAir's original
-does all the work.
+need the registry's lists: a declaration). A keyword call whose arguments are not what TorchAir
+accepts (an ``int`` for ``inputs``) is answered with the IR it does describe, so that TorchAir's
+own validation, which runs after the registry has answered, says what is wrong. TorchAir's
+original does all the work.
 """
 
 from __future__ import annotations
@@ -15,15 +16,6 @@ from __future__ import annotations
 from typing import Any
 
 from airctl.sim.patching import Patches
-
-
-def _well_formed(inputs: Any, outputs: Any, attrs: Any) -> bool:
-    """Whether a keyword call has the shapes TorchAir accepts (dicts, a list of outputs); anything
-    else goes to TorchAir untouched, so its own error message reaches the caller."""
-    from collections.abc import Mapping
-
-    return (inputs is None or isinstance(inputs, Mapping)) and (attrs is None or isinstance(attrs, Mapping)) \
-        and (outputs is None or isinstance(outputs, list | tuple))
 
 
 def patch(p: Patches, table: Any) -> None:
@@ -34,7 +26,7 @@ def patch(p: Patches, table: Any) -> None:
 
     def custom_op(op_type: str, *args: Any, inputs: Any = None, outputs: Any = None, attrs: Any = None,
                   node_name: Any = None) -> Any:
-        if args or not _well_formed(inputs, outputs, attrs):  # TorchAir's own validation says what is wrong
+        if args:
             return original(op_type, *args, inputs=inputs, outputs=outputs, attrs=attrs, node_name=node_name)
         with table.keyword_call(op_type, inputs, outputs, attrs):
             return original(op_type, inputs=inputs, outputs=outputs, attrs=attrs, node_name=node_name)

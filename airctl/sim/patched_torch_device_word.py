@@ -83,6 +83,20 @@ def _mapping_factory(original: Any) -> Any:
     return factory
 
 
+def _is_npu_get(self: Any) -> bool:
+    own = getattr(self, "_airctl_is_npu", None)
+    return self.device.type == "npu" if own is None else own
+
+
+def _is_npu_set(self: Any, value: Any) -> None:
+    self._airctl_is_npu = value
+
+
+# ``Tensor.is_npu``: whether the tensor is on ``npu``; a script may still set it on one tensor
+# (``t.is_npu = True``, as TorchAir's tests do without torch_npu) and read its own value back
+IS_NPU = property(_is_npu_get, _is_npu_set)
+
+
 def _stay(self, device=None, non_blocking=False, **kwargs):  # Tensor.npu / Module.npu: already "there"
     if npu_is_a_device():  # ... unless npu is a device: go there
         return self.to("npu" if device is None else torch_device("npu", device), non_blocking=non_blocking)
@@ -122,7 +136,7 @@ def patch(p: Patches) -> None:
     wrappers: list[Any] = []
     p.defer(lambda: _forget(wrappers))  # runs after the factories are back
     if not hasattr(torch.Tensor, "is_npu"):
-        p.setattr(torch.Tensor, "is_npu", property(lambda self: self.device.type == "npu"))
+        p.setattr(torch.Tensor, "is_npu", IS_NPU)
     p.setattr(torch.Tensor, "npu", _stay)
     p.setattr(torch.nn.Module, "npu", _stay)
     p.setattr(torch.Tensor, "to", _mapping_to(torch.Tensor.to))

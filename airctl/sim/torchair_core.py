@@ -146,8 +146,9 @@ def CheckAclnnAvaliable(aclnn_name: str) -> bool:  # noqa: N802 - the extension'
 def cann_compat(table: Any, optype: str, runtime_optional_inputs, runtime_optional_attrs) -> str:
     """CANN's answer to "does ``optype`` take these optional inputs and attributes", in TorchAir's
     C++ wording (``cann_ir_ability.cpp``), for an op in the session's IR table (declared beside the
-    model, or a keyword-form custom op). Any other op is one of the GE ops TorchAir's own ``IrDef``
-    describes, which the CANN matching this wheel has: ``""`` (compatible)."""
+    model). Any other op is taken to be in the CANN matching this wheel, with the IR the caller's
+    ``IrDef`` describes: ``""`` (compatible). Sim has no catalogue of CANN's built-in ops to say
+    "OperatorFactory find optype X failed" from."""
     ir = None if table is None else table.declared.get(optype)  # not lookup(): that records a miss
     if ir is None:
         return ""
