@@ -55,16 +55,22 @@ def child_env() -> Iterator[None]:
 
 
 class _Existing(importlib.abc.Loader):
-    """Hands out the module a just-opened session put in ``sys.modules``."""
+    """Hands out the module a just-opened session put in ``sys.modules``, unchanged.
+
+    Python answers a finder's spec with the ``__spec__`` of a module that appeared in ``sys.modules``
+    meanwhile, and would then load that module a second time; so the module's own spec is set
+    aside while the import machinery uses this loader's, and put back when it "executes"."""
 
     def __init__(self, module: ModuleType) -> None:
         self.module = module
+        self.spec = getattr(module, "__spec__", None)
+        module.__spec__ = None
 
     def create_module(self, spec: Any) -> ModuleType:
         return self.module
 
     def exec_module(self, module: ModuleType) -> None:
-        return None
+        module.__spec__ = self.spec
 
 
 class _SimOnImport(importlib.abc.MetaPathFinder):

@@ -1,4 +1,4 @@
-"""The argument checks of TorchAir's C++ ``TorchNpuGraphBase.run`` / ``auto_tune``, for the stand-in.
+"""The checks of TorchAir's C++ ``TorchNpuGraphBase`` (``run``, ``auto_tune``, ``compile``), for the stand-in.
 
 TorchAir's extension parses ``run((inputs, assigned_outputs, stream))`` and
 ``auto_tune((example_inputs, stream))`` before it touches the graph (``torchair/core/torchair.cpp``:
@@ -63,3 +63,50 @@ def auto_tune_args(args: Any) -> tuple[list[Any], Any]:
     example_inputs, stream = _unpack(args, 2, AUTO_TUNE_SIGNATURE)
     stream = _stream(stream)  # the C++ parses the stream first
     return tensor_list(example_inputs), stream
+
+
+def _dims(shapes: Any) -> str:
+    return "[" + ", ".join("[" + ", ".join(str(d) for d in s) + "]" for s in shapes) + "]"
+
+
+def net_output_shapes(serialized: bytes) -> list[list[int]] | None:
+    """The shapes a static GE graph's ``NetOutput`` receives (GE's compile summary of that graph);
+    None when the graph is dynamic (a ``-1``/``-2`` dim in a ``Data`` output or a graph output),
+    where GE's summary gives no shapes to compare."""
+    from airctl.io.ge_schema import message_class
+
+    model = message_class("ModelDef").FromString(bytes(serialized))  # what TorchAir's GeGraph serializes
+    if not model.graph:
+        return None
+    graph = model.graph[0]
+    shapes: list[list[int]] | None = None
+    for op in graph.op:
+        descs = op.output_desc if op.type == "Data" else op.input_desc if op.type == "NetOutput" else ()
+        dims = [list(d.shape.dim) for d in descs]
+        if any(x < 0 for s in dims for x in s):
+            return None
+        if op.type == "NetOutput":
+            shapes = dims
+    return shapes
+
+
+def check_net_output(serialized: bytes | None, executor_type: int | None, fx_shapes: Any) -> None:
+    """TorchAir's compile-time check of a static graph on the NPU executor (``concrete_graph.cpp``,
+    ``CheckNetOutputShape``): the GE graph's outputs have the FX graph's count, ranks and dims."""
+    if serialized is None or executor_type != 1 or fx_shapes is None:  # ExecutorType.NPU
+        return
+    ge_shapes = net_output_shapes(serialized)
+    if ge_shapes is None:
+        return
+    fx = [list(s) for s in fx_shapes]
+    summary = f"FX graph NetOutput shapes is : {_dims(fx)}, Ascend GE graph NetOutput shapes is : {_dims(ge_shapes)}"
+    if len(fx) != len(ge_shapes):
+        raise RuntimeError(f"The number of Ascend GE graph NetOutput: {len(ge_shapes)} is not equal to FX graph "
+                           f"NetOutput: {len(fx)}. {summary}")
+    for out, ge in zip(fx, ge_shapes, strict=True):
+        if len(out) != len(ge):
+            raise RuntimeError(f"The dim size of Ascend GE graph NetOutput: {_dims([ge])[1:-1]} is not equal to FX "
+                               f"graph NetOutput: {_dims([out])[1:-1]}. {summary}")
+        if any(a != b for a, b in zip(out, ge, strict=True) if a != -1 and b != -1):
+            raise RuntimeError(f"The dim of Ascend GE graph NetOutput: {_dims([ge])[1:-1]} is not equal to FX "
+                               f"graph NetOutput: {_dims([out])[1:-1]}. {summary}")

@@ -73,6 +73,8 @@ class TorchNpuGraphBase:
         self.hint_shapes = (inputs_shape, output_shapes)
 
     def compile(self) -> None:
+        ge_call_args.check_net_output(self.serialized, self.executor_type,
+                                      self.hint_shapes[1] if self.hint_shapes else None)
         self.compiled = True
 
     def auto_tune(self, args) -> None:  # AOE tuning needs the device; its arguments are checked
