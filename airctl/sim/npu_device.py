@@ -38,6 +38,7 @@ import torch
 from airctl.sim.registry import REGISTRY
 
 CPU_KEYS = "CPU"
+ACL_FORMAT_ND = 2  # aclFormat: the plain row-major layout; sim's device has no private formats
 # ops whose CPU kernel only rewrites a tensor's metadata (sizes, strides, storage): run it on the
 # PrivateUse1 tensor itself
 METADATA_OPS = ("as_strided", "view", "_reshape_alias", "set_.source_Storage_storage_offset",
@@ -121,6 +122,11 @@ def _local_scalar_dense(self: torch.Tensor) -> Any:
     return to_cpu(self).item()
 
 
+def _npu_format(self: torch.Tensor) -> int:
+    """torch_npu's ``get_npu_format``: every tensor of sim's device is in ND format (ACL_FORMAT_ND)."""
+    return ACL_FORMAT_ND
+
+
 def _metadata_kernel(op: Any) -> Any:
     def kernel(*args: Any, **kwargs: Any) -> Any:
         return op.redispatch(_cpu_keyset(), *args, **kwargs)
@@ -194,6 +200,10 @@ def _register() -> None:
         op = getattr(getattr(torch.ops.aten, packet), overload or "default", None)
         if op is not None and torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), CPU_KEYS):
             lib.impl(name, _metadata_kernel(op))
+    if hasattr(torch.ops.npu, "get_npu_format"):  # the wheel's op, defined by sim (wheel_ops) before this
+        npu_lib = torch.library.Library("npu", "IMPL", "PrivateUse1")
+        npu_lib.impl("get_npu_format", _npu_format)
+        REGISTRY.op_libraries.append(npu_lib)
     fallback = torch.library.Library("_", "IMPL", "PrivateUse1")
     fallback.fallback(_fallback)
     autograd = torch.library.Library("_", "IMPL", "AutogradPrivateUse1")

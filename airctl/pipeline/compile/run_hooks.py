@@ -227,8 +227,10 @@ class RunHooks:
             # TorchAir's backend is a functools.partial whose .keywords (compiler_config, ...) its own
             # code reads (inference.cache_compile): the wrapped backend is one too, with the same
             # arguments, which reach TorchAir's partial again when Dynamo calls it
-            func = getattr(backend.func, "__module__", None)
-            backend_with_airctl.__module__ = func or backend_with_airctl.__module__
+            for attr in ("__module__", "__name__", "__qualname__"):  # the partial's repr reads TorchAir's
+                value = getattr(backend.func, attr, None)
+                if isinstance(value, str):
+                    setattr(backend_with_airctl, attr, value)
             return functools.partial(backend_with_airctl, *backend.args, **backend.keywords)
         return backend_with_airctl
 
