@@ -13,6 +13,7 @@ original does all the work.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from airctl.sim.patching import Patches
@@ -31,6 +32,6 @@ def patch(p: Patches, table: Any) -> None:
         with table.keyword_call(op_type, inputs, outputs, attrs):
             return original(op_type, inputs=inputs, outputs=outputs, attrs=attrs, node_name=node_name)
 
-    custom_op.__doc__ = original.__doc__
+    functools.update_wrapper(custom_op, original)  # TorchAir's name and module: its public-API checks read them
     p.setattr(ge_custom, "custom_op", custom_op)
     p.setattr(ge_package, "custom_op", custom_op)
