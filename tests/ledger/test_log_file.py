@@ -46,3 +46,23 @@ def test_closing_writes_what_was_buffered(logger) -> None:
     lg.debug("the last line before a crash")
     handler.close()
     assert path.read_text() == "DEBUG the last line before a crash\n"
+
+
+def test_a_message_another_handler_formatted_is_not_evaluated_again(logger) -> None:
+    lg, handler, path = logger
+    first = logging.StreamHandler()  # the logger's own handler (TorchAir's), attached before the ledger's
+    lg.handlers.insert(0, first)
+    calls = []
+
+    class Lazy:  # TorchAir's LazyMessage: evaluated when a handler formats the record
+        def __str__(self) -> str:
+            calls.append(1)
+            return "computed"
+
+    try:
+        lg.debug("value: %s", Lazy())
+    finally:
+        lg.removeHandler(first)
+    handler.close()
+    assert len(calls) == 1
+    assert path.read_text(encoding="utf-8") == "DEBUG value: computed\n"
