@@ -27,7 +27,10 @@ class SimBackend(Backend):
 
         # sim's stand-in for CANN's op registry: custom ops' IR declared beside the model (docs/sim.md)
         self.ascend_ir = find_declarations(model_path) if model_path is not None else None
-        with session(sim_context(runs, self.ascend_ir)) as torchair:
+        from airctl.sim.child import child_env
+
+        # child Python processes the script starts get sim too (airctl.sim.child)
+        with session(sim_context(runs, self.ascend_ir)) as torchair, child_env():
             yield torchair
 
     def configure(self, config: Any, mode: str) -> str | None:
@@ -36,6 +39,8 @@ class SimBackend(Backend):
         debug = getattr(config, "debug", None)  # npugraph_ex's own config has none (it keeps its capture bookkeeping)
         if mode not in ACLGRAPH_MODES or debug is None or str(getattr(debug.run_eagerly, "value", "")) == "1":
             return None
+        if not _standin_device():  # the script put its own device stubs (NPUGraph, streams) in place:
+            return None  # TorchAir's own capture path runs against them, as on an NPU (TorchAir's tests)
         config.debug.run_eagerly = True
         return (f"sim: {mode} — set debug.run_eagerly=True on the CompilerConfig (NPU graph capture/replay is "
                 "not simulated; TorchAir's aclgraph code runs eagerly)")
@@ -64,6 +69,14 @@ class SimBackend(Backend):
 
         with REGISTRY.device.observing(traced):
             yield
+
+
+def _standin_device() -> bool:
+    """Whether ``torch_npu`` is airctl's stand-in (not a device stub the script installed itself)."""
+    import sys
+
+    module = sys.modules.get("torch_npu")
+    return module is None or bool(getattr(module, "__airctl_standin__", False))
 
 
 def sim_context(runs: Any, ascend_ir: Any = None) -> Any:

@@ -8,6 +8,8 @@ It also does not flush after every record, as FileHandler does: a large compile 
 thousands of DEBUG lines, and a write system call for each cost it about 1%. Lines reach the
 file when the buffer fills, at once for a WARNING or worse, at least every ``FLUSH_EVERY_S``
 seconds, and when the run ends (also a failed or interrupted one: the handler is closed then).
+
+A record another handler has already formatted is not evaluated again: its message is reused.
 """
 
 from __future__ import annotations
@@ -40,6 +42,18 @@ class LedgerLogHandler(logging.FileHandler):
             raise
         except Exception:  # noqa: BLE001 - logging's contract: handleError decides
             self.handleError(record)
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The record formatted, reusing the message a handler before this one computed: a message
+        argument may be lazy and costly, or count its own evaluations (TorchAir's ``LazyMessage``)."""
+        if "message" not in record.__dict__:
+            return super().format(record)
+        message = record.__dict__["message"]
+        record.getMessage = lambda: message  # type: ignore[method-assign]
+        try:
+            return super().format(record)
+        finally:
+            del record.getMessage
 
     def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
         if self.failed is None:

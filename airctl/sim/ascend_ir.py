@@ -59,10 +59,15 @@ def from_keyword_call(inputs: Mapping[str, Any] | None, outputs: Sequence[Any] |
                       attrs: Mapping[str, Any] | None) -> IrDef:
     """The IR a keyword-form ``custom_op`` call describes (None input: optional; list: dynamic;
     ``(name, count)`` output: dynamic; attribute types from their ``torchair.ge.attr`` class)."""
+    # arguments of the wrong kind (an int for inputs) describe nothing: TorchAir's own validation,
+    # which runs once the registry has answered, says what is wrong with them
+    inputs = inputs if isinstance(inputs, Mapping) else {}
+    attrs = attrs if isinstance(attrs, Mapping) else {}
+    outputs = outputs if isinstance(outputs, (list, tuple)) else []
     ins = [(name, "optional" if v is None else "dynamic" if isinstance(v, (list, tuple)) else "required")
-           for name, v in (inputs or {}).items()]
-    outs = [(o[0], "dynamic") if isinstance(o, (list, tuple)) else (str(o), "required") for o in outputs or []]
-    ats = [(name, ATTR_CLASSES.get(type(v).__name__, "VT_STRING")) for name, v in (attrs or {}).items()]
+           for name, v in inputs.items()]
+    outs = [(o[0], "dynamic") if isinstance(o, (list, tuple)) and o else (str(o), "required") for o in outputs]
+    ats = [(name, ATTR_CLASSES.get(type(v).__name__, "VT_STRING")) for name, v in attrs.items()]
     return IrDef(ins, outs, ats, source="the converter's keyword call to torchair.ge.custom_op")
 
 

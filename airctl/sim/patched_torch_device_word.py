@@ -1,6 +1,9 @@
 """Patch of torch's device word handling under sim: ``.npu()``, ``.to("npu")``, ``device="npu"``.
 
-Moving a tensor or module to ``npu`` keeps it on the CPU, where the sim backend computes;
+Moving a tensor or module to ``npu`` keeps it on the CPU, where the sim backend computes, as long as
+``npu`` is only a word to torch. Once a script has renamed torch's PrivateUse1 backend to ``npu`` (as
+torch_npu does, and TorchAir's own tests do), ``npu`` is a device — sim's, registered by
+:mod:`airctl.sim.npu_device`, whose tensors live in CPU memory — and nothing is mapped;
 factory calls with ``device="npu"`` are mapped the same way, and ``Tensor.is_npu`` exists (False:
 the data really is on the CPU). ``torch.device("npu")`` itself is not supported: it would need
 torch's PrivateUse1 backend renamed, which makes torch believe an accelerator is present (and
@@ -28,9 +31,20 @@ FACTORIES = (
 ).split()
 
 
-def is_npu(dev: Any) -> bool:
+def npu_is_a_device() -> bool:
+    """Whether the script made ``npu`` torch's name for PrivateUse1 (as torch_npu does): then sim's
+    registered device (:mod:`.npu_device`) holds ``npu`` tensors and the word is not mapped."""
     import torch
 
+    return torch._C._get_privateuse1_backend_name() == "npu"
+
+
+def is_npu(dev: Any) -> bool:
+    """Whether ``dev`` is the device *word* ``npu`` that sim maps to the CPU."""
+    import torch
+
+    if npu_is_a_device():
+        return False
     if isinstance(dev, str):
         return dev == "npu" or dev.startswith("npu:")
     if isinstance(dev, torch.device):
@@ -69,8 +83,30 @@ def _mapping_factory(original: Any) -> Any:
     return factory
 
 
+def _is_npu_get(self: Any) -> bool:
+    own = getattr(self, "_airctl_is_npu", None)
+    return self.device.type == "npu" if own is None else own
+
+
+def _is_npu_set(self: Any, value: Any) -> None:
+    self._airctl_is_npu = value
+
+
+# ``Tensor.is_npu``: whether the tensor is on ``npu``; a script may still set it on one tensor
+# (``t.is_npu = True``, as TorchAir's tests do without torch_npu) and read its own value back
+IS_NPU = property(_is_npu_get, _is_npu_set)
+
+
 def _stay(self, device=None, non_blocking=False, **kwargs):  # Tensor.npu / Module.npu: already "there"
+    if npu_is_a_device():  # ... unless npu is a device: go there
+        return self.to("npu" if device is None else torch_device("npu", device), non_blocking=non_blocking)
     return self
+
+
+def torch_device(kind: str, index: Any) -> Any:
+    import torch
+
+    return index if isinstance(index, torch.device | str) else torch.device(kind, int(index))
 
 
 def _trace_rules() -> Any:
@@ -100,7 +136,7 @@ def patch(p: Patches) -> None:
     wrappers: list[Any] = []
     p.defer(lambda: _forget(wrappers))  # runs after the factories are back
     if not hasattr(torch.Tensor, "is_npu"):
-        p.setattr(torch.Tensor, "is_npu", property(lambda self: self.device.type == "npu"))
+        p.setattr(torch.Tensor, "is_npu", IS_NPU)
     p.setattr(torch.Tensor, "npu", _stay)
     p.setattr(torch.nn.Module, "npu", _stay)
     p.setattr(torch.Tensor, "to", _mapping_to(torch.Tensor.to))

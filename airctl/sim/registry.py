@@ -72,6 +72,8 @@ class Registry:
     extension_modules: dict[str, ModuleType] = field(default_factory=dict)  # name -> stand-in module
     op_libraries: list[Any] = field(default_factory=list)  # torch.library.Library objects kept alive
     overrides_registered: bool = False  # npu_overrides' aten kernels are in op_libraries
+    npu_device_registered: bool = False  # PrivateUse1 hooks, guard and kernels (sim.npu_device)
+    npu_generator: Any = None  # the device's default generator, once asked for (sim.npu_device)
     collective_kernels: tuple[str, ...] | None = None  # npu_define ops given CPU kernels (collective_ops)
     lock: threading.Lock = field(default_factory=threading.Lock)
     # wheel_ops' lazy op definitions: not ``lock``, which TorchAir's import (that may reach them) holds

@@ -46,6 +46,7 @@ from typing import Any
 from airctl.sim import (
     collective_ops,
     ge_graph_runner,
+    npu_device,
     npugraph_ex_package,
     patched_acl_graph,
     patched_dynamo_backends,
@@ -116,6 +117,7 @@ def load_torchair() -> ModuleType:
             wheel_ops.register_all()  # the rest of the wheel's npu ops, by schema (their converters import)
             REGISTRY.torchair = load(path)
             collective_ops.register()
+            npu_device.register()  # PrivateUse1 answers whoever renames it to npu (torch_npu does)
         return REGISTRY.torchair
 
 
@@ -142,6 +144,8 @@ def session(ctx: SimContext) -> Iterator[ModuleType]:
         p.setattr(REGISTRY.extension_modules[torchair_core.MODULE_NAME], "get_registered_ir_def",
                   functools.partial(torchair_core.registered_ir_def, table))
         patched_ge_custom_op.patch(p, table)
+        p.setattr(REGISTRY.extension_modules[torchair_core.MODULE_NAME], "check_cann_compat",
+                  functools.partial(torchair_core.cann_compat, table))  # CANN's compat check, same table
         if ctx.run_acl is not None:
             patched_acl_graph.patch(p, ctx.run_acl)
             if npugraph_ex is not None:  # npugraph_ex's copy of the aclgraph runtime

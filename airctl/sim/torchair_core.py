@@ -23,6 +23,8 @@ import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from airctl.sim import ge_call_args
+
 MODULE_NAME = "torchair.core._torchair"
 
 # The runner executes one GE graph: (GE inputs, assigned outputs) -> GE outputs.
@@ -73,13 +75,15 @@ class TorchNpuGraphBase:
         self.hint_shapes = (inputs_shape, output_shapes)
 
     def compile(self) -> None:
+        ge_call_args.check_net_output(self.serialized, self.executor_type,
+                                      self.hint_shapes[1] if self.hint_shapes else None)
         self.compiled = True
 
-    def auto_tune(self, args) -> None:  # AOE tuning needs the device; nothing to tune here
-        return None
+    def auto_tune(self, args) -> None:  # AOE tuning needs the device; its arguments are checked
+        ge_call_args.auto_tune_args(args)
 
     def run(self, args) -> list:
-        inputs, assigned_outputs, _stream = args
+        inputs, assigned_outputs, _stream = ge_call_args.run_args(args)
         runner: Runner | None = getattr(self, RUNNER_ATTR, None)
         self.runs += 1
         if runner is None:  # no FX graph behind this one: run the GE graph from its own ops
@@ -137,8 +141,32 @@ def get_registered_ir_def(name: str):
     return registered_ir_def(None, name)
 
 
+def CheckAclnnAvaliable(aclnn_name: str) -> bool:  # noqa: N802 - the extension's own name (and spelling)
+    """Whether CANN's op-API library has ``aclnn_name``: sim loads no op-API library, so no."""
+    return False
+
+
+def cann_compat(table: Any, optype: str, runtime_optional_inputs, runtime_optional_attrs) -> str:
+    """CANN's answer to "does ``optype`` take these optional inputs and attributes", in TorchAir's
+    C++ wording (``cann_ir_ability.cpp``), for an op in the session's IR table (declared beside the
+    model). Any other op is taken to be in the CANN matching this wheel, with the IR the caller's
+    ``IrDef`` describes: ``""`` (compatible). Sim has no catalogue of CANN's built-in ops to say
+    "OperatorFactory find optype X failed" from."""
+    ir = None if table is None else table.declared.get(optype)  # not lookup(): that records a miss
+    if ir is None:
+        return ""
+    input_names = {name for name, _kind in ir.inputs}
+    attr_names = {name for name, _kind in ir.attrs}
+    bad_inputs = [name for name in runtime_optional_inputs if name not in input_names]
+    bad_attrs = [name for name in runtime_optional_attrs if name not in attr_names]
+    if not bad_inputs and not bad_attrs:
+        return ""
+    return (f"optype {optype} unsupported optional input [{', '.join(bad_inputs)}], "
+            f"optional attr [{', '.join(bad_attrs)}], please upgrade cann version.")
+
+
 def check_cann_compat(optype, runtime_optional_inputs, runtime_optional_attrs) -> str:
-    return ""
+    return cann_compat(None, optype, runtime_optional_inputs, runtime_optional_attrs)
 
 
 def export(serialized, options) -> None:
@@ -159,7 +187,7 @@ def build_module() -> types.ModuleType:
     for name in (
         "TorchDataType TorchNpuGraphBase InitializeGraphEngine FinalizeGraphEngine SetDebugLogPath "
         "InitDeviceStdoutChannel GetSocName AclmdlSetDump AclopStartDumpArgs AclopStopDumpArgs "
-        "StupidRepeat get_registered_ir_def check_cann_compat export as_torch_tensors"
+        "StupidRepeat get_registered_ir_def check_cann_compat export as_torch_tensors CheckAclnnAvaliable"
     ).split():
         setattr(mod, name, getattr(this, name))
     mod.__airctl_standin__ = True
@@ -169,9 +197,21 @@ def build_module() -> types.ModuleType:
 EXECUTOR_MODULE_NAME = "torchair.core._npu_graph_executor"
 
 
+def npu_storage_sizes(tensor: Any) -> list[int]:
+    """torch_npu's ``get_npu_storage_sizes``: the shape the tensor's storage was created with. Sim
+    keeps every tensor in ND format, so that is the shape of the tensor that owns the storage."""
+    import torch
+
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"GetNpuStorageSizes(): incompatible function arguments: {type(tensor).__name__}")
+    base = tensor._base if tensor._base is not None else tensor
+    return list(base.shape)
+
+
 def build_executor_module() -> types.ModuleType:
     """``torchair.core._npu_graph_executor``: imported for its side effect of binding torch_npu's
     device runtime into TorchAir; under sim there is nothing to bind."""
     mod = types.ModuleType(EXECUTOR_MODULE_NAME, build_executor_module.__doc__)
+    mod.GetNpuStorageSizes = npu_storage_sizes
     mod.__airctl_standin__ = True
     return mod

@@ -46,3 +46,19 @@ def test_closing_writes_what_was_buffered(logger) -> None:
     lg.debug("the last line before a crash")
     handler.close()
     assert path.read_text() == "DEBUG the last line before a crash\n"
+
+
+def test_a_message_another_handler_formatted_is_not_evaluated_again(logger) -> None:
+    _, handler, _ = logger
+    calls = []
+
+    class Lazy:  # TorchAir's LazyMessage: evaluated when a handler formats the record
+        def __str__(self) -> str:
+            calls.append(1)
+            return "computed"
+
+    record = logging.LogRecord("torchair", logging.DEBUG, __file__, 1, "value: %s", (Lazy(),), None)
+    assert handler.format(record) == "DEBUG value: computed"  # first handler: evaluates once
+    assert handler.format(record) == "DEBUG value: computed"  # a later handler reuses the message
+    assert len(calls) == 1
+    assert not hasattr(record.__dict__, "getMessage") and "getMessage" not in record.__dict__

@@ -35,6 +35,7 @@ the ledger's ``torchair/`` (the index entry keeps the original path in ``source`
 from __future__ import annotations
 
 import contextlib
+import functools
 import shutil
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -203,8 +204,7 @@ class RunHooks:
                 hooks._config_seen(config, "get_npu_backend")
             return hooks.wrap_backend(backend, config)
 
-        get_npu_backend.__doc__ = original.__doc__
-        get_npu_backend.__wrapped__ = original  # type: ignore[attr-defined]
+        functools.update_wrapper(get_npu_backend, original)  # TorchAir's name, module, doc; __wrapped__
         return get_npu_backend
 
     def wrap_backend(self, backend: Any, config: Any) -> Callable[..., Any]:
@@ -223,6 +223,15 @@ class RunHooks:
 
         # Dynamo names the backend in its errors (BackendCompilerFailed: backend=...): keep TorchAir's
         backend_with_airctl.__name__ = getattr(backend, "__name__", None) or str(backend)
+        if isinstance(backend, functools.partial):
+            # TorchAir's backend is a functools.partial whose .keywords (compiler_config, ...) its own
+            # code reads (inference.cache_compile): the wrapped backend is one too, with the same
+            # arguments, which reach TorchAir's partial again when Dynamo calls it
+            for attr in ("__module__", "__name__", "__qualname__"):  # the partial's repr reads TorchAir's
+                value = getattr(backend.func, attr, None)
+                if isinstance(value, str):
+                    setattr(backend_with_airctl, attr, value)
+            return functools.partial(backend_with_airctl, *backend.args, **backend.keywords)
         return backend_with_airctl
 
     def _record_check(self, number: int, summary: dict[str, Any]) -> None:
@@ -239,8 +248,7 @@ class RunHooks:
             hooks._config_seen(getattr(compiler, "config", None), "get_compiler")
             return compiler
 
-        get_compiler.__doc__ = original.__doc__
-        get_compiler.__wrapped__ = original  # type: ignore[attr-defined]
+        functools.update_wrapper(get_compiler, original)
         return get_compiler
 
     # -- torch_npu.profiler.tensorboard_trace_handler ----------------------------------------
