@@ -59,3 +59,14 @@ def compiled(model: str, mode: str, out: Path, passes: str | None = None):
 @pytest.fixture(scope="session")
 def compile_fixture(runs_dir: Path):
     return lambda model, mode="max-autotune", passes=None: compiled(model, mode, runs_dir, passes)
+
+
+@pytest.fixture(scope="session")
+def zygote():
+    """A warm parent that forks ``python -m airctl`` processes with torch and TorchAir imported
+    (tests/zygote.py); started on first use, once per test process."""
+    from tests.zygote import Zygote
+
+    parent = Zygote()
+    yield parent
+    parent.close()
