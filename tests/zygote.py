@@ -21,6 +21,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import resource
 import runpy
 import selectors
 import signal
@@ -84,6 +85,8 @@ def _child(request: dict) -> None:
     for fd, path, flags in ((0, os.devnull, os.O_RDONLY), (1, request["stdout"], os.O_WRONLY | os.O_CREAT),
                             (2, request["stderr"], os.O_WRONLY | os.O_CREAT)):
         os.dup2(os.open(path, flags, 0o644), fd)
+    if request.get("fsize") is not None:  # a full disk, as ``ulimit -f`` makes one
+        resource.setrlimit(resource.RLIMIT_FSIZE, (request["fsize"], request["fsize"]))
     signal.signal(signal.SIGINT, signal.default_int_handler)
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.SIG_DFL)
@@ -158,10 +161,11 @@ class Zygote:
             raise RuntimeError(f"zygote: {message['error']}")
         return message[key]
 
-    def start(self, args: list[str], cwd: Path, env: dict[str, str], logs: Path) -> Child:
+    def start(self, args: list[str], cwd: Path, env: dict[str, str], logs: Path, fsize: int | None = None) -> Child:
         assert not self.busy, "one child at a time"
         out, err = logs / f"stdout-{time.monotonic_ns()}.txt", logs / f"stderr-{time.monotonic_ns()}.txt"
-        request = {"args": [str(a) for a in args], "cwd": str(cwd), "env": env, "stdout": str(out), "stderr": str(err)}
+        request = {"args": [str(a) for a in args], "cwd": str(cwd), "env": env, "stdout": str(out), "stderr": str(err),
+                   "fsize": fsize}
         assert self.proc.stdin is not None
         self.proc.stdin.write((json.dumps(request) + "\n").encode())
         self.proc.stdin.flush()
@@ -186,16 +190,23 @@ def imports_again(env: dict[str, str], zygote_env: dict[str, str]) -> list[str]:
                   and env.get(k) != zygote_env.get(k))
 
 
-def start(zygote: Zygote | None, args: list[str], cwd: Path, env: dict[str, str], logs: Path,
-          fresh: bool = False) -> Child:
+def start(zygote: Zygote | None, args: list, cwd: Path, env: dict[str, str], logs: Path, fresh: bool = False,
+          fsize: int | None = None) -> Child:
     """``python -m airctl ARGS`` in its own process group: forked from ``zygote``, or a fresh interpreter
-    when asked (``fresh``), when there is no zygote, or when ``env`` changes what the imports read."""
+    when asked (``fresh``), when there is no zygote, or when ``env`` changes what the imports read;
+    ``fsize``: the largest file it may write (``RLIMIT_FSIZE``)."""
     if zygote is not None and not fresh and not imports_again(env, zygote.env):
-        return zygote.start(args, cwd, env, logs)
+        return zygote.start(args, cwd, env, logs, fsize)
     out, err = logs / f"stdout-{time.monotonic_ns()}.txt", logs / f"stderr-{time.monotonic_ns()}.txt"
+
+    def limit() -> None:
+        if fsize is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+
     with open(out, "wb") as o, open(err, "wb") as e:
         proc = subprocess.Popen([sys.executable, "-m", "airctl", *map(str, args)], cwd=cwd, env=env,
-                                stdin=subprocess.DEVNULL, stdout=o, stderr=e, start_new_session=True)
+                                stdin=subprocess.DEVNULL, stdout=o, stderr=e, start_new_session=True,
+                                preexec_fn=limit if fsize is not None else None)
     return Child(proc.pid, None, proc, out, err)
 
 
