@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -20,6 +21,16 @@ if str(REPO) not in sys.path:
 from airctl.torch_env import ensure_torch_importable  # noqa: E402
 
 ensure_torch_importable()
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """How many workers ``-n auto`` (pyproject's addopts) starts: the whole suite (no test named, as
+    README command 2 runs it, the fast lane included) spreads over up to four of the machine's cores
+    by test file; tests named on the command line (the edit-test loop) run in this process, since a
+    worker pays collection and TorchAir's import again. ``-n N`` or ``-n 0`` decides otherwise."""
+    if config.args_source != pytest.Config.ArgsSource.TESTPATHS:
+        return 0
+    return max(1, min(4, len(os.sched_getaffinity(0))))
 
 
 def ledger_text(path: Path) -> str:
@@ -59,3 +70,14 @@ def compiled(model: str, mode: str, out: Path, passes: str | None = None):
 @pytest.fixture(scope="session")
 def compile_fixture(runs_dir: Path):
     return lambda model, mode="max-autotune", passes=None: compiled(model, mode, runs_dir, passes)
+
+
+@pytest.fixture(scope="session")
+def zygote():
+    """A warm parent that forks ``python -m airctl`` processes with torch and TorchAir imported
+    (tests/zygote.py); started on first use, once per test process."""
+    from tests.zygote import Zygote
+
+    parent = Zygote()
+    yield parent
+    parent.close()

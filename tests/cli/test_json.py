@@ -5,29 +5,32 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from airctl.cli.app import build_app
+from tests.zygote import Child, Zygote, start
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = REPO / "fixtures" / "models" / "seed.py"
 runner = CliRunner()
 
 
-def shell(*args: object, cwd: Path) -> subprocess.CompletedProcess:
+def shell(zygote: Zygote, *args: object, cwd: Path) -> Child:
+    """``python -m airctl ARGS`` as a shell runs it (forked from the zygote, tests/zygote.py), to its end."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "airctl", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=600)
+    logs = cwd.parent / f"{cwd.name}-stdio"
+    logs.mkdir(exist_ok=True)
+    child = start(zygote, list(args), cwd, env, logs)
+    child.wait(600)
+    return child
 
 
 @pytest.mark.slow
-def test_compile_json_is_the_ledgers_index_and_nothing_else(tmp_path: Path) -> None:
-    proc = shell("compile", SEED, "--backend", "sim", "--json", "--out", tmp_path / "runs", cwd=tmp_path)
+def test_compile_json_is_the_ledgers_index_and_nothing_else(tmp_path: Path, zygote: Zygote) -> None:
+    proc = shell(zygote, "compile", SEED, "--backend", "sim", "--json", "--out", tmp_path / "runs", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     (ledger,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
     assert json.loads(proc.stdout) == json.loads((ledger / "index.json").read_text())

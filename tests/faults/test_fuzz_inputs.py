@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,9 +19,15 @@ YAMLS = sorted((REPO / "passes").glob("*.yaml")) + sorted((REPO / "fixtures" / "
 YAML_SEEDS = [p.read_bytes() for p in YAMLS]
 PROFILE = REPO / "fixtures" / "profiles" / "npu_level1"
 PROFILE_FILES = sorted(p for p in PROFILE.rglob("*") if p.is_file() and p.suffix in (".csv", ".json"))
-_TMP = Path(tempfile.mkdtemp(prefix="airctl-fuzz-"))
 SETTINGS = settings(max_examples=150, deadline=3000, derandomize=True, print_blob=False,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+
+
+@pytest.fixture(scope="module")
+def fuzz_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where mutated inputs are written: pytest's own temporary tree, which it prunes (a module-scoped
+    folder, as hypothesis runs many examples per test call)."""
+    return tmp_path_factory.mktemp("fuzz")
 
 
 @st.composite
@@ -48,11 +53,11 @@ def mutated(draw, seeds: list[bytes]) -> bytes:
 @pytest.mark.slow
 @SETTINGS
 @given(mutated(YAML_SEEDS))
-def test_mutated_pass_files_give_spec_errors_only(data: bytes) -> None:
+def test_mutated_pass_files_give_spec_errors_only(fuzz_dir: Path, data: bytes) -> None:
     from airctl.errors import SpecError
     from airctl.passes.spec import load
 
-    path = _TMP / "p.yaml"
+    path = fuzz_dir / "p.yaml"
     path.write_bytes(data)
     try:
         load(path)
@@ -63,10 +68,11 @@ def test_mutated_pass_files_give_spec_errors_only(data: bytes) -> None:
 @pytest.mark.slow
 @SETTINGS
 @given(st.sampled_from(range(len(PROFILE_FILES))), st.data())
-def test_mutated_profiler_folders_give_clean_errors_or_warnings(which: int, data: st.DataObject) -> None:
+def test_mutated_profiler_folders_give_clean_errors_or_warnings(fuzz_dir: Path, which: int,
+                                                                 data: st.DataObject) -> None:
     from airctl.profile.analyze import analyze
 
-    folder = _TMP / "prof"
+    folder = fuzz_dir / "prof"
     shutil.rmtree(folder, ignore_errors=True)
     shutil.copytree(PROFILE, folder)
     target = folder / PROFILE_FILES[which].relative_to(PROFILE)

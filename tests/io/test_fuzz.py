@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,11 +14,17 @@ from tests.io.dumps import DUMPS, FX_AFTER, GE_DUMPS, PY_DUMPS
 
 SEEDS = [(p.suffix, p.read_bytes()) for p in GE_DUMPS + PY_DUMPS + [FX_AFTER]]
 SUFFIXES = [".pbtxt", ".txt", ".py", ".json", ".dump"]
-_TMP = Path(tempfile.mkdtemp(prefix="airctl-fuzz-"))
 
 
-def _check(data: bytes, suffix: str) -> None:
-    path = _TMP / f"g{suffix}"
+@pytest.fixture(scope="module")
+def fuzz_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where mutated inputs are written: pytest's own temporary tree, which it prunes (a module-scoped
+    folder, as hypothesis runs many examples per test call)."""
+    return tmp_path_factory.mktemp("fuzz")
+
+
+def _check(folder: Path, data: bytes, suffix: str) -> None:
+    path = folder / f"g{suffix}"
     path.write_bytes(data)
     try:
         read_graph(path)
@@ -53,28 +58,28 @@ def mutated(draw) -> tuple[bytes, str]:
 @pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
-def test_mutated_dumps_raise_only_graph_read_error(case: tuple[bytes, str]) -> None:
-    _check(*case)
+def test_mutated_dumps_raise_only_graph_read_error(fuzz_dir: Path, case: tuple[bytes, str]) -> None:
+    _check(fuzz_dir, *case)
 
 
 @pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=400), st.sampled_from(SUFFIXES))
-def test_random_bytes_raise_only_graph_read_error(data: bytes, suffix: str) -> None:
-    _check(data, suffix)
+def test_random_bytes_raise_only_graph_read_error(fuzz_dir: Path, data: bytes, suffix: str) -> None:
+    _check(fuzz_dir, data, suffix)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet='node{}:"\'\\^#attr key value s input op name\n0123456789[]<>,;-.', max_size=300),
        st.sampled_from(SUFFIXES))
-def test_token_soup_raises_only_graph_read_error(text: str, suffix: str) -> None:
-    _check(text.encode("utf-8"), suffix)
+def test_token_soup_raises_only_graph_read_error(fuzz_dir: Path, text: str, suffix: str) -> None:
+    _check(fuzz_dir, text.encode("utf-8"), suffix)
 
 
-def test_every_truncation_of_a_pbtxt_dump_reports_a_line() -> None:
+def test_every_truncation_of_a_pbtxt_dump_reports_a_line(fuzz_dir: Path) -> None:
     data = (DUMPS / "stream" / "original.pbtxt").read_bytes()
     for cut in range(1, len(data), 97):
-        path = _TMP / "cut.pbtxt"
+        path = fuzz_dir / "cut.pbtxt"
         path.write_bytes(data[:cut])
         try:
             read_graph(path)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,13 @@ REPO = Path(__file__).resolve().parents[2]
 LISTING = (REPO / "fixtures" / "checks" / "listings" / "nested_stream_scopes.txt").read_bytes()
 CODE = next((REPO / "fixtures" / "imports" / "ma_tcd").rglob("001_aot_forward_graph_after_*.txt")).read_bytes()
 LOG = b"\n".join((REPO / "fixtures" / "imports" / "ma_txt" / "train.log").read_bytes().split(b"\n")[:120])
-_TMP = Path(tempfile.mkdtemp(prefix="airctl-fuzz-fx-"))
+
+
+@pytest.fixture(scope="module")
+def fuzz_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where mutated inputs are written: pytest's own temporary tree, which it prunes (a module-scoped
+    folder, as hypothesis runs many examples per test call)."""
+    return tmp_path_factory.mktemp("fuzz")
 
 
 @st.composite
@@ -42,9 +47,9 @@ def mutated(draw) -> tuple[bytes, str]:  # noqa: ANN001
 @pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
-def test_mutated_fx_text_raises_only_graph_read_error(case: tuple[bytes, str]) -> None:
+def test_mutated_fx_text_raises_only_graph_read_error(fuzz_dir: Path, case: tuple[bytes, str]) -> None:
     data, name = case
-    path = _TMP / name
+    path = fuzz_dir / name
     path.write_bytes(data)
     for read in (read_graph, load_targets):
         try:

@@ -1,15 +1,16 @@
-"""Run ``python -m airctl run ...`` in a subprocess (scripts set process-global GE options and
-TorchAir's log level, which must not leak into other tests)."""
+"""Run ``python -m airctl run ...`` in a process of its own (scripts set process-global GE options and
+TorchAir's log level, which must not leak into other tests): forked from the tests' zygote, which
+imported torch and TorchAir once (tests/zygote.py), or a fresh interpreter without one."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tests.zygote import Zygote, start
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "fixtures" / "scripts"
@@ -34,9 +35,11 @@ class Run:
         return json.loads((self.ledger / "index.json").read_text())
 
 
-def airctl_run(cwd: Path, *args: str | Path, timeout: int = 300, env_extra: dict[str, str] | None = None) -> Run:
+def airctl_run(cwd: Path, *args: str | Path, timeout: int = 300, env_extra: dict[str, str] | None = None,
+               zygote: Zygote | None = None) -> Run:
     env = dict(os.environ, **(env_extra or {}))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    proc = subprocess.run([sys.executable, "-m", "airctl", "run", "--backend", "sim", *map(str, args)], cwd=cwd,
-                          env=env, capture_output=True, text=True, timeout=timeout)
-    return Run(proc.returncode, proc.stdout, proc.stderr, cwd)
+    logs = cwd.parent / f"{cwd.name}-stdio"
+    logs.mkdir(exist_ok=True)
+    child = start(zygote, ["run", "--backend", "sim", *map(str, args)], cwd, env, logs)
+    return Run(child.wait(timeout), child.stdout, child.stderr, cwd)

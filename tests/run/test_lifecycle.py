@@ -1,6 +1,14 @@
 """One lifecycle for every run (pipeline/run/lifecycle.py): signals at every moment, a process that
 died, the user's code ending the process or leaving threads behind. Each case runs the console
-script in a fresh process, as users run it."""
+script in a process of its own, as users run it: a fresh interpreter where the moment is inside
+the imports, else one forked from a zygote that imported torch and TorchAir once (tests/zygote.py).
+
+The signal sweeps aim at phases rather than a time grid: one ``airctl compile`` left alone in each
+kind of process says, from its own ledger (``timings``, every stage's ``elapsed``), when each phase
+runs, and the sweep sends a signal into the middle of each. SIGINT goes to every phase (Python's
+own ``KeyboardInterrupt`` path, before and after airctl arms its handler); SIGTERM and SIGHUP share
+one path once armed (:class:`~airctl.errors.Terminated`, only the name and exit code differ), so
+each goes to every phase before the ledger exists and to every other phase after it."""
 
 from __future__ import annotations
 
@@ -8,11 +16,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+
+from tests.zygote import Child, Zygote, start
 
 REPO = Path(__file__).resolve().parents[2]
 MODELS = REPO / "fixtures" / "models"
@@ -30,48 +39,61 @@ def _env(out: Path) -> dict[str, str]:
     return env
 
 
-def _airctl(*args: str | Path) -> list[str]:
-    return [sys.executable, "-m", "airctl", *map(str, args)]
-
-
-def _statuses(out: Path) -> list[str]:
-    return [json.loads((d / "index.json").read_text())["status"] for d in out.iterdir()
+def _indexes(out: Path) -> list[dict]:
+    return [json.loads((d / "index.json").read_text()) for d in out.iterdir()
             if (d / "index.json").is_file()] if out.is_dir() else []
 
 
-def _signalled(cmd: list[str], cwd: Path, out: Path, signum: int, after: float) -> tuple[int | None, str]:
-    """Start ``cmd`` in its own process group, send ``signum`` to the group ``after`` seconds in; the exit
-    code (None: it ended before the signal), and stderr."""
-    proc = subprocess.Popen(cmd, cwd=cwd, env=_env(out), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
-    try:
-        proc.wait(after)
-        return None, proc.stderr.read().decode() if proc.stderr else ""
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signum)
-    try:
-        _, err = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        raise AssertionError(f"{cmd} still running 60 s after {signal.Signals(signum).name}") from None
-    return proc.returncode, err.decode()
+def _statuses(out: Path) -> list[str]:
+    return [index["status"] for index in _indexes(out)]
 
 
-def _sweep(cmd: list[str], cwd: Path, signum: int, moments: list[float]) -> int:
+def _run(zygote: Zygote | None, args: list, cwd: Path, out: Path, timeout: float = 300) -> Child:
+    """``airctl ARGS`` to its end (forked from ``zygote``; None: a fresh interpreter)."""
+    child = start(zygote, args, cwd, _env(out), cwd)
+    try:
+        child.wait(timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+        raise AssertionError(f"airctl {args} still running after {timeout} s") from None
+    return child
+
+
+def _signalled(zygote: Zygote | None, args: list, cwd: Path, out: Path, signum: int,
+               after: float) -> tuple[int | None, str]:
+    """Start ``airctl ARGS`` in its own process group (forked from ``zygote``; None: a fresh interpreter),
+    send ``signum`` to the group ``after`` seconds in; the exit code (None: it ended before the signal),
+    and stderr."""
+    child = start(zygote, args, cwd, _env(out), cwd)
+    try:
+        child.wait(after)
+        return None, child.stderr
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signum)
+    try:
+        child.wait(60)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+        raise AssertionError(f"{args} still running 60 s after {signal.Signals(signum).name}") from None
+    return child.returncode, child.stderr
+
+
+def _sweep(zygote: Zygote | None, args: list, cwd: Path, signum: int, moments: dict[str, float]) -> int:
     """Every moment: the command exits with the signal's code and leaves its ledger interrupted or
     terminated; or no ledger (before one exists); or it had ended. Returns how many ledgers were cut."""
     cut = 0
-    for k, after in enumerate(moments):
-        out = cwd / f"runs-{signal.Signals(signum).name}-{k}"
-        code, err = _signalled(cmd, cwd, out, signum, after)
+    for phase, after in moments.items():
+        out = cwd / f"runs-{signal.Signals(signum).name}-{phase}"
+        code, err = _signalled(zygote, args, cwd, out, signum, after)
         statuses = _statuses(out)
         if code is None or statuses == ["ok"]:  # it finished first (the signal met the process's exit)
             assert "running" not in statuses, statuses
             continue
         # before airctl's first instruction Python's own SIGINT handling ends it (-2: a shell says 130)
-        assert code == CODE[signum] or (code == -signum and not statuses), (after, code, err[-800:])
-        assert all(s == STATUS[signum] for s in statuses), (after, statuses, err[-800:])
+        assert code == CODE[signum] or (code == -signum and not statuses), (phase, after, code, err[-800:])
+        assert all(s == STATUS[signum] for s in statuses), (phase, after, statuses, err[-800:])
         cut += bool(statuses)
     return cut
 
@@ -79,37 +101,65 @@ def _sweep(cmd: list[str], cwd: Path, signum: int, moments: list[float]) -> int:
 SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
 
 
-@pytest.fixture(scope="module")
-def phases(tmp_path_factory: pytest.TempPathFactory) -> tuple[float, float]:
-    """One whole ``airctl compile`` of slow.py left alone: when its ledger appears and when the process
-    ends (seconds); the signal sweeps below share it."""
-    cwd = tmp_path_factory.mktemp("warm")
+def _left_alone(zygote: Zygote | None, cwd: Path) -> tuple[float, float, dict]:
+    """One whole ``airctl compile`` of slow.py: when its ledger appeared and when the process ended
+    (seconds from its start), and its index."""
     out = cwd / "runs"
     t0 = time.monotonic()
-    proc = subprocess.Popen(_airctl("compile", ENDS / "slow.py"), cwd=cwd, env=_env(out),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    child = start(zygote, ["compile", ENDS / "slow.py"], cwd, _env(out), cwd)
     appeared = None
-    while proc.poll() is None:
-        if appeared is None and _statuses(out):
-            appeared = time.monotonic() - t0
-        time.sleep(0.02)
+    while True:
+        try:
+            child.wait(0.02)
+            break
+        except subprocess.TimeoutExpired:
+            if appeared is None and _statuses(out):
+                appeared = time.monotonic() - t0
     end = time.monotonic() - t0
-    assert proc.returncode == 0, proc.stderr.read().decode()[-2000:] if proc.stderr else ""
-    return (appeared if appeared is not None else end / 2), end
+    assert child.returncode == 0, child.stderr[-2000:]
+    (index,) = _indexes(out)
+    return (appeared if appeared is not None else end / 2), end, index
 
 
-def _moments(start: float, stop: float, n: int) -> list[float]:
-    return [start + (stop - start) * k / (n - 1) for k in range(n)]
+@pytest.fixture(scope="module")
+def fresh_moments(tmp_path_factory: pytest.TempPathFactory) -> dict[str, float]:
+    """The phases only a fresh interpreter has: Python starting (airctl not armed yet), the CLI's
+    imports (armed, no ledger yet), TorchAir's import inside the run (``timings.backend_seconds``)."""
+    appears, _, index = _left_alone(None, tmp_path_factory.mktemp("fresh"))
+    backend = index["timings"]["backend_seconds"]
+    return {"python-starting": 0.2, "cli-imports": appears / 2, "torchair-import": appears + backend / 2}
+
+
+@pytest.fixture(scope="module")
+def warm_moments(zygote: Zygote, tmp_path_factory: pytest.TempPathFactory) -> dict[str, float]:
+    """The phases of the run itself, from the ledger's own clock (a zygote child, TorchAir loaded):
+    the model's load and eager run, Dynamo's trace, AOT and the FX passes, GE conversion and its
+    passes, the compiled run, and closing the run (report, pointer, exit)."""
+    appears, end, index = _left_alone(zygote, tmp_path_factory.mktemp("warm"))
+    t = index["timings"]
+    opened = t["backend_seconds"] + t["load_seconds"] + t["eager_seconds"]
+    elapsed = {s["name"]: s["elapsed"] for g in index["graphs"] for s in g["stages"]}
+    last = max(elapsed.values())
+    bounds = {"load-and-eager": (0.0, opened), "dynamo": (opened, elapsed["dynamo"]),
+              "aot-and-fx-passes": (elapsed["dynamo"], elapsed["fx-final"]),
+              "ge-conversion": (elapsed["fx-final"], elapsed["ge-optimized"]),
+              "compiled-run": (last, opened + t["compile_and_run_seconds"]),
+              "closing": (t["total_seconds"], end - appears)}
+    for phase, (a, b) in bounds.items():
+        assert 0 <= a <= b, (phase, a, b, index["timings"])  # the ledger's clock says the phases in order
+    return {phase: appears + (a + b) / 2 for phase, (a, b) in bounds.items()}
 
 
 @pytest.mark.parametrize("signum", SIGNALS)
-def test_a_signal_at_every_moment_of_a_compile(tmp_path: Path, signum: int, phases: tuple[float, float]) -> None:
-    """From 0.2 s on, through the imports (typer, TorchAir, the script's), the compile and the run:
-    two moments before the ledger exists, four spread over its life."""
-    appears, ends = phases
-    moments = [0.2, appears / 2] + _moments(appears + 0.05, ends * 0.95, 4)
-    cut = _sweep(_airctl("compile", ENDS / "slow.py"), tmp_path, signum, moments)
-    assert cut >= 2, f"moments land while the run's ledger exists ({moments})"
+def test_a_signal_at_every_phase_of_a_compile(tmp_path: Path, signum: int, zygote: Zygote,
+                                              fresh_moments: dict[str, float], warm_moments: dict[str, float]) -> None:
+    """Fresh interpreters for Python's start, the CLI's imports and TorchAir's; zygote children for
+    the run's own phases (SIGTERM and SIGHUP take every other one, see the module)."""
+    warm = warm_moments if signum == signal.SIGINT else \
+        dict(list(warm_moments.items())[int(signum == signal.SIGHUP)::2])
+    cut = _sweep(None, ["compile", ENDS / "slow.py"], tmp_path, signum, fresh_moments)
+    cut += _sweep(zygote, ["compile", ENDS / "slow.py"], tmp_path, signum, warm)
+    assert cut >= 2, f"moments land while the run's ledger exists ({fresh_moments}, {warm})"
 
 
 @pytest.mark.parametrize("command", [
@@ -119,68 +169,66 @@ def test_a_signal_at_every_moment_of_a_compile(tmp_path: Path, signum: int, phas
     ["import", REPO / "fixtures" / "imports" / "ma_tcd"],
 ], ids=["passes-apply", "run", "profile", "import"])
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_during_the_other_run_commands(tmp_path: Path, command: list, signum: int) -> None:
-    """Two moments per signal, interleaved: 0.5 s and 3 s for SIGINT, 1.5 s and 4.5 s for SIGTERM."""
-    _sweep(_airctl(*command), tmp_path, signum, {signal.SIGINT: [0.5, 3.0], signal.SIGTERM: [1.5, 4.5]}[signum])
+def test_a_signal_during_the_other_run_commands(tmp_path: Path, command: list, signum: int, zygote: Zygote) -> None:
+    """Two moments per signal, interleaved, in zygote children (the imports before a run are the
+    compile sweep's): 0.5 s and 2 s for SIGINT, 1 s and 3 s for SIGTERM."""
+    moments = {signal.SIGINT: [0.5, 2.0], signal.SIGTERM: [1.0, 3.0]}[signum]
+    _sweep(zygote, command, tmp_path, signum, {f"{m}s": m for m in moments})
 
 
-def test_sigkill_leaves_a_run_that_readers_call_died(tmp_path: Path) -> None:
+def test_sigkill_leaves_a_run_that_readers_call_died(tmp_path: Path, zygote: Zygote) -> None:
     out = tmp_path / "runs"
-    subprocess.run(_airctl("compile", MODELS / "seed.py"), cwd=tmp_path, env=_env(out), capture_output=True,
-                   check=True, timeout=300)
-    proc = subprocess.Popen(_airctl("compile", ENDS / "slow.py"), cwd=tmp_path, env=_env(out),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    assert _run(zygote, ["compile", MODELS / "seed.py"], tmp_path, out).returncode == 0
+    child = start(zygote, ["compile", ENDS / "slow.py"], tmp_path, _env(out), tmp_path)
     deadline = time.monotonic() + 120
     while "running" not in _statuses(out) and time.monotonic() < deadline:
         time.sleep(0.1)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    os.killpg(child.pid, signal.SIGKILL)
+    assert child.wait(60) == -signal.SIGKILL
     assert "running" in _statuses(out), "on disk the killed run still says running"
-    runs = subprocess.run(_airctl("runs", "--json"), cwd=tmp_path, env=_env(out), capture_output=True, text=True)
+    runs = _run(zygote, ["runs", "--json"], tmp_path, out)
     rows = json.loads(runs.stdout)["runs"]
     assert [r["status"] for r in rows] == ["died", "ok"], rows
     assert "ended without closing the run" in rows[0]["error"]
     died = rows[0]["id"]
-    show = subprocess.run(_airctl("show", died), cwd=tmp_path, env=_env(out), capture_output=True, text=True)
+    show = _run(zygote, ["show", died], tmp_path, out)
     assert "status: died" in show.stdout, show.stdout
-    current = subprocess.run(_airctl("show"), cwd=tmp_path, env=_env(out), capture_output=True, text=True)
+    current = _run(zygote, ["show"], tmp_path, out)
     assert current.returncode == 0 and "status: ok" in current.stdout, current.stderr  # the pointer reads
 
 
 @pytest.mark.parametrize("script, asked", [("exit_in_get_model.py", 0), ("exit_in_forward.py", 3)])
-def test_os_exit_in_user_code_closes_the_run_and_names_the_script(tmp_path: Path, script: str, asked: int) -> None:
+def test_os_exit_in_user_code_closes_the_run_and_names_the_script(tmp_path: Path, script: str, asked: int,
+                                                                  zygote: Zygote) -> None:
     out = tmp_path / "runs"
-    proc = subprocess.run(_airctl("compile", ENDS / script), cwd=tmp_path, env=_env(out), capture_output=True,
-                          text=True, timeout=300)
+    proc = _run(zygote, ["compile", ENDS / script], tmp_path, out)
     assert proc.returncode == 4, proc.stderr
     assert f"os._exit({asked}) at {ENDS / script}:" in proc.stderr and script in proc.stderr
-    (index,) = [json.loads((d / "index.json").read_text()) for d in out.iterdir() if (d / "index.json").is_file()]
+    (index,) = _indexes(out)
     assert index["status"] == "failed" and index["error_detail"]["type"] == "ProcessExit"
     assert (out / "latest").read_text().strip() == index["run_id"]
 
 
-def test_a_thread_left_running_is_named_and_does_not_hold_the_exit(tmp_path: Path) -> None:
+def test_a_thread_left_running_is_named_and_does_not_hold_the_exit(tmp_path: Path, zygote: Zygote) -> None:
     t0 = time.monotonic()
-    proc = subprocess.run(_airctl("compile", ENDS / "leaves_thread.py"), cwd=tmp_path, env=_env(tmp_path / "r"),
-                          capture_output=True, text=True, timeout=120)
+    proc = _run(zygote, ["compile", ENDS / "leaves_thread.py"], tmp_path, tmp_path / "r", timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "left 1 thread(s) running: 'metrics-server'" in proc.stderr
     assert "_serve_forever" in proc.stderr
     assert time.monotonic() - t0 < 100
 
 
-def test_a_thread_left_running_in_each_rank(tmp_path: Path) -> None:
-    proc = subprocess.run(_airctl("compile", ENDS / "leaves_thread.py", "--nproc", "2"), cwd=tmp_path,
-                          env=_env(tmp_path / "r"), capture_output=True, text=True, timeout=240)
+def test_a_thread_left_running_in_each_rank(tmp_path: Path, zygote: Zygote) -> None:
+    proc = _run(zygote, ["compile", ENDS / "leaves_thread.py", "--nproc", "2"], tmp_path, tmp_path / "r", timeout=240)
     assert proc.returncode == 0, proc.stderr[-2000:]
     logs = "".join(p.read_text(errors="replace") for p in (tmp_path / "r").rglob("*") if p.is_file()
                    and p.suffix in (".log", ".txt") or p.name in ("stderr.log",))
     assert "metrics-server" in proc.stderr + logs
 
 
-def test_a_rank_stuck_in_its_own_code_is_named_not_the_one_waiting(tmp_path: Path) -> None:
-    proc = subprocess.run(_airctl("compile", ENDS / "stuck_rank.py", "--nproc", "2", "--collective-timeout", "8"),
-                          cwd=tmp_path, env=_env(tmp_path / "r"), capture_output=True, text=True, timeout=240)
+def test_a_rank_stuck_in_its_own_code_is_named_not_the_one_waiting(tmp_path: Path, zygote: Zygote) -> None:
+    proc = _run(zygote, ["compile", ENDS / "stuck_rank.py", "--nproc", "2", "--collective-timeout", "8"], tmp_path,
+                tmp_path / "r", timeout=240)
     assert proc.returncode != 0
     assert "rank 1 was stuck in its own code (get_model at " in proc.stderr, proc.stderr[-3000:]
     assert "stuck_rank.py:" in proc.stderr

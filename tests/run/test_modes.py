@@ -1,4 +1,5 @@
-"""Mode behaviours under ``airctl run``, as TorchAir has them on an NPU (subprocess per script)."""
+"""Mode behaviours under ``airctl run``, as TorchAir has them on an NPU (a process per script, forked from
+the zygote: tests/run/helpers.py)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ import pytest
 
 from tests.conftest import ledger_text
 from tests.run.helpers import SCRIPTS, airctl_run
+from tests.zygote import Zygote
 
 pytestmark = pytest.mark.slow
 
 
-def test_reduce_overhead_leaves_py_dumps_and_generated_code(tmp_path: Path) -> None:
-    r = airctl_run(tmp_path, SCRIPTS / "custom_pass.py", "--mode", "reduce-overhead", "--dump-type", "py")
+def test_reduce_overhead_leaves_py_dumps_and_generated_code(tmp_path: Path, zygote: Zygote) -> None:
+    r = airctl_run(tmp_path, SCRIPTS / "custom_pass.py", "--mode", "reduce-overhead", "--dump-type", "py",
+                   zygote=zygote)
     assert r.returncode == 0, r.stderr[-3000:]
     index = r.index
     assert index["mode"] == "reduce-overhead"
@@ -31,22 +34,23 @@ def test_reduce_overhead_leaves_py_dumps_and_generated_code(tmp_path: Path) -> N
     assert index["graphs"][0]["execution"]["matches_eager"] is True
 
 
-def test_reduce_overhead_rejects_pbtxt_dumps_with_torchairs_message(tmp_path: Path) -> None:
-    r = airctl_run(tmp_path, SCRIPTS / "custom_pass.py", "--mode", "reduce-overhead", "--dump-type", "pbtxt")
+def test_reduce_overhead_rejects_pbtxt_dumps_with_torchairs_message(tmp_path: Path, zygote: Zygote) -> None:
+    r = airctl_run(tmp_path, SCRIPTS / "custom_pass.py", "--mode", "reduce-overhead", "--dump-type", "pbtxt",
+                   zygote=zygote)
     assert r.returncode == 1
     assert "Graph dump for aclGraph only support 'py' type, but got: pbtxt" in r.stderr
     assert r.index["status"] == "failed"
 
 
 @pytest.mark.parametrize("mode", ["max-autotune", "reduce-overhead"])
-def test_record_wait_runs_in_both_modes(tmp_path: Path, mode: str) -> None:
-    r = airctl_run(tmp_path, SCRIPTS / "record_wait.py", mode)
+def test_record_wait_runs_in_both_modes(tmp_path: Path, mode: str, zygote: Zygote) -> None:
+    r = airctl_run(tmp_path, SCRIPTS / "record_wait.py", mode, zygote=zygote)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.index["execution"]["matches_eager"] is True
 
 
-def test_npu_wait_tensor_runs_in_max_autotune(tmp_path: Path) -> None:
-    r = airctl_run(tmp_path, SCRIPTS / "stream_switch_wait_tensor.py", "max-autotune")
+def test_npu_wait_tensor_runs_in_max_autotune(tmp_path: Path, zygote: Zygote) -> None:
+    r = airctl_run(tmp_path, SCRIPTS / "stream_switch_wait_tensor.py", "max-autotune", zygote=zygote)
     assert r.returncode == 0, r.stderr[-3000:]
     (graph,) = r.index["graphs"]
     ge = next(s for s in graph["stages"] if s["name"] == "ge-original")
@@ -55,8 +59,8 @@ def test_npu_wait_tensor_runs_in_max_autotune(tmp_path: Path) -> None:
     assert graph["execution"]["matches_eager"] is True
 
 
-def test_native_streams_are_reported_as_dropped_under_sim(tmp_path: Path) -> None:
-    r = airctl_run(tmp_path, SCRIPTS / "native_streams.py", "reduce-overhead")
+def test_native_streams_are_reported_as_dropped_under_sim(tmp_path: Path, zygote: Zygote) -> None:
+    r = airctl_run(tmp_path, SCRIPTS / "native_streams.py", "reduce-overhead", zygote=zygote)
     assert r.returncode == 0, r.stderr[-3000:]
     (warning,) = r.index["warnings"]
     assert "traced away by Dynamo" in warning and "record" in warning
@@ -64,11 +68,14 @@ def test_native_streams_are_reported_as_dropped_under_sim(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize("mode", ["max-autotune", "reduce-overhead"])
-def test_torch_compile_debug_tree_is_recorded_without_repeating_stages(tmp_path: Path, mode: str) -> None:
+def test_torch_compile_debug_tree_is_recorded_without_repeating_stages(tmp_path: Path, mode: str,
+                                                                       zygote: Zygote) -> None:
+    """TORCH_COMPILE_DEBUG is read when torch is imported: that run is a fresh interpreter (tests/zygote.py)."""
     (tmp_path / "plain").mkdir()
     (tmp_path / "debug").mkdir()
-    plain = airctl_run(tmp_path / "plain", SCRIPTS / "record_wait.py", mode)
-    debug = airctl_run(tmp_path / "debug", SCRIPTS / "record_wait.py", mode, env_extra={"TORCH_COMPILE_DEBUG": "1"})
+    plain = airctl_run(tmp_path / "plain", SCRIPTS / "record_wait.py", mode, zygote=zygote)
+    debug = airctl_run(tmp_path / "debug", SCRIPTS / "record_wait.py", mode, env_extra={"TORCH_COMPILE_DEBUG": "1"},
+                       zygote=zygote)
     assert plain.returncode == 0 and debug.returncode == 0, debug.stderr[-3000:]
 
     def names(run) -> list[str]:  # noqa: ANN001
