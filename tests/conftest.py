@@ -23,6 +23,21 @@ from airctl.torch_env import ensure_torch_importable  # noqa: E402
 ensure_torch_importable()
 
 
+def _signals_as_a_terminal_gives_them() -> None:
+    """The suite sends itself SIGINT, SIGTERM and SIGHUP and expects them to land. A shell starts a
+    background job (``cmd &``, ``nohup``) with SIGINT/SIGQUIT or SIGHUP ignored, Python keeps an
+    ignored SIGINT ignored, and every such test would then wait forever: start from the defaults."""
+    import signal
+
+    for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"):
+        signum = getattr(signal, name, None)
+        if signum is not None and signal.getsignal(signum) is signal.SIG_IGN:
+            signal.signal(signum, signal.default_int_handler if name == "SIGINT" else signal.SIG_DFL)
+
+
+_signals_as_a_terminal_gives_them()
+
+
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """How many workers ``-n auto`` (pyproject's addopts) starts: the whole suite (no test named, as
     README command 2 runs it, the fast lane included) spreads over up to four of the machine's cores

@@ -20,6 +20,7 @@ class Backend:
 
     name = "?"
     process_group = "gloo"  # torch.distributed backend of this backend's collectives
+    graphs_run_on_cpu = False  # airctl's executor runs GE graphs on the CPU (a GE graph alone can be profiled)
 
     def __init__(self, reason: str) -> None:
         self.reason = reason

@@ -15,6 +15,7 @@ from airctl.modes import ACLGRAPH_MODES
 class SimBackend(Backend):
     name = "sim"
     process_group = "gloo"
+    graphs_run_on_cpu = True
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)

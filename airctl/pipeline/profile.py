@@ -92,19 +92,7 @@ def profile_model(req: ProfileRequest, progress: Callable[[str], None] | None = 
 
     def profiled_steps(run_once: Callable[[], Any], execution: Any) -> None:
         with execution.recording(rec):
-            for k in range(req.warmup):
-                say(f"warmup {k + 1}/{req.warmup}")
-                run_once()
-            rec.keep_events = True
-            try:
-                for k in range(req.steps):
-                    say(f"step {k + 1}/{req.steps}")
-                    rec.start_step(k)
-                    t0 = time.perf_counter()
-                    run_once()
-                    step_seconds.append(time.perf_counter() - t0)
-            finally:
-                rec.keep_events = False
+            timed_steps(run_once, rec, req.warmup, req.steps, say, into=step_seconds)
 
     result = compile_model(CompileRequest(
         Path(req.model_path), mode=req.mode, out_dir=Path(req.out_dir), backend=req.backend, entry=req.entry,
@@ -127,6 +115,25 @@ def profile_model(req: ProfileRequest, progress: Callable[[str], None] | None = 
         _races_from_rows(result.races), matches_eager=execution.matches_eager if execution else None,
         max_abs_error=execution.max_abs_error if execution else None, step_seconds=step_seconds,
         error=result.error, warnings=warnings)
+
+
+def timed_steps(run_once: Callable[[], Any], rec: Any, warmup: int, steps: int, say: Callable[[str], None],
+                into: list[float]) -> None:
+    """``warmup`` untimed calls, then ``steps`` timed ones whose events ``rec`` keeps step by step; each
+    step's seconds go to ``into`` as it ends (a step that fails leaves the earlier ones)."""
+    for k in range(warmup):
+        say(f"warmup {k + 1}/{warmup}")
+        run_once()
+    rec.keep_events = True
+    try:
+        for k in range(steps):
+            say(f"step {k + 1}/{steps}")
+            rec.start_step(k)
+            t0 = time.perf_counter()
+            run_once()
+            into.append(time.perf_counter() - t0)
+    finally:
+        rec.keep_events = False
 
 
 def write_timelines(timelines: list[Timeline], step_seconds: list[float], ledger_dir: Path,

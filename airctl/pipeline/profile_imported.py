@@ -17,7 +17,6 @@ kernel for is not run: the error names every such type, its nodes and its graph.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from airctl.errors import AirctlError, LedgerError
 from airctl.graph.model import Graph
 from airctl.ledger.reader import Ledger
 from airctl.ledger.runs import resolve_run
-from airctl.pipeline.profile import ProfileOutcome, ProfileRun, write_timelines
+from airctl.pipeline.profile import ProfileOutcome, ProfileRun, timed_steps, write_timelines
 from airctl.profile.summary import summarize
 from airctl.profile.write import PROFILE_DIR, write_profile
 
@@ -113,7 +112,7 @@ def profile_imported(ledger_dir: Path, *, steps: int = 5, warmup: int = 1, png: 
                           hint="import GE dumps (dynamo_*_graph_*.pbtxt or .txt, config.debug.graph_dump)")
     check_runnable(graphs, str(ledger.index_path))
     chosen = choose(backend)
-    if chosen.name != "sim":
+    if not chosen.graphs_run_on_cpu:
         raise AirctlError("profiling an imported ledger runs its GE graphs on airctl's CPU executor: the sim "
                           f"backend (this is {chosen.name})", hint="--backend sim, or `airctl profile analyze` "
                                                                   "of torch_npu's profiler folder on the NPU")
@@ -133,16 +132,7 @@ def profile_imported(ledger_dir: Path, *, steps: int = 5, warmup: int = 1, png: 
                 for gid, program, inputs in programs:
                     runs.executors.run_ge(program.gm, inputs, gid)
 
-            for k in range(warmup):
-                say(f"warmup {k + 1}/{warmup}")
-                step()
-            rec.keep_events = True
-            for k in range(steps):
-                say(f"step {k + 1}/{steps}")
-                rec.start_step(k)
-                t0 = time.perf_counter()
-                step()
-                step_seconds.append(time.perf_counter() - t0)
+            timed_steps(step, rec, warmup, steps, say, into=step_seconds)
     finally:
         runs.close()
     run = ProfileRun(ledger_dir=Path(ledger_dir), timelines=list(rec.timelines.values()),
