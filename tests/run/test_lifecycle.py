@@ -256,3 +256,25 @@ def test_a_signal_swallowed_on_its_way_still_ends_the_run_terminated(tmp_path: P
         signals.disarm()
     (index,) = [json.loads(p.read_text()) for p in tmp_path.glob("*/index.json")]
     assert index["status"] == "terminated" and index["error_detail"]["signal"] == "SIGTERM"
+
+
+def test_disarm_keeps_the_handler_that_drops_a_redelivery_still_on_its_way() -> None:
+    """A redelivery sent just before the interrupt was seen can land after the command is over: the
+    default handler would raise it at exit (the process then dies by SIGINT, not exit 130)."""
+    from airctl.pipeline.run import signals
+
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        signals.arm()
+        signals.disarm()  # nothing in flight: the handlers are given back
+        assert signal.getsignal(signal.SIGINT) is before
+        redelivery = signals.arm()
+        assert redelivery is not None
+        with redelivery._lock:
+            redelivery.resent = True  # as _again leaves it when its signal has not been handled yet
+        signals.disarm()
+        assert signal.getsignal(signal.SIGINT) == redelivery.handler
+        signal.raise_signal(signal.SIGINT)  # the stale redelivery lands: dropped, no KeyboardInterrupt
+        assert redelivery.resent is False
+    finally:
+        signal.signal(signal.SIGINT, before)

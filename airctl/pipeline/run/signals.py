@@ -104,9 +104,12 @@ def disarm() -> None:
     if _ARMED is None or threading.current_thread() is not threading.main_thread():
         return
     _ARMED.seen()
-    for signum, handler in _BEFORE.items():
-        if signal.getsignal(signum) == _ARMED.handler:
-            signal.signal(signum, handler)
+    with _ARMED._lock:  # after seen() nothing more is sent; one sent before it may not have landed yet
+        in_flight = _ARMED.resent
+    if not in_flight:  # else keep the handler that drops it: the default one would raise at exit
+        for signum, handler in _BEFORE.items():
+            if signal.getsignal(signum) == _ARMED.handler:
+                signal.signal(signum, handler)
     _BEFORE.clear()
     _ARMED = None
 
