@@ -91,6 +91,13 @@ def _sweep(zygote: Zygote | None, args: list, cwd: Path, signum: int, moments: d
         if code is None or statuses == ["ok"]:  # it finished first (the signal met the process's exit)
             assert "running" not in statuses, statuses
             continue
+        if code == -signal.SIGABRT and "throwing an instance of 'python_error'" in err:
+            # the known defect (docs/reliability.md): the interrupt raised in Python code that torch's C++
+            # calls where an exception cannot pass; the process aborts and its ledger is left running,
+            # which `airctl runs`/`show` read as died. Recorded, the sweep goes on over the other phases
+            assert statuses == ["running"], (phase, statuses)
+            ABORTED.append((signal.Signals(signum).name, phase, after))
+            continue
         # before airctl's first instruction Python's own SIGINT handling ends it (-2: a shell says 130)
         assert code == CODE[signum] or (code == -signum and not statuses), (phase, after, code, err[-800:])
         assert all(s == STATUS[signum] for s in statuses), (phase, after, statuses, err[-800:])
@@ -99,6 +106,7 @@ def _sweep(zygote: Zygote | None, args: list, cwd: Path, signum: int, moments: d
 
 
 SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
+ABORTED: list[tuple[str, str, float]] = []  # the known C++ abort, met by a sweep (see _sweep)
 
 
 def _left_alone(zygote: Zygote | None, cwd: Path) -> tuple[float, float, dict]:
@@ -157,9 +165,11 @@ def test_a_signal_at_every_phase_of_a_compile(tmp_path: Path, signum: int, zygot
     the run's own phases (SIGTERM and SIGHUP take every other one, see the module)."""
     warm = warm_moments if signum == signal.SIGINT else \
         dict(list(warm_moments.items())[int(signum == signal.SIGHUP)::2])
+    known = len(ABORTED)
     cut = _sweep(None, ["compile", ENDS / "slow.py"], tmp_path, signum, fresh_moments)
     cut += _sweep(zygote, ["compile", ENDS / "slow.py"], tmp_path, signum, warm)
     assert cut >= 2, f"moments land while the run's ledger exists ({fresh_moments}, {warm})"
+    _xfail_if_aborted(known)
 
 
 @pytest.mark.parametrize("command", [
@@ -173,7 +183,15 @@ def test_a_signal_during_the_other_run_commands(tmp_path: Path, command: list, s
     """Two moments per signal, interleaved, in zygote children (the imports before a run are the
     compile sweep's): 0.5 s and 2 s for SIGINT, 1 s and 3 s for SIGTERM."""
     moments = {signal.SIGINT: [0.5, 2.0], signal.SIGTERM: [1.0, 3.0]}[signum]
+    known = len(ABORTED)
     _sweep(zygote, command, tmp_path, signum, {f"{m}s": m for m in moments})
+    _xfail_if_aborted(known)
+
+
+def _xfail_if_aborted(known: int) -> None:
+    """Every other moment passed; a moment that met the known abort makes the test an expected failure."""
+    if len(ABORTED) > known:
+        pytest.xfail(f"the process aborted in torch's C++ at {ABORTED[known:]} (docs/reliability.md, known defect)")
 
 
 def test_sigkill_leaves_a_run_that_readers_call_died(tmp_path: Path, zygote: Zygote) -> None:
