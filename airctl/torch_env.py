@@ -12,10 +12,12 @@ Nothing here imports torch.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import importlib.util
 import os
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,3 +82,18 @@ def torchair_attr(module: str, name: str) -> Any:
         if value is not None:
             return value
     return None
+
+
+@contextlib.contextmanager
+def restored_environ(*keys: str) -> Iterator[dict[str, str | None]]:
+    """For the block, ``os.environ`` may change ``keys`` (the block, or a library it calls): each is
+    given back its value, or removed, afterwards. Yields the values they had (None: unset)."""
+    saved = {k: os.environ.get(k) for k in keys}
+    try:
+        yield dict(saved)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value

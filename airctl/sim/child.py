@@ -30,6 +30,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from airctl.torch_env import restored_environ
+
 ENV = "AIRCTL_SIM_CHILD"
 SITE_DIR = Path(__file__).resolve().parent / "child_site"
 ROOT = Path(__file__).resolve().parent.parent.parent  # the folder holding the airctl package
@@ -40,18 +42,11 @@ TRIGGERS = ("torch_npu", "torchair", "npugraph_ex")
 def child_env() -> Iterator[None]:
     """For the length of the block, Python processes started from here open a sim session when
     they import a trigger module; the variables are put back afterwards."""
-    saved = {k: os.environ.get(k) for k in (ENV, "PYTHONPATH")}
-    paths = [str(SITE_DIR), str(ROOT)] + [p for p in (saved["PYTHONPATH"] or "").split(os.pathsep) if p]
-    os.environ[ENV] = "1"
-    os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
-    try:
+    with restored_environ(ENV, "PYTHONPATH") as saved:
+        paths = [str(SITE_DIR), str(ROOT)] + [p for p in (saved["PYTHONPATH"] or "").split(os.pathsep) if p]
+        os.environ[ENV] = "1"
+        os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
         yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 class _Existing(importlib.abc.Loader):

@@ -41,7 +41,7 @@ from airctl.pipeline.ranks.status import Failure, divergence, rank_backend, rank
 from airctl.pipeline.ranks.watchdog import Watchdog
 from airctl.pipeline.ranks.worker import REQUEST_FILE, RankRequest
 from airctl.pipeline.run.lifecycle import Run
-from airctl.torch_env import ensure_torch_importable
+from airctl.torch_env import ensure_torch_importable, restored_environ
 
 Progress = Callable[[str], None]
 LAUNCHER_MODULE = "torch.distributed.run"
@@ -192,18 +192,10 @@ def _rewrite(args: Any, argv: Sequence[str], top: Path) -> None:
 @contextlib.contextmanager
 def _worker_env() -> Iterator[None]:
     """Workers import this airctl (PYTHONPATH); torchrun's own changes (OMP_NUM_THREADS) are undone."""
-    keys = ("PYTHONPATH", "OMP_NUM_THREADS")
-    saved = {k: os.environ.get(k) for k in keys}
-    here = str(Path(airctl.__file__).resolve().parent.parent)
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [here, saved["PYTHONPATH"]]))
-    try:
+    with restored_environ("PYTHONPATH", "OMP_NUM_THREADS") as saved:
+        here = str(Path(airctl.__file__).resolve().parent.parent)
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [here, saved["PYTHONPATH"]]))
         yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def _finish(ledger: LedgerWriter, nproc: int, failures: dict[int, Failure], stop: str | None,
