@@ -13,7 +13,7 @@ from typing import Any
 
 import typer
 
-from airctl.cli.options import backend_option, config_option, mode_option
+from airctl.cli.options import backend_option, config_option, entry_option, mode_option
 from airctl.modes import Backend, Bad, Mode
 
 HELP = (
@@ -51,8 +51,7 @@ def register(app: typer.Typer) -> None:
         atol: float = typer.Option(1e-5, "--atol", help="Tolerance for the eager comparison."),
         out: Path = typer.Option(Path("airctl-runs"), "--out", "-o", help="Folder for the bisect-<id> folder."),
         backend: Backend = backend_option(),
-        entry: str = typer.Option(None, "--entry", help="Function returning (model, inputs), or MODEL_FN,INPUTS_FN.",
-                                  show_default=False),
+        entry: str = entry_option(),
         cmd_timeout: float = typer.Option(600.0, "--cmd-timeout", metavar="SECONDS",
                                           help="Time limit of each --bad-cmd run; past it, the command and every "
                                                "process it started are killed and the step counts as unresolved."),

@@ -12,6 +12,7 @@ from airctl.cli.options import (
     config_option,
     dump_types,
     dump_types_option,
+    entry_option,
     mode_option,
     out_option,
 )
@@ -41,8 +42,7 @@ def register(app: typer.Typer) -> None:
         out: Path = out_option("Folder for ledgers (one run per subfolder); the run becomes its current run."),
         backend: Backend = backend_option(),
         dump_type: str = dump_types_option(),
-        entry: str = typer.Option(None, "--entry", help="Function returning (model, inputs), or MODEL_FN,INPUTS_FN.",
-                                  show_default=False),
+        entry: str = entry_option(),
         passes: Path = typer.Option(None, "--passes", "-p", help="YAML pass file to apply (see `airctl passes list`).",
                                     show_default=False),
         atol: float = typer.Option(1e-5, "--atol", help="Tolerance for the eager comparison."),

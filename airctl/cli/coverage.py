@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from airctl.cli.options import backend_option, command_line, out_option
+from airctl.cli.options import backend_option, command_line, entry_option, out_option
 from airctl.modes import Backend
 
 HELP = (
@@ -32,8 +32,7 @@ def register(app: typer.Typer) -> None:
         model: Path = typer.Argument(..., help="Model script (.py).", show_default=False),
         out: Path = out_option("Folder for ledgers (the coverage run leaves a minimal one)."),
         backend: Backend = backend_option(),
-        entry: str = typer.Option(None, "--entry", help="Function returning (model, inputs), or MODEL_FN,INPUTS_FN.",
-                                  show_default=False),
+        entry: str = entry_option(),
         as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON on stdout."),
     ) -> None:
         from airctl.cli.output import out as stdout

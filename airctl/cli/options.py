@@ -22,6 +22,13 @@ def mode_option(default: Mode | None = Mode.MAX_AUTOTUNE, help: str = "TorchAir 
     return typer.Option(default, "--mode", "-m", help=help, **kwargs)
 
 
+def entry_option(**kwargs: Any) -> Any:
+    """``--entry``: which function of the model script gives the model and its inputs (either form
+    :func:`airctl.pipeline.run.model_script.load_model_script` reads)."""
+    return typer.Option(None, "--entry", show_default=False,
+                        help="Function returning (model, inputs), or MODEL_FN,INPUTS_FN.", **kwargs)
+
+
 def config_option(**kwargs: Any) -> Any:
     """``--option KEY=VALUE`` (repeatable): one option of the mode's config (pipeline/compile/npugraph_ex.py)."""
     return typer.Option(None, "--option", metavar="KEY=VALUE", show_default=False,

@@ -11,7 +11,15 @@ from typing import Any
 
 import typer
 
-from airctl.cli.options import backend_option, command_line, config_option, mode_option, out_option, run_option
+from airctl.cli.options import (
+    backend_option,
+    command_line,
+    config_option,
+    entry_option,
+    mode_option,
+    out_option,
+    run_option,
+)
 from airctl.modes import Backend, Bad, Mode
 
 HELP = (
@@ -54,7 +62,7 @@ def register(app: typer.Typer) -> None:
         out: Path = out_option(),
         run: str = run_option("Take the model from this run instead of the current one."),
         backend: Backend = backend_option(),
-        entry: str = typer.Option(None, "--entry", help="Function returning (model, inputs).", show_default=False),
+        entry: str = entry_option(),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
         fail_on: Bad = typer.Option(None, "--fail-on", show_default=False,
                                     help="Also exit non-zero (1) for this: race (the executor saw a stream race), "
@@ -115,7 +123,7 @@ def register(app: typer.Typer) -> None:
         out: Path = out_option(),
         run: str = run_option("Take the model from this run instead of the current one."),
         backend: Backend = backend_option(),
-        entry: str = typer.Option(None, "--entry", help="Function returning (model, inputs).", show_default=False),
+        entry: str = entry_option(),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     ) -> None:
         from airctl.cli.output import print_json, status, stdout_to_stderr

@@ -18,7 +18,15 @@ from typing import Any
 
 import typer
 
-from airctl.cli.options import backend_option, command_line, config_option, mode_option, out_option, run_option
+from airctl.cli.options import (
+    backend_option,
+    command_line,
+    config_option,
+    entry_option,
+    mode_option,
+    out_option,
+    run_option,
+)
 from airctl.cli.output import escape
 from airctl.errors import AirctlError
 from airctl.modes import Backend, Bad, Mode
@@ -71,8 +79,7 @@ def register(app: typer.Typer) -> None:
                                     help="With --compare: rounds per side, alternating; a difference is stated "
                                          "only when it exceeds the spread between rounds (3 or more)."),
         backend: Backend = backend_option(rich_help_panel=RUN),
-        entry: str = typer.Option(None, "--entry", show_default=False, rich_help_panel=RUN,
-                                  help="Function returning (model, inputs)."),
+        entry: str = entry_option(rich_help_panel=RUN),
         nproc: int = typer.Option(1, "--nproc", min=1, rich_help_panel=RUN,
                                   help="Ranks (processes under torchrun): per-rank communication/compute overlap, one "
                                        "trace with a process per rank (docs/multi-rank.md)."),
