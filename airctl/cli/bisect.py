@@ -13,7 +13,7 @@ from typing import Any
 
 import typer
 
-from airctl.cli.options import backend_option, config_option, entry_option, mode_option
+from airctl.cli.options import backend_option, config_option, entry_option, mode_option, out_option
 from airctl.modes import Backend, Bad, Mode
 
 HELP = (
@@ -49,7 +49,7 @@ def register(app: typer.Typer) -> None:
         bad_cmd: str = typer.Option(None, "--bad-cmd", metavar="CMD", show_default=False,
                                     help="Bad when this shell command exits non-zero ({ledger}: the step's ledger)."),
         atol: float = typer.Option(1e-5, "--atol", help="Tolerance for the eager comparison."),
-        out: Path = typer.Option(Path("airctl-runs"), "--out", "-o", help="Folder for the bisect-<id> folder."),
+        out: Path = out_option("Folder for the bisect-<id> folder."),
         backend: Backend = backend_option(),
         entry: str = entry_option(),
         cmd_timeout: float = typer.Option(600.0, "--cmd-timeout", metavar="SECONDS",

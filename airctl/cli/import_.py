@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from airctl.cli.options import out_option
 from airctl.modes import Mode
 
 HELP = (
@@ -28,8 +29,7 @@ def register(app: typer.Typer) -> None:
     @app.command("import", help=HELP, no_args_is_help=True)
     def import_cmd(
         paths: list[Path] = typer.Argument(..., help="Folders or files TorchAir wrote.", show_default=False),
-        out: Path = typer.Option(Path("airctl-runs"), "--out", "-o", help="Folder for ledgers (one run per "
-                                 "subfolder)."),
+        out: Path = out_option("Folder for ledgers (one run per subfolder)."),
         mode: Mode | None = typer.Option(None, "--mode", help="The mode the graphs were compiled in (default: "
                                          "what the files show: the log's options, the dump kinds)."),
         verify: bool = typer.Option(True, "--verify/--no-verify", help="Run the static verifier after every "

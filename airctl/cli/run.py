@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from airctl.cli.options import backend_option
+from airctl.cli.options import backend_option, out_option
 from airctl.modes import Backend
 
 HELP = (
@@ -32,8 +32,7 @@ def register(app: typer.Typer) -> None:
     def run_cmd(
         script: Path = typer.Argument(..., help="The Python script to run.", show_default=False),
         args: list[str] = typer.Argument(None, help="Arguments for the script.", show_default=False),
-        out: Path = typer.Option(Path("airctl-runs"), "--out", "-o",
-                                 help="Folder for ledgers (one run per subfolder)."),
+        out: Path = out_option("Folder for ledgers (one run per subfolder)."),
         backend: Backend = backend_option(),
         check: bool = typer.Option(True, "--check/--no-check",
                                    help="Compare each compiled graph's first call with its Dynamo graph run eagerly."),

@@ -90,3 +90,25 @@ def test_valid_choices_reach_the_command() -> None:
     r = runner.invoke(build_app(), ["check", str(GRAPH), "--mode", "reduce-overhead"])
     assert r.exit_code == 0, r.output
     assert "(reduce-overhead)" in r.stdout
+
+
+def _commands(group: object, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], object]]:
+    """Every leaf command of the click tree under ``group``, with its words."""
+    subs = getattr(group, "commands", None)
+    if subs is None:
+        return [(path, group)]
+    return [leaf for name, sub in sorted(subs.items()) for leaf in _commands(sub, (*path, name))]
+
+
+def test_every_folder_of_ledgers_honours_airctl_out() -> None:
+    """Where a command's option defaults to the folder of ledgers, AIRCTL_OUT sets it too: `run`,
+    `import` and `bisect` once wrote to ./airctl-runs whatever the environment said."""
+    import typer.main
+
+    from airctl.cli.options import OUT_ENV, RUNS_DIR
+
+    leaves = _commands(typer.main.get_command(build_app()))
+    folders = [(words, p) for words, cmd in leaves for p in cmd.params if p.default == RUNS_DIR]
+    assert len(folders) >= 10, [w for w, _ in folders]
+    wrong = [" ".join(words) + " " + "/".join(p.opts) for words, p in folders if p.envvar != OUT_ENV]
+    assert not wrong, f"these ignore {OUT_ENV}: {wrong}"
