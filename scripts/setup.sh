@@ -22,6 +22,10 @@ PY=${PYTHON:-python3}
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
 echo "setup: pip install -e .[test] (torch==2.13.0, torch-npu==2.13.0, ...)" >&2
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test]"
+# An editable install leaves airctl's own modules uncompiled, and where PYTHONDONTWRITEBYTECODE is set
+# (as on this project's machines) every new airctl process would compile them again: 0.6 s of an 11 s
+# `airctl compile` (docs/performance.md). Python still checks each .pyc against its source.
+.venv/bin/python -m compileall -q airctl >/dev/null
 TORCH_DEVICE_BACKEND_AUTOLOAD=0 .venv/bin/python -c "
 import importlib.util, torch, airctl, yaml, google.protobuf, graphviz
 assert torch.__version__.startswith('2.13.0'), torch.__version__

@@ -23,6 +23,7 @@ import json
 import os
 import resource
 import runpy
+import select
 import selectors
 import signal
 import subprocess
@@ -60,20 +61,39 @@ def serve() -> None:
     channel = os.fdopen(os.dup(1), "w")
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing else may write into the channel
     _send(channel, {"ready": True, "threads": threading.active_count()})
-    for line in sys.stdin:
-        request = json.loads(line)
-        if threading.active_count() != 1:
-            _send(channel, {"error": f"{threading.active_count()} threads: forking would copy held locks"})
-            continue
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            channel.close()
-            _child(request)  # ends the process as Python would end it
-        _send(channel, {"pid": pid})
-        _, status = os.waitpid(pid, 0)
-        _send(channel, {"returncode": os.waitstatus_to_exitcode(status)})
+    pending, children, stdin = b"", set(), sys.stdin.fileno()
+    while True:
+        if select.select([stdin], [], [], 0.02)[0]:
+            chunk = os.read(stdin, 65536)
+            if not chunk:  # the client closed: children already started go on in their own sessions
+                return
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                pid = _fork(json.loads(line), channel)
+                if pid:
+                    children.add(pid)
+        while children:  # every child that ended since, in any order: several run at once
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                break
+            children.discard(pid)
+            _send(channel, {"exit": pid, "returncode": os.waitstatus_to_exitcode(status)})
+
+
+def _fork(request: dict, channel) -> int | None:  # noqa: ANN001 - a text file
+    """One child for ``request``; its pid (told to the client), or None (the error told instead)."""
+    if threading.active_count() != 1:
+        _send(channel, {"error": f"{threading.active_count()} threads: forking would copy held locks"})
+        return None
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        channel.close()
+        _child(request)  # ends the process as Python would end it
+    _send(channel, {"pid": pid})
+    return pid
 
 
 def _child(request: dict) -> None:
@@ -114,8 +134,7 @@ class Child:
                 self.returncode = self.proc.wait(timeout)
             else:
                 assert self.zygote is not None
-                self.returncode = int(self.zygote.receive(timeout, "returncode"))
-                self.zygote.busy = False
+                self.returncode = self.zygote.exit_code(self.pid, timeout)
         return self.returncode
 
     @property
@@ -128,7 +147,7 @@ class Child:
 
 
 class Zygote:
-    """The client side: starts ``python -m tests.zygote`` and asks it for one child at a time."""
+    """The client side: starts ``python -m tests.zygote`` and asks it for children (several may run at once)."""
 
     def __init__(self) -> None:
         env = dict(os.environ)
@@ -137,11 +156,11 @@ class Zygote:
         self.proc = subprocess.Popen([sys.executable, "-m", "tests.zygote"], cwd=REPO, env=env, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.buffer = b""
-        self.busy = False
-        ready = self.receive(300, "ready")
-        assert ready, "the zygote did not start"
+        self.exits: dict[int, int] = {}  # children that ended, not yet waited for
+        assert self.receive(300).get("ready"), "the zygote did not start"
 
-    def receive(self, timeout: float | None, key: str) -> object:
+    def receive(self, timeout: float | None) -> dict:
+        """The zygote's next message; an exit told meanwhile is kept for :meth:`exit_code`."""
         deadline = None if timeout is None else time.monotonic() + timeout
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
@@ -159,18 +178,27 @@ class Zygote:
         message = json.loads(line)
         if "error" in message:
             raise RuntimeError(f"zygote: {message['error']}")
-        return message[key]
+        if "exit" in message:
+            self.exits[int(message["exit"])] = int(message["returncode"])
+        return message
+
+    def exit_code(self, pid: int, timeout: float | None) -> int:
+        """Child ``pid``'s exit code (negative: the signal that ended it), once it ended."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while pid not in self.exits:
+            self.receive(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        return self.exits.pop(pid)
 
     def start(self, args: list[str], cwd: Path, env: dict[str, str], logs: Path, fsize: int | None = None) -> Child:
-        assert not self.busy, "one child at a time"
         out, err = logs / f"stdout-{time.monotonic_ns()}.txt", logs / f"stderr-{time.monotonic_ns()}.txt"
         request = {"args": [str(a) for a in args], "cwd": str(cwd), "env": env, "stdout": str(out), "stderr": str(err),
                    "fsize": fsize}
         assert self.proc.stdin is not None
         self.proc.stdin.write((json.dumps(request) + "\n").encode())
         self.proc.stdin.flush()
-        self.busy = True
-        return Child(int(self.receive(60, "pid")), self, None, out, err)
+        while "pid" not in (message := self.receive(60)):
+            pass
+        return Child(int(message["pid"]), self, None, out, err)
 
     def close(self) -> None:
         if self.proc.poll() is None:

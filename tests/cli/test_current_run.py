@@ -6,8 +6,6 @@ import gzip
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ from typer.testing import CliRunner
 from airctl.cli.app import build_app
 from airctl.ledger.runs import LATEST, list_runs, mark_latest
 from tests.conftest import MODELS, REPO
+from tests.zygote import Zygote, start
 
 runner = CliRunner()
 
@@ -175,14 +174,14 @@ def test_run_ids_resolve_by_unique_part_and_refuse_ambiguity(workdir: Path) -> N
 
 
 @pytest.mark.slow
-def test_two_compiles_at_once_leave_two_ledgers_and_a_valid_latest(tmp_path: Path) -> None:
+def test_two_compiles_at_once_leave_two_ledgers_and_a_valid_latest(tmp_path: Path, zygote: Zygote) -> None:
+    """Two processes at once, forked from the zygote (tests/zygote.py: torch and TorchAir imported)."""
     env = {k: v for k, v in os.environ.items() if k != "TORCH_DEVICE_BACKEND_AUTOLOAD"}  # as a user's shell
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    cmd = [sys.executable, "-m", "airctl", "compile", str(MODELS / "seed.py"), "--out", "runs", "--backend", "sim"]
-    procs = [subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(2)]
-    results = [p.communicate(timeout=300) for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], [err[-2000:] for _, err in results]
+    args = ["compile", MODELS / "seed.py", "--out", "runs", "--backend", "sim"]
+    children = [start(zygote, args, tmp_path, env, tmp_path) for _ in range(2)]
+    codes = [child.wait(300) for child in children]
+    assert codes == [0, 0], [child.stderr[-2000:] for child in children]
     runs = list_runs(tmp_path / "runs")
     assert len(runs) == 2 and len({r.id for r in runs}) == 2 and all(r.status == "ok" for r in runs)
     latest = (tmp_path / "runs" / LATEST).read_text().strip()

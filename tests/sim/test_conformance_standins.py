@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.zygote import Zygote, start
 
 ENV = dict(os.environ, PYTHONPATH=str(REPO), TORCH_DEVICE_BACKEND_AUTOLOAD="0")
 
@@ -157,12 +158,13 @@ print("script ok")
 
 
 @pytest.mark.slow
-def test_under_airctl_run_torchairs_objects_keep_their_identity_and_children_get_sim(tmp_path: Path) -> None:
+def test_under_airctl_run_torchairs_objects_keep_their_identity_and_children_get_sim(tmp_path: Path,
+                                                                                     zygote: Zygote) -> None:
+    """`airctl run` forked from the zygote (tests/zygote.py); the script's child is a fresh interpreter."""
     script = tmp_path / "identity.py"
     script.write_text(SCRIPT, encoding="utf-8")
-    res = subprocess.run([sys.executable, "-m", "airctl", "run", "--backend", "sim", "--out", str(tmp_path / "runs"),
-                          str(script)], cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=400)
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    res = start(zygote, ["run", "--backend", "sim", "--out", tmp_path / "runs", script], tmp_path, ENV, tmp_path)
+    assert res.wait(400) == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert "child: airctl.sim.torch_npu True" in res.stdout
     assert "script ok" in res.stdout
 
