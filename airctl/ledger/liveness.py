@@ -6,6 +6,9 @@ A run killed by SIGKILL, the OOM killer or a power cut cannot mark its own ledge
 another process apart), and every reader (``airctl runs``, ``show``, the current run) asks
 :func:`effective_status`: a ``running`` run whose process is gone on this host reads as ``died``.
 A run written on another host cannot be checked from here; it keeps its recorded status.
+A run whose process crashed in native code (a segfault, an abort) has ``crash.txt`` beside its
+index (:mod:`airctl.pipeline.run.crash_record`): readers name the signal and the innermost Python
+frame from it.
 
 >>> record = process_record()
 >>> alive(record)
@@ -17,11 +20,22 @@ False
 from __future__ import annotations
 
 import os
+import re
 import socket
+import sys
+from pathlib import Path
 from typing import Any
+
+from airctl.errors import AirctlError
+from airctl.safe_files import open_regular
 
 RUNNING = "running"
 DIED = "died"
+_AIRCTL = Path(__file__).resolve().parents[1]
+CRASH_FILE = "crash.txt"  # faulthandler's report of a native crash while the run was open
+CRASH_READ_LIMIT = 256 * 1024  # every thread's stack of a big process fits; nothing past it is read
+_FATAL = re.compile(r"^Fatal Python error: (.{1,120})$", re.MULTILINE)
+_FRAME = re.compile(r'^\s+File "(.{1,500})", line (\d+) in (\S{1,200})$', re.MULTILINE)
 
 
 def _start_ticks(pid: int) -> int | None:
@@ -74,8 +88,42 @@ def effective_status(index: dict[str, Any]) -> str | None:
     return status if isinstance(status, str) else None
 
 
-def died_error(index: dict[str, Any]) -> dict[str, Any]:
-    """What is known of a run that died: the index's ``error`` when it names one."""
+def crash_report(root: Path | str | None) -> dict[str, Any] | None:
+    """What ``<root>/crash.txt`` says: the fatal error, and the crashing thread's innermost Python
+    frame (``where``); None when there is no report (or it cannot be read as one)."""
+    if root is None:
+        return None
+    try:
+        with open_regular(Path(root) / CRASH_FILE, follow_links=False) as f:
+            text = f.read(CRASH_READ_LIMIT)
+    except (OSError, AirctlError):  # absent, a link, not a regular file: no report
+        return None
+    report = text.decode("utf-8", "replace")
+    fatal = _FATAL.search(report)
+    if fatal is None:
+        return None
+    current = report.find("Current thread ", fatal.end())
+    if current < 0:
+        return {"error": fatal.group(1), "where": None, "user_frame": None, "file": CRASH_FILE}
+    end = report.find("\n\n", current)
+    stack = _FRAME.finditer(report, current, end if end > 0 else len(report))  # the crashing thread's only
+    frames = [(m.group(3), m.group(1), m.group(2)) for m in stack]
+    inner = f"{frames[0][0]} at {frames[0][1]}:{frames[0][2]}" if frames else None
+    user = next((f"{name} at {path}:{line}" for name, path, line in frames if not _library(path)), None)
+    return {"error": fatal.group(1), "where": inner, "user_frame": user if user != inner else None,
+            "file": CRASH_FILE}
+
+
+def _library(path: str) -> bool:
+    """A frame of Python's own library, an installed package or airctl: not the user's code."""
+    p = Path(path)
+    return not p.is_absolute() or bool({"site-packages", "dist-packages"} & set(p.parts)) or \
+        p.is_relative_to(sys.base_prefix) or p.is_relative_to(_AIRCTL) or path.startswith("<")
+
+
+def died_error(index: dict[str, Any], root: Path | str | None = None) -> dict[str, Any]:
+    """What is known of a run that died: the index's ``error`` when it names one; the crash report
+    in ``root`` (the ledger's folder) when the process crashed in native code."""
     process = index.get("process") if isinstance(index.get("process"), dict) else {}
     last = None
     for graph in index.get("graphs") or []:
@@ -83,14 +131,21 @@ def died_error(index: dict[str, Any]) -> dict[str, Any]:
         if stages:
             last = f"{graph.get('id')}:{stages[-1].get('name')}"
     where = f" after stage {last}" if last else " before any stage was captured"
+    crash = crash_report(root)
+    if crash is not None:
+        at = f" in {crash['where']}" if crash["where"] else ""
+        at += f", called from {crash['user_frame']}" if crash["user_frame"] else ""
+        return {"type": "Crashed", "message": f"the process (pid {process.get('pid')}) crashed{where}: "
+                f"{crash['error']}{at} (every thread's Python stack: {CRASH_FILE} in the ledger)", "crash": crash}
     return {"type": "Died", "message": f"the process (pid {process.get('pid')}) ended without closing the run"
             f"{where} (killed, e.g. SIGKILL or out of memory)"}
 
 
-def seen_alive(data: Any) -> Any:
-    """A parsed ``index.json`` as readers show it: a run whose process died says ``died``, and why."""
+def seen_alive(data: Any, root: Path | str | None = None) -> Any:
+    """A parsed ``index.json`` as readers show it: a run whose process died says ``died``, and why
+    (``root``: the ledger's folder, where a native crash left its report)."""
     if isinstance(data, dict) and effective_status(data) == DIED:
-        detail = died_error(data)
+        detail = died_error(data, root)
         data = {**data, "status": DIED, "error": data.get("error") or detail["message"],
                 "error_detail": data.get("error_detail") or detail}
     return data

@@ -50,7 +50,7 @@ class Ledger:
             raise LedgerError(f"not a ledger: no {INDEX}", file=str(root), hint=OPEN_HINT)
         data = load_index(index_path)
         warn_if_newer(data, VERSION, str(index_path))
-        return cls(root, RunIndex.read(seen_alive(data), file=str(index_path)))
+        return cls(root, RunIndex.read(seen_alive(data, root), file=str(index_path)))
 
     # -- stages --------------------------------------------------------------------------------
     def graph_ids(self) -> list[str]:

@@ -139,7 +139,7 @@ def list_runs(out_dir: Path) -> list[RunRow]:
     rows = []
     for root in run_folders(out_dir):
         try:
-            data = seen_alive(load_index(root / INDEX))
+            data = seen_alive(load_index(root / INDEX), root)
             if not isinstance(data, dict):
                 raise LedgerError("not a JSON object", file=str(root / INDEX))
         except LedgerError as e:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from airctl.ledger.liveness import crash_report
 from tests.zygote import Child, Zygote, start
 
 REPO = Path(__file__).resolve().parents[2]
@@ -96,7 +97,9 @@ def _sweep(zygote: Zygote | None, args: list, cwd: Path, signum: int, moments: d
             # calls where an exception cannot pass; the process aborts and its ledger is left running,
             # which `airctl runs`/`show` read as died. Recorded, the sweep goes on over the other phases
             assert statuses == ["running"], (phase, statuses)
-            ABORTED.append((signal.Signals(signum).name, phase, after))
+            crash = crash_report(next(d for d in out.iterdir() if (d / "index.json").is_file()))
+            assert crash is not None and crash["error"] == "Aborted", crash  # the ledger says where it was
+            ABORTED.append((signal.Signals(signum).name, phase, after, crash["where"]))
             continue
         if code == -signum and statuses and all(s == STATUS[signum] for s in statuses) and "error: " in err:
             # the second known defect (docs/reliability.md): the run was ended and reported as it should
@@ -112,7 +115,7 @@ def _sweep(zygote: Zygote | None, args: list, cwd: Path, signum: int, moments: d
 
 
 SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
-ABORTED: list[tuple[str, str, float]] = []  # the known C++ abort, met by a sweep (see _sweep)
+ABORTED: list[tuple] = []  # the known C++ abort, met by a sweep (see _sweep)
 
 
 def _left_alone(zygote: Zygote | None, cwd: Path) -> tuple[float, float, dict]:
@@ -220,6 +223,26 @@ def test_sigkill_leaves_a_run_that_readers_call_died(tmp_path: Path, zygote: Zyg
     assert "status: died" in show.stdout, show.stdout
     current = _run(zygote, ["show"], tmp_path, out)
     assert current.returncode == 0 and "status: ok" in current.stdout, current.stderr  # the pointer reads
+
+
+def test_a_native_crash_leaves_its_stack_in_the_ledger_and_readers_name_the_users_frame(tmp_path: Path,
+                                                                                       zygote: Zygote) -> None:
+    """A segfault cannot be caught: the ledger keeps faulthandler's report (crash.txt), and `runs` and
+    `show` say the run crashed, with the signal, the innermost frame and the user's own frame."""
+    out = tmp_path / "runs"
+    proc = _run(zygote, ["compile", ENDS / "crash_in_forward.py"], tmp_path, out)
+    assert proc.returncode == -signal.SIGSEGV, proc.stderr[-2000:]
+    (ledger,) = [d for d in out.iterdir() if (d / "index.json").is_file()]
+    assert "Fatal Python error: Segmentation fault" in (ledger / "crash.txt").read_text()
+    rows = json.loads(_run(zygote, ["runs", "--json"], tmp_path, out).stdout)["runs"]
+    assert [r["status"] for r in rows] == ["died"], rows
+    error = rows[0]["error"]
+    assert "crashed before any stage was captured: Segmentation fault in string_at at " in error, error
+    assert f"called from forward at {ENDS / 'crash_in_forward.py'}:9" in error and "crash.txt" in error, error
+    show = _run(zygote, ["show"], tmp_path, out)
+    assert "status: died" in show.stdout and "crash_in_forward.py:9" in show.stderr + show.stdout, show.stderr
+    ok = _run(zygote, ["compile", MODELS / "seed.py"], tmp_path, out)
+    assert ok.returncode == 0 and not list(out.glob("*seed*/crash.txt")), ok.stderr[-2000:]  # empty: removed
 
 
 @pytest.mark.parametrize("script, asked", [("exit_in_get_model.py", 0), ("exit_in_forward.py", 3)])

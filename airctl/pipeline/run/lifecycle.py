@@ -17,7 +17,9 @@ The body ends the run itself when it knows how it went (``ledger.finish(status)`
   with the script's own code, as ``python SCRIPT.py`` would);
 - **anything else** escaping the body (a bug): ``failed`` with the exception, re-raised;
 - **SIGKILL** and power cuts cannot be caught: the index names the writing process
-  (:mod:`airctl.ledger.liveness`), and readers show such a run as ``died``.
+  (:mod:`airctl.ledger.liveness`), and readers show such a run as ``died``;
+- **a native crash** (a segfault, torch's C++ aborting) cannot be caught either: its Python stacks
+  go to ``crash.txt`` in the ledger (:mod:`~airctl.pipeline.run.crash_record`), which readers quote.
 
 Whatever the status, the run becomes the current run of its ``--out`` folder when it ends
 (:meth:`airctl.ledger.writer.LedgerWriter.finish`).
@@ -33,6 +35,7 @@ from airctl.errors import ExitCode, Terminated
 from airctl.ledger.writer import LedgerWriter
 from airctl.pipeline.run import signals
 from airctl.pipeline.run.boundary import guarded_exit
+from airctl.pipeline.run.crash_record import CrashRecord
 
 OPEN = ("running", "ok", "planned")
 _AIRCTL = Path(__file__).resolve().parents[2]  # statuses an interrupt overrides (a failed run keeps its error)
@@ -85,6 +88,7 @@ class Run:
         self.what = what
         self.ledger: LedgerWriter | None = None
         self._guard: Any = None
+        self._crash: CrashRecord | None = None
 
     @classmethod
     def create(cls, out_dir: Path | str, label: str, *, script_exit_code: bool = False, what: str = "the model script",
@@ -107,9 +111,12 @@ class Run:
     def __enter__(self) -> Run:
         self.ledger = self._create()
         try:
+            self._crash = CrashRecord.start(self.ledger.root)
             self._guard = guarded_exit(self._process_exit)
             self._guard.__enter__()
         except BaseException as e:  # an interrupt between the two: the ledger exists, so it ends
+            if self._crash is not None:
+                self._crash.stop()
             self._close(e)
             raise
         return self
@@ -118,6 +125,8 @@ class Run:
         try:
             self._guard.__exit__(None, None, None)
         finally:
+            if self._crash is not None:
+                self._crash.stop()
             stop = signals.pending_interrupt() if not isinstance(error, KeyboardInterrupt) else None
             if stop is None:
                 self._close(error)
@@ -144,6 +153,8 @@ class Run:
         """``os._exit(code)`` called at ``where`` while this run was open: close it and say so."""
         ledger = self.ledger
         assert ledger is not None
+        if self._crash is not None:
+            self._crash.stop()
         final = code if self.script_exit_code else int(ExitCode.SCRIPT_FAILED)
         message = f"{self.what} ended the process: os._exit({code}) at {where}"
         if ledger.run_index.status == "running":
