@@ -81,14 +81,21 @@ def source_of(meta: dict) -> str | None:
     return f"{path}:{line}"
 
 
+# Dynamo names a module by the source it reached it from: the root model is ``L['self']`` when
+# the model's own forward is compiled, ``L['args'][0]`` when a decorator's ``wrapper(*args)``
+# stands in front of it (transformers' models), ``L['model']`` in a step function, ``G['model']``
+# for a global. Paths are relative to that root, as users write them (``model.layers.*.mlp``).
+_ROOT = re.compile(r"^[LG](?:\[[^\]]*\])+\.?")
+
+
 def module_of(meta: dict) -> str | None:
     stack = meta.get("nn_module_stack")
     if not stack:
         return None
     last = list(stack.values())[-1]
     path = last[0] if isinstance(last, (tuple, list)) else str(last)
-    path = re.sub(r"^L\['self'\]\.?", "", str(path))
-    path = re.sub(r"\._modules\['([^']+)'\]", r".\1", path)
+    path = re.sub(r"\._modules\['([^']+)'\]", r".\1", str(path))
+    path = _ROOT.sub("", path)
     return path.lstrip(".") or None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from airctl.graph.model import Graph, Node
-from airctl.io.fx_reader import read_fx, scope_stream, source_of, target_name
+from airctl.io.fx_reader import module_of, read_fx, scope_stream, source_of, target_name
 from airctl.io.json_io import from_dict, to_dict
 
 
@@ -77,3 +77,15 @@ def test_json_round_trip() -> None:
     g = Graph("g", "ge", [Node("a", "Data"), Node("b", "Abs", inputs=["a:0"], control_inputs=["a"], stream="s1",
                                                      attrs={"_user_stream_label": "s1"})])
     assert from_dict(to_dict(g)) == g
+
+
+@pytest.mark.parametrize("dynamo, path", [
+    ("L['self'].layers.0.attn", "layers.0.attn"),  # the model's own forward compiled
+    ("L['args'][0].model.layers.1.mlp", "model.layers.1.mlp"),  # a decorator's wrapper(*args) in front (transformers)
+    ("L['model']._modules['blocks'].x", "blocks.x"),  # a step function's argument
+    ("G['net'].a", "a"),  # a global
+    ("L['self']", None),  # the model itself
+    ("layers.0", "layers.0"),
+])
+def test_module_paths_are_relative_to_the_model(dynamo: str, path: str | None) -> None:
+    assert module_of({"nn_module_stack": {"k": (dynamo, object)}}) == path

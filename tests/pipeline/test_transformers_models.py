@@ -100,3 +100,23 @@ def test_torchair_warnings_are_kept_in_the_ledger_not_printed(tmp_path: Path) ->
     kept = json.loads((ledger / "index.json").read_text())["torchair_warnings"]
     assert kept["count"] >= 2 and sum(kept["by_kind"].values()) == kept["count"]
     assert any("reduce-overhead" in m["message"] for m in kept["messages"])
+
+
+def test_module_paths_are_the_models_own_and_a_module_selector_finds_them(compile_fixture, tmp_path: Path) -> None:
+    """transformers decorates forward (``wrapper(*args)``): Dynamo names the model ``L['args'][0]``;
+    the ledger's module paths are relative to the model, as users write them in a pass file."""
+    from airctl.cli.main import build_app
+
+    result = compile_fixture("transformers/llama", "max-autotune")
+    modules = set()
+    for path in (result.ledger_dir / "graphs").rglob("*.json.gz"):
+        modules |= {n["module"] for n in json.loads(gzip.decompress(path.read_bytes()))["nodes"] if n.get("module")}
+    assert any(m.startswith("model.layers.1.mlp") for m in modules), sorted(modules)[:10]
+    assert not [m for m in modules if m.startswith(("L[", "G["))], sorted(modules)[:10]
+    passes = tmp_path / "mlp.yaml"
+    passes.write_text("version: 1\npasses:\n  - name: mlp-side\n    kind: stream_scope\n    stream: '1'\n"
+                      "    select: {module: model.layers.*.mlp}\n    each: model.layers.*\n", encoding="utf-8")
+    r = CliRunner().invoke(build_app(), ["passes", "apply", str(passes), "--model", str(MODELS / "transformers" /
+                                         "llama.py"), "--plan", "--backend", "sim", "--out", str(tmp_path / "runs")])
+    assert r.exit_code == 0, r.output
+    assert "mlp-side" in r.output and "changed" in r.output, r.output
