@@ -85,5 +85,6 @@ def sim_context(runs: Any, ascend_ir: Any = None) -> Any:
     executors; ``ascend_ir`` is the model's custom-op IR table (:func:`airctl.sim.ascend_ir.find_declarations`)."""
     from airctl.sim.session import SimContext
 
-    return SimContext(run_ge=runs.executors.run_ge, run_acl=runs.executors.run_acl, ascend_ir=ascend_ir,
+    return SimContext(run_ge=runs.executors.run_ge, run_acl=runs.executors.run_acl,
+                      run_npugraph_ex=runs.executors.run_npugraph_ex, ascend_ir=ascend_ir,
                       collective_timeout_s=runs.collective_timeout_s)

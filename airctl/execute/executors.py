@@ -36,7 +36,7 @@ from airctl.execute.executor import DEFAULT_TIMEOUT_S, StreamExecutor
 from airctl.execute.pool import WorkerPool
 from airctl.execute.recorder import Nested, Recorder, Sink
 from airctl.ledger.collectives import CollectiveLog
-from airctl.modes import MAX_AUTOTUNE, REDUCE_OVERHEAD
+from airctl.modes import MAX_AUTOTUNE, NPUGRAPH_EX, REDUCE_OVERHEAD
 
 
 @dataclass
@@ -120,6 +120,10 @@ class Executors:
     def run_acl(self, gm: Any, args: Sequence[Any], name: str) -> Any:
         """An aclgraph forward: its final FX graph on its streams, aclgraph semantics."""
         return self.executor_for(gm, REDUCE_OVERHEAD, name, args).run(list(args))
+
+    def run_npugraph_ex(self, gm: Any, args: Sequence[Any], name: str) -> Any:
+        """An npugraph_ex forward: aclgraph semantics, as :meth:`run_acl`; its findings name npugraph_ex."""
+        return self.executor_for(gm, NPUGRAPH_EX, name, args).run(list(args))
 
     def close(self) -> None:
         """End the worker threads and drop the cached executors (each holds its GraphModule, so the

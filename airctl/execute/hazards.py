@@ -37,7 +37,8 @@ def check_reads(st: RunState, s: int, it: Item) -> None:
         if src is None or src.sid == s or clock[src.sid] >= src.pos:
             continue
         p = sched.items[j]
-        why = ("reduce-overhead adds no synchronisation for cross-stream data edges"
+        named = "npugraph_ex (aclgraph)" if sched.npugraph_ex else "reduce-overhead"
+        why = (f"{named} adds no synchronisation for cross-stream data edges"
                if sched.mode == REDUCE_OVERHEAD else "nothing orders them")
         st.races.append(Race(
             it.name, p.name, sched.streams[s], sched.streams[src.sid], it.source, p.source,

@@ -69,6 +69,7 @@ class Schedule:
     output: int | None
     graph_name: str = "graph"
     notes: list[str] = field(default_factory=list)
+    npugraph_ex: bool = False  # run as npugraph_ex: reduce-overhead's semantics, its own name in messages
 
     def describe(self, i: int) -> str:
         it = self.items[i]
@@ -91,6 +92,7 @@ def build_schedule(gm: Any, mode: str, graph_name: str = "graph") -> Schedule:
     """The per-stream schedule of ``gm`` under ``mode`` (max-autotune or reduce-overhead)."""
     import torch.fx
 
+    npugraph_ex = mode == NPUGRAPH_EX
     mode = REDUCE_OVERHEAD if mode in (REDUCE_OVERHEAD, NPUGRAPH_EX) else MAX_AUTOTUNE
     graph = read_fx(gm, graph_name)
     plan = build_plan(graph, mode)
@@ -106,7 +108,7 @@ def build_schedule(gm: Any, mode: str, graph_name: str = "graph") -> Schedule:
     for i, node in enumerate(graph.nodes):
         items.append(Item(i, node.name, node.op, _role(plan.roles[i], mode), names[plan.stream[i]], node.source,
                           node.module))
-    sched = Schedule(mode, streams, items, [[] for _ in streams], set(), None, graph_name)
+    sched = Schedule(mode, streams, items, [[] for _ in streams], set(), None, graph_name, npugraph_ex=npugraph_ex)
 
     last_tag: dict[str, int] = {}
     writers: dict[int, list[int]] = {}  # tensor (producer index) -> in-place writers so far, graph order

@@ -103,7 +103,8 @@ def open_session() -> contextlib.ExitStack:
     executors = Executors()
     stack = contextlib.ExitStack()
     stack.callback(executors.close)
-    stack.enter_context(session(SimContext(run_ge=executors.run_ge, run_acl=executors.run_acl)))
+    stack.enter_context(session(SimContext(run_ge=executors.run_ge, run_acl=executors.run_acl,
+                                           run_npugraph_ex=executors.run_npugraph_ex)))
     atexit.register(stack.close)
     return stack
 

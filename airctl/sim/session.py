@@ -77,6 +77,7 @@ class SimContext:
 
     run_ge: RunGraph  # max-autotune: the FX graph a GE graph was converted from
     run_acl: RunGraph | None = None  # aclgraph forwards; None: TorchAir's own eager path
+    run_npugraph_ex: RunGraph | None = None  # npugraph_ex's (aclgraph semantics, its name in messages); None: run_acl
     # the SoC whose torch_npu kernels sim follows (npu_sdpa); None: $AIRCTL_SIM_SOC, else npu_sdpa.DEFAULT_SOC
     soc: str | None = None
     # CANN's op registry for custom ops (ascend_ir.AscendIr: declarations beside the model); None: empty
@@ -149,5 +150,5 @@ def session(ctx: SimContext) -> Iterator[ModuleType]:
         if ctx.run_acl is not None:
             patched_acl_graph.patch(p, ctx.run_acl)
             if npugraph_ex is not None:  # npugraph_ex's copy of the aclgraph runtime
-                patched_npugraph_ex_acl_graph.patch(p, ctx.run_acl)
+                patched_npugraph_ex_acl_graph.patch(p, ctx.run_npugraph_ex or ctx.run_acl)
         yield torchair

@@ -85,6 +85,14 @@ def test_racy_plan_is_reported_in_reduce_overhead_with_both_nodes_and_lines() ->
     assert "add (model.py:10)" in race.message and "abs_1 (model.py:9)" in race.message
 
 
+@pytest.mark.parametrize("mode, named", [("reduce-overhead", "reduce-overhead adds"),
+                                         ("npugraph_ex", "npugraph_ex (aclgraph) adds")])
+def test_a_race_names_the_mode_that_ran(mode: str, named: str) -> None:
+    """npugraph_ex runs reduce-overhead's semantics, and its races say npugraph_ex, as its findings do."""
+    _, rec = run(seed_gm(), mode, X)
+    assert rec.races and all(named in r.message for _, r in rec.races), [r.message for _, r in rec.races]
+
+
 def test_docs_plan_waits_too_late_for_add() -> None:
     out, rec = run(seed_gm(wait_before="sub"), "reduce-overhead", X)
     assert same(out, eager(X))
