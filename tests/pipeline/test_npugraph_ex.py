@@ -18,6 +18,24 @@ ACLGRAPH_PASSES = ["apply_event_closure_with_multi_stream", "apply_event_record"
                    "resolve_default_stream_markers"]
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _torchair_compiles_after_this_module():
+    """npugraph_ex's one-time patch registers Python kernels (``py_impl``) that TorchAir's own one-time
+    patch then registers again without asking first, which raises: in one process, a TorchAir compile
+    after an npugraph_ex compile fails, on an NPU as under sim (TorchAir's order, faithfully kept). This
+    worker goes on to other files' in-process compiles: take back what this module's compiles added."""
+    import torch
+
+    aten = torch.ops.aten
+    ops = [aten.to.other, aten.type_as.default, aten.matmul_backward.default]
+    before = {op: set(op.py_kernels) for op in ops}
+    yield
+    for op in ops:
+        for key in set(op.py_kernels) - before[op]:
+            del op.py_kernels[key]
+        op._dispatch_cache.clear()
+
+
 # -- --option KEY=VALUE (no compile) ---------------------------------------------------------------
 class _Option:
     """The shape of npugraph_ex's/TorchAir's OptionValue: value, default, optional; checks on set."""
