@@ -137,6 +137,16 @@ class Child:
                 self.returncode = self.zygote.exit_code(self.pid, timeout)
         return self.returncode
 
+    def finish(self, timeout: float, what: object = "airctl") -> Child:
+        """Wait for the end; past ``timeout`` s, kill its process group and fail naming ``what``."""
+        try:
+            self.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.pid, signal.SIGKILL)
+            self.wait()
+            raise AssertionError(f"{what} still running after {timeout} s") from None
+        return self
+
     @property
     def stdout(self) -> str:
         return self.out.read_text(errors="replace")

@@ -51,14 +51,7 @@ def _statuses(out: Path) -> list[str]:
 
 def _run(zygote: Zygote | None, args: list, cwd: Path, out: Path, timeout: float = 300) -> Child:
     """``airctl ARGS`` to its end (forked from ``zygote``; None: a fresh interpreter)."""
-    child = start(zygote, args, cwd, _env(out), cwd)
-    try:
-        child.wait(timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(child.pid, signal.SIGKILL)
-        child.wait()
-        raise AssertionError(f"airctl {args} still running after {timeout} s") from None
-    return child
+    return start(zygote, args, cwd, _env(out), cwd).finish(timeout, f"airctl {args}")
 
 
 def _signalled(zygote: Zygote | None, args: list, cwd: Path, out: Path, signum: int,

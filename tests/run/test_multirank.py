@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -29,13 +27,7 @@ def airctl(zygote: Zygote, cwd: Path, *args: str | Path, timeout: int = 170,
     env = dict(os.environ, **(env_extra or {}))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     env.setdefault("GLOO_SOCKET_IFNAME", "lo")  # 127.0.0.1 only
-    child = start(zygote, list(args), cwd, env, cwd)
-    try:
-        child.wait(timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(child.pid, signal.SIGKILL)
-        child.wait()
-        raise AssertionError(f"airctl {args} still running after {timeout} s") from None
+    child = start(zygote, list(args), cwd, env, cwd).finish(timeout, f"airctl {args}")
     return Run(child.returncode, child.stdout, child.stderr, cwd)
 
 
