@@ -84,6 +84,7 @@ def enforce_fail_on(fail_on: Any, result: Any, *, atol: float | None = None) -> 
     """``--fail-on KIND``: exit 1 (after what was printed) when ``result`` (anything with ``index`` and
     ``ledger_dir``) shows it; says why on stderr."""
     if fail_on is None:
+        _suggest_fail_on(result.index.to_json())
         return
     from airctl.errors import FindingsExit
     from airctl.pipeline.bisect.conditions import Condition
@@ -95,3 +96,15 @@ def enforce_fail_on(fail_on: Any, result: Any, *, atol: float | None = None) -> 
         why = shareable(verdict.why, model_dir=_model_dir(result.index.to_json()))
         err.print(f"--fail-on {kind}: {why}", markup=False, highlight=False)
         raise FindingsExit()
+
+
+def _suggest_fail_on(index: dict[str, Any]) -> None:
+    """A run that shows races or error findings still exits 0 without ``--fail-on``: one line says so,
+    and how to make it fail (a script or CI reads the exit code, not the summary)."""
+    races = bool((index.get("execution") or {}).get("races"))
+    errors = any(isinstance(f, dict) and f.get("severity") == "error" for f in index.get("findings") or [])
+    kinds = [kind for kind, shown in (("race", races), ("check", errors)) if shown]
+    if kinds:
+        flags = " or ".join(f"--fail-on {kind}" for kind in kinds)
+        err.print(f"hint: the command still exits 0; {flags} makes it exit 1 (for scripts and CI)",
+                  markup=False, highlight=False)

@@ -134,8 +134,11 @@ def test_apply_reports_races_and_findings_honours_fail_on_and_names_the_mode_tha
     assert "--fail-on race: add (" in r.stderr
     findings = r.stdout[r.stdout.index("verifier:"):r.stdout.index("ledger:")]
     assert str(REPO) not in findings  # paths relative to the working directory or the model's folder
-    doc = json.loads(airctl("apply", BAD / "racy_no_wait.yaml", "--mode", "reduce-overhead", "--json",
-                            "--backend", "sim", "--out", tmp_path).stdout)
+    plain = airctl("apply", BAD / "racy_no_wait.yaml", "--mode", "reduce-overhead", "--json",
+                   "--backend", "sim", "--out", tmp_path)
+    assert plain.exit_code == 0  # without --fail-on: said so, and how to make it fail
+    assert "hint: the command still exits 0; --fail-on race or --fail-on check makes it exit 1" in plain.stderr
+    doc = json.loads(plain.stdout)
     assert doc["mode"] == "reduce-overhead" and len(doc["execution"]["races"]) == 2 and len(doc["findings"]) == 2
 
 
