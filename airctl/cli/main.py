@@ -39,8 +39,24 @@ def run(argv: list[str] | None = None) -> NoReturn:
         code = _interrupted(e)
     finally:
         signals.disarm()
+    _forget_caught_interrupts()
     exit_leaving_threads(code if isinstance(code, int) else (0 if code is None else 1), before=before)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _forget_caught_interrupts() -> None:
+    """Exit with airctl's code, not by SIGINT. CPython (3.11) remembers a ``KeyboardInterrupt`` raised
+    in Python code that C code ran from a string (``PyRun_String``, file ``<string>``: where a Ctrl-C
+    during TorchAir's import lands at times) as unhandled, even when airctl caught it further out;
+    ``python -m airctl`` then dies by SIGINT at exit instead of exiting 130 (-2 to its parent, after
+    the ledger said ``interrupted`` and the error was printed). Running a string the same way
+    resets that memory."""
+    import ctypes
+
+    try:
+        ctypes.pythonapi.PyRun_SimpleString(b"")
+    except (AttributeError, OSError):  # no such entry point (another Python): nothing to reset
+        pass
 
 
 def _interrupted(stop: KeyboardInterrupt) -> int:
