@@ -14,7 +14,7 @@ from __future__ import annotations
 from airctl.execute.run_state import RunState, Stamp
 from airctl.execute.schedule import Item, stream_word
 from airctl.execute.timeline import Race
-from airctl.modes import REDUCE_OVERHEAD
+from airctl.verify.happens_before import unordered_read_why
 
 
 def merge(clock: list[int], src: Stamp) -> None:
@@ -37,9 +37,7 @@ def check_reads(st: RunState, s: int, it: Item) -> None:
         if src is None or src.sid == s or clock[src.sid] >= src.pos:
             continue
         p = sched.items[j]
-        named = "npugraph_ex (aclgraph)" if sched.npugraph_ex else "reduce-overhead"
-        why = (f"{named} adds no synchronisation for cross-stream data edges"
-               if sched.mode == REDUCE_OVERHEAD else "nothing orders them")
+        why = unordered_read_why(sched.mode, sched.npugraph_ex)
         st.races.append(Race(
             it.name, p.name, sched.streams[s], sched.streams[src.sid], it.source, p.source,
             f"{it.name}{at(it.source)} on {stream_word(sched.streams[s])} reads {p.name}{at(p.source)} "

@@ -109,13 +109,14 @@ def crash_report(root: Path | str | None) -> dict[str, Any] | None:
     stack = _FRAME.finditer(report, current, end if end > 0 else len(report))  # the crashing thread's only
     frames = [(m.group(3), m.group(1), m.group(2)) for m in stack]
     inner = f"{frames[0][0]} at {frames[0][1]}:{frames[0][2]}" if frames else None
-    user = next((f"{name} at {path}:{line}" for name, path, line in frames if not _library(path)), None)
+    user = next((f"{name} at {path}:{line}" for name, path, line in frames if not library_frame(path)), None)
     return {"error": fatal.group(1), "where": inner, "user_frame": user if user != inner else None,
             "file": CRASH_FILE}
 
 
-def _library(path: str) -> bool:
-    """A frame of Python's own library, an installed package or airctl: not the user's code."""
+def library_frame(path: str) -> bool:
+    """A frame (its file name) of Python's own library, an installed package, airctl, or code with no
+    file: not the user's code (a crash report's frames, an interrupt's, :mod:`airctl.pipeline.run.lifecycle`)."""
     p = Path(path)
     return not p.is_absolute() or bool({"site-packages", "dist-packages"} & set(p.parts)) or \
         p.is_relative_to(sys.base_prefix) or p.is_relative_to(_AIRCTL) or path.startswith("<")

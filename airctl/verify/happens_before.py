@@ -54,6 +54,15 @@ def is_inplace(op: str) -> bool:
     return base.endswith("_") and not base.endswith("__")
 
 
+def unordered_read_why(mode: str, npugraph_ex: bool = False) -> str:
+    """Why a cross-stream read that no record/wait orders is a race under ``mode`` (the words of both
+    this check's findings and the executor's races, :mod:`airctl.execute.hazards`)."""
+    if mode != REDUCE_OVERHEAD:
+        return "nothing orders them"
+    named = "npugraph_ex (aclgraph)" if npugraph_ex else "reduce-overhead"
+    return f"{named} adds no synchronisation for cross-stream data edges"
+
+
 class HappensBefore:
     def __init__(self, plan: FxPlan, dropped_records: set[str] | None = None) -> None:
         self.plan = plan
@@ -177,8 +186,7 @@ class HappensBefore:
         self._raced.add(key)
         sa, sb = _stream_word(self.labels[a]), _stream_word(self.labels[b])
         if kind == "read":
-            why = ("reduce-overhead adds no synchronisation for cross-stream data edges" if self.mode == REDUCE_OVERHEAD
-                   else "nothing orders them")
+            why = unordered_read_why(self.mode)
             msg = f"{second} on {sb} reads {first} produced on {sa}, with no record/wait ordering them ({why})"
         else:
             what = {"write-read": f"{first} writes {tensor} in place on {sa}; {second} on {sb} uses it",

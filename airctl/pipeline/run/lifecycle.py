@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from airctl.errors import ExitCode, Terminated
+from airctl.ledger.liveness import library_frame
 from airctl.ledger.writer import LedgerWriter
 from airctl.pipeline.run import signals
 from airctl.pipeline.run.boundary import guarded_exit
@@ -69,10 +70,7 @@ def interrupted_at(interrupt: BaseException) -> tuple[str | None, bool]:
     if not frames:
         return None, False
     last = frames[-1]
-    path = Path(last.filename)
-    library = not path.is_absolute() or "site-packages" in path.parts or "dist-packages" in path.parts or \
-        path.is_relative_to(Path(sys.base_prefix)) or last.filename.startswith("<")
-    return f"{last.name} at {last.filename}:{last.lineno}", not library
+    return f"{last.name} at {last.filename}:{last.lineno}", not library_frame(last.filename)
 
 
 def _airctl(filename: str) -> bool:
