@@ -65,12 +65,7 @@ def _signalled(zygote: Zygote | None, args: list, cwd: Path, out: Path, signum: 
         return None, child.stderr
     except subprocess.TimeoutExpired:
         os.killpg(child.pid, signum)
-    try:
-        child.wait(60)
-    except subprocess.TimeoutExpired:
-        os.killpg(child.pid, signal.SIGKILL)
-        child.wait()
-        raise AssertionError(f"{args} still running 60 s after {signal.Signals(signum).name}") from None
+    child.finish(60, f"{args}, sent {signal.Signals(signum).name},")
     return child.returncode, child.stderr
 
 
