@@ -1,6 +1,6 @@
 """`python -m airctl` runs the CLI."""
 
-from airctl.cli.main import run
+from airctl.cli.main import console
 
 if __name__ == "__main__":
-    run()
+    console()

@@ -16,6 +16,11 @@ SHARED = REPO.parent / "shared"
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+# pytest keeps the test modules it rewrites for its assertions (in __pycache__) only where Python may
+# write bytecode; where the environment says it may not (PYTHONDONTWRITEBYTECODE=1, as on our
+# machines), every run and every worker rewrote all of them again: about 5 s of CPU per worker
+sys.dont_write_bytecode = False
+
 # Tests import torch directly; with torch-npu installed and no CANN that needs
 # TORCH_DEVICE_BACKEND_AUTOLOAD=0, which airctl sets exactly as it does for itself.
 from airctl.torch_env import ensure_torch_importable  # noqa: E402
@@ -49,23 +54,23 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 
 # The heaviest test files, heaviest first: seconds of test time in one quiet run of the whole suite
-# (--durations, 2026-11-26; 938 s of test time over 2 workers). pytest-xdist hands whole files to the
-# workers in collection order (``--no-loadscope-reorder`` in pyproject's addopts), so these start first
-# and the many short files fill in around them; ordered by their count of tests, as xdist does by
-# default, the 156 s of tests/run/test_lifecycle.py began late and ran on alone at the end.
+# (--durations, 2026-11-26, ranks forked; 700 s of test time over 2 workers). pytest-xdist hands whole
+# files to the workers in collection order (``--no-loadscope-reorder`` in pyproject's addopts), so these
+# start first and the many short files fill in around them; ordered by their count of tests, as xdist
+# does by default, tests/run/test_lifecycle.py began late and ran on alone at the end.
 HEAVY_FIRST = (
-    "tests/run/test_lifecycle.py",  # 156 s
-    "tests/pipeline/test_transformers_models.py",  # 75 s
-    "tests/run/test_multirank.py",  # 69 s
-    "tests/run/test_modes.py",  # 46 s
-    "tests/cli/test_profile.py",  # 33 s
-    "tests/pipeline/test_repro.py",  # 29 s
-    "tests/faults/test_fault_injection.py",  # 28 s
-    "tests/cli/test_current_run.py",  # 27 s
-    "tests/sim/test_conformance_standins.py",  # 26 s
-    "tests/pipeline/test_real_models.py",  # 25 s
-    "tests/cli/test_run_forms.py",  # 24 s
-    "tests/report/test_browser.py",  # 23 s
+    "tests/run/test_lifecycle.py",  # 76 s
+    "tests/pipeline/test_transformers_models.py",  # 71 s
+    "tests/run/test_multirank.py",  # 48 s
+    "tests/cli/test_profile.py",  # 27 s
+    "tests/pipeline/test_repro.py",  # 26 s
+    "tests/faults/test_fault_injection.py",  # 22 s
+    "tests/run/test_modes.py",  # 20 s
+    "tests/cli/test_run_forms.py",  # 18 s
+    "tests/report/test_browser.py",  # 14 s
+    "tests/sim/test_conformance_standins.py",  # 12 s
+    "tests/sim/test_collectives.py",  # 10 s
+    "tests/report/test_stream_plan_e2e.py",  # 9 s
 )
 
 

@@ -37,7 +37,10 @@ REPO = Path(__file__).resolve().parents[1]
 # variables torch, Dynamo or Inductor read when they are imported: a command given another value
 # than the zygote's needs a process that imports them again
 IMPORT_TIME_PREFIXES = ("TORCH", "PYTORCH", "TORCHINDUCTOR", "TORCHDYNAMO")
-IMPORT_TIME_EXEMPT = {"TORCH_DEVICE_BACKEND_AUTOLOAD"}  # read by ``import torch`` only; airctl sets it itself
+IMPORT_TIME_EXEMPT = {
+    "TORCH_DEVICE_BACKEND_AUTOLOAD",  # read by ``import torch`` only; airctl sets it itself
+    "TORCHINDUCTOR_CACHE_DIR",  # read when the cache is first used, and then set by torch itself in the test process
+}
 
 
 def _send(channel, message: dict) -> None:  # noqa: ANN001 - a text file

@@ -19,12 +19,19 @@ from airctl.torch_env import cann_status, torch_npu_installed
 BACKENDS = tuple(b.value for b in BackendName)
 BackendChoice = Backend  # the name callers used before the interface
 
-__all__ = ["BACKENDS", "Backend", "BackendChoice", "NpuBackend", "SimBackend", "choose"]
+__all__ = ["BACKENDS", "Backend", "BackendChoice", "NpuBackend", "SimBackend", "choose", "warm"]
+
+# what choose() answered in this process before warm() loaded the backend: a process forked from
+# it afterwards (a rank, airctl.pipeline.ranks.forks) chooses as a fresh process would have
+_CHOSEN_COLD: dict[str, Backend] = {}
 
 
 def choose(requested: str = "auto") -> Backend:
     if requested not in BACKENDS:
         raise BackendError(f"unknown backend {requested!r}", hint="choose one of: " + ", ".join(BACKENDS))
+    if requested in _CHOSEN_COLD:
+        cold = _CHOSEN_COLD[requested]
+        return type(cold)(cold.reason)  # one instance per run
     if REGISTRY.torchair is not None:  # TorchAir was imported against the stand-ins: sim for good
         if requested == "npu":
             raise BackendError("the sim backend was used in this process already; npu cannot be used too",
@@ -46,3 +53,15 @@ def choose(requested: str = "auto") -> Backend:
     if status.available:
         return NpuBackend(status.reason)
     return SimBackend(status.reason)
+
+
+def warm(requested: str = "auto") -> Backend | None:
+    """Choose the backend, import what its runs import (:meth:`Backend.warm`) and remember the
+    choice, so that processes forked from this one choose it for the same reason; None where the
+    backend's processes must start fresh (``npu``). Raises :class:`BackendError` as :func:`choose`."""
+    backend = choose(requested)
+    if not backend.forkable:
+        return None
+    backend.warm()
+    _CHOSEN_COLD[requested] = backend
+    return backend

@@ -21,6 +21,7 @@ class Backend:
     name = "?"
     process_group = "gloo"  # torch.distributed backend of this backend's collectives
     graphs_run_on_cpu = False  # airctl's executor runs GE graphs on the CPU (a GE graph alone can be profiled)
+    forkable = False  # a process may fork children that then run this backend (no device runtime to lose)
 
     def __init__(self, reason: str) -> None:
         self.reason = reason
@@ -54,6 +55,11 @@ class Backend:
     def hint(self, message: str, model_path: str | None) -> str | None:
         """What to do about a compile error this backend knows the cause of (None: nothing special)."""
         return None
+
+    def warm(self) -> None:
+        """Import now what every run of this backend imports (torch's compiler stack, TorchAir), so
+        that processes forked from this one start warm (:mod:`airctl.pipeline.ranks.forks`); only
+        called where :attr:`forkable`."""
 
     def profiler_module(self) -> Any:
         """``torch_npu.profiler`` as this backend provides it, or None."""

@@ -16,6 +16,7 @@ class SimBackend(Backend):
     name = "sim"
     process_group = "gloo"
     graphs_run_on_cpu = True
+    forkable = True
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -33,6 +34,14 @@ class SimBackend(Backend):
         # child Python processes the script starts get sim too (airctl.sim.child)
         with session(sim_context(runs, self.ascend_ir)) as torchair, child_env():
             yield torchair
+
+    def warm(self) -> None:
+        """torch's compiler stack, and TorchAir imported against sim's stand-ins, as each run does."""
+        import torch._dynamo  # noqa: F401 - what TorchAir's import and every compile import first
+
+        from airctl.sim.session import load_torchair
+
+        load_torchair()
 
     def configure(self, config: Any, mode: str) -> str | None:
         """NPU graph capture/replay is a device feature: under sim TorchAir's generated aclgraph code

@@ -17,8 +17,14 @@ from typing import Any, NoReturn
 from airctl.errors import Terminated, find_in_chain, interrupt_exit_code
 
 
-def run(argv: list[str] | None = None) -> NoReturn:
-    """Console-script entry: run the app and exit with its code."""
+def console() -> NoReturn:
+    """The console script and ``python -m airctl``: the command, then the process ends."""
+    run(whole_process=True)
+
+
+def run(argv: list[str] | None = None, whole_process: bool = False) -> NoReturn:
+    """Run the app and exit with its code (``SystemExit``; ``whole_process``: the process ends here,
+    :func:`airctl.pipeline.run.boundary.end_process`)."""
     from airctl.pipeline.run import signals
     from airctl.pipeline.run.boundary import exit_leaving_threads, running_threads
 
@@ -40,7 +46,8 @@ def run(argv: list[str] | None = None) -> NoReturn:
     finally:
         signals.disarm()
     _forget_caught_interrupts()
-    exit_leaving_threads(code if isinstance(code, int) else (0 if code is None else 1), before=before)
+    exit_leaving_threads(code if isinstance(code, int) else (0 if code is None else 1), before=before,
+                         whole_process=whole_process)
     raise AssertionError("unreachable")  # pragma: no cover
 
 

@@ -65,8 +65,9 @@ def test_sys_exit_code_is_airctls_exit_code(tmp_path: Path) -> None:
 def test_exception_shows_the_scripts_traceback_and_ledger_keeps_the_graph(tmp_path: Path) -> None:
     r = run("--out", tmp_path, "--backend", "sim", SCRIPTS / "raises.py")
     assert r.exit_code == 1
-    tb = r.stderr[r.stderr.index("Traceback (most recent call last):"):]
+    tb = r.stderr[r.stderr.rindex("Traceback (most recent call last):"):]  # the script's, printed last
     frames = [line for line in tb.splitlines() if line.startswith("  File ")]
+    assert frames, r.stderr[-3000:]
     assert frames[0].startswith(f'  File "{SCRIPTS / "raises.py"}", line 14, in <module>')
     assert 'in check_result' in frames[-1]
     assert tb.rstrip().endswith("ValueError: result rejected by the script")

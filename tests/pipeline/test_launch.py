@@ -14,6 +14,7 @@ from airctl.ledger.collectives import CollectiveLog
 from airctl.ledger.index import RankEntry
 from airctl.ledger.reader import Ledger
 from airctl.ledger.writer import LedgerWriter
+from airctl.pipeline.ranks import forks
 from airctl.pipeline.ranks.launch import RanksResult, _rewrite, launcher_argv
 from airctl.pipeline.ranks.status import Failure, rank_entries, rank_numbers, run_status
 from airctl.pipeline.ranks.watchdog import Watchdog, describe_last
@@ -38,15 +39,19 @@ def _parse(argv: list[str]):
 def test_workers_become_airctl_rank_workers_with_their_consoles_in_the_ledger(tmp_path: Path) -> None:
     argv = ["--nproc-per-node", "2", "train.py", "--lr", "0.1"]
     args = _parse(argv)
-    _rewrite(args, argv, tmp_path)
+    _rewrite(args, argv, tmp_path, None)
     assert (args.no_python, args.module, args.run_path) == (True, False, False)
     assert args.training_script_args == ["-u", "-m", "airctl.pipeline.ranks.worker", str(tmp_path)]
     assert (args.log_dir, args.tee, args.shutdown_timeout) == (str(tmp_path / "logs"), "3", 5)
+    # forked ranks: torchrun starts the rank client, which names the fork server's socket and the ledger
+    server = forks.Forks(0, "/tmp/airctl-ranks-x/socket", "/tmp/airctl-ranks-x", -1)
+    _rewrite(args, argv, tmp_path, server)
+    assert args.training_script_args == ["-I", "-S", str(forks.CLIENT), server.address, str(tmp_path)]
     # the user's own choices stay
     argv = ["--nproc-per-node", "2", "--log-dir", "/tmp/mine", "--redirects", "1", "--shutdown-timeout", "20",
             "train.py"]
     args = _parse(argv)
-    _rewrite(args, argv, tmp_path)
+    _rewrite(args, argv, tmp_path, None)
     assert (args.log_dir, args.redirects, args.tee, args.shutdown_timeout) == ("/tmp/mine", "1", "0", 20)
 
 

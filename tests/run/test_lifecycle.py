@@ -76,14 +76,22 @@ def _sweep(zygote: Zygote | None, args: list, cwd: Path, signum: int, moments: d
     for phase, after in moments.items():
         out = cwd / f"runs-{signal.Signals(signum).name}-{phase}"
         code, err = _signalled(zygote, args, cwd, out, signum, after)
+        if code is None and zygote is not None and phase != "closing":
+            # the run was over before its moment (a busy machine made the timing run slower than
+            # this one): the same phase once more, earlier
+            after *= 0.6
+            out = out.with_name(out.name + "-earlier")
+            code, err = _signalled(zygote, args, cwd, out, signum, after)
         statuses = _statuses(out)
         if code is None or statuses == ["ok"]:  # it finished first (the signal met the process's exit)
             assert "running" not in statuses, statuses
             continue
-        if code == -signal.SIGABRT and "throwing an instance of 'python_error'" in err:
-            # the known defect (docs/reliability.md): the interrupt raised in Python code that torch's C++
-            # calls where an exception cannot pass; the process aborts and its ledger is left running,
-            # which `airctl runs`/`show` read as died. Recorded, the sweep goes on over the other phases
+        if code == -signal.SIGABRT and "terminate called after throwing an instance of" in err:
+            # the known defect (docs/reliability.md): the interrupt raised where torch's C++ cannot take
+            # it (in Python code C++ calls: 'python_error'; between a dispatch mode's push and pop, which
+            # the next push then finds: c10::Error "trying to set the current UNKNOWN_MODE"); the
+            # process aborts and its ledger is left running, which `airctl runs`/`show` read as died.
+            # Recorded, the sweep goes on over the other phases
             assert statuses == ["running"], (phase, statuses)
             crash = crash_report(next(d for d in out.iterdir() if (d / "index.json").is_file()))
             assert crash is not None and crash["error"] == "Aborted", crash  # the ledger says where it was
@@ -273,7 +281,7 @@ def test_a_thread_left_running_in_each_rank(tmp_path: Path, zygote: Zygote) -> N
 
 
 def test_a_rank_stuck_in_its_own_code_is_named_not_the_one_waiting(tmp_path: Path, zygote: Zygote) -> None:
-    proc = _run(zygote, ["compile", ENDS / "stuck_rank.py", "--nproc", "2", "--collective-timeout", "8"], tmp_path,
+    proc = _run(zygote, ["compile", ENDS / "stuck_rank.py", "--nproc", "2", "--collective-timeout", "4"], tmp_path,
                 tmp_path / "r", timeout=240)
     assert proc.returncode != 0
     assert "rank 1 was stuck in its own code (get_model at " in proc.stderr, proc.stderr[-3000:]
@@ -324,3 +332,17 @@ def test_disarm_keeps_the_handler_that_drops_a_redelivery_still_on_its_way() -> 
         assert redelivery.resent is False
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+def test_the_process_ends_after_the_atexit_handlers_and_flushed_streams(tmp_path: Path, zygote: Zygote) -> None:
+    """The console script skips the interpreter's teardown (boundary.end_process), not what a program
+    is owed at exit: atexit handlers (the user's too) and everything written to stdout/stderr."""
+    script = tmp_path / "at_exit.py"
+    script.write_text("import atexit, sys\n"
+                      "marker = sys.argv[1]\n"
+                      "atexit.register(lambda: open(marker, 'w').write('ran'))\n"
+                      "sys.stdout.write('x' * 100000)  # left in the buffer, no newline, no flush\n")
+    proc = _run(zygote, ["run", script, tmp_path / "marker.txt"], tmp_path, tmp_path / "r", timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert (tmp_path / "marker.txt").read_text() == "ran"
+    assert "x" * 100000 in proc.stdout

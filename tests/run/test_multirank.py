@@ -1,8 +1,8 @@
 """Multi-rank runs end to end: two processes under torchrun on 127.0.0.1, one ledger, a ledger per rank.
 
-Few and bounded (each starts two Python processes that import torch and TorchAir): a data-parallel
-script, ranks that diverge, and a profile with communication on its own stream. Each checks that
-no process of the run is left behind.
+Few and bounded: a data-parallel script (its two ranks fresh interpreters that import torch and
+TorchAir), ranks that diverge, and a profile with communication on its own stream (their ranks
+forked, :mod:`airctl.pipeline.ranks.forks`). Each checks that no process of the run is left behind.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from airctl.io.compressed import read_bytes
+from airctl.pipeline.ranks import forks
 from tests.conftest import MODELS, REPO
 from tests.run.helpers import SCRIPTS, Run
 from tests.zygote import Zygote, start
@@ -32,8 +33,19 @@ def airctl(zygote: Zygote, cwd: Path, *args: str | Path, timeout: int = 170,
 
 
 def leftovers(marker: Path) -> list[str]:
-    """Processes whose command line names ``marker`` (the run's ledger): there must be none."""
+    """Processes of the run at ``marker`` still there: those whose command line names it (rank
+    clients, fresh ranks), its fork server and the ranks forked from it (pids from the ledgers)."""
     found = []
+    launcher = json.loads((marker / "index.json").read_text()).get("launcher") or {}
+    pids = [launcher.get("fork_server_pid")] + [json.loads(p.read_text()).get("pid")
+                                                for p in marker.glob("ranks/*/index.json")]
+    for pid in filter(None, pids):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z":
+            found.append(f"{pid}: still running")
     for proc in Path("/proc").iterdir():
         if proc.name.isdigit():
             try:
@@ -50,11 +62,13 @@ def rank_index(top: Path, rank: int) -> dict:
 
 
 def test_ddp_script_runs_on_two_ranks_each_matching_eager(tmp_path: Path, zygote: Zygote) -> None:
+    """Here each rank is a fresh interpreter (the path of the npu backend); the other tests fork them."""
     run = airctl(zygote, tmp_path, "run", "--backend", "sim", "python", "-m", "torch.distributed.run",
-                 "--nproc-per-node", "2", SCRIPTS / "ddp.py")
+                 "--nproc-per-node", "2", SCRIPTS / "ddp.py", env_extra={forks.ENV: "0"})
     assert run.returncode == 0, run.stderr[-3000:]
     top = run.ledger
     index = run.index
+    assert index["launcher"]["ranks_started"] == f"fresh interpreters ({forks.ENV}=0)"
     assert (index["command"], index["world_size"], index["status"]) == ("run", 2, "ok")
     assert [(r["rank"], r["status"], r["exit_code"], r["ledger"]) for r in index["ranks"]] == [
         (0, "ok", 0, "ranks/0"), (1, "ok", 0, "ranks/1")]
@@ -91,6 +105,7 @@ def test_diverging_ranks_are_stopped_and_check_names_the_first_differing_collect
         assert f"rank {r}: blocked in eager reference of dynamo graph 1, op " in run.stderr
         assert f"{kind} [4x2] float32 group 0" in run.stderr
     index = run.index
+    assert index["launcher"]["ranks_started"] == forks.FORKED
     assert index["status"] == "failed" and index["error"].startswith("watchdog:")
     assert [r["status"] for r in index["ranks"]] == ["interrupted", "interrupted"]
     [issued, compiled] = index["divergence"]
@@ -122,6 +137,7 @@ def test_profile_two_ranks_with_the_comm_stream_pass(tmp_path: Path, zygote: Zyg
     assert names == {(1, "rank 0 (max-autotune)"), (2, "rank 1 (max-autotune)"), (1, "stream default"),
                      (1, "stream comm"), (2, "stream default"), (2, "stream comm")}
     top = Path(doc["ledger"])
+    assert json.loads((top / "index.json").read_text())["launcher"]["ranks_started"] == forks.FORKED
     check = airctl(zygote, tmp_path, "check", top)
     assert check.returncode == 0, check.stdout + check.stderr
     assert leftovers(top) == []

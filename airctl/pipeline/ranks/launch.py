@@ -37,6 +37,7 @@ import airctl
 from airctl.errors import AirctlError, ModelScriptError, Terminated
 from airctl.ledger.index import RankEntry, RunIndex
 from airctl.ledger.writer import LedgerWriter
+from airctl.pipeline.ranks import forks
 from airctl.pipeline.ranks.status import Failure, divergence, rank_backend, rank_entries, rank_numbers, run_status
 from airctl.pipeline.ranks.watchdog import Watchdog
 from airctl.pipeline.ranks.worker import REQUEST_FILE, RankRequest
@@ -128,13 +129,17 @@ def run_ranks(req: RanksRequest, progress: Progress | None = None) -> RanksResul
         top = ledger.root
         (top / "ranks").mkdir()
         (top / "ranks" / REQUEST_FILE).write_text(json.dumps(req.rank.to_json(), indent=1), encoding="utf-8")
-        _rewrite(args, req.argv, top)
+        server, started = forks.start(top, req.rank.backend)  # before the watchdog's thread
+        ledger.set(launcher={**(ledger.run_index.launcher or {}), "ranks_started": started,
+                             **({"fork_server_pid": server.pid} if server else {})})
+        _rewrite(args, req.argv, top, server)
         timeout = req.rank.collective_timeout_s or 0
         limit = req.watchdog_s if req.watchdog_s is not None else timeout + WATCHDOG_GRACE_S
         say(f"ledger {top}: {args.nproc_per_node} rank(s) of {script} under torchrun")
         failures: dict[int, Failure] = {}
         t0 = time.perf_counter()
-        with _worker_env(), Watchdog(top, limit, say) as watchdog:
+        parents = {os.getpid(), *([server.pid] if server else [])}
+        with _worker_env(), _closing(server), Watchdog(top, limit, say, parents=parents) as watchdog:
             try:
                 torchrun.run(args)
             except ChildFailedError as e:
@@ -176,17 +181,27 @@ def _given(argv: Sequence[str], *names: str) -> bool:
     return any(a == n or a.startswith(n + "=") for a in argv for n in names)
 
 
-def _rewrite(args: Any, argv: Sequence[str], top: Path) -> None:
-    """Workers run airctl's rank worker (torchrun's ``--no-python`` form); logs into the ledger."""
+def _rewrite(args: Any, argv: Sequence[str], top: Path, server: forks.Forks | None) -> None:
+    """Workers run airctl's rank worker (torchrun's ``--no-python`` form), or its stand-in when the
+    ranks are forked (:mod:`~airctl.pipeline.ranks.forks`); logs into the ledger."""
     args.no_python, args.run_path, args.module = True, False, False
     args.training_script = sys.executable
-    args.training_script_args = ["-u", "-m", WORKER_MODULE, str(top)]
+    args.training_script_args = server.worker_argv(top) if server else ["-u", "-m", WORKER_MODULE, str(top)]
     if args.log_dir is None:
         args.log_dir = str(top / "logs")
         if not _given(argv, "--tee", "-t", "--redirects", "-r"):
             args.tee = "3"  # both streams, to the console and to logs/
     if args.shutdown_timeout is None and not _given(argv, "--shutdown-timeout", "--shutdown_timeout"):
         args.shutdown_timeout = SHUTDOWN_TIMEOUT_S
+
+
+@contextlib.contextmanager
+def _closing(server: forks.Forks | None) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        if server is not None:
+            server.close()
 
 
 @contextlib.contextmanager

@@ -11,8 +11,9 @@ in one collective for ``limit_s``, it:
 2. stops the ranks: SIGTERM to each worker process (its ledger then ends ``interrupted``), and
    SIGKILL ``grace_s`` later to those still there (a rank blocked in C++ never runs its handler).
 
-Only processes that are this process's own children and whose pid a rank wrote into its ledger
-are signalled. torchrun's agent then sees the workers gone and returns.
+Only processes whose pid a rank wrote into its ledger and whose parent is this process (or the
+fork server it started, :mod:`~airctl.pipeline.ranks.forks`) are signalled. torchrun's agent then
+sees the workers gone and returns.
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ from airctl.ledger.reader import Ledger
 
 class Watchdog:
     def __init__(self, top: Path, limit_s: float, say: Callable[[str], None], grace_s: float = 3.0,
-                 poll_s: float = 0.5) -> None:
+                 poll_s: float = 0.5, parents: set[int] | None = None) -> None:
         self.top = top
+        self.parents = {str(p) for p in (parents or {os.getpid()})}
         self.limit_s = limit_s
         self.grace_s = grace_s
         self.poll_s = poll_s
@@ -76,13 +78,13 @@ class Watchdog:
     def _stop_ranks(self) -> None:
         pids = [pid for pid in (self._pid(r) for r in sorted(self.followers)) if pid is not None]
         for pid in pids:
-            _signal_child(pid, signal.SIGTERM)
+            _signal_child(pid, signal.SIGTERM, self.parents)
         deadline = time.time() + self.grace_s
-        while time.time() < deadline and any(_alive(pid) for pid in pids):
+        while time.time() < deadline and any(_alive(pid, self.parents) for pid in pids):
             time.sleep(0.1)
         for pid in pids:
-            if _alive(pid):
-                _signal_child(pid, signal.SIGKILL)
+            if _alive(pid, self.parents):
+                _signal_child(pid, signal.SIGKILL, self.parents)
 
     def _pid(self, rank: int) -> int | None:
         folder = self.top / "ranks" / str(rank)
@@ -109,25 +111,25 @@ def describe_last(where: dict[str, Any] | None) -> str:
     return f"{where.get('state')}, last {graph}{last}"
 
 
-def _is_child(pid: int) -> bool:
+def _is_child(pid: int, parents: set[str]) -> bool:
     try:
         status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
     except OSError:
         return False
     ppid = next((line.split()[1] for line in status.splitlines() if line.startswith("PPid:")), None)
-    return ppid == str(os.getpid())
+    return ppid in parents
 
 
-def _alive(pid: int) -> bool:
+def _alive(pid: int, parents: set[str]) -> bool:
     try:
         status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
     except OSError:
         return False
-    return "\nState:\tZ" not in status and _is_child(pid)
+    return "\nState:\tZ" not in status and _is_child(pid, parents)
 
 
-def _signal_child(pid: int, signum: int) -> None:
-    if _is_child(pid):
+def _signal_child(pid: int, signum: int, parents: set[str]) -> None:
+    if _is_child(pid, parents):
         try:
             os.kill(pid, signum)
         except ProcessLookupError:

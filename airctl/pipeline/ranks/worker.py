@@ -194,4 +194,4 @@ def _compile(request: RankRequest, place: RankRun, say: Any) -> int:
 if __name__ == "__main__":
     signals.arm()  # before the imports main makes (torch, TorchAir, the user's script)
     code = main(sys.argv[1:])
-    exit_leaving_threads(code, f"airctl[rank {os.environ.get('RANK', '?')}]")
+    exit_leaving_threads(code, f"airctl[rank {os.environ.get('RANK', '?')}]", whole_process=True)

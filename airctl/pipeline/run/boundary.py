@@ -94,15 +94,36 @@ def describe_threads(threads: list[threading.Thread]) -> str:
     return ", ".join(parts)
 
 
-def exit_leaving_threads(code: int, who: str = "airctl", before: frozenset[int] = frozenset()) -> None:
+def exit_leaving_threads(code: int, who: str = "airctl", before: frozenset[int] = frozenset(),
+                         whole_process: bool = False) -> None:
     """End the process with ``code``. Where the user's code left non-daemon threads running (Python
     would wait for them forever), name them in a warning and end it at once, without waiting;
-    ``before``: the threads already running when the command started (not the user's)."""
+    ``before``: the threads already running when the command started (not the user's).
+    ``whole_process`` (a console script, not a call from a test): :func:`end_process`, not ``sys.exit``."""
     threads = leftover_threads(before)
     if not threads:
+        if whole_process:
+            end_process(code)
         sys.exit(code)
     sys.stderr.write(f"{who}: warning: the user's code left {len(threads)} thread(s) running: "
                      f"{describe_threads(threads)}; exiting without waiting for them\n")
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
+def end_process(code: int) -> None:
+    """End the program as Python would, less its last step: ``atexit`` handlers (logging's flush,
+    torch's and TorchAir's), the standard streams flushed, then ``os._exit``. What is skipped is the
+    interpreter's teardown of every module and object, which after ``import torch`` and a compile
+    takes about a second of CPU (docs/performance.md) and changes nothing outside the process:
+    airctl closes its ledgers and files itself before it exits."""
+    import atexit
+
+    atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

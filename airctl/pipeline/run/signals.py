@@ -114,6 +114,18 @@ def disarm() -> None:
     _ARMED = None
 
 
+def forget_after_fork() -> None:
+    """In a child forked from an armed process to run a program of its own (a rank forked by
+    :mod:`airctl.pipeline.ranks.forks`): no inherited state, and Python's default handlers, as a
+    fresh interpreter starts with (a signal the parent ignores stays ignored, as across exec)."""
+    global _ARMED, _BLOCK
+    _ARMED, _BLOCK = None, None
+    _BEFORE.clear()
+    for signum in SIGNALS:
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
+
+
 def seen() -> None:
     """Whoever ended the run on an interrupt says so: the armed handler stops sending it again."""
     for redelivery in (_ARMED, _BLOCK):

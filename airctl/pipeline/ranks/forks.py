@@ -1,0 +1,127 @@
+"""Under sim, every rank is forked from one warm process instead of importing torch and TorchAir again.
+
+Each rank of ``--nproc N`` / ``airctl run torchrun`` is an airctl process that imports torch,
+Dynamo and TorchAir before it does anything of its own: about 7 s of CPU each on a 2-core machine,
+paid N times at once. Under sim that import is the same in every rank. So the launcher forks one
+process, the fork server, before torchrun's agent starts; the server imports it once
+(:func:`airctl.backends.warm`). torchrun then starts, for each rank, a stand-in that costs
+milliseconds (:mod:`~airctl.pipeline.ranks.rank_client`), which passes its standard streams,
+working folder and environment over a Unix socket. The server forks the rank from its warm state,
+and the rank runs exactly what a fresh worker runs: the rank worker module as ``__main__``, in a
+session of its own, ending as Python ends (``atexit`` handlers, flushed streams, the same exit
+code or signal). What a fresh interpreter would not have inherited is reset: signal handlers,
+faulthandler, the random generators, open files.
+
+Each rank is still a fresh interpreter (as before this module) where forking is not safe or not
+possible: a backend that cannot be warmed (``npu``: a device runtime does not survive a fork), a
+launcher that already runs other threads (a fork copies locks they hold), a system without
+``fork``, descriptor passing or ``pidfd_open``, or ``AIRCTL_RANK_FORKS=0``. The top ledger's
+``launcher.ranks_started`` says which, and why.
+
+Only this user's processes can connect (a private folder for the socket, and the peer's uid is
+checked); the only program the server forks is the rank worker, for this run's ledger.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from airctl.errors import AirctlError
+
+ENV = "AIRCTL_RANK_FORKS"  # "0": every rank a fresh interpreter
+CLIENT = Path(__file__).with_name("rank_client.py")
+FORKED = "forked from a warm process (the fork server)"
+
+
+@dataclass
+class Forks:
+    """A running fork server: ``pid``, the socket ``address``; :meth:`close` when the ranks ended."""
+
+    pid: int
+    address: str
+    folder: str
+    control: int  # the write end of a pipe the server watches: closed, the server finishes
+
+    def worker_argv(self, top: Path) -> list[str]:
+        """What torchrun runs after ``python`` for each rank (its ``--no-python`` form)."""
+        return ["-I", "-S", str(CLIENT), self.address, str(top)]
+
+    def close(self, timeout_s: float = 10.0) -> None:
+        """Tell the server to finish once its ranks ended; stop it if it does not."""
+        if self.control >= 0:
+            os.close(self.control)
+            self.control = -1
+        deadline = time.monotonic() + timeout_s
+        while True:
+            pid, _status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+                break
+            time.sleep(0.02)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def unusable(requested_backend: str) -> str | None:
+    """Why the ranks cannot be forked here (None: they can)."""
+    if os.environ.get(ENV, "1") == "0":
+        return f"{ENV}=0"
+    if not (hasattr(os, "fork") and hasattr(os, "pidfd_open") and hasattr(socket, "send_fds")):
+        return "this system has no fork, pidfd_open or descriptor passing"
+    from airctl.backends import choose
+
+    try:
+        backend = choose(requested_backend)
+    except AirctlError as e:
+        return f"the backend could not be chosen ({e.message})"
+    if not backend.forkable:
+        return f"the {backend.name} backend's processes must start fresh"
+    if threading.active_count() != 1:
+        return f"the launcher runs {threading.active_count() - 1} other thread(s): a fork would copy locks they hold"
+    return None
+
+
+def start(top: Path, requested_backend: str) -> tuple[Forks | None, str]:
+    """The fork server for the run at ``top``, or None; and how the ranks start, for the ledger."""
+    why = unusable(requested_backend)
+    if why is not None:
+        return None, f"fresh interpreters ({why})"
+    folder = tempfile.mkdtemp(prefix="airctl-ranks-")  # mode 0700: this user only
+    address = os.path.join(folder, "socket")
+    if len(address.encode()) > 100:  # sun_path holds 108 bytes
+        shutil.rmtree(folder, ignore_errors=True)
+        return None, f"fresh interpreters (the socket path {address!r} is too long; set TMPDIR shorter)"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(address)
+    listener.listen(128)
+    read_end, write_end = os.pipe()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    pid = os.fork()
+    if pid == 0:  # the server: never returns into the launcher's frames
+        code = 70
+        try:
+            os.close(write_end)
+            from airctl.pipeline.ranks.fork_server import serve
+
+            code = serve(listener, read_end, top, requested_backend)
+        except BaseException:  # noqa: BLE001 - reported, then the process ends here whatever happened
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    os.close(read_end)
+    listener.close()
+    return Forks(pid, address, folder, write_end), FORKED

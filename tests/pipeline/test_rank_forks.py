@@ -1,0 +1,160 @@
+"""The pieces of forked ranks (airctl.pipeline.ranks.forks) that need no torch: the rank client's
+contract with torchrun and the server, and what the server refuses. The forked ranks themselves run
+end to end in tests/run/test_multirank.py and tests/run/test_lifecycle.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from airctl.pipeline.ranks import fork_server, forks
+
+
+@pytest.fixture
+def address() -> Iterator[str]:
+    folder = tempfile.mkdtemp(prefix="airctl-t-")  # short: a socket path holds 108 bytes
+    yield os.path.join(folder, "socket")
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def serve_once(address: str, handle) -> tuple[threading.Thread, dict]:  # noqa: ANN001 - a callable
+    """A stand-in server: accepts one client, reads its request and descriptors, then ``handle``."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(address)
+    listener.listen(1)
+    seen: dict = {}
+
+    def run() -> None:
+        conn, _ = listener.accept()
+        head, fds, _, _ = socket.recv_fds(conn, 4, 3)
+        (size,) = struct.unpack("!I", head)
+        body = b""
+        while len(body) < size:
+            body += conn.recv(size - len(body))
+        seen.update(json.loads(body), fds=len(fds))
+        os.write(fds[1], b"written by the rank\n")
+        for fd in fds:
+            os.close(fd)
+        handle(conn, seen)
+        conn.close()
+        listener.close()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, seen
+
+
+def client(address: str, cwd: Path, out: Path) -> subprocess.Popen:
+    with open(out, "wb") as stdout:
+        return subprocess.Popen([sys.executable, "-I", "-S", str(forks.CLIENT), address, "/some/ledger"], cwd=cwd,
+                                env={**os.environ, "RANK": "1"}, stdin=subprocess.DEVNULL, stdout=stdout,
+                                start_new_session=True)
+
+
+def test_the_client_hands_over_its_streams_and_forwards_signals_and_dies_as_its_rank_did(
+        address: str, tmp_path: Path) -> None:
+    rank = subprocess.Popen(["sleep", "60"], start_new_session=True)  # stands for the forked rank
+
+    def handle(conn: socket.socket, seen: dict) -> None:
+        conn.sendall(json.dumps({"pid": rank.pid}).encode() + b"\n")
+        code = rank.wait(30)  # until the client's forwarded SIGTERM ends it
+        conn.sendall(json.dumps({"exit": code}).encode() + b"\n")
+
+    thread, seen = serve_once(address, handle)
+    proc = client(address, tmp_path, tmp_path / "out.txt")
+    deadline = time.monotonic() + 30
+    while "argv" not in seen and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.3)  # the client has the rank's pid by now (or forwards the signal once it has)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(30) == -signal.SIGTERM  # killed by the signal its rank died of
+    thread.join(10)
+    assert seen["argv"] == ["/some/ledger"] and seen["cwd"] == str(tmp_path) and seen["env"]["RANK"] == "1"
+    assert seen["fds"] == 3
+    assert (tmp_path / "out.txt").read_text() == "written by the rank\n"
+    assert rank.returncode == -signal.SIGTERM
+
+
+def test_the_client_exits_with_its_ranks_code_and_says_when_the_server_went_away(address: str,
+                                                                                  tmp_path: Path) -> None:
+    thread, _ = serve_once(address, lambda conn, seen: conn.sendall(b'{"pid": 1}\n{"exit": 3}\n'))
+    assert client(address, tmp_path, tmp_path / "out.txt").wait(30) == 3
+    thread.join(10)
+    thread, _ = serve_once(address + "2", lambda conn, seen: conn.sendall(b'{"pid": 1}\n'))
+    proc = subprocess.run([sys.executable, "-I", "-S", str(forks.CLIENT), address + "2", "/some/ledger"],
+                          capture_output=True, text=True, timeout=30)
+    thread.join(10)
+    assert proc.returncode == 1 and "the rank fork server went away before the rank ended" in proc.stderr
+    gone = subprocess.run([sys.executable, "-I", "-S", str(forks.CLIENT), address + "-none", "/x"],
+                          capture_output=True, text=True, timeout=30)
+    assert gone.returncode == 1 and "cannot reach airctl's rank fork server" in gone.stderr
+
+
+@pytest.mark.parametrize("argv, fds", [(["/another/ledger"], 3), (["/the/ledger", "--more"], 3),
+                                       (["/the/ledger"], 2)])
+def test_the_server_forks_nothing_but_its_own_runs_ranks(argv: list[str], fds: int) -> None:
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    body = json.dumps({"argv": argv, "cwd": "/", "env": {}}).encode()
+    socket.send_fds(theirs, [struct.pack("!I", len(body))], [0, 1, 2][:fds])
+    theirs.sendall(body)
+    assert fork_server._admit(ours, Path("/the/ledger"), None, None, -1) is None  # type: ignore[arg-type]
+    answer = theirs.recv(4096).decode()
+    assert "forks only its ranks" in answer and "/the/ledger" in answer
+    ours.close()
+    theirs.close()
+
+
+def test_the_server_drops_a_request_too_large_or_cut_short() -> None:
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    socket.send_fds(theirs, [struct.pack("!I", fork_server.MAX_REQUEST + 1)], [0, 1, 2])
+    assert fork_server._admit(ours, Path("/the/ledger"), None, None, -1) is None  # type: ignore[arg-type]
+    ours.close()
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    socket.send_fds(theirs, [struct.pack("!I", 100)], [0, 1, 2])
+    theirs.sendall(b'{"argv": ')
+    theirs.close()
+    assert fork_server._admit(ours, Path("/the/ledger"), None, None, -1) is None  # type: ignore[arg-type]
+
+
+def test_ranks_start_fresh_when_forking_is_switched_off_or_unsafe(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(forks.ENV, "0")
+    assert forks.unusable("sim") == f"{forks.ENV}=0"
+    assert forks.start(Path("/the/ledger"), "sim") == (None, f"fresh interpreters ({forks.ENV}=0)")
+    monkeypatch.delenv(forks.ENV)
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        why = forks.unusable("sim")
+    finally:
+        stop.set()
+        thread.join()
+    assert why is not None and "other thread(s): a fork would copy locks they hold" in why
+
+
+def test_a_rank_forked_where_the_server_runs_threads_becomes_a_fresh_interpreter(tmp_path: Path) -> None:
+    """The server's warm-up left threads (whose locks a forked copy could find held): the rank execs
+    ``python -u -m airctl.pipeline.ranks.worker LEDGER`` with the client's folder and environment."""
+    repo = Path(__file__).resolve().parents[2]
+    code = ("import os, sys\nfrom airctl.pipeline.ranks.rank_start import run_rank\n"
+            "run_rank([0, 1, 2], {'cwd': sys.argv[1], 'env': dict(os.environ, RANK='0', WORLD_SIZE='1')}, "
+            "sys.argv[2], warm=False)\nprint('not replaced')")
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path), str(tmp_path / "ledger")], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert "not replaced" not in proc.stdout
+    # the worker ran: it looked for what to do where the launcher writes it, and said so as Python does
+    assert proc.returncode == 1 and str(tmp_path / "ledger" / "ranks" / "request.json") in proc.stderr, proc.stderr
