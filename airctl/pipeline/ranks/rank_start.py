@@ -11,7 +11,6 @@ must never run again here.
 
 from __future__ import annotations
 
-import atexit
 import faulthandler
 import io
 import os
@@ -23,6 +22,7 @@ import traceback
 from typing import Any
 
 from airctl.pipeline.run import signals
+from airctl.pipeline.run.boundary import finish_program
 
 WORKER_MODULE = "airctl.pipeline.ranks.worker"
 
@@ -85,12 +85,7 @@ def _run_as_main() -> int:
     except BaseException:  # noqa: BLE001 - as Python does with an uncaught exception
         sys.excepthook(*sys.exc_info())
         code = 1
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
+    finish_program()
     if interrupted:  # Python ends a program that an interrupt ended by SIGINT
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)

@@ -51,11 +51,7 @@ def guarded_exit(on_exit: OnExit) -> Iterator[None]:
             final = on_exit(int(code), caller())
         except BaseException:  # noqa: BLE001 - the process ends whatever happened while saying so
             final = code
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
+        flush_std_streams()
         real(final)
 
     os._exit = _exit
@@ -107,11 +103,7 @@ def exit_leaving_threads(code: int, who: str = "airctl", before: frozenset[int] 
         sys.exit(code)
     sys.stderr.write(f"{who}: warning: the user's code left {len(threads)} thread(s) running: "
                      f"{describe_threads(threads)}; exiting without waiting for them\n")
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
+    flush_std_streams()
     os._exit(code)
 
 
@@ -121,12 +113,23 @@ def end_process(code: int) -> None:
     interpreter's teardown of every module and object, which after ``import torch`` and a compile
     takes about a second of CPU (docs/performance.md) and changes nothing outside the process:
     airctl closes its ledgers and files itself before it exits."""
+    finish_program()
+    os._exit(code)
+
+
+def finish_program() -> None:
+    """What Python does when a program ends, before its teardown: the ``atexit`` handlers, then the
+    standard streams flushed."""
     import atexit
 
     atexit._run_exitfuncs()
+    flush_std_streams()
+
+
+def flush_std_streams() -> None:
+    """Flush stdout and stderr; a closed or broken one (``airctl ... | head``) is left as it is."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):
             pass
-    os._exit(code)
