@@ -62,6 +62,8 @@ def warm(requested: str = "auto") -> Backend | None:
     backend = choose(requested)
     if not backend.forkable:
         return None
+    # a rank asks for what it was given, then for the backend by name (the compile it starts)
+    cold = {requested: backend, backend.name: choose(backend.name)}
     backend.warm()
-    _CHOSEN_COLD[requested] = backend
+    _CHOSEN_COLD.update(cold)
     return backend

@@ -158,3 +158,17 @@ def test_a_rank_forked_where_the_server_runs_threads_becomes_a_fresh_interpreter
     assert "not replaced" not in proc.stdout
     # the worker ran: it looked for what to do where the launcher writes it, and said so as Python does
     assert proc.returncode == 1 and str(tmp_path / "ledger" / "ranks" / "request.json") in proc.stderr, proc.stderr
+
+
+def test_a_warmed_process_chooses_its_backend_for_the_reasons_a_fresh_one_would(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import airctl.backends as backends
+
+    monkeypatch.setattr(backends, "_CHOSEN_COLD", {})
+    monkeypatch.setattr(backends.SimBackend, "warm", lambda self: None)  # this process has TorchAir or not
+    cold_auto, cold_sim = backends.choose("auto"), backends.choose("sim")
+    warmed = backends.warm("auto")
+    assert warmed is not None and warmed.forkable
+    # asked again after the warm-up (by a forked rank): the answers of a process that had not loaded it
+    assert (backends.choose("auto").reason, backends.choose("sim").reason) == (cold_auto.reason, cold_sim.reason)
+    assert backends.choose("sim") is not backends.choose("sim")  # one instance per run
