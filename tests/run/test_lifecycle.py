@@ -341,8 +341,11 @@ def test_the_process_ends_after_the_atexit_handlers_and_flushed_streams(tmp_path
     script.write_text("import atexit, sys\n"
                       "marker = sys.argv[1]\n"
                       "atexit.register(lambda: open(marker, 'w').write('ran'))\n"
+                      "sys.kept = open(marker + '.open', 'w')  # never closed: Python's teardown flushes it\n"
+                      "sys.kept.write('written, never closed')\n"
                       "sys.stdout.write('x' * 100000)  # left in the buffer, no newline, no flush\n")
     proc = _run(zygote, ["run", script, tmp_path / "marker.txt"], tmp_path, tmp_path / "r", timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert (tmp_path / "marker.txt").read_text() == "ran"
+    assert (tmp_path / "marker.txt.open").read_text() == "written, never closed"
     assert "x" * 100000 in proc.stdout

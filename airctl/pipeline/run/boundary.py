@@ -109,12 +109,32 @@ def exit_leaving_threads(code: int, who: str = "airctl", before: frozenset[int] 
 
 def end_process(code: int) -> None:
     """End the program as Python would, less its last step: ``atexit`` handlers (logging's flush,
-    torch's and TorchAir's), the standard streams flushed, then ``os._exit``. What is skipped is the
-    interpreter's teardown of every module and object, which after ``import torch`` and a compile
-    takes about a second of CPU (docs/performance.md) and changes nothing outside the process:
-    airctl closes its ledgers and files itself before it exits."""
+    torch's and TorchAir's), the standard streams flushed, the files user code left open closed,
+    then ``os._exit``. What is skipped is the interpreter's teardown of every module and object,
+    which after ``import torch`` and a compile takes about a second of CPU (docs/performance.md);
+    of what it does, only closing files is seen outside the process."""
     finish_program()
+    close_open_files()
     os._exit(code)
+
+
+def close_open_files() -> None:
+    """Close the file objects still open, as the teardown does when it collects them: what a script
+    wrote into one it never closed (``log = open(...)`` at module level) is flushed, as under
+    ``python script.py``. Outer objects first (text over buffered over raw: each close flushes into
+    the one below); the standard descriptors stay open."""
+    import gc
+    import io
+
+    rank = {io.TextIOBase: 0, io.BufferedIOBase: 1, io.RawIOBase: 2}
+    files = [o for o in gc.get_objects() if isinstance(o, io.IOBase)]
+    files.sort(key=lambda f: next((r for kind, r in rank.items() if isinstance(f, kind)), 3))
+    for f in files:
+        try:
+            if not f.closed and f.fileno() > 2:
+                f.close()
+        except (OSError, ValueError):  # detached, broken, or in memory (io.UnsupportedOperation)
+            pass
 
 
 def finish_program() -> None:
