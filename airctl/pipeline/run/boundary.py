@@ -123,12 +123,13 @@ def close_open_files() -> None:
     wrote into one it never closed (``log = open(...)`` at module level) is flushed, as under
     ``python script.py``. Outer objects first (text over buffered over raw: each close flushes into
     the one below); the standard descriptors stay open."""
+    import _io
     import gc
-    import io
 
-    rank = {io.TextIOBase: 0, io.BufferedIOBase: 1, io.RawIOBase: 2}
-    files = [o for o in gc.get_objects() if isinstance(o, io.IOBase)]
-    files.sort(key=lambda f: next((r for kind, r in rank.items() if isinstance(f, kind)), 3))
+    # the C base classes: a plain type check, where io.IOBase (an ABC) would ask every object's class
+    rank = {_io._TextIOBase: 0, _io._BufferedIOBase: 1, _io._RawIOBase: 2}
+    files = [o for o in gc.get_objects() if issubclass(type(o), _io._IOBase)]  # type(): no attribute of o is read
+    files.sort(key=lambda f: next((r for kind, r in rank.items() if issubclass(type(f), kind)), 3))
     for f in files:
         try:
             if not f.closed and f.fileno() > 2:
