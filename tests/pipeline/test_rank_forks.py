@@ -57,9 +57,14 @@ def serve_once(address: str, handle) -> tuple[threading.Thread, dict]:  # noqa: 
     return thread, seen
 
 
+def client_argv(address: str, ledger: str = "/some/ledger") -> list[str]:
+    """The rank client's command line, as torchrun runs it (forks.Forks.worker_argv)."""
+    return [sys.executable, "-I", "-S", str(forks.CLIENT), address, ledger]
+
+
 def client(address: str, cwd: Path, out: Path) -> subprocess.Popen:
     with open(out, "wb") as stdout:
-        return subprocess.Popen([sys.executable, "-I", "-S", str(forks.CLIENT), address, "/some/ledger"], cwd=cwd,
+        return subprocess.Popen(client_argv(address), cwd=cwd,
                                 env={**os.environ, "RANK": "1"}, stdin=subprocess.DEVNULL, stdout=stdout,
                                 start_new_session=True)
 
@@ -94,12 +99,10 @@ def test_the_client_exits_with_its_ranks_code_and_says_when_the_server_went_away
     assert client(address, tmp_path, tmp_path / "out.txt").wait(30) == 3
     thread.join(10)
     thread, _ = serve_once(address + "2", lambda conn, seen: conn.sendall(b'{"pid": 1}\n'))
-    proc = subprocess.run([sys.executable, "-I", "-S", str(forks.CLIENT), address + "2", "/some/ledger"],
-                          capture_output=True, text=True, timeout=30)
+    proc = subprocess.run(client_argv(address + "2"), capture_output=True, text=True, timeout=30)
     thread.join(10)
     assert proc.returncode == 1 and "the rank fork server went away before the rank ended" in proc.stderr
-    gone = subprocess.run([sys.executable, "-I", "-S", str(forks.CLIENT), address + "-none", "/x"],
-                          capture_output=True, text=True, timeout=30)
+    gone = subprocess.run(client_argv(address + "-none", "/x"), capture_output=True, text=True, timeout=30)
     assert gone.returncode == 1 and "cannot reach airctl's rank fork server" in gone.stderr
 
 

@@ -9,6 +9,7 @@ the exit status) and the launcher closing its pipe (finish once no rank is left)
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import gc
 import importlib
@@ -18,13 +19,13 @@ import selectors
 import signal
 import socket
 import struct
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 from airctl.pipeline.ranks.rank_start import close_inherited, run_rank
 from airctl.pipeline.run import signals
+from airctl.pipeline.run.boundary import flush_std_streams
 
 # what every rank imports after TorchAir: warm too, so that no rank pays for them
 RANK_MODULES = ("airctl.pipeline.run.rank", "airctl.ledger.collectives", "airctl.pipeline.compile.compiler",
@@ -103,8 +104,7 @@ def _admit(conn: socket.socket, top: Path, sel: selectors.BaseSelector, listener
         for fd in fds:
             os.close(fd)
         return None
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()
+    flush_std_streams()
     warm = threading.active_count() == 1  # else the warm-up left threads: a forked copy could find their locks held
     pid = os.fork()
     if pid == 0:
@@ -153,6 +153,6 @@ def _reap(pid: int, ranks: dict[int, tuple[socket.socket, int]], sel: selectors.
     _tell(conn, {"exit": os.waitstatus_to_exitcode(status)})
     sel.unregister(pidfd)
     os.close(pidfd)
-    if conn in (k.fileobj for k in sel.get_map().values()):
+    with contextlib.suppress(KeyError):  # still registered unless its client went away first
         sel.unregister(conn)
     conn.close()

@@ -28,7 +28,6 @@ import os
 import shutil
 import signal
 import socket
-import sys
 import tempfile
 import threading
 import time
@@ -36,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from airctl.errors import AirctlError
+from airctl.pipeline.run.boundary import flush_std_streams
 
 ENV = "AIRCTL_RANK_FORKS"  # "0": every rank a fresh interpreter
 CLIENT = Path(__file__).with_name("rank_client.py")
@@ -54,6 +54,12 @@ class Forks:
     def worker_argv(self, top: Path) -> list[str]:
         """What torchrun runs after ``python`` for each rank (its ``--no-python`` form)."""
         return ["-I", "-S", str(CLIENT), self.address, str(top)]
+
+    def __enter__(self) -> Forks:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def close(self, timeout_s: float = 10.0) -> None:
         """Tell the server to finish once its ranks ended; stop it if it does not."""
@@ -106,8 +112,7 @@ def start(top: Path, requested_backend: str) -> tuple[Forks | None, str]:
     listener.bind(address)
     listener.listen(128)
     read_end, write_end = os.pipe()
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()
+    flush_std_streams()
     pid = os.fork()
     if pid == 0:  # the server: never returns into the launcher's frames
         code = 70

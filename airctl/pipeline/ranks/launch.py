@@ -139,7 +139,7 @@ def run_ranks(req: RanksRequest, progress: Progress | None = None) -> RanksResul
         failures: dict[int, Failure] = {}
         t0 = time.perf_counter()
         parents = {os.getpid(), *([server.pid] if server else [])}
-        with _worker_env(), _closing(server), Watchdog(top, limit, say, parents=parents) as watchdog:
+        with _worker_env(), server or contextlib.nullcontext(), Watchdog(top, limit, say, parents=parents) as watchdog:
             try:
                 torchrun.run(args)
             except ChildFailedError as e:
@@ -193,15 +193,6 @@ def _rewrite(args: Any, argv: Sequence[str], top: Path, server: forks.Forks | No
             args.tee = "3"  # both streams, to the console and to logs/
     if args.shutdown_timeout is None and not _given(argv, "--shutdown-timeout", "--shutdown_timeout"):
         args.shutdown_timeout = SHUTDOWN_TIMEOUT_S
-
-
-@contextlib.contextmanager
-def _closing(server: forks.Forks | None) -> Iterator[None]:
-    try:
-        yield
-    finally:
-        if server is not None:
-            server.close()
 
 
 @contextlib.contextmanager

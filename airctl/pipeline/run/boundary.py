@@ -114,7 +114,6 @@ def end_process(code: int) -> None:
     which after ``import torch`` and a compile takes about a second of CPU (docs/performance.md);
     of what it does, only closing files is seen outside the process."""
     finish_program()
-    close_open_files()
     os._exit(code)
 
 
@@ -139,12 +138,13 @@ def close_open_files() -> None:
 
 
 def finish_program() -> None:
-    """What Python does when a program ends, before its teardown: the ``atexit`` handlers, then the
-    standard streams flushed."""
+    """What Python does when a program ends, of what is seen outside the process: the ``atexit``
+    handlers, the standard streams flushed, the files left open closed (:func:`close_open_files`)."""
     import atexit
 
     atexit._run_exitfuncs()
     flush_std_streams()
+    close_open_files()
 
 
 def flush_std_streams() -> None:
