@@ -43,6 +43,17 @@ def _signals_as_a_terminal_gives_them() -> None:
 _signals_as_a_terminal_gives_them()
 
 
+@pytest.fixture(autouse=True)
+def _excepthook_restored():
+    """``torch.distributed.init_process_group`` wraps ``sys.excepthook`` to prefix every traceback line
+    with ``[rankN]:`` and ``destroy_process_group`` leaves the wrapper on; a later test in the same
+    worker that reads an in-process run's traceback then found ``[rank0]: [rank0]: ...``. Each test
+    starts with the hook the worker began with."""
+    hook = sys.excepthook
+    yield
+    sys.excepthook = hook
+
+
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """How many workers ``-n auto`` (pyproject's addopts) starts: the whole suite (no test named, as
     README command 2 runs it, the fast lane included) spreads over up to four of the machine's cores
