@@ -13,7 +13,9 @@ A signal can still vanish: Python also runs handlers inside finalizers (a ``__de
 callbacks of torch's caches), where the exception is printed as "Exception ignored in ..." and
 dropped. So until someone says it was handled (:func:`seen`: the run that caught it, or the CLI's
 boundary), the same signal is sent to the main thread again every :data:`INTERVAL_S` seconds, at
-most :data:`TRIES` times.
+most :data:`TRIES` times. Such a dropped interrupt is not printed either (:func:`_unraisable`):
+its traceback, through torch's weakref callback and this handler, told a user at Ctrl-C nothing
+but that something had gone wrong, while the redelivery ends the run as it should.
 
 :func:`redelivered` does the same for one block of a process that did not arm them (airctl used as
 a library, tests), standing aside where the process has handlers of its own.
@@ -22,6 +24,7 @@ a library, tests), standing aside where the process has handlers of its own.
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -79,6 +82,26 @@ class Redelivery:
 _ARMED: Redelivery | None = None  # the process's, once armed
 _BEFORE: dict[int, Any] = {}  # the handlers arm() replaced, for disarm()
 _BLOCK: Redelivery | None = None  # the innermost redelivered() block's, in a process that did not arm
+_HOOK_BEFORE: list[Any] = []  # sys.unraisablehook before _unraisable was installed (empty: not installed)
+
+
+def _unraisable(unraisable: Any) -> None:
+    """``sys.unraisablehook`` while armed or in a block: an interrupt raised by our handler inside a
+    finalizer, which Python drops, goes unprinted (it is pending, so it will be sent again); anything
+    else goes to the hook that was there before."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt) and pending_interrupt() is not None:
+        return
+    (_HOOK_BEFORE[0] if _HOOK_BEFORE else sys.__unraisablehook__)(unraisable)
+
+
+def _quiet_dropped_interrupts(on: bool) -> None:
+    if on and not _HOOK_BEFORE:
+        _HOOK_BEFORE.append(sys.unraisablehook)
+        sys.unraisablehook = _unraisable
+    elif not on and _HOOK_BEFORE:
+        if sys.unraisablehook is _unraisable:  # else someone replaced it since: theirs stays
+            sys.unraisablehook = _HOOK_BEFORE[0]
+        _HOOK_BEFORE.clear()
 
 
 def arm() -> Redelivery | None:
@@ -94,6 +117,7 @@ def arm() -> Redelivery | None:
         if handler is not signal.SIG_IGN and handler != _ARMED.handler:
             _BEFORE[signum] = handler
             signal.signal(signum, _ARMED.handler)
+    _quiet_dropped_interrupts(True)
     return _ARMED
 
 
@@ -112,6 +136,8 @@ def disarm() -> None:
                 signal.signal(signum, handler)
     _BEFORE.clear()
     _ARMED = None
+    if _BLOCK is None:
+        _quiet_dropped_interrupts(False)
 
 
 def forget_after_fork() -> None:
@@ -121,6 +147,7 @@ def forget_after_fork() -> None:
     global _ARMED, _BLOCK
     _ARMED, _BLOCK = None, None
     _BEFORE.clear()
+    _quiet_dropped_interrupts(False)
     for signum in SIGNALS:
         if signal.getsignal(signum) is not signal.SIG_IGN:
             signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
@@ -161,6 +188,7 @@ def redelivered() -> Iterator[Redelivery]:
     outer, _BLOCK = _BLOCK, redelivery
     for s in ours:
         signal.signal(s, redelivery.handler)
+    _quiet_dropped_interrupts(True)
     try:
         yield redelivery
     finally:
@@ -168,6 +196,8 @@ def redelivered() -> Iterator[Redelivery]:
         _BLOCK = outer
         for s, handler in before.items():
             signal.signal(s, handler)
+        if outer is None and _ARMED is None:
+            _quiet_dropped_interrupts(False)
 
 
 def _default(signum: int) -> bool:
