@@ -6,7 +6,8 @@
  * (data-kind, -from, -to), and in the lane pane <l> per lane (data-lane, -stream), <a> per arrow
  * (data-kind sync|race, -from, -to) and <m> per finding mark (data-name, -rule, -severity, -primary).
  * A node's <i> has data-selected="1" when selected, data-focus="1" when it belongs to the finding
- * opened from the Findings tab. At most PROBE_MAX nodes per pane.
+ * opened from the Findings tab. At most PROBE_MAX nodes per pane. The box itself says how many
+ * frames wrote it (data-frame) and, when a frame drew no pane, why (data-empty).
  */
   var PROBE_MAX = 2000;
   function probeItem(host, tag, attrs) {
@@ -77,9 +78,14 @@
     var box = $("probe");
     if (!box) { box = el("div"); box.id = "probe"; box.hidden = true; document.body.appendChild(box); }
     clear(box);
-    if (!c || !c.g) return;
+    box.setAttribute("data-frame", String((parseInt(box.getAttribute("data-frame"), 10) || 0) + 1));
+    box.removeAttribute("data-empty");
+    if (!c || !c.g) { box.setAttribute("data-empty", c && c.stage ? "snapshot missing" : "no stage"); return; }
+    var drawn = 0;
     panes.forEach(function (p) {
-      if (!p.ctx || !shown(p)) return;
+      if (!shown(p)) return;
+      if (!p.ctx) { box.setAttribute("data-empty", "no 2d context for " + p.name); return; }
+      drawn++;
       var host = el("div"), sz = paneSize(p);
       host.setAttribute("data-pane", p.name);
       host.setAttribute("data-width", String(Math.round(sz[0])));
@@ -87,4 +93,5 @@
       (p.name === "graph" ? probeGraph : probeLanes)(host, c, paneView(p), sz);
       box.appendChild(host);
     });
+    if (!drawn && !box.hasAttribute("data-empty")) box.setAttribute("data-empty", "no pane shown (" + paneMode + ")");
   }
