@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -58,20 +60,17 @@ def dump_dom(page: Path, fragment: str = "", budget_ms: int = 8000, timeout: flo
 
 def _outside_scripts(dom: str) -> str:
     """The DOM less its ``<script>`` elements (the viewer's own comments mention ``<div id="probe">``)."""
-    import re
-
     return re.sub(r"<script\b.*?</script>", "", dom, flags=re.S | re.I)
 
 
 def _empty_probe(dom: str) -> str | None:
     """Why the probe shows no pane (no probe: no frame was drawn; else its data-frame and data-empty),
     or None when it shows one."""
-    import re
-
-    box = re.search(r'<div id="probe"([^>]*)>(.*?)</div>', _outside_scripts(dom), re.S)
+    dom = _outside_scripts(dom)
+    box = re.search(r'<div id="probe"([^>]*)>', dom)
     if box is None:
         return "no probe: no frame drawn"
-    if 'data-pane="' in box.group(2):
+    if read_probe(dom):
         return None
     said = dict(re.findall(r'data-(empty|frame)="([^"]*)"', box.group(1)))
     return f"frame {said.get('frame', '?')}: {said.get('empty', 'no reason given')}"
@@ -86,9 +85,6 @@ def screenshot(page: Path, png: Path, fragment: str = "", timeout: float = 90) -
 def read_probe(dom: str) -> dict[str, dict[str, list[dict[str, str]]]]:
     """The viewer's ``#probe=1`` record (airctl/report/viewer/probe.js): per pane, per tag, the items'
     ``data-*`` attributes, numbers as written (CSS pixels relative to the pane's canvas)."""
-    import html
-    import re
-
     dom = _outside_scripts(dom)
     start = dom.find('<div id="probe"')
     assert start >= 0, "no probe in the page (open it with #probe=1)"

@@ -82,7 +82,7 @@ class Redelivery:
 _ARMED: Redelivery | None = None  # the process's, once armed
 _BEFORE: dict[int, Any] = {}  # the handlers arm() replaced, for disarm()
 _BLOCK: Redelivery | None = None  # the innermost redelivered() block's, in a process that did not arm
-_HOOK_BEFORE: list[Any] = []  # sys.unraisablehook before _unraisable was installed (empty: not installed)
+_HOOK_BEFORE: Any = None  # sys.unraisablehook before _unraisable was installed (None: not installed)
 
 
 def _unraisable(unraisable: Any) -> None:
@@ -91,17 +91,19 @@ def _unraisable(unraisable: Any) -> None:
     else goes to the hook that was there before."""
     if isinstance(unraisable.exc_value, KeyboardInterrupt) and pending_interrupt() is not None:
         return
-    (_HOOK_BEFORE[0] if _HOOK_BEFORE else sys.__unraisablehook__)(unraisable)
+    (_HOOK_BEFORE or sys.__unraisablehook__)(unraisable)
 
 
-def _quiet_dropped_interrupts(on: bool) -> None:
-    if on and not _HOOK_BEFORE:
-        _HOOK_BEFORE.append(sys.unraisablehook)
-        sys.unraisablehook = _unraisable
-    elif not on and _HOOK_BEFORE:
+def _quiet_dropped_interrupts() -> None:
+    """:func:`_unraisable` is the hook exactly while the process is armed or inside a block."""
+    global _HOOK_BEFORE
+    wanted = _ARMED is not None or _BLOCK is not None
+    if wanted and _HOOK_BEFORE is None:
+        _HOOK_BEFORE, sys.unraisablehook = sys.unraisablehook, _unraisable
+    elif not wanted and _HOOK_BEFORE is not None:
         if sys.unraisablehook is _unraisable:  # else someone replaced it since: theirs stays
-            sys.unraisablehook = _HOOK_BEFORE[0]
-        _HOOK_BEFORE.clear()
+            sys.unraisablehook = _HOOK_BEFORE
+        _HOOK_BEFORE = None
 
 
 def arm() -> Redelivery | None:
@@ -117,7 +119,7 @@ def arm() -> Redelivery | None:
         if handler is not signal.SIG_IGN and handler != _ARMED.handler:
             _BEFORE[signum] = handler
             signal.signal(signum, _ARMED.handler)
-    _quiet_dropped_interrupts(True)
+    _quiet_dropped_interrupts()
     return _ARMED
 
 
@@ -136,8 +138,7 @@ def disarm() -> None:
                 signal.signal(signum, handler)
     _BEFORE.clear()
     _ARMED = None
-    if _BLOCK is None:
-        _quiet_dropped_interrupts(False)
+    _quiet_dropped_interrupts()
 
 
 def forget_after_fork() -> None:
@@ -147,7 +148,7 @@ def forget_after_fork() -> None:
     global _ARMED, _BLOCK
     _ARMED, _BLOCK = None, None
     _BEFORE.clear()
-    _quiet_dropped_interrupts(False)
+    _quiet_dropped_interrupts()
     for signum in SIGNALS:
         if signal.getsignal(signum) is not signal.SIG_IGN:
             signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
@@ -188,7 +189,7 @@ def redelivered() -> Iterator[Redelivery]:
     outer, _BLOCK = _BLOCK, redelivery
     for s in ours:
         signal.signal(s, redelivery.handler)
-    _quiet_dropped_interrupts(True)
+    _quiet_dropped_interrupts()
     try:
         yield redelivery
     finally:
@@ -196,8 +197,7 @@ def redelivered() -> Iterator[Redelivery]:
         _BLOCK = outer
         for s, handler in before.items():
             signal.signal(s, handler)
-        if outer is None and _ARMED is None:
-            _quiet_dropped_interrupts(False)
+        _quiet_dropped_interrupts()
 
 
 def _default(signum: int) -> bool:
