@@ -19,7 +19,8 @@ raised                                    shown on stderr                       
 any other exception (a bug in airctl)     ``error: internal error: ...`` (one line)  70
 ========================================  =========================================  ==========
 
-click's own usage errors keep their code 2. ``--traceback`` (or ``AIRCTL_TRACEBACK=1``) also
+An error that wraps an interrupt, or while one is pending (something swallowed it), is that
+interrupt. click's own usage errors keep their code 2. ``--traceback`` (or ``AIRCTL_TRACEBACK=1``) also
 prints the Python traceback. The mapping lives in the group's ``invoke``, so the console script
 (:func:`run`) and typer's ``CliRunner().invoke(build_app(), ...)`` go through the same code.
 """
@@ -99,12 +100,13 @@ def report(error: BaseException, show_traceback: bool = False) -> int:
     if isinstance(error, AirctlError):
         render_error(error)
         return int(error.exit_code)
-    if isinstance(error, KeyboardInterrupt):
-        from airctl.pipeline.run import signals
+    from airctl.pipeline.run import signals
 
+    stop = error if isinstance(error, KeyboardInterrupt) else signals.interrupt_behind(error)
+    if stop is not None:  # a signal, or what something on its way turned it into
         signals.seen()
-        render_error(AirctlError(f"terminated by {error.name}" if isinstance(error, Terminated) else "interrupted"))
-        return interrupt_exit_code(error)
+        render_error(AirctlError(f"terminated by {stop.name}" if isinstance(stop, Terminated) else "interrupted"))
+        return interrupt_exit_code(stop)
     if isinstance(error, OSError) and error.filename:
         # a path the user gave (-o, --out, --html) that cannot be written or read
         render_error(AirctlError(f"{error.strerror or error}: {error.filename}", file=str(error.filename),

@@ -41,8 +41,11 @@ def run(argv: list[str] | None = None, whole_process: bool = False) -> NoReturn:
         stop = find_in_chain(e, KeyboardInterrupt, suppressed=False)
         if stop is not None:
             code = _interrupted(stop)
-    except KeyboardInterrupt as e:  # before the app's boundary exists (typer still importing)
-        code = _interrupted(e)
+    except BaseException as e:  # before the app's boundary exists (typer, the commands still importing)
+        stop = e if isinstance(e, KeyboardInterrupt) else signals.interrupt_behind(e)
+        if stop is None:
+            raise
+        code = _interrupted(stop)
     finally:
         signals.disarm()
     _forget_caught_interrupts()

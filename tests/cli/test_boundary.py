@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from airctl.cli.app import build_app
-from airctl.errors import AirctlError, CompileError, ExitCode, FindingsExit
+from airctl.errors import AirctlError, CompileError, ExitCode, FindingsExit, Terminated
 
 REPO = Path(__file__).resolve().parents[2]
 BAD_CSV = REPO / "fixtures" / "profiles" / "bad_kernels_csv"
@@ -92,6 +92,34 @@ def test_keyboard_interrupt_is_130_and_one_line(monkeypatch: pytest.MonkeyPatch)
     assert r.stderr == "error: interrupted\n"
 
 
+def _wrapped_by_set_name(stop: KeyboardInterrupt) -> BaseException:
+    """What Python 3.11 makes of a signal that lands in a descriptor's ``__set_name__`` while a module
+    defines a class (a dataclass field): the interrupt as the ``__cause__`` of a ``RuntimeError``."""
+    class Field:
+        def __set_name__(self, owner: type, name: str) -> None:
+            raise stop
+
+    try:
+        type("Timeline", (), {"events": Field()})
+    except BaseException as e:  # noqa: BLE001 - whatever Python made of it
+        return e
+    raise AssertionError("__set_name__ did not raise")
+
+
+@pytest.mark.parametrize("stop, code, text", [
+    (KeyboardInterrupt(), 130, "error: interrupted\n"),
+    (Terminated(1, "SIGHUP"), 129, "error: terminated by SIGHUP\n"),
+], ids=["SIGINT", "SIGHUP"])
+def test_an_interrupt_that_python_wrapped_is_still_an_interrupt(monkeypatch: pytest.MonkeyPatch,
+                                                                stop: KeyboardInterrupt, code: int, text: str) -> None:
+    wrapped = _wrapped_by_set_name(stop)
+    if sys.version_info < (3, 12):  # 3.12 raises it as it is, with a note
+        assert type(wrapped) is RuntimeError and wrapped.__cause__ is stop
+    raising(monkeypatch, wrapped)
+    r = invoke("check", CLEAN)
+    assert (r.exit_code, r.stderr) == (code, text)
+
+
 def test_unexpected_exception_is_70_and_one_line_without_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
     raising(monkeypatch, ValueError("bad state\nsecond line"))
     r = invoke("check", CLEAN, env={"AIRCTL_TRACEBACK": ""})
@@ -134,6 +162,25 @@ def test_interrupt_and_bug_through_the_console_entry(error: str, code: int, text
     proc = shell("check", CLEAN, code=PATCHED.format(error=error))
     assert proc.returncode == code
     assert proc.stderr == text and proc.stdout == ""
+
+
+BEFORE_THE_BOUNDARY = """
+import sys
+from airctl.cli import app
+from airctl.cli.main import run
+from airctl.errors import Terminated
+
+def build_app():  # a command module's import, where SIGHUP met a dataclass field's __set_name__
+    raise RuntimeError("Error calling __set_name__ on 'Field' instance") from Terminated(1, "SIGHUP")
+
+app.build_app = build_app
+run(sys.argv[1:])
+"""
+
+
+def test_a_wrapped_interrupt_while_the_commands_import_exits_with_its_code() -> None:
+    proc = shell("check", CLEAN, code=BEFORE_THE_BOUNDARY)
+    assert (proc.returncode, proc.stderr, proc.stdout) == (129, "error: terminated by SIGHUP\n", "")
 
 
 @pytest.mark.slow

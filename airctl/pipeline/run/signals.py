@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from airctl.errors import Terminated
+from airctl.errors import Terminated, find_in_chain
 
 INTERVAL_S = 1.0  # long enough for an interrupt on its way out of TorchAir to reach the run's handler
 TRIES = 5
@@ -169,6 +169,13 @@ def pending_interrupt() -> KeyboardInterrupt | None:
         if signum is not None:
             return KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum, signal.Signals(signum).name)
     return None
+
+
+def interrupt_behind(error: BaseException) -> KeyboardInterrupt | None:
+    """The interrupt that ``error`` stands for, or None: one in its chain (Python 3.11 wraps what a
+    descriptor's ``__set_name__`` raises in a ``RuntimeError``, and a signal can land there while a
+    module defines a dataclass), or one still pending (C code swallowed it)."""
+    return find_in_chain(error, KeyboardInterrupt, suppressed=False) or pending_interrupt()
 
 
 def armed() -> bool:
