@@ -70,6 +70,10 @@ def write_index(root: Path, data: dict[str, Any], best_effort: bool = False) -> 
         error = e
         with contextlib.suppress(OSError):
             tmp.unlink()
+    except BaseException:  # an interrupt between the write and the rename: no half-written file is left
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
     for payload in (data, essential(data), essential(data, minimal=True)):  # ever smaller
         if _rewrite_in_place(root / INDEX, json.dumps(payload, separators=(",", ":"), default=str).encode("utf-8")):
             return

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,9 @@ COMMANDS = {
     "repro": ["repro", "{run}", "-o", "{tmp}/repro", "--json"],
     "bisect": ["bisect", "{run}", "--json", "--max-compiles", "12"],
 }
+# bisect runs to its culprit for the current run (no form); for the other forms its first step shows it
+# took the run's model, pass file and mode (the whole bisect is tests/pipeline/test_bisect.py's)
+FIRST_STEP_ONLY = ["--max-compiles", "1"]
 
 
 def _form(form: str, run_id: str, cwd: Path) -> str | None:
@@ -67,6 +71,8 @@ def test_every_run_command_takes_every_form(failing_run: tuple[Path, str], tmp_p
             args.append(value)
         else:
             args.append(word.format(tmp=tmp_path))
+    if command == "bisect" and form != "none":
+        args[args.index("--max-compiles"):] = FIRST_STEP_ONLY
     old = Path.cwd()
     os.chdir(cwd)
     try:
@@ -80,8 +86,16 @@ def test_every_run_command_takes_every_form(failing_run: tuple[Path, str], tmp_p
     elif command == "repro":
         assert r.exit_code == 0, text[-1500:]
         assert json.loads(r.stdout)["reproduces"] is True
-    elif command == "bisect":
+    elif command == "bisect" and form == "none":
         assert r.exit_code == 0, text[-1500:]
         assert json.loads(r.stdout)["culprit"]["pass"] == "add-becomes-sub"
+    elif command == "bisect":
+        assert r.exit_code == 2 and "bisect stopped after 1 compile (--max-compiles)" in text, text[-1500:]
+        (folder,) = re.findall(r"steps in (\S+)\n", text)
+        done = json.loads((cwd / folder / "bisect.json").read_text())
+        assert (done["model"], done["passes"], done["mode"]) == (
+            str(REPO / "fixtures" / "models" / "blocks.py"), str(REPO / "fixtures" / "passes" / "bisect_numbers.yaml"),
+            "max-autotune")
+        assert done["problem"]["step"] == 1 and done["problem"]["problems"][0]["kind"] == "numerics"
     else:
         assert r.exit_code in (0, 1), text[-1500:]  # check: 1 when it finds errors in the plan

@@ -125,6 +125,57 @@ def test_ctrl_c_inside_each_of_torchairs_passes(warm: float, tmp_path: Path, kin
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("mode", ["FakeTensorMode", "FunctionalTensorMode"])
+def test_ctrl_c_inside_a_torch_mode_entering_leaves_the_process_able_to_compile(
+        warm: float, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """An interrupt inside a mode's __enter__, after it pushed itself (fresh-clone CI met one at a timer's
+    moment): its __exit__ never runs. The compile ends interrupted, and the next one in the process
+    compiles and matches eager, not "Cannot access data pointer of Tensor (e.g. FakeTensor ...)"."""
+    import torch
+    import torch.utils._python_dispatch as dispatch
+
+    push = dispatch._push_mode
+    entered: list[str] = []
+
+    def push_then_interrupt(pushed: object) -> None:
+        push(pushed)
+        if type(pushed).__name__ == mode and not entered:
+            entered.append(mode)
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(dispatch, "_push_mode", push_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        _compile(tmp_path / "cut")
+    monkeypatch.setattr(dispatch, "_push_mode", push)
+    assert entered == [mode]
+    assert _ledger(tmp_path / "cut")["status"] == "interrupted"
+    assert torch._C._len_torch_dispatch_stack() == 0 and type(torch.ones(1)) is torch.Tensor
+    after = _compile(tmp_path / "next")
+    assert after.error is None and after.execution.matches_eager, after.error
+
+
+def test_torch_state_restore_takes_off_exactly_what_was_left_on() -> None:
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.overrides import TorchFunctionMode
+
+    from airctl.pipeline.compile.torch_state import TorchState
+
+    class Passing(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
+            return func(*args, **(kwargs or {}))
+
+    before = TorchState.now()
+    FakeTensorMode().__enter__()  # left on, as an interrupted __enter__ leaves it
+    Passing().__enter__()
+    torch.set_grad_enabled(False)
+    assert isinstance(torch.empty(2), torch._subclasses.FakeTensor)
+    assert before.restore() == ["FakeTensorMode", "Passing", "no_grad"]
+    assert TorchState.now() == before and type(torch.empty(2)) is torch.Tensor
+    assert before.restore() == []
+
+
+@pytest.mark.slow
 def test_ctrl_c_inside_a_plugin_that_never_returns(warm: float, tmp_path: Path) -> None:
     for k, delay in enumerate((0.3, 0.6, 1.0, 1.5, 2.0)):
         out = tmp_path / f"s{k}"

@@ -16,6 +16,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -331,6 +332,27 @@ def test_disarm_keeps_the_handler_that_drops_a_redelivery_still_on_its_way() -> 
         signal.raise_signal(signal.SIGINT)  # the stale redelivery lands: dropped, no KeyboardInterrupt
         assert redelivery.resent is False
     finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def test_a_redelivery_landing_just_after_a_block_ends_is_dropped_not_raised_in_the_caller() -> None:
+    """redelivered() (airctl as a library, a test): a redelivery sent just before the block ended
+    lands a moment later. Handed to Python's default handler, it was a KeyboardInterrupt somewhere in
+    the caller's code after the compile had returned (met in an in-process sweep of Ctrl-C moments)."""
+    from airctl.pipeline.run import signals
+
+    before = signal.getsignal(signal.SIGINT)
+    late = threading.Timer(0.02, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT))
+    try:
+        with signals.redelivered() as redelivery:
+            with redelivery._lock:
+                redelivery.resent = True  # as _again leaves it: sent, not landed yet
+            late.start()
+        time.sleep(0.2)  # a KeyboardInterrupt here is the bug
+        assert redelivery.resent is False
+        assert signal.getsignal(signal.SIGINT) in (before, redelivery.handler)  # the latter: it landed late
+    finally:
+        late.join()
         signal.signal(signal.SIGINT, before)
 
 

@@ -163,7 +163,8 @@ class Bisector:
         if not fresh and config in self.cache:
             return self.cache[config]
         if len(self.steps) >= self.req.max_compiles:
-            raise BisectError(f"bisect stopped after {len(self.steps)} compiles (--max-compiles)",
+            count = len(self.steps)
+            raise BisectError(f"bisect stopped after {count} compile{'s' if count != 1 else ''} (--max-compiles)",
                               hint=f"the steps so far are in {self.folder}; raise --max-compiles to go on")
         from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 

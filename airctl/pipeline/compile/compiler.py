@@ -30,6 +30,7 @@ from airctl.pipeline.compile.capture import CaptureSession, capturing_backend
 from airctl.pipeline.compile.failure import translate
 from airctl.pipeline.compile.npugraph_ex import apply_options, backend_for, build_npugraph_ex_config, compile_dynamic
 from airctl.pipeline.compile.request import CompileRequest, CompileResult, Progress
+from airctl.pipeline.compile.torch_state import torch_state_kept
 from airctl.pipeline.compile.torchair_warnings import kept_warnings  # TorchAir's warnings: ledger (issue 29)
 from airctl.pipeline.run.current import model_record
 from airctl.pipeline.run.execution import RunExecution
@@ -107,7 +108,7 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
     fields = dict(command=req.command, mode=req.mode, model=model, passes=req.passes_file, **origin,
                   **(rank.fields if rank is not None else {}))
     with redelivered(), Run.of(req.out_dir, Path(req.model_path).stem, rank.root if rank else None,
-                               what=f"the model script {req.model_path}", **fields) as run:
+                               what=f"the model script {req.model_path}", **fields) as run, torch_state_kept():
         assert run.ledger is not None
         return _Compile(req, run.ledger, model, progress).run()
 

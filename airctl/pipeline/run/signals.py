@@ -26,6 +26,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -34,6 +35,7 @@ from airctl.errors import Terminated, find_in_chain
 
 INTERVAL_S = 1.0  # long enough for an interrupt on its way out of TorchAir to reach the run's handler
 TRIES = 5
+DRAIN_S = 0.1  # how long the end of a block waits for a redelivery already sent (it lands in microseconds)
 SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
@@ -129,10 +131,7 @@ def disarm() -> None:
     global _ARMED
     if _ARMED is None or threading.current_thread() is not threading.main_thread():
         return
-    _ARMED.seen()
-    with _ARMED._lock:  # after seen() nothing more is sent; one sent before it may not have landed yet
-        in_flight = _ARMED.resent
-    if not in_flight:  # else keep the handler that drops it: the default one would raise at exit
+    if _drained(_ARMED):  # else keep the handler that drops it: the default one would raise at exit
         for signum, handler in _BEFORE.items():
             if signal.getsignal(signum) == _ARMED.handler:
                 signal.signal(signum, handler)
@@ -200,11 +199,27 @@ def redelivered() -> Iterator[Redelivery]:
     try:
         yield redelivery
     finally:
-        redelivery.seen()
+        drained = _drained(redelivery)
         _BLOCK = outer
-        for s, handler in before.items():
-            signal.signal(s, handler)
+        if drained:  # else, as disarm() does, the handler that drops the redelivery on its way stays
+            for s, handler in before.items():
+                signal.signal(s, handler)
         _quiet_dropped_interrupts()
+
+
+def _drained(redelivery: Redelivery) -> bool:
+    """:meth:`~Redelivery.seen`, then wait (:data:`DRAIN_S` at most) for a redelivery sent before it
+    to land in our handler, which drops it: put back now, Python's own handler would raise it as a
+    ``KeyboardInterrupt`` in the caller's code after the block. False if it is still on its way."""
+    redelivery.seen()
+    deadline = time.monotonic() + DRAIN_S
+    while True:
+        with redelivery._lock:  # after seen() nothing more is sent; one sent before it may not have landed
+            if not redelivery.resent:
+                return True
+        if time.monotonic() > deadline or threading.current_thread() is not threading.main_thread():
+            return False
+        time.sleep(0.001)  # the main thread runs its signal handlers here
 
 
 def _default(signum: int) -> bool:
