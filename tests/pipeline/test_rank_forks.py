@@ -175,3 +175,29 @@ def test_a_warmed_process_chooses_its_backend_for_the_reasons_a_fresh_one_would(
     # asked again after the warm-up (by a forked rank): the answers of a process that had not loaded it
     assert (backends.choose("auto").reason, backends.choose("sim").reason) == (cold_auto.reason, cold_sim.reason)
     assert backends.choose("sim") is not backends.choose("sim")  # one instance per run
+
+
+@pytest.mark.parametrize("command", ["compile", "profile"])
+def test_a_ranks_compile_asks_for_the_backend_the_user_asked_for(monkeypatch: pytest.MonkeyPatch,
+                                                                   command: str) -> None:
+    """Not the name it resolved to: with no --backend, each rank said "backend sim: requested with
+    --backend sim" where the launcher said why auto picked sim."""
+    import torch.distributed as dist
+
+    import airctl.pipeline.compile.compiler as compiler
+    import airctl.pipeline.profile as profile
+    from airctl.pipeline.ranks import worker
+
+    asked: list[str] = []
+
+    def record(req: object, progress: object = None) -> object:
+        asked.append(req.backend)  # type: ignore[attr-defined]
+        raise SystemExit(0)
+
+    monkeypatch.setattr(dist, "init_process_group", lambda *a, **k: None)
+    monkeypatch.setattr(compiler, "compile_model", record)
+    monkeypatch.setattr(profile, "profile_model", record)
+    request = worker.RankRequest(command=command, script="model.py", backend="auto")
+    with pytest.raises(SystemExit):
+        worker._compile(request, None, lambda _msg: None)
+    assert asked == ["auto"]

@@ -169,7 +169,7 @@ def _compile(request: RankRequest, place: RankRun, say: Any) -> int:
             req = ProfileRequest(
                 Path(request.script), mode=options.mode,
                 passes_file=Path(options.passes_file) if options.passes_file else None,
-                steps=options.steps, warmup=options.warmup, backend=backend.name, entry=options.entry, rank=place)
+                steps=options.steps, warmup=options.warmup, backend=request.backend, entry=options.entry, rank=place)
             run = profile_model(req, progress=say)
             if run.timelines:
                 summarize_run(run, req)  # this rank's own trace and summary, in ranks/<rank>/profile/
@@ -178,7 +178,7 @@ def _compile(request: RankRequest, place: RankRun, say: Any) -> int:
             from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
             result = compile_model(CompileRequest(
-                Path(request.script), mode=options.mode, backend=backend.name, entry=options.entry,
+                Path(request.script), mode=options.mode, backend=request.backend, entry=options.entry,
                 passes_file=options.passes_file, atol=request.atol, capture=options.capture, command="compile",
                 rank=place), progress=say)
             error = result.error
