@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import doctest
 import importlib
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -77,7 +78,8 @@ def _modules_with_examples() -> list[str]:
 
 
 @pytest.mark.parametrize("name", _modules_with_examples())
-def test_docstring_examples_print_what_they_say(name: str) -> None:
+def test_docstring_examples_print_what_they_say(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     module = importlib.import_module(name)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the examples' mkdtemp() folders: pytest's to remove
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0, f"{result.failed} docstring example(s) of {name} fail (run python -m doctest)"
