@@ -70,17 +70,20 @@ def register(app: typer.Typer) -> None:
             from airctl.pipeline.compile.torchair_warnings import VERBOSE_ENV
 
             os.environ[VERBOSE_ENV] = "1"  # the ranks' processes too
+        from airctl.pipeline.compile.npugraph_ex import parse_options
+
         if nproc > 1:
             from airctl.cli.ranks import compile_ranks_command
 
+            parse_options(option)  # a bad --option is refused before any rank starts
             compile_ranks_command(model, nproc, out, backend.value, mode=mode.value, entry=entry, passes=passes,
                                   atol=atol, as_json=as_json, capture=capture.value,
-                                  collective_timeout=collective_timeout)
+                                  collective_timeout=collective_timeout, dump_types=dump_types(dump_type),
+                                  config=list(option or []), fail_on=fail_on)
             return
         from airctl.cli.output import print_json, status, stdout_to_stderr
         from airctl.cli.summary import print_summary
         from airctl.pipeline.compile.compiler import CompileRequest, compile_model
-        from airctl.pipeline.compile.npugraph_ex import parse_options
 
         request = CompileRequest(  # a bad pass file fails the run before anything compiles, ledger kept
             model_path=model, mode=mode.value, out_dir=out, backend=backend.value, dump_types=dump_types(dump_type),

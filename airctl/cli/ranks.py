@@ -39,8 +39,11 @@ def run_ranks_command(argv: list[str], command: str, out: Path, backend: str, *,
 
 def compile_ranks_command(model: Path, nproc: int, out: Path, backend: str, *, mode: str, entry: str | None,
                           passes: Path | None, atol: float, as_json: bool,
-                          capture: str = "default", collective_timeout: float = 60.0) -> None:
-    """``airctl compile MODEL.py --nproc N``."""
+                          capture: str = "default", collective_timeout: float = 60.0,
+                          dump_types: list[str] | None = None, config: list[str] | None = None,
+                          fail_on: Any = None) -> None:
+    """``airctl compile MODEL.py --nproc N``: each rank compiles as ``airctl compile`` would, with the
+    same options (``--dump-type``, ``--option``); ``--fail-on`` is judged on every rank's ledger."""
     from airctl.cli.output import print_json
     from airctl.pipeline.ranks.launch import nproc_argv
 
@@ -50,10 +53,36 @@ def compile_ranks_command(model: Path, nproc: int, out: Path, backend: str, *, m
         build_hooks(passes)  # a bad pass file is refused before any rank starts
     from airctl.pipeline.ranks.worker import RankOptions
 
-    options = RankOptions(mode=mode, entry=entry, passes_file=str(passes) if passes else None, capture=capture)
-    run_ranks_command(nproc_argv(nproc, model), "compile", out, backend, atol=atol, options=options,
-                      collective_timeout=collective_timeout,
-                      on_result=(lambda r: print_json(r.index.to_json())) if as_json else None)
+    options = RankOptions(mode=mode, entry=entry, passes_file=str(passes) if passes else None, capture=capture,
+                          dump_types=dump_types, config=list(config or []))
+    result = run_ranks_command(nproc_argv(nproc, model), "compile", out, backend, atol=atol, options=options,
+                               collective_timeout=collective_timeout,
+                               on_result=(lambda r: print_json(r.index.to_json())) if as_json else None)
+    enforce_fail_on_ranks(fail_on, result, atol=atol)
+
+
+def enforce_fail_on_ranks(fail_on: Any, result: Any, *, atol: float | None = None) -> None:
+    """``--fail-on KIND`` of a multi-rank run that ended 0: judged on each rank's own ledger; exit 1 when
+    any shows it, each such rank named on stderr."""
+    if fail_on is None:
+        return
+    from types import SimpleNamespace
+
+    from airctl.cli.verdicts import judge_fail_on
+    from airctl.errors import FindingsExit
+    from airctl.ledger.reader import Ledger
+
+    bad = False
+    for entry in result.ranks:
+        if entry.ledger:
+            ledger = Ledger.open(result.ledger_dir / entry.ledger)
+            why = judge_fail_on(fail_on, SimpleNamespace(index=ledger.index, ledger_dir=ledger.root), atol=atol)
+            if why is not None:
+                err.print(f"--fail-on {getattr(fail_on, 'value', fail_on)}: rank {entry.rank}: {why}",
+                          markup=False, highlight=False)
+                bad = True
+    if bad:
+        raise FindingsExit()
 
 
 def print_ranks(result: Any) -> None:

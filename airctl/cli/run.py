@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from airctl.cli.options import backend_option, out_option
-from airctl.modes import Backend
+from airctl.modes import Backend, Bad
 
 HELP = (
     "Run SCRIPT.py as `python SCRIPT.py ARGS...` would, with airctl's hooks on every TorchAir backend it "
@@ -16,10 +16,11 @@ HELP = (
     "and each graph's outputs are compared with its Dynamo graph run eagerly.\n\n"
     "airctl's options go before SCRIPT.py; everything after it is passed to the script. The exit code is the "
     "script's (1 with its traceback when it raises); 3 when the script succeeded but a compiled graph's "
-    "outputs differ from eager.\n\n"
+    "outputs differ from eager; 1 when it succeeded and --fail-on race|check finds what it names.\n\n"
     "[bold]Examples[/bold]\n\n"
     "  airctl run custom_pass_multistream.py\n\n"
     "  airctl run --out runs/ --backend sim train.py --steps 10\n\n"
+    "  airctl run --fail-on race custom_pass_multistream.py    (CI: exit 1 on a stream race)\n\n"
     "  airctl run torchrun --nproc-per-node 2 train.py    (one ledger, a ledger per rank: docs/multi-rank.md)\n"
 )
 
@@ -41,6 +42,10 @@ def register(app: typer.Typer) -> None:
             "torchrun: default process-group timeout of every rank under sim (s; the script's own wins).")),
         watchdog: float = typer.Option(None, "--watchdog", min=0, show_default="collective timeout + 30 s", help=(
             "torchrun: stop every rank once one has been blocked in a collective this long (s; 0: never).")),
+        fail_on: Bad = typer.Option(None, "--fail-on", show_default=False,
+                                    help="Also exit 1 when the script succeeded but a run shows this: race (the "
+                                         "executor saw a stream race), check (an error finding); with torchrun, "
+                                         "any rank's."),
     ) -> None:
         from airctl.cli.output import err, escape
         from airctl.errors import CommandExit
@@ -50,10 +55,11 @@ def register(app: typer.Typer) -> None:
 
         launch = launcher_argv(str(script), list(args or []))
         if launch is not None:
-            from airctl.cli.ranks import run_ranks_command
+            from airctl.cli.ranks import enforce_fail_on_ranks, run_ranks_command
 
-            run_ranks_command(launch, "run", out, backend.value, check=check, atol=atol,
-                              collective_timeout=collective_timeout, watchdog=watchdog)
+            ranks = run_ranks_command(launch, "run", out, backend.value, check=check, atol=atol,
+                                      collective_timeout=collective_timeout, watchdog=watchdog)
+            enforce_fail_on_ranks(fail_on, ranks, atol=atol)
             return
         request = RunRequest(script=script, args=list(args or []), out_dir=out, backend=backend.value, check=check,
                              atol=atol)
@@ -65,6 +71,9 @@ def register(app: typer.Typer) -> None:
             raise CommandExit(result.exit_code)  # the script's own status
         if result.error is not None:
             raise result.error
+        from airctl.cli.verdicts import enforce_fail_on
+
+        enforce_fail_on(fail_on, result, atol=atol)
 
 
 def _print_summary(result) -> None:  # noqa: ANN001 - RunResult, imported lazily

@@ -87,15 +87,21 @@ def enforce_fail_on(fail_on: Any, result: Any, *, atol: float | None = None) -> 
         _suggest_fail_on(result.index.to_json())
         return
     from airctl.errors import FindingsExit
+
+    why = judge_fail_on(fail_on, result, atol=atol)
+    if why is not None:
+        err.print(f"--fail-on {getattr(fail_on, 'value', fail_on)}: {why}", markup=False, highlight=False)
+        raise FindingsExit()
+
+
+def judge_fail_on(fail_on: Any, result: Any, *, atol: float | None = None) -> str | None:
+    """Why ``result`` (anything with ``index`` and ``ledger_dir``) shows ``--fail-on``'s kind, or None."""
     from airctl.pipeline.bisect.conditions import Condition
 
     kind = getattr(fail_on, "value", fail_on)
     condition = Condition.make(kind, atol=atol) if atol is not None else Condition.make(kind)
     verdict = condition.judge(result)
-    if verdict.bad:
-        why = shareable(verdict.why, model_dir=_model_dir(result.index.to_json()))
-        err.print(f"--fail-on {kind}: {why}", markup=False, highlight=False)
-        raise FindingsExit()
+    return shareable(verdict.why, model_dir=_model_dir(result.index.to_json())) if verdict.bad else None
 
 
 def _suggest_fail_on(index: dict[str, Any]) -> None:

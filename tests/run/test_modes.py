@@ -49,6 +49,17 @@ def test_record_wait_runs_in_both_modes(tmp_path: Path, mode: str, zygote: Zygot
     assert r.index["execution"]["matches_eager"] is True
 
 
+def test_fail_on_race_makes_a_racy_script_exit_1(tmp_path: Path, zygote: Zygote) -> None:
+    """record_wait.py without its wait: in reduce-overhead, add and sub read stream 1's values unordered."""
+    script = tmp_path / "racy.py"
+    script.write_text((SCRIPTS / "record_wait.py").read_text().replace("        torchair.ops.wait([record])\n", ""))
+    (tmp_path / "run").mkdir()
+    r = airctl_run(tmp_path / "run", "--fail-on", "race", script, "reduce-overhead", zygote=zygote)
+    assert r.returncode == 1, r.stderr[-3000:]
+    assert "--fail-on race: add (racy.py:19) on the default stream reads abs_1 (racy.py:17)" in r.stderr
+    assert r.index["status"] == "ok" and len(r.index["execution"]["races"]) == 2
+
+
 def test_npu_wait_tensor_runs_in_max_autotune(tmp_path: Path, zygote: Zygote) -> None:
     r = airctl_run(tmp_path, SCRIPTS / "stream_switch_wait_tensor.py", "max-autotune", zygote=zygote)
     assert r.returncode == 0, r.stderr[-3000:]

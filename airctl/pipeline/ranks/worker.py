@@ -48,6 +48,8 @@ class RankOptions:
     entry: str | None = None
     passes_file: str | None = None
     capture: str = "default"  # compile
+    dump_types: list[str] | None = None  # compile: --dump-type (None: TorchAir's defaults for the mode)
+    config: list[str] = field(default_factory=list)  # compile: --option KEY=VALUE, as given
     steps: int = 5  # profile
     warmup: int = 1  # profile
 
@@ -176,11 +178,12 @@ def _compile(request: RankRequest, place: RankRun, say: Any) -> int:
             error = run.error
         else:
             from airctl.pipeline.compile.compiler import CompileRequest, compile_model
+            from airctl.pipeline.compile.npugraph_ex import parse_options
 
             result = compile_model(CompileRequest(
                 Path(request.script), mode=options.mode, backend=request.backend, entry=options.entry,
                 passes_file=options.passes_file, atol=request.atol, capture=options.capture, command="compile",
-                rank=place), progress=say)
+                dump_types=options.dump_types, options=parse_options(options.config), rank=place), progress=say)
             error = result.error
     finally:
         if dist.is_initialized():
