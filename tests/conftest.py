@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from pathlib import Path
@@ -84,17 +83,6 @@ HEAVY_FIRST = (
     "tests/sim/test_collectives.py",  # 10 s
     "tests/report/test_stream_plan_e2e.py",  # 9 s
 )
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_logstart(nodeid: str, location: tuple) -> None:
-    """No structured trace of torch's in the tests, as in a user's process. pytest attaches its log
-    capture to every logger that does not propagate, torch's ``torch.__trace`` among them, and torch
-    builds each trace record (graphs as text, for every stage of every compile) whenever that logger
-    has a handler; without pytest's it has none once torch's lazy handler has found no TORCH_TRACE.
-    A propagating logger gets no handler of pytest's (its records still reach pytest at the root)."""
-    if "torch._logging._internal" in sys.modules:
-        logging.getLogger("torch.__trace").propagate = True
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
