@@ -188,12 +188,10 @@ def _check_model_form(folder: Path | None, ledger: Path | None, compare: bool, p
 
 def _fail_on(fail_on: Any, runs: list[Any]) -> None:
     """``--fail-on`` judged on the profiled run with the passes (the last one that has them)."""
-    from types import SimpleNamespace
-
-    from airctl.cli.verdicts import enforce_fail_on
+    from airctl.cli.verdicts import as_result, enforce_fail_on
     from airctl.ledger.reader import Ledger
 
     ledgers = [Ledger.open(Path(r.ledger_dir)) for r in runs if (Path(r.ledger_dir) / "index.json").is_file()]
     chosen = next((lg for lg in reversed(ledgers) if lg.index.passes), ledgers[-1] if ledgers else None)
     if chosen is not None:
-        enforce_fail_on(fail_on, SimpleNamespace(index=chosen.index, ledger_dir=chosen.root))
+        enforce_fail_on(fail_on, as_result(chosen))

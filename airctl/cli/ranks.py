@@ -58,31 +58,9 @@ def compile_ranks_command(model: Path, nproc: int, out: Path, backend: str, *, m
     result = run_ranks_command(nproc_argv(nproc, model), "compile", out, backend, atol=atol, options=options,
                                collective_timeout=collective_timeout,
                                on_result=(lambda r: print_json(r.index.to_json())) if as_json else None)
+    from airctl.cli.verdicts import enforce_fail_on_ranks
+
     enforce_fail_on_ranks(fail_on, result, atol=atol)
-
-
-def enforce_fail_on_ranks(fail_on: Any, result: Any, *, atol: float | None = None) -> None:
-    """``--fail-on KIND`` of a multi-rank run that ended 0: judged on each rank's own ledger; exit 1 when
-    any shows it, each such rank named on stderr."""
-    if fail_on is None:
-        return
-    from types import SimpleNamespace
-
-    from airctl.cli.verdicts import judge_fail_on
-    from airctl.errors import FindingsExit
-    from airctl.ledger.reader import Ledger
-
-    bad = False
-    for entry in result.ranks:
-        if entry.ledger:
-            ledger = Ledger.open(result.ledger_dir / entry.ledger)
-            why = judge_fail_on(fail_on, SimpleNamespace(index=ledger.index, ledger_dir=ledger.root), atol=atol)
-            if why is not None:
-                err.print(f"--fail-on {getattr(fail_on, 'value', fail_on)}: rank {entry.rank}: {why}",
-                          markup=False, highlight=False)
-                bad = True
-    if bad:
-        raise FindingsExit()
 
 
 def print_ranks(result: Any) -> None:

@@ -55,7 +55,8 @@ def register(app: typer.Typer) -> None:
 
         launch = launcher_argv(str(script), list(args or []))
         if launch is not None:
-            from airctl.cli.ranks import enforce_fail_on_ranks, run_ranks_command
+            from airctl.cli.ranks import run_ranks_command
+            from airctl.cli.verdicts import enforce_fail_on_ranks
 
             ranks = run_ranks_command(launch, "run", out, backend.value, check=check, atol=atol,
                                       collective_timeout=collective_timeout, watchdog=watchdog)

@@ -94,6 +94,33 @@ def enforce_fail_on(fail_on: Any, result: Any, *, atol: float | None = None) -> 
         raise FindingsExit()
 
 
+def enforce_fail_on_ranks(fail_on: Any, result: Any, *, atol: float | None = None) -> None:
+    """``--fail-on KIND`` of a multi-rank run that ended 0 (a ``RanksResult``): judged on each rank's own
+    ledger; exit 1 when any shows it, each such rank named on stderr."""
+    if fail_on is None:
+        return
+    from airctl.errors import FindingsExit
+    from airctl.ledger.reader import Ledger
+
+    bad = False
+    for entry in result.ranks:
+        if entry.ledger:
+            why = judge_fail_on(fail_on, as_result(Ledger.open(result.ledger_dir / entry.ledger)), atol=atol)
+            if why is not None:
+                err.print(f"--fail-on {getattr(fail_on, 'value', fail_on)}: rank {entry.rank}: {why}",
+                          markup=False, highlight=False)
+                bad = True
+    if bad:
+        raise FindingsExit()
+
+
+def as_result(ledger: Any) -> Any:
+    """A ledger read back (:class:`~airctl.ledger.reader.Ledger`) as what :func:`enforce_fail_on` judges."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(index=ledger.index, ledger_dir=ledger.root)
+
+
 def judge_fail_on(fail_on: Any, result: Any, *, atol: float | None = None) -> str | None:
     """Why ``result`` (anything with ``index`` and ``ledger_dir``) shows ``--fail-on``'s kind, or None."""
     from airctl.pipeline.bisect.conditions import Condition

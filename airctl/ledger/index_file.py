@@ -66,14 +66,12 @@ def write_index(root: Path, data: dict[str, Any], best_effort: bool = False) -> 
                     raise
         tmp.replace(root / INDEX)
         return
-    except OSError as e:
+    except BaseException as e:  # an interrupt between the write and the rename too: no half-written file left
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        if not isinstance(e, OSError):
+            raise
         error = e
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-    except BaseException:  # an interrupt between the write and the rename: no half-written file is left
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
     for payload in (data, essential(data), essential(data, minimal=True)):  # ever smaller
         if _rewrite_in_place(root / INDEX, json.dumps(payload, separators=(",", ":"), default=str).encode("utf-8")):
             return

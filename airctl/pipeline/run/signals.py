@@ -217,9 +217,9 @@ def _drained(redelivery: Redelivery) -> bool:
         with redelivery._lock:  # after seen() nothing more is sent; one sent before it may not have landed
             if not redelivery.resent:
                 return True
-        if time.monotonic() > deadline or threading.current_thread() is not threading.main_thread():
+        if time.monotonic() > deadline:
             return False
-        time.sleep(0.001)  # the main thread runs its signal handlers here
+        time.sleep(0.001)  # the main thread (both callers run only there) runs its signal handlers here
 
 
 def _default(signum: int) -> bool:
