@@ -13,6 +13,9 @@ own session and process group, cwd, environment, stdio files), runs ``airctl/__m
 environment variables read at import time (``TORCH_COMPILE_DEBUG``), go to a real fresh process
 (:func:`start` decides; the signal sweeps in tests/run/test_lifecycle.py keep both).
 
+A shell script that runs ``$AIRCTL`` (a reproducer's run.sh) gets the same fork through
+tests/zygote_connect.py, on the socket the zygote listens on (:meth:`Zygote.shell_command`).
+
 The parent forks only from its main thread and only while it has no other thread (checked).
 """
 
@@ -25,9 +28,12 @@ import resource
 import runpy
 import select
 import selectors
+import shlex
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -49,7 +55,8 @@ def _send(channel, message: dict) -> None:  # noqa: ANN001 - a text file
 
 
 def serve() -> None:
-    """The zygote: import once, then one forked ``python -m airctl`` per request line on stdin."""
+    """The zygote: import once, then one forked ``python -m airctl`` per request line on stdin, and
+    per caller of tests/zygote_connect.py on the socket its environment names."""
     from airctl.torch_env import ensure_torch_importable
 
     ensure_torch_importable()
@@ -57,35 +64,57 @@ def serve() -> None:
 
     import airctl.cli.app  # noqa: F401 - typer, rich and the commands
     from airctl.sim.session import load_torchair
+    from tests import zygote_connect
 
     load_torchair()
     gc.collect()
     gc.freeze()  # what the import built stays out of the children's collections (they would copy every page)
     channel = os.fdopen(os.dup(1), "w")
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing else may write into the channel
+    listener = zygote_connect.listen(os.environ[zygote_connect.ENV]) if zygote_connect.ENV in os.environ else None
     _send(channel, {"ready": True, "threads": threading.active_count()})
     pending, children, stdin = b"", set(), sys.stdin.fileno()
+    callers: dict[int, object] = {}  # pid -> the socket of the tests/zygote_connect.py that asked for it
     while True:
-        if select.select([stdin], [], [], 0.02)[0]:
+        readable = select.select([stdin] + ([listener] if listener else []), [], [], 0.02)[0]
+        if stdin in readable:
             chunk = os.read(stdin, 65536)
             if not chunk:  # the client closed: children already started go on in their own sessions
                 return
             pending += chunk
             while b"\n" in pending:
                 line, pending = pending.split(b"\n", 1)
-                pid = _fork(json.loads(line), channel)
+                pid = _fork(json.loads(line), channel, [listener, *callers.values()])
                 if pid:
                     children.add(pid)
-        while children:  # every child that ended since, in any order: several run at once
+        if listener is not None and listener in readable:
+            conn, request = zygote_connect.accept(listener)
+            again = imports_again(request["env"], dict(os.environ))
+            pid = None if again else _fork(request, channel, [listener, conn, *callers.values()])
+            for fd in request["fds"]:
+                os.close(fd)
+            zygote_connect.tell(conn, {"fresh": again} if again or pid is None else {"pid": pid})
+            if pid:
+                callers[pid] = conn
+            else:
+                conn.close()
+        while children or callers:  # every child that ended since, in any order: several run at once
             pid, status = os.waitpid(-1, os.WNOHANG)
             if pid == 0:
                 break
-            children.discard(pid)
-            _send(channel, {"exit": pid, "returncode": os.waitstatus_to_exitcode(status)})
+            message = {"exit": pid, "returncode": os.waitstatus_to_exitcode(status)}
+            if pid in callers:
+                conn = callers.pop(pid)
+                zygote_connect.tell(conn, message)
+                conn.close()
+            else:
+                children.discard(pid)
+                _send(channel, message)
 
 
-def _fork(request: dict, channel) -> int | None:  # noqa: ANN001 - a text file
-    """One child for ``request``; its pid (told to the client), or None (the error told instead)."""
+def _fork(request: dict, channel, sockets: list) -> int | None:  # noqa: ANN001 - a text file
+    """One child for ``request``; its pid, or None (the error told instead). A request on stdin is
+    answered on the channel; a caller on the socket gets the pid from :func:`serve`."""
     if threading.active_count() != 1:
         _send(channel, {"error": f"{threading.active_count()} threads: forking would copy held locks"})
         return None
@@ -94,8 +123,11 @@ def _fork(request: dict, channel) -> int | None:  # noqa: ANN001 - a text file
     pid = os.fork()
     if pid == 0:
         channel.close()
+        for sock in filter(None, sockets):
+            sock.close()
         _child(request)  # ends the process as Python would end it
-    _send(channel, {"pid": pid})
+    if "fds" not in request:
+        _send(channel, {"pid": pid})
     return pid
 
 
@@ -105,9 +137,14 @@ def _child(request: dict) -> None:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
-    for fd, path, flags in ((0, os.devnull, os.O_RDONLY), (1, request["stdout"], os.O_WRONLY | os.O_CREAT),
-                            (2, request["stderr"], os.O_WRONLY | os.O_CREAT)):
-        os.dup2(os.open(path, flags, 0o644), fd)
+    if "fds" in request:  # a caller's own stdin, stdout and stderr (tests/zygote_connect.py)
+        for fd, theirs in enumerate(request["fds"]):
+            os.dup2(theirs, fd)
+            os.close(theirs)
+    else:
+        for fd, path, flags in ((0, os.devnull, os.O_RDONLY), (1, request["stdout"], os.O_WRONLY | os.O_CREAT),
+                                (2, request["stderr"], os.O_WRONLY | os.O_CREAT)):
+            os.dup2(os.open(path, flags, 0o644), fd)
     if request.get("fsize") is not None:  # a full disk, as ``ulimit -f`` makes one
         resource.setrlimit(resource.RLIMIT_FSIZE, (request["fsize"], request["fsize"]))
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -163,9 +200,14 @@ class Zygote:
     """The client side: starts ``python -m tests.zygote`` and asks it for children (several may run at once)."""
 
     def __init__(self) -> None:
+        from tests import zygote_connect
+
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
         self.env = env
+        self.folder = tempfile.mkdtemp(prefix="airctl-zygote-")  # short: a socket's path has at most 107 bytes
+        self.socket = os.path.join(self.folder, "socket")
+        env = {**env, zygote_connect.ENV: self.socket}
         self.proc = subprocess.Popen([sys.executable, "-m", "tests.zygote"], cwd=REPO, env=env, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.buffer = b""
@@ -213,7 +255,12 @@ class Zygote:
             pass
         return Child(int(message["pid"]), self, None, out, err)
 
+    def shell_command(self) -> str:
+        """What a shell script runs as ``airctl`` to have the command forked from here (tests/zygote_connect.py)."""
+        return f"{shlex.quote(sys.executable)} -m tests.zygote_connect {shlex.quote(self.socket)}"
+
     def close(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
         if self.proc.poll() is None:
             assert self.proc.stdin is not None
             self.proc.stdin.close()

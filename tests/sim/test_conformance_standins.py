@@ -150,7 +150,16 @@ try:
     TorchNpuGraph().run([None])
 except RuntimeError as e:
     assert "element 0 is None" in str(e), e
-child = "import torch, torchair, torch_npu; print(torch_npu.__name__, hasattr(torchair, 'inference'))"
+# a fresh Python that sets its own SIGTERM handler, then imports TorchAir (whose import installs
+# handlers that swallow SIGTERM and SIGINT): under sim the process keeps its own
+child = """
+import signal, sys
+mine = lambda *a: sys.exit(42)
+signal.signal(signal.SIGTERM, mine)
+import torch, torchair, torch_npu, torchair.core._backend
+kept = [signal.getsignal(signal.SIGTERM) is mine, signal.getsignal(signal.SIGINT) is signal.default_int_handler]
+print(torch_npu.__name__, hasattr(torchair, "inference"), "handlers kept" if all(kept) else kept)
+"""
 out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True)
 print("child:", out.stdout.strip(), out.stderr[-2000:] if out.returncode else "")
 print("script ok")
@@ -160,12 +169,13 @@ print("script ok")
 @pytest.mark.slow
 def test_under_airctl_run_torchairs_objects_keep_their_identity_and_children_get_sim(tmp_path: Path,
                                                                                      zygote: Zygote) -> None:
-    """`airctl run` forked from the zygote (tests/zygote.py); the script's child is a fresh interpreter."""
+    """`airctl run` forked from the zygote (tests/zygote.py); the script's child is a fresh interpreter: it
+    gets sim, and TorchAir's import there leaves the child's SIGTERM and SIGINT handlers alone."""
     script = tmp_path / "identity.py"
     script.write_text(SCRIPT, encoding="utf-8")
     res = start(zygote, ["run", "--backend", "sim", "--out", tmp_path / "runs", script], tmp_path, ENV, tmp_path)
     assert res.wait(400) == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    assert "child: airctl.sim.torch_npu True" in res.stdout
+    assert "child: airctl.sim.torch_npu True handlers kept" in res.stdout
     assert "script ok" in res.stdout
 
 
