@@ -64,24 +64,24 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return max(1, min(4, len(os.sched_getaffinity(0))))
 
 
-# The heaviest test files, heaviest first: seconds of test time in one quiet run of the whole suite
-# (--durations, 2026-11-26, ranks forked; 700 s of test time over 2 workers). pytest-xdist hands whole
-# files to the workers in collection order (``--no-loadscope-reorder`` in pyproject's addopts), so these
-# start first and the many short files fill in around them; ordered by their count of tests, as xdist
-# does by default, tests/run/test_lifecycle.py began late and ran on alone at the end.
+# The heaviest test files, heaviest first: seconds of test time in one run of the whole suite (a
+# per-test timeline, 2026-11-27, a busy host: 658 s of test time over 2 workers). pytest-xdist hands
+# whole files to the workers in collection order (``--no-loadscope-reorder`` in pyproject's addopts),
+# so these start first and the many short files fill in around them; ordered by their count of tests,
+# as xdist does by default, tests/run/test_lifecycle.py began late and ran on alone at the end.
 HEAVY_FIRST = (
-    "tests/run/test_lifecycle.py",  # 76 s
-    "tests/pipeline/test_transformers_models.py",  # 71 s
+    "tests/run/test_lifecycle.py",  # 110 s
+    "tests/pipeline/test_transformers_models.py",  # 101 s
     "tests/run/test_multirank.py",  # 48 s
-    "tests/cli/test_profile.py",  # 27 s
-    "tests/pipeline/test_repro.py",  # 26 s
-    "tests/faults/test_fault_injection.py",  # 22 s
-    "tests/run/test_modes.py",  # 20 s
-    "tests/cli/test_run_forms.py",  # 18 s
-    "tests/report/test_browser.py",  # 14 s
-    "tests/sim/test_conformance_standins.py",  # 12 s
-    "tests/sim/test_collectives.py",  # 10 s
-    "tests/report/test_stream_plan_e2e.py",  # 9 s
+    "tests/run/test_modes.py",  # 35 s
+    "tests/cli/test_profile.py",  # 29 s
+    "tests/faults/test_fault_injection.py",  # 28 s
+    "tests/pipeline/test_bisect.py",  # 19 s
+    "tests/report/test_stream_plan_e2e.py",  # 19 s
+    "tests/pipeline/test_compile_fixtures.py",  # 16 s
+    "tests/cli/test_run_forms.py",  # 15 s
+    "tests/pipeline/test_npugraph_ex.py",  # 14 s
+    "tests/sim/test_conformance_standins.py",  # 14 s
 )
 
 
