@@ -15,6 +15,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -56,9 +57,10 @@ class Chromium:
         for fd in (to_child[0], from_child[1]):
             os.close(fd)
         argv = " ".join(shlex.quote(a) for a in [exe, *FLAGS, "--remote-debugging-pipe", "about:blank"])
+        self.log = tempfile.TemporaryFile()  # not a pipe: nobody reads it while pages load, and a full one blocks
         self.proc = subprocess.Popen(["bash", "-c", f"exec {argv} 3<&{ours[0]} 4>&{ours[1]} {ours[0]}<&- {ours[1]}>&-"],
                                      pass_fds=ours, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, start_new_session=True)
+                                     stderr=self.log, start_new_session=True)
         for fd in ours:
             os.close(fd)
         self.send_fd, self.recv_fd = to_child[1], from_child[0]
@@ -129,19 +131,19 @@ class Chromium:
             self.call("Target.disposeBrowserContext", {"browserContextId": context})
 
     def _stderr(self) -> str:
-        if self.proc.poll() is None or self.proc.stderr is None:
-            return ""
-        return self.proc.stderr.read().decode(errors="replace")[-1500:]
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")[-1500:]
 
     def close(self) -> None:
+        if self.proc.returncode is not None:  # closed already: its process group may be another's by now
+            return
         for fd in (self.send_fd, self.recv_fd):
             with contextlib.suppress(OSError):
                 os.close(fd)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGKILL)  # its renderer and helper processes with it
         self.proc.wait()
-        if self.proc.stderr is not None:
-            self.proc.stderr.close()
+        self.log.close()
 
 
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
