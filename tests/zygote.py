@@ -115,8 +115,9 @@ def serve() -> None:
 def _fork(request: dict, channel, sockets: list) -> int | None:  # noqa: ANN001 - a text file
     """One child for ``request``; its pid, or None (the error told instead). A request on stdin is
     answered on the channel; a caller on the socket gets the pid from :func:`serve`."""
-    if threading.active_count() != 1:
-        _send(channel, {"error": f"{threading.active_count()} threads: forking would copy held locks"})
+    if threading.active_count() != 1:  # a caller on the socket gets a fresh interpreter instead
+        if "fds" not in request:
+            _send(channel, {"error": f"{threading.active_count()} threads: forking would copy held locks"})
         return None
     sys.stdout.flush()
     sys.stderr.flush()
