@@ -133,9 +133,7 @@ def compile_fixture(runs_dir: Path):
 @pytest.fixture(scope="session")
 def zygote():
     """A warm parent that forks ``python -m airctl`` processes with torch and TorchAir imported
-    (tests/zygote.py); started on first use, once per test process."""
+    (tests/zygote.py); started on first use, one for the whole session (every worker's)."""
     from tests.zygote import Zygote
 
-    parent = Zygote()
-    yield parent
-    parent.close()
+    return Zygote.shared()

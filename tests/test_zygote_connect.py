@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -46,3 +47,15 @@ def test_a_signal_to_the_caller_reaches_the_command(tmp_path: Path, zygote: Zygo
     assert proc.returncode == 130, err[-2000:]
     (index,) = [json.loads(p.read_text()) for p in (tmp_path / "runs").glob("*/index.json")]
     assert index["status"] == "interrupted"
+
+
+def test_a_caller_that_sends_no_request_does_not_hold_the_zygote_up(tmp_path: Path, zygote: Zygote) -> None:
+    """Every test process of the session asks the same zygote: one bad caller must not stop it."""
+    garbage = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    garbage.connect(zygote.socket)
+    garbage.sendall(b"not a request\n")
+    assert garbage.recv(1) == b""  # closed on it
+    garbage.close()
+    child = zygote.start(["runs", "--json"], tmp_path, {**os.environ, "AIRCTL_OUT": str(tmp_path / "runs")}, tmp_path)
+    assert child is not None and child.finish(60).returncode == 0, child and child.stderr
+    assert json.loads(child.stdout)["runs"] == []

@@ -13,30 +13,36 @@ own session and process group, cwd, environment, stdio files), runs ``airctl/__m
 environment variables read at import time (``TORCH_COMPILE_DEBUG``), go to a real fresh process
 (:func:`start` decides; the signal sweeps in tests/run/test_lifecycle.py keep both).
 
-A shell script that runs ``$AIRCTL`` (a reproducer's run.sh) gets the same fork through
-tests/zygote_connect.py, on the socket the zygote listens on (:meth:`Zygote.shell_command`).
+One zygote serves the whole pytest session: the first test process to need it starts it, the
+others (xdist workers) find it under a lock in a folder named for the session's controller, and
+it ends when that controller does. Every command is asked for on its Unix socket, the caller's
+stdin, stdout and stderr passed with the request (``SCM_RIGHTS``): a test (:meth:`Zygote.start`)
+and a shell script that runs ``$AIRCTL`` (a reproducer's run.sh, through tests/zygote_connect.py,
+:meth:`Zygote.shell_command`) alike. The caller keeps the connection and reads the exit code from it.
 
 The parent forks only from its main thread and only while it has no other thread (checked).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import gc
 import json
 import os
 import resource
 import runpy
 import select
-import selectors
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -54,81 +60,106 @@ def _send(channel, message: dict) -> None:  # noqa: ANN001 - a text file
     channel.flush()
 
 
-def serve() -> None:
-    """The zygote: import once, then one forked ``python -m airctl`` per request line on stdin, and
-    per caller of tests/zygote_connect.py on the socket its environment names."""
-    from airctl.torch_env import ensure_torch_importable
+OWNER = "AIRCTL_TEST_ZYGOTE_OWNER"  # the zygote ends when this process (the session's controller) has
 
+
+def serve() -> None:
+    """The zygote: import once (timed: ``imports`` in its ready line), then one forked ``python -m
+    airctl`` per caller on the socket its environment names, until the owner process has ended."""
+    t0 = time.perf_counter()
+    import airctl.pipeline.compile.compiler  # noqa: F401 - what `airctl compile` imports before its ledger
+    from airctl.cli.main import build_app
+    from airctl.torch_env import ensure_torch_importable
+    from tests import zygote_connect
+
+    build_app()  # typer, rich and every command (no torch: ``airctl --help``)
+    cli = time.perf_counter() - t0
     ensure_torch_importable()
     import torch  # noqa: F401
 
-    import airctl.cli.app  # noqa: F401 - typer, rich and the commands
     from airctl.sim.session import load_torchair
-    from tests import zygote_connect
 
     load_torchair()
+    imports = {"cli": round(cli, 3), "torch_and_torchair": round(time.perf_counter() - t0 - cli, 3)}
     gc.collect()
     gc.freeze()  # what the import built stays out of the children's collections (they would copy every page)
-    channel = os.fdopen(os.dup(1), "w")
-    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing else may write into the channel
-    listener = zygote_connect.listen(os.environ[zygote_connect.ENV]) if zygote_connect.ENV in os.environ else None
-    _send(channel, {"ready": True, "threads": threading.active_count()})
-    pending, children, stdin = b"", set(), sys.stdin.fileno()
-    callers: dict[int, object] = {}  # pid -> the socket of the tests/zygote_connect.py that asked for it
-    while True:
-        readable = select.select([stdin] + ([listener] if listener else []), [], [], 0.02)[0]
-        if stdin in readable:
-            chunk = os.read(stdin, 65536)
-            if not chunk:  # the client closed: children already started go on in their own sessions
-                return
-            pending += chunk
-            while b"\n" in pending:
-                line, pending = pending.split(b"\n", 1)
-                pid = _fork(json.loads(line), channel, [listener, *callers.values()])
-                if pid:
-                    children.add(pid)
-        if listener is not None and listener in readable:
-            conn, request = zygote_connect.accept(listener)
-            again = imports_again(request["env"], dict(os.environ))
-            pid = None if again else _fork(request, channel, [listener, conn, *callers.values()])
-            for fd in request["fds"]:
-                os.close(fd)
-            zygote_connect.tell(conn, {"fresh": again} if again or pid is None else {"pid": pid})
-            if pid:
-                callers[pid] = conn
-            else:
-                conn.close()
-        while children or callers:  # every child that ended since, in any order: several run at once
-            pid, status = os.waitpid(-1, os.WNOHANG)
-            if pid == 0:
-                break
-            message = {"exit": pid, "returncode": os.waitstatus_to_exitcode(status)}
-            if pid in callers:
-                conn = callers.pop(pid)
-                zygote_connect.tell(conn, message)
-                conn.close()
-            else:
-                children.discard(pid)
-                _send(channel, message)
+    path, owner = os.environ[zygote_connect.ENV], int(os.environ[OWNER])
+    listener = zygote_connect.listen(path)
+    with os.fdopen(os.dup(1), "w") as channel:
+        _send(channel, {"ready": True, "threads": threading.active_count(), "imports": imports})
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing may write where the starter reads
+    callers: dict[int, object] = {}  # pid -> the connection of the caller that asked for it
+    woken, wake = os.pipe()  # a child's end wakes the loop (SIGCHLD), as a caller does
+    for fd in (woken, wake):
+        os.set_blocking(fd, False)
+    signal.set_wakeup_fd(wake)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    for signum in (signal.SIGTERM, signal.SIGHUP):  # ended from outside: its folder goes too
+        signal.signal(signum, lambda *_: sys.exit(0))
+    try:
+        while _alive(owner):
+            readable = select.select([listener, woken], [], [], 1.0)[0]
+            if woken in readable:
+                os.read(woken, 4096)
+            if listener in readable:
+                _answer(listener, callers, (woken, wake))
+            while callers:  # every child that ended since, in any order: several run at once
+                pid, status = os.waitpid(-1, os.WNOHANG)
+                if pid == 0:
+                    break
+                if pid in callers:
+                    conn = callers.pop(pid)
+                    zygote_connect.tell(conn, {"exit": pid, "returncode": os.waitstatus_to_exitcode(status)})
+                    conn.close()
+    finally:  # children still running go on in their own sessions
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
 
 
-def _fork(request: dict, channel, sockets: list) -> int | None:  # noqa: ANN001 - a text file
-    """One child for ``request``; its pid, or None (the error told instead). A request on stdin is
-    answered on the channel; a caller on the socket gets the pid from :func:`serve`."""
-    if threading.active_count() != 1:  # a caller on the socket gets a fresh interpreter instead
-        if "fds" not in request:
-            _send(channel, {"error": f"{threading.active_count()} threads: forking would copy held locks"})
+def _answer(listener, callers: dict, pipe: tuple[int, int]) -> None:  # noqa: ANN001 - a socket
+    """One caller: a child forked for it (``{"pid"}``), or ``{"fresh": [...]}`` when its environment
+    changes what the imports read (or forking is unsafe): it starts a fresh interpreter itself."""
+    from tests import zygote_connect
+
+    try:
+        conn, request = zygote_connect.accept(listener)
+    except (OSError, ValueError):  # a caller that went away, or a request that was not one
+        return
+    again = imports_again(request["env"], dict(os.environ))
+    pid = None if again else _fork(request, [listener, conn, *callers.values()], pipe)
+    for fd in request["fds"]:
+        os.close(fd)
+    zygote_connect.tell(conn, {"fresh": again} if pid is None else {"pid": pid})
+    if pid:
+        callers[pid] = conn
+    else:
+        conn.close()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def _fork(request: dict, sockets: list, pipe: tuple[int, int]) -> int | None:
+    """One child for ``request``; its pid, or None where forking would copy locks another thread holds."""
+    if threading.active_count() != 1:
         return None
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:
-        channel.close()
-        for sock in filter(None, sockets):
+        for sock in sockets:
             sock.close()
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        for fd in pipe:
+            os.close(fd)
         _child(request)  # ends the process as Python would end it
-    if "fds" not in request:
-        _send(channel, {"pid": pid})
     return pid
 
 
@@ -138,14 +169,9 @@ def _child(request: dict) -> None:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
-    if "fds" in request:  # a caller's own stdin, stdout and stderr (tests/zygote_connect.py)
-        for fd, theirs in enumerate(request["fds"]):
-            os.dup2(theirs, fd)
-            os.close(theirs)
-    else:
-        for fd, path, flags in ((0, os.devnull, os.O_RDONLY), (1, request["stdout"], os.O_WRONLY | os.O_CREAT),
-                                (2, request["stderr"], os.O_WRONLY | os.O_CREAT)):
-            os.dup2(os.open(path, flags, 0o644), fd)
+    for fd, theirs in enumerate(request["fds"]):  # the caller's own stdin, stdout and stderr
+        os.dup2(theirs, fd)
+        os.close(theirs)
     if request.get("fsize") is not None:  # a full disk, as ``ulimit -f`` makes one
         resource.setrlimit(resource.RLIMIT_FSIZE, (request["fsize"], request["fsize"]))
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -159,14 +185,16 @@ def _child(request: dict) -> None:
 
 @dataclass
 class Child:
-    """A started command: ``pid`` (its own process group), :meth:`wait`, then ``stdout``/``stderr``."""
+    """A started command: ``pid`` (its own process group), :meth:`wait`, then ``stdout``/``stderr``.
+    Forked by the zygote (``conn``: the connection its exit code comes on) or a fresh interpreter (``proc``)."""
 
     pid: int
-    zygote: Zygote | None
+    conn: socket.socket | None
     proc: subprocess.Popen | None
     out: Path
     err: Path
     returncode: int | None = None
+    buffer: bytearray = field(default_factory=bytearray)  # read from ``conn`` past the last message
 
     def wait(self, timeout: float | None = None) -> int:
         """The exit code (negative: the signal that ended it); :class:`subprocess.TimeoutExpired` as Popen."""
@@ -174,8 +202,10 @@ class Child:
             if self.proc is not None:
                 self.returncode = self.proc.wait(timeout)
             else:
-                assert self.zygote is not None
-                self.returncode = self.zygote.exit_code(self.pid, timeout)
+                assert self.conn is not None
+                answer = _read_line(self.conn, self.buffer, timeout, f"airctl (pid {self.pid})")
+                self.returncode = int(answer["returncode"])
+                self.conn.close()
         return self.returncode
 
     def finish(self, timeout: float, what: object = "airctl") -> Child:
@@ -197,79 +227,98 @@ class Child:
         return self.err.read_text(errors="replace")
 
 
-class Zygote:
-    """The client side: starts ``python -m tests.zygote`` and asks it for children (several may run at once)."""
+def _read_line(conn: socket.socket, buffer: bytearray, timeout: float | None, what: str) -> dict:
+    """The next message on a connection to the zygote (one JSON line); what was read past it stays in
+    ``buffer``. :class:`subprocess.TimeoutExpired` past ``timeout`` s, and nothing lost."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while b"\n" not in buffer:
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        if not select.select([conn], [], [], left)[0]:
+            raise subprocess.TimeoutExpired(what, timeout or 0)
+        chunk = conn.recv(65536)
+        if not chunk:
+            raise RuntimeError(f"the zygote ended before {what} did")
+        buffer += chunk
+    line, _, rest = bytes(buffer).partition(b"\n")
+    buffer[:] = rest
+    return json.loads(line)
 
-    def __init__(self) -> None:
+
+class Zygote:
+    """The session's zygote, as a test process sees it: :meth:`shared` finds or starts it; :meth:`start`
+    asks it for a child (several may run at once, from several test processes)."""
+
+    def __init__(self, socket_path: str, env: dict[str, str], imports: dict[str, float],
+                 proc: subprocess.Popen | None = None) -> None:
+        self.socket = socket_path
+        self.env = env  # the variables read at import, as the zygote has them
+        self.imports = imports  # seconds: ``cli`` (the CLI's import), ``torch_and_torchair`` (after it)
+        self.proc = proc  # set in the test process that started it
+
+    @classmethod
+    def shared(cls) -> Zygote:
+        """The session's zygote: found in the controller's folder, or started there now (under a lock,
+        so that two test processes asking at once start one)."""
+        owner = os.getppid() if "PYTEST_XDIST_WORKER" in os.environ else os.getpid()
+        folder = Path(tempfile.gettempdir()) / f"airctl-zygote-{owner}"  # short: a socket's path has at most 107 bytes
+        folder.mkdir(exist_ok=True)
+        with open(folder / "lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            known = folder / "zygote.json"
+            if known.is_file():
+                found = json.loads(known.read_text())
+                if _alive(found["pid"]):
+                    return cls(found["socket"], found["env"], found["imports"])
+            zygote = cls._start(str(folder / "socket"), owner)
+            known.write_text(json.dumps({"pid": zygote.proc.pid, "socket": zygote.socket, "env": zygote.env,
+                                         "imports": zygote.imports}))
+            return zygote
+
+    @classmethod
+    def _start(cls, socket_path: str, owner: int) -> Zygote:
         from tests import zygote_connect
 
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-        self.env = env
-        self.folder = tempfile.mkdtemp(prefix="airctl-zygote-")  # short: a socket's path has at most 107 bytes
-        self.socket = os.path.join(self.folder, "socket")
-        env = {**env, zygote_connect.ENV: self.socket}
-        self.proc = subprocess.Popen([sys.executable, "-m", "tests.zygote"], cwd=REPO, env=env, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        self.buffer = b""
-        self.exits: dict[int, int] = {}  # children that ended, not yet waited for
-        assert self.receive(300).get("ready"), "the zygote did not start"
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(socket_path)  # a zygote of an earlier session with the same owner pid
+        proc = subprocess.Popen([sys.executable, "-m", "tests.zygote"], cwd=REPO,
+                                env={**env, zygote_connect.ENV: socket_path, OWNER: str(owner)},
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert proc.stdout is not None
+        with proc.stdout:
+            line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the zygote did not start (exit {proc.wait()})")
+        ready = json.loads(line)
+        assert ready["ready"] and ready["threads"] == 1, ready
+        imported = {k: v for k, v in env.items() if k.startswith(IMPORT_TIME_PREFIXES)}
+        return cls(socket_path, imported, ready["imports"], proc)
 
-    def receive(self, timeout: float | None) -> dict:
-        """The zygote's next message; an exit told meanwhile is kept for :meth:`exit_code`."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_READ)
-            while b"\n" not in self.buffer:
-                left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                if not sel.select(left):
-                    raise subprocess.TimeoutExpired("zygote", timeout or 0)
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    raise RuntimeError(f"the zygote ended (exit {self.proc.wait()})")
-                self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        message = json.loads(line)
-        if "error" in message:
-            raise RuntimeError(f"zygote: {message['error']}")
-        if "exit" in message:
-            self.exits[int(message["exit"])] = int(message["returncode"])
-        return message
-
-    def exit_code(self, pid: int, timeout: float | None) -> int:
-        """Child ``pid``'s exit code (negative: the signal that ended it), once it ended."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while pid not in self.exits:
-            self.receive(None if deadline is None else max(0.0, deadline - time.monotonic()))
-        return self.exits.pop(pid)
-
-    def start(self, args: list[str], cwd: Path, env: dict[str, str], logs: Path, fsize: int | None = None) -> Child:
+    def start(self, args: list[str], cwd: Path, env: dict[str, str], logs: Path,
+              fsize: int | None = None) -> Child | None:
+        """``airctl ARGS`` forked with this cwd, env and stdout/stderr files under ``logs``; None where
+        the zygote asks for a fresh interpreter instead."""
         out, err = logs / f"stdout-{time.monotonic_ns()}.txt", logs / f"stderr-{time.monotonic_ns()}.txt"
-        request = {"args": [str(a) for a in args], "cwd": str(cwd), "env": env, "stdout": str(out), "stderr": str(err),
-                   "fsize": fsize}
-        assert self.proc.stdin is not None
-        self.proc.stdin.write((json.dumps(request) + "\n").encode())
-        self.proc.stdin.flush()
-        while "pid" not in (message := self.receive(60)):
-            pass
-        return Child(int(message["pid"]), self, None, out, err)
+        request = {"args": [str(a) for a in args], "cwd": str(cwd), "env": env, "fsize": fsize}
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            conn.connect(self.socket)
+            with open(os.devnull, "rb") as i, open(out, "wb") as o, open(err, "wb") as e:
+                socket.send_fds(conn, [json.dumps(request).encode() + b"\n"], [i.fileno(), o.fileno(), e.fileno()])
+            buffer = bytearray()
+            answer = _read_line(conn, buffer, 60, f"the zygote's answer to {args}")
+        except BaseException:
+            conn.close()
+            raise
+        if "pid" not in answer:
+            conn.close()
+            return None
+        return Child(int(answer["pid"]), conn, None, out, err, buffer=buffer)
 
     def shell_command(self) -> str:
         """What a shell script runs as ``airctl`` to have the command forked from here (tests/zygote_connect.py)."""
         return f"{shlex.quote(sys.executable)} -m tests.zygote_connect {shlex.quote(self.socket)}"
-
-    def close(self) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)
-        if self.proc.poll() is None:
-            assert self.proc.stdin is not None
-            self.proc.stdin.close()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
 
 
 def imports_again(env: dict[str, str], zygote_env: dict[str, str]) -> list[str]:
@@ -285,7 +334,9 @@ def start(zygote: Zygote | None, args: list, cwd: Path, env: dict[str, str], log
     when asked (``fresh``), when there is no zygote, or when ``env`` changes what the imports read;
     ``fsize``: the largest file it may write (``RLIMIT_FSIZE``)."""
     if zygote is not None and not fresh and not imports_again(env, zygote.env):
-        return zygote.start(args, cwd, env, logs, fsize)
+        forked = zygote.start(args, cwd, env, logs, fsize)
+        if forked is not None:
+            return forked
     out, err = logs / f"stdout-{time.monotonic_ns()}.txt", logs / f"stderr-{time.monotonic_ns()}.txt"
 
     def limit() -> None:

@@ -30,15 +30,27 @@ def listen(path: str) -> socket.socket:
 
 
 def accept(listener: socket.socket) -> tuple[socket.socket, dict]:
-    """A caller's request: ``args``, ``cwd``, ``env`` and ``fds`` (its stdin, stdout, stderr)."""
+    """A caller's request: ``args``, ``cwd``, ``env`` and ``fds`` (its stdin, stdout, stderr). A caller
+    that sends something else, or nothing for 10 s, is closed on (OSError or ValueError raised)."""
     conn, _ = listener.accept()
-    data, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
-    while not data.endswith(b"\n"):
-        chunk = conn.recv(1 << 20)
-        if not chunk:
-            break
-        data += chunk
-    request = json.loads(data)
+    conn.settimeout(10)  # a caller that sends nothing must not hold the zygote up: every caller waits on it
+    fds: list[int] = []
+    try:
+        data, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+        while not data.endswith(b"\n"):
+            chunk = conn.recv(1 << 20)
+            if not chunk:
+                break
+            data += chunk
+        request = json.loads(data)
+        if not isinstance(request, dict) or not {"args", "cwd", "env"} <= request.keys():
+            raise ValueError(f"not a request: {data[:200]!r}")
+    except (OSError, ValueError):
+        for fd in fds:
+            os.close(fd)
+        conn.close()
+        raise
+    conn.settimeout(None)
     request["fds"] = fds
     return conn, request
 

@@ -3,12 +3,14 @@ died, the user's code ending the process or leaving threads behind. Each case ru
 script in a process of its own, as users run it: a fresh interpreter where the moment is inside
 the imports, else one forked from a zygote that imported torch and TorchAir once (tests/zygote.py).
 
-The signal sweeps aim at phases rather than a time grid: one ``airctl compile`` left alone in each
-kind of process says, from its own ledger (``timings``, every stage's ``elapsed``), when each phase
-runs, and the sweep sends a signal into the middle of each. SIGINT goes to every phase (Python's
-own ``KeyboardInterrupt`` path, before and after airctl arms its handler); SIGTERM and SIGHUP share
-one path once armed (:class:`~airctl.errors.Terminated`, only the name and exit code differ), so
-each goes to every phase before the ledger exists and to every other phase after it."""
+The signal sweeps aim at phases rather than a time grid, and send a signal into the middle of each.
+The run's own phases are timed by one ``airctl compile`` left alone in a zygote child, from its
+ledger (``timings``, every stage's ``elapsed``). The phases only a fresh interpreter has are timed
+by the zygote's own start, which imports the same modules in the same order; the moment inside
+torch's and TorchAir's import is counted from when the run's ledger appears. SIGINT goes to every
+phase (Python's own ``KeyboardInterrupt`` path, before and after airctl arms its handler); SIGTERM
+and SIGHUP share one path once armed (:class:`~airctl.errors.Terminated`, only the name and exit
+code differ), so each goes to every phase before the ledger exists and to every other phase after it."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import signal
 import subprocess
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,6 +34,7 @@ MODELS = REPO / "fixtures" / "models"
 ENDS = MODELS / "ends"
 CODE = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 STATUS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated", signal.SIGHUP: "terminated"}
+PYTHON_START = 0.1  # seconds from exec to airctl's first line (0.04 to 0.05 for `python -c pass` here)
 
 pytestmark = pytest.mark.slow
 
@@ -56,29 +60,52 @@ def _run(zygote: Zygote | None, args: list, cwd: Path, out: Path, timeout: float
     return start(zygote, args, cwd, _env(out), cwd).finish(timeout, f"airctl {args}")
 
 
+@dataclass(frozen=True)
+class AfterLedger:
+    """A moment ``seconds`` after the run's ledger appeared, on the process's own progress rather than
+    the clock of its start."""
+
+    seconds: float
+
+
+Moment = float | AfterLedger  # a float: seconds after the start
+
+
+def _ended_before(child: Child, out: Path, moment: Moment) -> bool:
+    """Wait for ``moment``; True where the command ended first."""
+    if isinstance(moment, AfterLedger):
+        while not _statuses(out):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(0.02)
+                return True
+        moment = moment.seconds
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        child.wait(moment)
+        return True
+    return False
+
+
 def _signalled(zygote: Zygote | None, args: list, cwd: Path, out: Path, signum: int,
-               after: float) -> tuple[int | None, str]:
+               moment: Moment) -> tuple[int | None, str]:
     """Start ``airctl ARGS`` in its own process group (forked from ``zygote``; None: a fresh interpreter),
-    send ``signum`` to the group ``after`` seconds in; the exit code (None: it ended before the signal),
-    and stderr."""
+    send ``signum`` to the group at ``moment``; the exit code (None: it ended before the signal), and
+    stderr."""
     child = start(zygote, args, cwd, _env(out), cwd)
-    try:
-        child.wait(after)
+    if _ended_before(child, out, moment):
         return None, child.stderr
-    except subprocess.TimeoutExpired:
-        os.killpg(child.pid, signum)
+    os.killpg(child.pid, signum)
     child.finish(60, f"{args}, sent {signal.Signals(signum).name},")
     return child.returncode, child.stderr
 
 
-def _sweep(zygote: Zygote | None, args: list, cwd: Path, signum: int, moments: dict[str, float]) -> int:
+def _sweep(zygote: Zygote | None, args: list, cwd: Path, signum: int, moments: dict[str, Moment]) -> int:
     """Every moment: the command exits with the signal's code and leaves its ledger interrupted or
     terminated; or no ledger (before one exists); or it had ended. Returns how many ledgers were cut."""
     cut = 0
     for phase, after in moments.items():
         out = cwd / f"runs-{signal.Signals(signum).name}-{phase}"
         code, err = _signalled(zygote, args, cwd, out, signum, after)
-        if code is None and zygote is not None and phase != "closing":
+        if code is None and isinstance(after, float) and zygote is not None and phase != "closing":
             # the run was over before its moment (a busy machine made the timing run slower than
             # this one): the same phase once more, earlier
             after *= 0.6
@@ -136,38 +163,15 @@ def _left_alone(zygote: Zygote | None, cwd: Path) -> tuple[float, float, dict]:
     return (appeared if appeared is not None else end / 2), end, index
 
 
-def _until_torchair_loaded(cwd: Path) -> tuple[float, float]:
-    """A fresh ``airctl compile`` of slow.py up to TorchAir's import: when its ledger appeared (seconds
-    from its start) and how long the import took (``timings.backend_seconds``); then it is killed,
-    the rest of its run being the zygote's to time (:func:`warm_moments`)."""
-    out = cwd / "runs"
-    t0 = time.monotonic()
-    child = start(None, ["compile", ENDS / "slow.py"], cwd, _env(out), cwd)
-    appeared = None
-    try:
-        while True:
-            try:
-                child.wait(0.02)
-                raise AssertionError(f"it ended first: {child.returncode}, {child.stderr[-2000:]}")
-            except subprocess.TimeoutExpired:
-                pass
-            indexes = _indexes(out)
-            if appeared is None and indexes:
-                appeared = time.monotonic() - t0
-            if indexes and "backend_seconds" in indexes[0].get("timings", {}):
-                return appeared, indexes[0]["timings"]["backend_seconds"]
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(child.pid, signal.SIGKILL)
-        child.wait()
-
-
 @pytest.fixture(scope="module")
-def fresh_moments(tmp_path_factory: pytest.TempPathFactory) -> dict[str, float]:
+def fresh_moments(zygote: Zygote) -> dict[str, Moment]:
     """The phases only a fresh interpreter has: Python starting (airctl not armed yet), the CLI's
-    imports (armed, no ledger yet), TorchAir's import inside the run (``timings.backend_seconds``)."""
-    appears, backend = _until_torchair_loaded(tmp_path_factory.mktemp("fresh"))
-    return {"python-starting": 0.2, "cli-imports": appears / 2, "torchair-import": appears + backend / 2}
+    imports (armed, no ledger yet), torch's and TorchAir's import inside the run (the ledger there,
+    no ``timings.backend_seconds`` yet). Timed by the zygote's own start, which imports the same
+    things in the same order: the CLI, then torch and TorchAir under sim."""
+    imports = zygote.imports
+    return {"python-starting": 0.2, "cli-imports": PYTHON_START + imports["cli"] / 2,
+            "torchair-import": AfterLedger(imports["torch_and_torchair"] / 2)}
 
 
 @pytest.fixture(scope="module")
@@ -192,13 +196,15 @@ def warm_moments(zygote: Zygote, tmp_path_factory: pytest.TempPathFactory) -> di
 
 @pytest.mark.parametrize("signum", SIGNALS)
 def test_a_signal_at_every_phase_of_a_compile(tmp_path: Path, signum: int, zygote: Zygote,
-                                              fresh_moments: dict[str, float], warm_moments: dict[str, float]) -> None:
+                                              fresh_moments: dict[str, Moment], warm_moments: dict[str, float]) -> None:
     """Fresh interpreters for Python's start, the CLI's imports and TorchAir's; zygote children for
     the run's own phases (SIGTERM and SIGHUP take every other one, see the module)."""
     warm = warm_moments if signum == signal.SIGINT else \
         dict(list(warm_moments.items())[int(signum == signal.SIGHUP)::2])
+    fresh = {phase: m for phase, m in fresh_moments.items()  # the ledger exists from TorchAir's import on
+             if signum != signal.SIGHUP or not isinstance(m, AfterLedger)}
     known = len(ABORTED)
-    cut = _sweep(None, ["compile", ENDS / "slow.py"], tmp_path, signum, fresh_moments)
+    cut = _sweep(None, ["compile", ENDS / "slow.py"], tmp_path, signum, fresh)
     cut += _sweep(zygote, ["compile", ENDS / "slow.py"], tmp_path, signum, warm)
     assert cut >= 2, f"moments land while the run's ledger exists ({fresh_moments}, {warm})"
     _xfail_if_aborted(known)
