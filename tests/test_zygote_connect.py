@@ -59,3 +59,14 @@ def test_a_caller_that_sends_no_request_does_not_hold_the_zygote_up(tmp_path: Pa
     child = zygote.start(["runs", "--json"], tmp_path, {**os.environ, "AIRCTL_OUT": str(tmp_path / "runs")}, tmp_path)
     assert child is not None and child.finish(60).returncode == 0, child and child.stderr
     assert json.loads(child.stdout)["runs"] == []
+
+
+def test_a_child_that_unwinds_through_the_zygotes_loop_leaves_it_serving(tmp_path: Path, zygote: Zygote) -> None:
+    """A forked child that ends by an exception (here its folder is gone before it can enter it; an
+    interrupt before airctl arms is another) unwinds through the zygote's own frames: the zygote's
+    clean-up there must not run in the child."""
+    child = zygote.start(["runs", "--json"], tmp_path / "gone", dict(os.environ), tmp_path)
+    assert child is not None and child.finish(60).returncode == 1
+    assert "FileNotFoundError" in child.stderr
+    child = zygote.start(["runs", "--json"], tmp_path, {**os.environ, "AIRCTL_OUT": str(tmp_path / "runs")}, tmp_path)
+    assert child is not None and child.finish(60).returncode == 0, child and child.stderr

@@ -83,7 +83,7 @@ def serve() -> None:
     imports = {"cli": round(cli, 3), "torch_and_torchair": round(time.perf_counter() - t0 - cli, 3)}
     gc.collect()
     gc.freeze()  # what the import built stays out of the children's collections (they would copy every page)
-    path, owner = os.environ[zygote_connect.ENV], int(os.environ[OWNER])
+    path, owner, zygote = os.environ[zygote_connect.ENV], int(os.environ[OWNER]), os.getpid()
     listener = zygote_connect.listen(path)
     with os.fdopen(os.dup(1), "w") as channel:
         _send(channel, {"ready": True, "threads": threading.active_count(), "imports": imports})
@@ -112,7 +112,8 @@ def serve() -> None:
                     zygote_connect.tell(conn, {"exit": pid, "returncode": os.waitstatus_to_exitcode(status)})
                     conn.close()
     finally:  # children still running go on in their own sessions
-        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+        if os.getpid() == zygote:  # not a child unwinding through here (SystemExit, an interrupt, an error)
+            shutil.rmtree(os.path.dirname(path), ignore_errors=True)
 
 
 def _answer(listener, callers: dict, pipe: tuple[int, int]) -> None:  # noqa: ANN001 - a socket
@@ -166,12 +167,12 @@ def _fork(request: dict, sockets: list, pipe: tuple[int, int]) -> int | None:
 def _child(request: dict) -> None:
     """In the forked child: become ``python -m airctl ARGS`` started with ``request``'s cwd, env and stdio."""
     os.setsid()
+    for fd, theirs in enumerate(request["fds"]):  # the caller's own stdin, stdout and stderr (first: an
+        os.dup2(theirs, fd)                       # error from here on is written where the caller reads)
+        os.close(theirs)
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
-    for fd, theirs in enumerate(request["fds"]):  # the caller's own stdin, stdout and stderr
-        os.dup2(theirs, fd)
-        os.close(theirs)
     if request.get("fsize") is not None:  # a full disk, as ``ulimit -f`` makes one
         resource.setrlimit(resource.RLIMIT_FSIZE, (request["fsize"], request["fsize"]))
     signal.signal(signal.SIGINT, signal.default_int_handler)
