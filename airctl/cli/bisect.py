@@ -3,7 +3,8 @@
 Thin (style.md §8): parse options, call :func:`airctl.pipeline.bisect.bisect.bisect`, render its
 result. Each step's line goes to stderr as it finishes; the table of steps, the decisions, the
 culprit and its diff go to stdout (``--json``: only the JSON). Exit 0 once the bisection
-finished (culprit or not); 2 when the starting run is not bad or the options are wrong.
+finished (culprit or not); 2 when the starting run is not bad, the options are wrong, or
+``--max-compiles`` stopped it (``--json`` then still prints the steps so far, with ``error`` and ``hint``).
 """
 
 from __future__ import annotations
@@ -55,12 +56,14 @@ def register(app: typer.Typer) -> None:
         cmd_timeout: float = typer.Option(600.0, "--cmd-timeout", metavar="SECONDS",
                                           help="Time limit of each --bad-cmd run; past it, the command and every "
                                                "process it started are killed and the step counts as unresolved."),
-        max_compiles: int = typer.Option(80, "--max-compiles", min=1, help="Stop after this many compiles."),
+        max_compiles: int = typer.Option(80, "--max-compiles", min=1,
+                                         help="Stop after this many compiles (exit 2; --json still prints the "
+                                              "steps so far)."),
         as_json: bool = typer.Option(False, "--json", help="Print only the result as JSON on stdout."),
         option: list[str] = config_option(),
     ) -> None:
         from airctl.cli.output import err, escape, print_json
-        from airctl.pipeline.bisect.bisect import BisectRequest, bisect
+        from airctl.pipeline.bisect.bisect import BisectError, BisectRequest, bisect
         from airctl.pipeline.bisect.conditions import Condition
         from airctl.pipeline.compile.npugraph_ex import parse_options
         from airctl.pipeline.run.current import choose_model
@@ -74,7 +77,12 @@ def register(app: typer.Typer) -> None:
         request = BisectRequest(model_path=chosen.model, passes_file=chosen.passes, mode=chosen.mode,
                                 condition=condition, out_dir=out, backend=backend.value, entry=chosen.entry,
                                 max_compiles=max_compiles, options=parse_options(option))
-        result = bisect(request, progress=lambda msg: err.print(escape(msg), highlight=False))
+        try:
+            result = bisect(request, progress=lambda msg: err.print(escape(msg), highlight=False))
+        except BisectError as e:
+            if as_json and e.result is not None:  # the steps so far, as `compile --json` prints a failed run
+                print_json({**e.result.to_json(), "error": e.message, "hint": e.hint})
+            raise
         if as_json:
             print_json(result.to_json())
         else:

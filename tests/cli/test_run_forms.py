@@ -97,5 +97,8 @@ def test_every_run_command_takes_every_form(failing_run: tuple[Path, str], tmp_p
             str(REPO / "fixtures" / "models" / "blocks.py"), str(REPO / "fixtures" / "passes" / "bisect_numbers.yaml"),
             "max-autotune")
         assert done["problem"]["step"] == 1 and done["problem"]["problems"][0]["kind"] == "numerics"
+        printed = json.loads(r.stdout)  # --json: the steps so far, and why it stopped
+        assert printed["error"] == "bisect stopped after 1 compile (--max-compiles)" and "raise" in printed["hint"]
+        assert printed["steps"] == done["steps"] and printed["culprit"] is None
     else:
         assert r.exit_code in (0, 1), text[-1500:]  # check: 1 when it finds errors in the plan

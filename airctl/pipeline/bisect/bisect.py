@@ -49,7 +49,10 @@ MAX_COMPILES = 80
 
 
 class BisectError(AirctlError):
-    """The bisection cannot start or cannot go on (the failure does not happen, too many compiles)."""
+    """The bisection cannot start or cannot go on (the failure does not happen, too many compiles);
+    ``result``: what it had found by then (no culprit), once it had begun."""
+
+    result: BisectResult | None = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,7 @@ class Bisector:
         self.decisions: list[dict[str, Any]] = []
         self.tracked = TrackedCondition(req.condition)  # narrowed to the starting run's problem (identity.py)
         self.problem: dict[str, Any] | None = None
+        self.cannot_switch_off: list[dict[str, Any]] = []  # the TorchAir passes level 2 cannot switch off
         self.model_dir = str(Path(req.model_path).resolve().parent)
 
     @property
@@ -299,10 +303,13 @@ def bisect(req: BisectRequest, progress: Progress | None = None) -> BisectResult
         torchair = _torchair_level(b, base)
         keep = _placements_level(b, base, yaml_culprit) if yaml_culprit else None
         culprit = _finish(b, base, yaml_culprit, torchair, keep)
-    finally:
-        (b.folder / "bisect.json").write_text(json.dumps(
-            BisectResult(b.folder, req, b.steps, b.decisions, None, problem=b.problem).to_json(), indent=1),
-            encoding="utf-8")
+    except BisectError as e:
+        e.result = BisectResult(b.folder, req, b.steps, b.decisions, None, b.cannot_switch_off, b.problem)
+        raise
+    finally:  # the steps so far, whatever ended it
+        (b.folder / "bisect.json").write_text(json.dumps(BisectResult(
+            b.folder, req, b.steps, b.decisions, None, b.cannot_switch_off, b.problem).to_json(), indent=1,
+            default=str), encoding="utf-8")
     result = BisectResult(b.folder, req, b.steps, b.decisions, culprit, b.cannot_switch_off, b.problem)
     (b.folder / "bisect.json").write_text(json.dumps(result.to_json(), indent=1, default=str), encoding="utf-8")
     return result
