@@ -49,7 +49,7 @@ def test_a_signal_to_the_caller_reaches_the_command(tmp_path: Path, zygote: Zygo
     assert index["status"] == "interrupted"
 
 
-def test_a_caller_that_sends_no_request_does_not_hold_the_zygote_up(tmp_path: Path, zygote: Zygote) -> None:
+def test_a_caller_that_sends_no_request_is_closed_on_and_the_zygote_goes_on(tmp_path: Path, zygote: Zygote) -> None:
     """Every test process of the session asks the same zygote: one bad caller must not stop it."""
     garbage = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     garbage.connect(zygote.socket)
