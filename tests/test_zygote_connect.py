@@ -52,6 +52,7 @@ def test_a_signal_to_the_caller_reaches_the_command(tmp_path: Path, zygote: Zygo
 def test_a_caller_that_sends_no_request_is_closed_on_and_the_zygote_goes_on(tmp_path: Path, zygote: Zygote) -> None:
     """Every test process of the session asks the same zygote: one bad caller must not stop it."""
     garbage = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    garbage.settimeout(30)
     garbage.connect(zygote.socket)
     garbage.sendall(b"not a request\n")
     assert garbage.recv(1) == b""  # closed on it

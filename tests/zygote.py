@@ -37,6 +37,7 @@ import shlex
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -87,7 +88,9 @@ def serve() -> None:
     listener = zygote_connect.listen(path)
     with os.fdopen(os.dup(1), "w") as channel:
         _send(channel, {"ready": True, "threads": threading.active_count(), "imports": imports})
-    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nothing may write where the starter reads
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)  # nothing may write where the starter reads
+    os.close(devnull)
     callers: dict[int, object] = {}  # pid -> the connection of the caller that asked for it
     woken, wake = os.pipe()  # a child's end wakes the loop (SIGCHLD), as a caller does
     for fd in (woken, wake):
@@ -96,9 +99,12 @@ def serve() -> None:
     signal.signal(signal.SIGCHLD, lambda *_: None)
     for signum in (signal.SIGTERM, signal.SIGHUP):  # ended from outside: its folder goes too
         signal.signal(signum, lambda *_: sys.exit(0))
+    gone = _watch(owner)
     try:
         while _alive(owner):
-            readable = select.select([listener, woken], [], [], 1.0)[0]
+            readable = select.select([listener, woken] + ([gone] if gone is not None else []), [], [], 1.0)[0]
+            if gone is not None and gone in readable:
+                break
             if woken in readable:
                 os.read(woken, 4096)
             if listener in readable:
@@ -118,22 +124,40 @@ def serve() -> None:
 
 def _answer(listener, callers: dict, pipe: tuple[int, int]) -> None:  # noqa: ANN001 - a socket
     """One caller: a child forked for it (``{"pid"}``), or ``{"fresh": [...]}`` when its environment
-    changes what the imports read (or forking is unsafe): it starts a fresh interpreter itself."""
+    changes what the imports read, or the child could not be forked: it starts a fresh interpreter
+    itself. ``{"ping"}``: ``{"pong"}``. Nothing a caller sends ends the zygote (every test process asks it).
+    In the child, only its end (``SystemExit``, an interrupt) leaves :func:`_fork`, and it passes through."""
     from tests import zygote_connect
 
     try:
         conn, request = zygote_connect.accept(listener)
-    except (OSError, ValueError):  # a caller that went away, or a request that was not one
+    except (OSError, ValueError, RecursionError):  # a caller that went away, or a request that was not one
         return
-    again = imports_again(request["env"], dict(os.environ))
-    pid = None if again else _fork(request, [listener, conn, *callers.values()], pipe)
+    pid = None
+    try:
+        if request.get("ping"):
+            zygote_connect.tell(conn, {"pong": os.getpid()})
+        else:
+            again = imports_again(dict(request["env"]), dict(os.environ))
+            pid = None if again else _fork(request, [listener, conn, *callers.values()], pipe)
+            zygote_connect.tell(conn, {"fresh": again} if pid is None else {"pid": pid})
+    except Exception:  # noqa: BLE001 - a fork that failed (memory, process limits), a malformed request
+        zygote_connect.tell(conn, {"fresh": []})
     for fd in request["fds"]:
         os.close(fd)
-    zygote_connect.tell(conn, {"fresh": again} if pid is None else {"pid": pid})
     if pid:
         callers[pid] = conn
     else:
         conn.close()
+
+
+def _watch(pid: int) -> int | None:
+    """A file descriptor that becomes readable when process ``pid`` ends (Linux), so that a pid reused
+    after it ended is not taken for it; None where there is none (then :func:`_alive` polls)."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
 
 
 def _alive(pid: int) -> bool:
@@ -152,15 +176,30 @@ def _fork(request: dict, sockets: list, pipe: tuple[int, int]) -> int | None:
         return None
     sys.stdout.flush()
     sys.stderr.flush()
-    pid = os.fork()
+    held = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # until the child has its own handlers
+    signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        pid = os.fork()
+    except OSError:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+        raise
     if pid == 0:
         for sock in sockets:
             sock.close()
         signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         for fd in pipe:
             os.close(fd)
-        _child(request)  # ends the process as Python would end it
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+        try:
+            _child(request)  # ends the process as Python would end it
+        except Exception:  # noqa: BLE001 - as Python shows an uncaught error; only the end goes up from here
+            sys.excepthook(*sys.exc_info())
+            raise SystemExit(1) from None
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
     return pid
 
 
@@ -175,9 +214,6 @@ def _child(request: dict) -> None:
     os.environ.update(request["env"])
     if request.get("fsize") is not None:  # a full disk, as ``ulimit -f`` makes one
         resource.setrlimit(resource.RLIMIT_FSIZE, (request["fsize"], request["fsize"]))
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, signal.SIG_DFL)
     sys.path[0] = request["cwd"]  # as ``python -m`` puts the current folder first
     sys.argv = [str(REPO / "airctl" / "__main__.py"), *request["args"]]
     runpy.run_module("airctl", run_name="__main__", alter_sys=True)
@@ -261,14 +297,13 @@ class Zygote:
         """The session's zygote: found in the controller's folder, or started there now (under a lock,
         so that two test processes asking at once start one)."""
         owner = os.getppid() if "PYTEST_XDIST_WORKER" in os.environ else os.getpid()
-        folder = Path(tempfile.gettempdir()) / f"airctl-zygote-{owner}"  # short: a socket's path has at most 107 bytes
-        folder.mkdir(exist_ok=True)
+        folder = _private(Path(tempfile.gettempdir()) / f"airctl-zygote-{os.getuid()}-{owner}")
         with open(folder / "lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             known = folder / "zygote.json"
             if known.is_file():
                 found = json.loads(known.read_text())
-                if _alive(found["pid"]):
+                if _answers(found["socket"]):  # not one of an earlier session whose controller had this pid
                     return cls(found["socket"], found["env"], found["imports"])
             zygote = cls._start(str(folder / "socket"), owner)
             known.write_text(json.dumps({"pid": zygote.proc.pid, "socket": zygote.socket, "env": zygote.env,
@@ -288,9 +323,10 @@ class Zygote:
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         assert proc.stdout is not None
         with proc.stdout:
-            line = proc.stdout.readline()
+            line = proc.stdout.readline() if select.select([proc.stdout], [], [], 300)[0] else b""
         if not line:
-            raise RuntimeError(f"the zygote did not start (exit {proc.wait()})")
+            proc.kill()
+            raise RuntimeError(f"the zygote did not start within 300 s (exit {proc.wait()})")
         ready = json.loads(line)
         assert ready["ready"] and ready["threads"] == 1, ready
         imported = {k: v for k, v in env.items() if k.startswith(IMPORT_TIME_PREFIXES)}
@@ -320,6 +356,32 @@ class Zygote:
     def shell_command(self) -> str:
         """What a shell script runs as ``airctl`` to have the command forked from here (tests/zygote_connect.py)."""
         return f"{shlex.quote(sys.executable)} -m tests.zygote_connect {shlex.quote(self.socket)}"
+
+
+def _private(folder: Path) -> Path:
+    """``folder`` made for this user alone (a socket's path has at most 107 bytes: it stays short), and
+    refused where someone else's, or a link, is there already."""
+    with contextlib.suppress(FileExistsError):
+        folder.mkdir(mode=0o700)
+    info = folder.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise RuntimeError(f"{folder} is not a folder of this user's alone: remove it")
+    return folder
+
+
+def _answers(path: str) -> bool:
+    """Whether a zygote listens at ``path`` (a ping; the zygote's own pid is no proof: it may be a
+    zombie, or another process's now)."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.settimeout(30)
+        conn.connect(path)
+        conn.sendall(json.dumps({"ping": True}).encode() + b"\n")
+        return b"pong" in conn.recv(4096)
+    except OSError:
+        return False
+    finally:
+        conn.close()
 
 
 def imports_again(env: dict[str, str], zygote_env: dict[str, str]) -> list[str]:

@@ -43,7 +43,7 @@ def accept(listener: socket.socket) -> tuple[socket.socket, dict]:
                 break
             data += chunk
         request = json.loads(data)
-        if not isinstance(request, dict) or not {"args", "cwd", "env"} <= request.keys():
+        if not isinstance(request, dict) or not ({"args", "cwd", "env"} <= request.keys() or "ping" in request):
             raise ValueError(f"not a request: {data[:200]!r}")
     except (OSError, ValueError):
         for fd in fds:
@@ -80,7 +80,8 @@ def main(path: str, args: list[str]) -> int:
         raise SystemExit(f"zygote_connect: the zygote ended before {args}")
     code = int(json.loads(line)["returncode"])
     if code < 0:  # killed by a signal: end the same way, as a shell would see it
-        signal.signal(-code, signal.SIG_DFL)
+        if -code not in (signal.SIGKILL, signal.SIGSTOP):  # those two have no handler to reset
+            signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
     return code
 

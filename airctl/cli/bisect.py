@@ -4,7 +4,8 @@ Thin (style.md §8): parse options, call :func:`airctl.pipeline.bisect.bisect.bi
 result. Each step's line goes to stderr as it finishes; the table of steps, the decisions, the
 culprit and its diff go to stdout (``--json``: only the JSON). Exit 0 once the bisection
 finished (culprit or not); 2 when the starting run is not bad, the options are wrong, or
-``--max-compiles`` stopped it (``--json`` then still prints the steps so far, with ``error`` and ``hint``).
+``--max-compiles`` stopped it (``--json`` then still prints the steps so far, with ``error`` and
+``hint``, once the first step has run).
 """
 
 from __future__ import annotations
