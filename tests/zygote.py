@@ -298,16 +298,14 @@ class Zygote:
         so that two test processes asking at once start one)."""
         owner = os.getppid() if "PYTEST_XDIST_WORKER" in os.environ else os.getpid()
         folder = _private(Path(tempfile.gettempdir()) / f"airctl-zygote-{os.getuid()}-{owner}")
+        known, path = folder / "zygote.json", str(folder / "socket")
         with open(folder / "lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            known = folder / "zygote.json"
-            if known.is_file():
+            if known.is_file() and _answers(path):  # not one of an earlier session whose controller had this pid
                 found = json.loads(known.read_text())
-                if _answers(found["socket"]):  # not one of an earlier session whose controller had this pid
-                    return cls(found["socket"], found["env"], found["imports"])
-            zygote = cls._start(str(folder / "socket"), owner)
-            known.write_text(json.dumps({"pid": zygote.proc.pid, "socket": zygote.socket, "env": zygote.env,
-                                         "imports": zygote.imports}))
+                return cls(path, found["env"], found["imports"])
+            zygote = cls._start(path, owner)
+            known.write_text(json.dumps({"env": zygote.env, "imports": zygote.imports}))
             return zygote
 
     @classmethod

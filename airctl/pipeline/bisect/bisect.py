@@ -143,6 +143,14 @@ class Bisector:
         self.cannot_switch_off: list[dict[str, Any]] = []  # the TorchAir passes level 2 cannot switch off
         self.model_dir = str(Path(req.model_path).resolve().parent)
 
+    def result(self, culprit: dict[str, Any] | None) -> BisectResult:
+        return BisectResult(self.folder, self.req, self.steps, self.decisions, culprit, self.cannot_switch_off,
+                            self.problem)
+
+    def write(self, result: BisectResult) -> None:
+        (self.folder / "bisect.json").write_text(json.dumps(result.to_json(), indent=1, default=str),
+                                                 encoding="utf-8")
+
     @property
     def yaml_names(self) -> list[str] | None:
         return [p.name for p in self.spec.passes] if self.spec is not None else None
@@ -304,14 +312,12 @@ def bisect(req: BisectRequest, progress: Progress | None = None) -> BisectResult
         keep = _placements_level(b, base, yaml_culprit) if yaml_culprit else None
         culprit = _finish(b, base, yaml_culprit, torchair, keep)
     except BisectError as e:
-        e.result = BisectResult(b.folder, req, b.steps, b.decisions, None, b.cannot_switch_off, b.problem)
+        e.result = b.result(None)
         raise
     finally:  # the steps so far, whatever ended it
-        (b.folder / "bisect.json").write_text(json.dumps(BisectResult(
-            b.folder, req, b.steps, b.decisions, None, b.cannot_switch_off, b.problem).to_json(), indent=1,
-            default=str), encoding="utf-8")
-    result = BisectResult(b.folder, req, b.steps, b.decisions, culprit, b.cannot_switch_off, b.problem)
-    (b.folder / "bisect.json").write_text(json.dumps(result.to_json(), indent=1, default=str), encoding="utf-8")
+        b.write(b.result(None))
+    result = b.result(culprit)
+    b.write(result)
     return result
 
 
