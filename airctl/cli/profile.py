@@ -44,10 +44,13 @@ HELP = (
     "  airctl profile analyze ./prof --ledger airctl-runs/<run>\n\n"
     "  airctl profile airctl-runs/<imported run>    (GE dumps from an NPU, run per stream under sim)\n\n"
     "  airctl profile fixtures/models/ddp_overlap.py --nproc 2 --passes passes/comm_stream.yaml\n\n"
+    "  airctl profile --times estimate --device 910B      (the current run's plan, predicted on an NPU)\n\n"
+    "  airctl profile --times kernels.csv --compare       (the plan vs one stream, predicted)\n\n"
     "Exit code 1 when a race was found, 0 otherwise; 2 for bad input, 3 when the compile fails "
     "(a deadlocking plan included) or results differ from eager."
 )
 RUN = "Profile a model"
+PREDICT = "Predict on the NPU (--times)"
 ANALYZE = "analyze DIR"
 OUTPUT = "Output"
 
@@ -84,6 +87,18 @@ def register(app: typer.Typer) -> None:
                                   help="Ranks (processes under torchrun): per-rank communication/compute overlap, one "
                                        "trace with a process per rank (docs/multi-rank.md)."),
         option: list[str] = config_option(rich_help_panel=RUN),
+        times: str = typer.Option(None, "--times", show_default=False, rich_help_panel=PREDICT,
+                                  help="Predict the NPU step instead of timing CPU threads: replay the run's plan with "
+                                       "device times from a CSV (node,us[,cores] or op,us[,cores]), a torch_npu "
+                                       "profiler folder, or `estimate` (shapes against --device). SOURCE: the "
+                                       "current run, a run id/ledger, a MODEL.py (compiled first) or a profiler "
+                                       "folder (its own measured plan)."),
+        device: str = typer.Option(None, "--device", show_default=False, rich_help_panel=PREDICT,
+                                   help="With --times: 910B, 910B2 or 910C: cores are shared between concurrent ops "
+                                        "(TIMES with a cores column), and the estimate's peaks."),
+        launch_us: float = typer.Option(None, "--launch-us", min=0.0, show_default=False, rich_help_panel=PREDICT,
+                                        help="With --times: host cost of one graph execution, µs (default: 40 "
+                                             "max-autotune, 15 aclgraph; an assumption, docs/profile.md)."),
         ledger: Path = typer.Option(None, "--ledger", show_default=False, rich_help_panel=ANALYZE,
                                     help="Ledger of the same model: link tasks to graph nodes; files go to its "
                                          "profile/."),
@@ -99,6 +114,17 @@ def register(app: typer.Typer) -> None:
         from airctl.pipeline import profile as pipeline
         from airctl.pipeline.compile.npugraph_ex import parse_options
 
+        if times is not None:
+            if target == "analyze" or folder is not None or nproc > 1:
+                raise AirctlError("--times predicts one run's plan: it takes one SOURCE and no --nproc",
+                                  hint="airctl profile [RUN|MODEL.py|PROFILER-DIR] --times T.csv")
+            from airctl.cli.predict import predict_command
+
+            predict_command(target=target, times=times, run=run, out=out, passes=passes,
+                            mode=mode.value if mode else None, backend=backend.value, entry=entry,
+                            options=parse_options(option), command_line=command_line(ctx), device=device,
+                            launch_us=launch_us, compare=compare, top=top, png=png, as_json=as_json)
+            return
         if target == "analyze":
             if folder is None:
                 raise AirctlError("`airctl profile analyze` needs a profiler folder",

@@ -262,7 +262,7 @@ def analyze_profile_folder(folder: Path, ledger: Path | None = None, *, out: Pat
     single = isinstance(summary, ProfileSummary)
     name = analysis.timelines[0].graph if single else Path(folder).resolve().name
     source = Path(analysis.ranks[0].data.folder if single else folder).resolve()
-    target = Path(ledger) / PROFILE_DIR if ledger else _analysis_dir(Path(out), name, source) / PROFILE_DIR
+    target = Path(ledger) / PROFILE_DIR if ledger else analysis_dir(Path(out), name, source) / PROFILE_DIR
     ranks = "" if single else f", {len(analysis.ranks)} ranks"
     write_profile(target, analysis.timelines, summary, title=f"{name} (torch_npu profiler{ranks})", png=png)
     if isinstance(summary, ProfileSummary):
@@ -270,7 +270,7 @@ def analyze_profile_folder(folder: Path, ledger: Path | None = None, *, out: Pat
     return ProfileOutcome(ranks=summary, notes=analysis.warnings)
 
 
-def _analysis_dir(out: Path, name: str, source: Path) -> Path:
+def analysis_dir(out: Path, name: str, source: Path) -> Path:
     """``<out>/analyze-<name>``, or ``-2``, ``-3``… when that one holds the analysis of another folder
     of the same name (``source.txt`` says which folder each one analysed)."""
     for n in range(1, 1000):

@@ -106,6 +106,7 @@ class ProfileSummary:
     trace: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     npu: dict[str, Any] | None = None  # profile analyze: sources, columns, per-step breakdown and its check
+    predicted: dict[str, Any] | None = None  # profile --times: the replay's record (airctl.predict.prediction)
 
     def to_json(self) -> dict[str, Any]:
         def steps(path: list[PathStep]) -> list[dict[str, Any]]:
@@ -126,6 +127,7 @@ class ProfileSummary:
             "trace": self.trace,
             "meta": dict(self.meta),
             **({"npu": self.npu} if self.npu is not None else {}),
+            **({"predicted": self.predicted} if self.predicted is not None else {}),
         }
 
 

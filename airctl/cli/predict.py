@@ -1,0 +1,127 @@
+"""``airctl profile [SOURCE] --times TIMES``: the predicted profile on the terminal (or as JSON).
+
+Split from :mod:`airctl.cli.profile` (which declares the options): this module picks what to
+predict (a model script is compiled first, as ``compile`` would; a run, a ledger or a profiler
+folder is read as it is), calls :func:`airctl.pipeline.predict.predict` and draws the result. The
+numbers are labelled predicted on every line that shows one: they are not measurements.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from airctl.cli.output import escape
+from airctl.errors import AirctlError
+
+
+def predict_command(*, target: str | None, times: str, run: str | None, out: Path, passes: Path | None,
+                    mode: str | None, backend: str, entry: str | None, options: dict[str, str],
+                    command_line: list[str] | None, device: str | None, launch_us: float | None, compare: bool,
+                    top: int, png: bool, as_json: bool) -> Any:
+    """Predict, render, and return the outcome (the caller applies exit codes)."""
+    from airctl.cli.output import err, print_json, status, stdout_to_stderr
+    from airctl.pipeline import predict as pipeline
+
+    source: Path | None = Path(target) if target else None
+    if source is not None and target and target.endswith(".py"):
+        if run is not None:
+            raise AirctlError("give a model script or --run, not both")
+        with stdout_to_stderr(as_json), status("compiling (the prediction reads its graphs)…") as spinner:
+            source = _compile(source, mode, passes, backend, entry, options, out, command_line,
+                              lambda msg: spinner.update(escape(msg)))
+    elif passes is not None:
+        raise AirctlError("--passes with --times needs a model script", hint="airctl profile MODEL.py --passes "
+                          "FILE.yaml --times T.csv (a run is predicted with the passes it ran with)")
+    req = pipeline.PredictRequest(times=times, source=source, run=run, out_dir=out, device=device,
+                                  launch_us=launch_us, compare=compare, top=top, png=png)
+    with stdout_to_stderr(as_json), status("predicting…") as spinner:
+        outcome = pipeline.predict(req, progress=lambda msg: spinner.update(escape(msg)))
+    for note in outcome.notes:
+        err.print(f"[dim]note: {escape(note)}[/dim]")
+    if as_json:
+        print_json(outcome.to_json())
+    elif outcome.single is not None:
+        render_predicted_comparison(outcome)
+    else:
+        render_predicted(outcome.summary, top)
+    return outcome
+
+
+def _compile(model: Path, mode: str | None, passes: Path | None, backend: str, entry: str | None,
+             options: dict[str, str], out: Path, command_line: list[str] | None, say: Any) -> Path:
+    from airctl.modes import MAX_AUTOTUNE
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
+
+    result = compile_model(CompileRequest(model, mode=mode or MAX_AUTOTUNE, out_dir=out, backend=backend, entry=entry,
+                                          command="profile", passes_file=str(passes) if passes else None,
+                                          command_line=command_line, options=dict(options)), progress=say)
+    if result.error is not None:
+        raise result.error
+    return Path(result.ledger_dir)
+
+
+def _us(value: float | None) -> str:
+    from airctl.profile.timeline_svg import format_time
+
+    return "-" if value is None else format_time(value * 1e-6)
+
+
+def render_predicted(summary: Any, top: int) -> None:
+    """The ordinary profile view of the replay, then what makes it a prediction."""
+    from airctl.cli.output import out
+    from airctl.cli.profile_render import render_summary
+
+    p = summary.predicted or {}
+    kind = "an estimate" if p.get("estimate") else "replayed"
+    out.print(f"[bold yellow]predicted NPU profile[/bold yellow] ({kind}; times from {escape(str(p.get('times_from')))}"
+              f"; not measured)")
+    render_summary(summary, top)
+    label = "[bold yellow]predicted[/bold yellow]" + (" [yellow](an estimate)[/yellow]" if p.get("estimate") else "")
+    out.print(f"{label} NPU step: [bold]{_us(p.get('step_us'))}[/bold] = ops {_us(p.get('span_us'))} + launch "
+              f"{_us(p.get('launch_us'))} per step (assumed; --launch-us)")
+    extra = [f"times from {escape(str(p.get('times_from')))}"]
+    if p.get("device"):
+        extra.append(f"device {escape(str(p['device']))} (cores shared)")
+    if p.get("gap_us"):
+        extra.append(f"dispatch gap {p['gap_us']:.2f} µs")
+    if p.get("latency_us"):
+        extra.append(f"event latency {p['latency_us']:.2f} µs")
+    out.print("[dim]" + "; ".join(extra) + "[/dim]")
+    if p.get("measured_us") is not None:
+        out.print(f"measured on the NPU: {_us(p['measured_us'])} (the replay differs by {p.get('error_pct', 0):+.2f}%)")
+    if p.get("unmatched"):
+        names = ", ".join(escape(n) for n in p.get("unmatched_nodes", [])[:8])
+        more = " …" if p["unmatched"] > 8 else ""
+        out.print(f"[yellow]unmatched: {p['unmatched']} kernel(s) have no time in the table and take none[/yellow] "
+                  f"({names}{more}; all in --json)")
+    out.print("[dim]not measured: replayed from device times (docs/profile.md, Predicted profiles)[/dim]")
+
+
+def render_predicted_comparison(outcome: Any) -> None:
+    from rich.table import Table
+
+    from airctl.cli.output import out
+
+    data = outcome.to_json()
+    a, b = outcome.single.predicted or {}, outcome.summary.predicted or {}
+    table = Table(title="predicted NPU step: single stream vs the plan (no noise: one replay each)",
+                  title_justify="left")
+    for col in ("", "single stream", "plan", "change"):
+        table.add_column(col, justify="left" if not col else "right")
+    table.add_row("step time", _us(a.get("step_us")), _us(b.get("step_us")), _ratio(b.get("step_us"), a.get("step_us")))
+    table.add_row("overlap", _us(a.get("overlap_us")), _us(b.get("overlap_us")),
+                  f"+{_us(max(data['overlap_gained_us'], 0.0))}")
+    table.add_row("critical path", _us(a.get("critical_path_us")), _us(b.get("critical_path_us")),
+                  _ratio(b.get("critical_path_us"), a.get("critical_path_us")))
+    for stream, busy in (b.get("streams") or {}).items():
+        table.add_row(f"busy: {escape(stream)}", _us((a.get("streams") or {}).get(stream, 0.0)), _us(busy), "")
+    out.print(table)
+    out.print(f"verdict (predicted): {escape(data['mechanism'])}")
+    out.print(f"[dim]times from {escape(str(b.get('times_from')))}; not measured (docs/profile.md)[/dim]")
+    if b.get("unmatched"):
+        out.print(f"[yellow]unmatched: {b['unmatched']} kernel(s) take no time (listed in --json)[/yellow]")
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return f"{a / b:.2f}×" if a is not None and b else "-"
