@@ -90,6 +90,14 @@
     var tl = $("timeline");
     clear(box);
     if (p.error) { box.appendChild(el("p", "sev-error", p.error)); }
+    var pr = p.predicted && typeof p.predicted === "object" ? p.predicted : null;
+    if (pr) {
+      box.appendChild(el("h2", "sev-warning", "Predicted NPU step (" + (pr.estimate ? "an estimate" : "replayed") +
+        "; not measured): " + dur((pr.step_us || 0) / 1e6)));
+      box.appendChild(el("p", null, "ops " + dur((pr.span_us || 0) / 1e6) + " + launch " + dur((pr.launch_us || 0) / 1e6) +
+        " (assumed) \u00b7 times from " + String(pr.times_from) + (pr.device ? " \u00b7 device " + String(pr.device) : "") +
+        (pr.unmatched ? " \u00b7 " + pr.unmatched + " kernel(s) without a time" : "")));
+    }
     if (Array.isArray(p.streams)) {
       box.appendChild(el("h2", null, "Streams (median step)"));
       box.appendChild(table(["stream", "busy", "idle", "busy %", "ops", "longest gap"], p.streams.map(function (s) {
