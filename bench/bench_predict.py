@@ -178,13 +178,14 @@ def measured_ms(gm, mode: str, reps: int) -> float:
     from airctl.execute.recorder import Recorder
     from airctl.profile import events as ev
 
-    rec = Recorder(keep_events=True)
+    rec = Recorder(keep_events=False)
     ex = StreamExecutor(gm, mode, "g", recorder=rec, threads_per_stream=1)
     import torch
 
     spans = []
     try:
-        ex.run([torch.zeros(1)])  # warm-up
+        ex.run([torch.zeros(1)])  # warm-up, not recorded
+        rec.keep_events = True
         for k in range(reps):
             rec.start_step(k)
             ex.run([torch.zeros(1)])
