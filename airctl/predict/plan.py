@@ -256,8 +256,9 @@ def plan_from_timeline(timeline: Timeline, step: int) -> tuple[ReplayPlan, list[
         tasks.append(Task(i, e.node, e.op, e.stream, kind, e.source, e.module,
                           meta={"measured_start_us": (e.start_s - t0) * 1e6, "comm": e.kind == "communication"}))
         durations.append(max(e.end_s - e.start_s, 0.0) * 1e6)
+    by_name = ev.first_by_name(events)
     for sync in ev.step_syncs(timeline, step):
-        pair = ev.resolve_sync(events, sync)
+        pair = ev.resolve_sync(events, sync, by_name)
         if pair is not None and tasks[pair[0]].stream != tasks[pair[1]].stream:
             tasks[pair[1]].after.append((pair[0], sync.kind))
     return ReplayPlan(timeline.graph, timeline.mode, "profile", tasks), durations

@@ -77,8 +77,9 @@ def event_latency_us(timeline: Timeline) -> float:
     lat: list[float] = []
     for step in ev.step_ids(timeline):
         events = ev.step_events(timeline, step)
+        by_name = ev.first_by_name(events)
         for sync in ev.step_syncs(timeline, step):
-            pair = ev.resolve_sync(events, sync)
+            pair = ev.resolve_sync(events, sync, by_name)
             if pair is None:
                 continue
             src, dst = events[pair[0]], events[pair[1]]

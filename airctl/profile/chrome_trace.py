@@ -68,8 +68,9 @@ def trace_events(timelines: list[Timeline]) -> Iterator[dict[str, Any]]:
                         "kind": e.kind}
                 yield ({"ph": "X", "name": e.node, "cat": "op", "pid": pid, "tid": lanes[e.stream],
                             "ts": ts, "dur": dur, "args": {k: v for k, v in args.items() if v is not None}})
+            by_name = ev.first_by_name(events)
             for sync in ev.step_syncs(t, step):
-                pair = ev.resolve_sync(events, sync)
+                pair = ev.resolve_sync(events, sync, by_name)
                 if pair is None:
                     continue
                 flow_id += 1

@@ -108,12 +108,20 @@ def representative_step(timeline: Timeline) -> int | None:
     return min(ids, key=lambda s: (abs(spans[s] - mid), -s))
 
 
-def resolve_sync(events: list[OpEvent], sync: SyncEdge) -> tuple[int, int] | None:
+def first_by_name(events: list[OpEvent]) -> dict[str, int]:
+    """Each node's first index in ``events``: what :func:`resolve_sync` looks names up in."""
+    return {e.node: i for i, e in reversed(list(enumerate(events)))}
+
+
+def resolve_sync(events: list[OpEvent], sync: SyncEdge,
+                 by_name: dict[str, int] | None = None) -> tuple[int, int] | None:
     """Indices into ``events`` (one step, start order) of the ops a sync edge orders, or None.
 
-    By name first; otherwise the last op on ``src_stream`` ending by ``time_s`` and the first op on
+    By name first (``by_name``: :func:`first_by_name` of ``events``, built once by a caller with many
+    syncs); otherwise the last op on ``src_stream`` ending by ``time_s`` and the first op on
     ``dst_stream`` starting at or after it."""
-    by_name = {e.node: i for i, e in reversed(list(enumerate(events)))}
+    if by_name is None:
+        by_name = first_by_name(events)
     src = by_name.get(sync.src)
     dst = by_name.get(sync.dst)
     if src is None:
