@@ -161,15 +161,20 @@ def load_times(spec: str, ledger_dir: Path | None, fx_graphs: list[Graph], dev: 
 
 
 def check_names(table: TimesTable, plans: list[ReplayPlan]) -> None:
-    """A node-keyed table none of whose names is a node of the run is a table of another model."""
-    if table.label != "table" or not table.rows:
+    """A table (or profile) none of whose rows matches a node or op of the run is another model's."""
+    from airctl.predict.times import op_keys
+
+    if table.label == "estimate" or table.default is not None or not table.names():
         return
     names = {n for p in plans for t in p.tasks for n in (t.name, *t.aliases)}
-    if not names & set(table.rows):
-        sample = ", ".join(sorted(table.rows)[:3])
-        raise TimesError(f"none of the {len(table.rows)} node names in the table is a node of the run ({sample}, …)",
-                         file=table.source, hint="a table of another model or run? `airctl dump --type fx` lists the "
-                                                 "run's node names; an `op,us` table matches by op instead")
+    ops = {k for p in plans for t in p.kernels() for k in op_keys(t.op)}
+    if names & set(table.rows) or ops & set(table.op_rows):
+        return
+    what = "tasks of the profile" if table.label == "profile" else "names in the table"
+    sample = ", ".join(sorted(table.names())[:3])
+    raise TimesError(f"none of the {len(table.names())} {what} is a node or op of the run ({sample}, …)",
+                     file=table.source, hint="times of another model or run? `airctl dump --type fx` lists the "
+                                             "run's node names; an `op,us` table matches by op instead")
 
 
 def _summarize(plans: list[ReplayPlan], table: TimesTable, req: PredictRequest, dev: Device | None, gap: float,
@@ -177,6 +182,7 @@ def _summarize(plans: list[ReplayPlan], table: TimesTable, req: PredictRequest, 
     timelines: list[Timeline] = []
     unmatched: list[str] = []
     launch = 0.0
+    kernels = sum(len(p.kernels()) for p in plans)
     for plan in plans:
         resolved = table.resolve(plan)
         unmatched += [f"{plan.graph}/{n}" for n in resolved.unmatched]
@@ -185,6 +191,9 @@ def _summarize(plans: list[ReplayPlan], table: TimesTable, req: PredictRequest, 
         launch += req.launch_us if req.launch_us is not None else LAUNCH_US.get(plan.mode, LAUNCH_US[MAX_AUTOTUNE])
     pred = Prediction(table.source, table.label, dev.name if dev else None, launch, gap, latency, unmatched,
                       [f"{p.graph}/{p.stage}" for p in plans])
+    if kernels and 2 * len(unmatched) > kernels:
+        notes = [*notes, f"{len(unmatched)} of {kernels} kernels have no time in {table.source}: times of "
+                         "another model or run? (they take no time in the replay)"]
     summary = summarize(timelines, races=[], top=req.top)
     summary.predicted = predicted_record(summary, pred)
     summary.step_s = summary.predicted["step_us"] * 1e-6

@@ -100,7 +100,7 @@ def test_a_table_of_another_model_is_refused(tmp_path: Path) -> None:
     other.write_text("node,us\nconv1,3\nfc2,4\n", encoding="utf-8")
     r = airctl(ledger, "--times", other)
     assert r.exit_code == 2
-    assert "none of the 2 node names" in r.output and "other.csv" in r.output
+    assert "none of the 2 names in the table" in r.output and "other.csv" in r.output
 
 
 def test_the_estimate_is_labelled_an_estimate(tmp_path: Path) -> None:
@@ -114,3 +114,14 @@ def test_the_estimate_is_labelled_an_estimate(tmp_path: Path) -> None:
     assert pred["estimate"] is True and pred["device"] == "910C" and pred["step_us"] > 0
     r = airctl(ledger, "--times", "estimate")
     assert "an estimate" in r.stdout
+
+
+def test_a_profile_of_another_model_says_most_kernels_have_no_time(tmp_path: Path) -> None:
+    import shutil
+
+    ledger = tmp_path / "ledger"
+    shutil.copytree(PROFILES / "seed_ledger", ledger)
+    r = airctl(ledger, "--times", PROFILES / "npu_level1")  # a data-parallel step: only its Add matches
+    assert r.exit_code == 0, r.output
+    assert "3 of 4 kernels have no time" in r.output and "another model" in r.output
+    assert "unmatched: 3 kernel(s)" in r.output
