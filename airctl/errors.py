@@ -140,12 +140,6 @@ class LedgerError(AirctlError):
     """A ledger folder is missing or malformed."""
 
 
-class UserScriptFailed(AirctlError):
-    """A script run by ``airctl run`` raised; its own traceback has been shown already."""
-
-    exit_code = ExitCode.SCRIPT_FAILED
-
-
 class Terminated(KeyboardInterrupt):
     """SIGTERM or SIGHUP arrived: raised where Python raises ``KeyboardInterrupt`` for SIGINT, and a
     ``KeyboardInterrupt`` itself, so every path that ends a run on Ctrl-C ends it on these too

@@ -17,9 +17,8 @@ from airctl.sim.registry import REGISTRY
 from airctl.torch_env import cann_status, torch_npu_installed
 
 BACKENDS = tuple(b.value for b in BackendName)
-BackendChoice = Backend  # the name callers used before the interface
 
-__all__ = ["BACKENDS", "Backend", "BackendChoice", "NpuBackend", "SimBackend", "choose", "warm"]
+__all__ = ["BACKENDS", "Backend", "NpuBackend", "SimBackend", "choose", "warm"]
 
 # what choose() answered in this process before warm() loaded the backend: a process forked from
 # it afterwards (a rank, airctl.pipeline.ranks.forks) chooses as a fresh process would have

@@ -1,10 +1,10 @@
 """Pair GE ops by where they came from, before structure can pair them crosswise.
 
 Two identical experts are the same structure twice: moving expert e1 off a side stream and e0
-onto it, the structural walk paired e0's ops with e1's (both are "the MatMulV2 after a Transpose
-of a Data"), and the run-against-run diff reported a handful of stream changes on the wrong
-nodes, an attribute change on a Const that had only been renamed, and one edge both added and
-removed (issue 32). A GE graph says where each op came from:
+onto it, a structural walk alone pairs e0's ops with e1's (both are "the MatMulV2 after a
+Transpose of a Data"), and the run-against-run diff would report stream changes on the wrong
+nodes, an attribute change on a Const that was only renamed, and one edge both added and removed.
+A GE graph says where each op came from:
 
 - :func:`by_fx_node`: the FX node a GE op was converted from (``meta.fx_tensor_names``, TorchAir's
   ``_fx_tensor_name`` output attribute: ``addmm_1-aten.addmm.default.OUTPUT.0``). Ops whose op

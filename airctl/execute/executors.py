@@ -3,8 +3,8 @@
 Under sim every compiled graph runs on a :class:`~airctl.execute.executor.StreamExecutor`:
 a GE graph's converted FX graph (max-autotune, :meth:`Executors.run_ge`) and an aclgraph
 forward's final FX graph (reduce-overhead / npugraph_ex, :meth:`Executors.run_acl`). What those
-runs share used to be module globals; it is one :class:`Executors` object instead, created by
-whoever runs a model and passed down:
+runs share is one :class:`Executors` object (no module globals), created by whoever runs a model
+and passed down:
 
 - the settings of the runs that follow (threads per stream, wait timeout, serial), changed for
   a block with :meth:`Executors.configure`;

@@ -22,7 +22,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-EDGE_KINDS = ("data", "control", "sync")
 # the namespaces of stream ops: TorchAir's ``air`` and npugraph_ex's own copies (same op names;
 # reference/torchair.md "npugraph_ex"): the model, verifier, executor and renderers know both
 STREAM_NAMESPACES = ("air", "npugraph_ex")

@@ -2,8 +2,8 @@
 
 The verifier (:mod:`airctl.verify.plan`) and the multi-stream executor
 (:mod:`airctl.execute.schedule`) both ask of every node "is it a scope marker, a record, a wait,
-a tagged closure event, an input, the output, or work?". They used to answer separately and
-drifted; :func:`role_of` is the single answer. Data only, over :class:`~airctl.graph.model.Node`
+a tagged closure event, an input, the output, or work?". Two answers would drift apart;
+:func:`role_of` is the single one. Data only, over :class:`~airctl.graph.model.Node`
 (no torch): the air ops are recognised by name (``air.<name>.<overload>``, reference/torchair.md §2,
 and npugraph_ex's copies ``npugraph_ex.<name>.<overload>``).
 

@@ -8,7 +8,6 @@ airctl writes load anywhere TorchAir's do (``text_format.Parse(text, GraphDef())
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from google.protobuf import text_format
@@ -67,11 +66,6 @@ def parse_txt(text: str, origin: str = "<txt>", default_name: str = "graph") -> 
     graph = graph_from_ge_proto(graph_def, name=graph_def.name or default_name)
     apply_overrides(graph, origin, lines)
     return apply_header(graph, header, origin)
-
-
-def read_txt(path: Path | str) -> Graph:
-    path = Path(path)
-    return parse_txt(path.read_text(encoding="utf-8"), str(path), default_name=path.stem)
 
 
 def write_txt(graph: Graph) -> str:

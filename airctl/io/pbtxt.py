@@ -16,7 +16,6 @@ import io
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, BinaryIO
 
 from google.protobuf import text_format
@@ -287,12 +286,6 @@ def read_pbtxt_stream(stream: BinaryIO, origin: str = "<pbtxt>", default_name: s
     if reader.elided:
         graph.attrs.setdefault("airctl_elided", [{"line": line, "bytes": n} for line, n in reader.elided])
     return graph
-
-
-def read_pbtxt(path: Path | str) -> Graph:
-    path = Path(path)
-    with path.open("rb") as stream:
-        return read_pbtxt_stream(stream, str(path), default_name=path.stem)
 
 
 def _attr_block(lines: list[str], key: str, payload: str) -> None:

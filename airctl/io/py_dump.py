@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import ast
 import re
-from pathlib import Path
 from typing import Any
 
 from airctl.errors import GraphReadError
@@ -261,7 +260,3 @@ def parse_py_dump(text: str, origin: str = "<py>", default_name: str = "graph") 
         raise GraphReadError("no ge.<Op>(...) calls found", file=origin, line=1, hint=HINT)
     return Graph(name=default_name, dialect="ge", nodes=builder.nodes)
 
-
-def read_py_dump(path: Path | str) -> Graph:
-    path = Path(path)
-    return parse_py_dump(path.read_text(encoding="utf-8"), str(path), default_name=path.stem)

@@ -1,8 +1,8 @@
 """Which stages of a ledger show *the user's* passes: plain ``airctl diff`` compares those.
 
-Plain ``airctl diff`` used to compare the first AOT stage with the last FX stage, so TorchAir's own
-passes (seven ``view → reshape`` from ``view_to_reshape``, the aclgraph event closure) were mixed
-into what the user's YAML passes did (issue 32). When the run has YAML pass stages
+Comparing the first AOT stage with the last FX stage would mix TorchAir's own passes (seven
+``view → reshape`` from ``view_to_reshape``, the aclgraph event closure) into what the user's YAML
+passes did. When the run has YAML pass stages
 (``yaml:<name>``), the window is the stage just before the first of them → the last of them; the
 FX passes of TorchAir that changed the graph are listed apart: those inside the window (their
 changes are in the diff: pre and post passes around TorchAir's built-ins) and those outside it.

@@ -29,7 +29,7 @@ from typing import Any
 
 from airctl.errors import GraphReadError
 from airctl.graph.model import Graph
-from airctl.instrument.change import fingerprint
+from airctl.instrument import fingerprint
 from airctl.io.artifacts import ArtifactSet, discover
 from airctl.io.import_plan import GraphPlan, ImportPlan, plan_import
 from airctl.io.listing import ge_ops_text

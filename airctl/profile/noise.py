@@ -1,8 +1,8 @@
 """Is a step-time difference between two profiled configurations real, or the machine's noise?
 
-The same ``airctl profile --compare`` twice once said ``1.82× faster`` (with no overlap gained)
-and then ``1.17× slower`` (issue 32): one run per side measures the machine as much as the pass
-file. ``profile --compare`` therefore runs each side several times, alternating (without, with,
+On a shared CPU, one run per side measures the machine as much as the pass file: the same
+comparison can read ``1.82× faster`` (with no overlap gained) and then ``1.17× slower``.
+``profile --compare`` therefore runs each side several times, alternating (without, with,
 with, without, …: drift in the machine's state falls on both sides), and this module judges the
 per-round median step times:
 

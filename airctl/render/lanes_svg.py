@@ -13,8 +13,6 @@ so tools and tests can find it; everything taken from the graph goes through
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from airctl.graph.roles import Role
 from airctl.io.gc_pause import gc_paused
 from airctl.render.lanes import Lanes, Mark
@@ -46,11 +44,6 @@ def row_y(row: int) -> int:
 def svg_size(view: Lanes) -> tuple[float, float]:
     """(width, height) of the SVG of ``view``."""
     return LEFT * 2 + len(view.streams) * (LANE_W + GAP) - GAP, TOP + max(view.rows, 1) * ROW_H + 24
-
-
-def write_lanes_svg(view: Lanes, out: Path) -> Path:
-    out.write_text(lanes_svg(view), encoding="utf-8")
-    return out
 
 
 def lanes_svg(view: Lanes) -> str:

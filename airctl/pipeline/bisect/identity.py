@@ -2,8 +2,8 @@
 
 A condition such as "a stream race is reported" is true of many runs for different reasons. With
 three passes where the third adds the wait the first lacked and the second's race remains, "any
-race" made the one-pass prefix bad (the first pass's race, which the file no longer has) and
-named the wrong culprit, with a "why" about that race (issue 32). So the full file's run fixes
+race" would make the one-pass prefix bad (the first pass's race, which the file no longer has) and
+would name the wrong culprit, with a "why" about that race. So the full file's run fixes
 *which* problem is searched for:
 
 ==========  ===============================================================================
