@@ -125,3 +125,17 @@ def test_a_profile_of_another_model_says_most_kernels_have_no_time(tmp_path: Pat
     assert r.exit_code == 0, r.output
     assert "3 of 4 kernels have no time" in r.output and "another model" in r.output
     assert "unmatched: 3 kernel(s)" in r.output
+
+
+@pytest.mark.slow
+def test_a_model_script_is_compiled_then_predicted_with_the_mechanism_named(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("AIRCTL_TWO_CHAINS_N", "16")
+    monkeypatch.setenv("AIRCTL_TWO_CHAINS_DEPTH", "2")
+    r = airctl(REPO / "fixtures/models/two_chains.py", "--passes", REPO / "passes/two_chains.yaml", "--mode",
+               "reduce-overhead", "--times", times_csv(tmp_path), "--compare", "--out", tmp_path / "runs")
+    assert r.exit_code == 0, r.output
+    assert "single stream vs the plan" in r.stdout
+    assert "saves 200.0 µs a step: 200.0 µs of overlap gained on stream_1" in r.stdout
+    (ledger,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir() and not p.name.startswith(".")]
+    compare = json.loads((ledger / "profile" / "compare.json").read_text())
+    assert compare["predicted"] is True and compare["saved_us"] == pytest.approx(200.0)
