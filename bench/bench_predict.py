@@ -1,6 +1,7 @@
 """Bench: the replay's prediction against sim's multi-stream executor running the same plan.
 
-For every graph (project fixtures' compiled FX graphs, and generated DAGs) and several stream plans
+For every graph (the compiled AOT graphs of project fixtures and two transformers models, and
+generated DAGs) and several stream plans
 of it (one stream; random two- and three-stream assignments; one stream per module or branch),
 the plan is built as an FX graph whose kernels each *wait out* a table time (a `clock_nanosleep` that
 releases the GIL, so streams really overlap whatever the core count), records after every producer
@@ -35,7 +36,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 
-FIXTURES = ["seed", "two_chains", "experts", "transformer", "blocks", "multi_output", "llama", "convnet"]
+FIXTURES = ["seed", "two_chains", "experts", "transformer", "blocks", "multi_output", "llama", "convnet",
+            "transformers/qwen3", "transformers/gpt2"]
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -226,7 +228,7 @@ def main() -> int:
         graphs.append((f"dag{i}", *random_dag(rng, rng.randint(12, args.max_kernels))))
     errors: list[float] = []
     taus: list[float] = []
-    print(f"{'graph':<14} {'kernels':>7} {'plan':<18} {'predicted ms':>12} {'measured ms':>12} {'error':>7}")
+    print(f"{'graph':<20} {'kernels':>7} {'plan':<18} {'predicted ms':>12} {'measured ms':>12} {'error':>7}")
     for name, kernels, reads, groups in graphs:
         if len(kernels) < 2:
             continue
@@ -240,7 +242,7 @@ def main() -> int:
             errors.append(abs(err))
             pred.append(p)
             meas.append(m)
-            print(f"{name:<14} {len(kernels):>7} {label:<18} {p:>12.2f} {m:>12.2f} {err:>+6.2f}%", flush=True)
+            print(f"{name:<20} {len(kernels):>7} {label:<18} {p:>12.2f} {m:>12.2f} {err:>+6.2f}%", flush=True)
         taus.append(kendall(pred, meas))
     errors.sort()
     p95 = errors[min(len(errors) - 1, int(0.95 * len(errors)))]
