@@ -57,20 +57,39 @@ def print_findings(findings: list[dict[str, Any]], *, model_dir: str | None = No
             console.print(f"    [cyan]hint:[/cyan] {escape(shareable(str(first['hint']), model_dir=model_dir))}")
 
 
+def race_groups(races: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Races that are one race repeated (same lines and streams, e.g. once per layer), grouped."""
+    alike: dict[tuple, list[dict[str, Any]]] = {}
+    for row in races:
+        key = (row.get("reader_source"), row.get("producer_source"), row.get("reader_stream"),
+               row.get("producer_stream")) if row.get("reader_source") else (row.get("message"),)
+        alike.setdefault(key, []).append(row)
+    return list(alike.values())
+
+
 def print_races(races: list[dict[str, Any]], *, limit: int = 5, model_dir: str | None = None,
                 console: Any = None) -> None:
-    """Stream races the multi-stream executor saw (sim): reads no record/wait orders."""
+    """Stream races the multi-stream executor saw (sim): reads no record/wait orders. Each distinct
+    race once, with its count; the consumer is where the wait goes."""
     if not races:
         return
     console = console or out
+    grouped = race_groups(races)
     console.print(f"[red]stream races: {len(races)}[/red] (reads of a value produced on another stream with no "
                   f"record/wait ordering them; outputs were computed as eager would, a device may not)")
-    for i, row in enumerate(races[:limit]):
+    for i, same in enumerate(grouped[:limit]):
+        row = same[0]
         label = "first" if i == 0 else "then"
+        count = f" ×{len(same)}" if len(same) > 1 else ""
         message = shareable(str(row.get("message")), model_dir=model_dir)
-        console.print(f"  {label}: {escape(str(row.get('graph')))}: {escape(message)}")
-    if len(races) > limit:
-        console.print(f"  … and {len(races) - limit} more (index.json execution.races)")
+        console.print(f"  {label}{count}: {escape(str(row.get('graph')))}: {escape(message)}")
+    if len(grouped) > limit:
+        console.print(f"  … and {len(grouped) - limit} more (index.json execution.races)")
+    first = races[0]
+    if first.get("reader"):
+        console.print(f"    [cyan]hint:[/cyan] the wait goes before {escape(str(first['reader']))}, the consumer "
+                      f"(on the {escape(str(first.get('reader_stream')))} stream); `airctl passes fix` writes the "
+                      f"record/wait passes into a copy of the pass file and checks every mode")
 
 
 def print_fixed(fixed: list[dict[str, Any]], *, verbose: bool = False, model_dir: str | None = None,

@@ -133,22 +133,25 @@ def _candidates(nodes: list[Node]) -> list[tuple[dict[str, Any], str | bool]]:
     return found
 
 
-def _selects(sel: dict[str, Any], each: str | bool, infos: list[NodeInfo], want: set[str], end: str) -> bool:
-    """Whether the selector's groups start (``end="first"``) or end (``"last"``) exactly at ``want``."""
+def _selects(sel: dict[str, Any], each: str | bool, infos: list[NodeInfo], want: set[str], end: str,
+             exact: bool = True) -> bool:
+    """Whether the selector's groups start (``end="first"``) or end (``"last"``) exactly at ``want``
+    (with ``exact=False``: at least there — a hint's one race stands for its siblings in other layers)."""
     try:
         found = select(_selector(sel), infos)
         picked = groups(found, _selector(sel), each)
     except Exception:
         return False
     ends = {(g[0] if end == "first" else g[-1]).name for g in picked}
-    return ends == want
+    return ends == want if exact else want <= ends
 
 
 def _selector_for(nodes: list[Node], infos_by_graph: dict[str, list[NodeInfo]], want: dict[str, set[str]],
-                  end: str) -> tuple[dict[str, Any], str | bool] | None:
+                  end: str, exact: bool = True) -> tuple[dict[str, Any], str | bool] | None:
     for sel, each in _candidates(nodes):
-        for option in dict.fromkeys((False, each)):  # without `each:` when one group does
-            if all(_selects(sel, option, infos_by_graph[g], names, end) for g, names in want.items()):
+        # exact: without `each:` when one group does; a hint: over every layer when it can
+        for option in dict.fromkeys((False, each) if exact else (each, False)):
+            if all(_selects(sel, option, infos_by_graph[g], names, end, exact) for g, names in want.items()):
                 return sel, option
     return None
 
@@ -181,9 +184,10 @@ def _scope_record(graph: Graph, producer: Node, consumer: Node) -> str | None:
 
 
 def plan_fix(graphs: dict[str, Graph], races: list[tuple[str, str, str, str]], *, names: set[str],
-             stage: str) -> FixPlan:
+             stage: str, exact: bool = True) -> FixPlan:
     """The passes closing ``races`` (graph id, producer, consumer, mode) of the plan ``graphs``;
-    ``names``: the pass names the user's file already uses."""
+    ``names``: the pass names the user's file already uses; ``exact=False`` (a hint for one race):
+    selectors may also reach the same line in other layers."""
     plan = FixPlan()
     infos = {gid: _infos(g) for gid, g in graphs.items()}
     by_name = {gid: {n.name: n for n in g.nodes} for gid, g in graphs.items()}
@@ -203,7 +207,7 @@ def plan_fix(graphs: dict[str, Graph], races: list[tuple[str, str, str, str]], *
         for g, _, c, _ in rows:
             want_c.setdefault(g, set()).add(c.name)
         closes = list(dict.fromkeys(f"{g}: {c.name} reads {p.name}" for g, p, c, _ in rows))
-        found = _selector_for(consumers, infos, want_c, "first")
+        found = _selector_for(consumers, infos, want_c, "first", exact)
         if found is None:
             plan.unclosed.extend(closes)
             continue
@@ -213,7 +217,7 @@ def plan_fix(graphs: dict[str, Graph], races: list[tuple[str, str, str, str]], *
             want_p: dict[str, set[str]] = {}
             for g, p, _, _ in rows:
                 want_p.setdefault(g, set()).add(p.name)
-            rec = _selector_for(producers, infos, want_p, "last")
+            rec = _selector_for(producers, infos, want_p, "last", exact)
             if rec is None:
                 plan.unclosed.extend(closes)
                 continue
@@ -240,3 +244,24 @@ def _unique(name: str, used: set[str]) -> str:
         candidate, k = f"{name}-{k}", k + 1
     used.add(candidate)
     return candidate
+
+
+def wait_hint(graph: Graph, producer: str, consumer: str, *, yaml: bool = True) -> str:
+    """A race's hint: where the wait goes (the consumer, on its stream) and, with ``yaml``, the
+    passes that put it there, ready to paste into the pass file's ``passes:`` list."""
+    c = graph.get(consumer)
+    p = graph.get(producer)
+    where = f" ({short_source(c.source)})" if c is not None and c.source else ""
+    stream = "the default stream" if c is None or c.stream is None else f"stream {c.stream!r}"
+    text = (f"the wait goes before {consumer}{where}, the consumer on {stream}, on a record after {producer}; "
+            "`airctl passes fix` writes it into a copy of the pass file and checks every mode")
+    if not yaml or c is None or p is None:
+        return text
+    plan = plan_fix({"g": graph}, [("g", producer, consumer, "")], names=set(), stage="pre", exact=False)
+    if not plan.passes:
+        return text
+    for fix in plan.passes:
+        fix.modes, fix.closes = [], []
+    snippet = "\n".join("\n".join(line for line in fix.yaml("  ", "pre").splitlines() if not line.lstrip()
+                                  .startswith("#")) for fix in plan.passes)
+    return f"{text}:\n{snippet}"
