@@ -159,3 +159,22 @@ def check_modes(pass_file: Path, index: Any, *, progress: Any = None) -> dict[st
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return checks
+
+
+def missing_wait(ledger_dir: Path, spec: Any, culprit: str, mode: str) -> dict[str, Any] | None:
+    """For ``airctl bisect`` over a race: the wait the plan lacks (a race of ``mode`` in the whole
+    file's run), the pass file's waits on the culprit's records (the passes that should have waited
+    there), and the YAML that closes it."""
+    from airctl.ledger.reader import Ledger
+    from airctl.passes.fix import plan_fix
+
+    graphs = _plan_graphs(Ledger.open(ledger_dir))
+    races = [r for r in plan_races(graphs)[0] if r[3] == mode]
+    if not races:
+        return None
+    names = {p.name for p in spec.passes} if spec is not None else set()
+    plan = plan_fix(graphs, races, names=names, stage="pre")
+    waits = [p.name for p in (spec.passes if spec is not None else []) if p.kind == "wait" and culprit in p.on]
+    _, producer, consumer, _ = races[0]
+    return {"consumer": consumer, "producer": producer, "waits_on_culprit": waits,
+            "yaml": plan.yaml("  ", "pre"), "command": f"airctl passes fix {ledger_dir}"}
