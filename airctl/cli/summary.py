@@ -11,6 +11,7 @@ from rich.table import Table
 
 from airctl.cli.output import err, escape, out
 from airctl.cli.verdicts import print_verdicts
+from airctl.io.paths import shareable_path
 
 
 def _fmt_s(value: Any) -> str:
@@ -84,7 +85,7 @@ def print_summary(result: Any, show_all: bool = False, verbose: bool = False) ->
     index = result.index.to_json()
     backend = index.get("backend") or {}
     err.print(f"[bold]airctl {escape(str(index.get('command') or 'compile'))}[/bold] "
-              f"{escape(str((index.get('model') or {}).get('path')))} "
+              f"{escape(shareable_path(str((index.get('model') or {}).get('path'))))} "
               f"mode={escape(index.get('mode'))} backend={escape(backend.get('name', '?'))}"
               + (f" [dim]({escape(backend.get('reason', ''))})[/dim]" if backend.get("reason") else ""))
     for graph in index.get("graphs", []):
