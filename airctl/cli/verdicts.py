@@ -118,7 +118,7 @@ def other_modes_line(rows: list[dict[str, Any]], mode: str | None) -> str | None
     """One line: in which other modes the run's stream plan would race (``index.json`` ``other_modes``).
 
     >>> other_modes_line([{"other_mode": "reduce-overhead", "rule": "race_cross_stream_without_wait"}] * 2,
-    ...                  "max-autotune")[:83]
+    ...                  "max-autotune").split(";")[0]
     'plan under other modes: 2 errors in reduce-overhead (race_cross_stream_without_wait ×2)'
     """
     if not rows:
