@@ -84,6 +84,6 @@ class VerifyEach:
             for key in [k for k in present if k not in now]:
                 introduced, finding = present.pop(key)
                 fixed.append((introduced, finding, stage))
-            for key, finding in now.items():
-                present.setdefault(key, (stage, finding))
+            for key, finding in now.items():  # the stage it appeared at, the words of the latest stage
+                present[key] = (present[key][0] if key in present else stage, finding)  # (aten.reshape, not view)
         return list(present.values()), fixed
