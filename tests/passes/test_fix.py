@@ -81,3 +81,4 @@ def test_the_hint_names_the_consumer_and_offers_the_yaml() -> None:
     assert hint.startswith("the wait goes before add_1 (transformers/models/qwen3/modeling_qwen3.py:316)")
     assert "airctl passes fix" in hint and "  - name: add-waits-for-mlp-scope" in hint
     assert "site-packages" not in hint
+
