@@ -34,7 +34,8 @@ def test_a_run_without_graphs_names_the_earlier_run_that_has_them(tmp_path: Path
     with pytest.raises(LedgerError) as info:
         Ledger.open(bad).find_stage()
     assert "the run interrupted before Dynamo produced a graph" in info.value.message
-    assert info.value.hint == "run 20261127-100000-m-aaaa (compile, ok) has graphs: `--run 20261127-100000-m-aaaa` picks it"
+    assert info.value.hint == ("run 20261127-100000-m-aaaa (compile, ok) has graphs: "
+                               "`--run 20261127-100000-m-aaaa` picks it")
 
 
 def test_with_no_earlier_run_the_hint_says_to_compile_again(tmp_path: Path) -> None:
