@@ -196,3 +196,17 @@ def test_qwen2_without_a_mask_matches_or_its_hint_names_the_reinplace_pass(
         assert "execution check: matches eager" in r.output
     else:
         assert "reinplace_inplaceable_ops_pass" in r.output and "--option" in r.output, r.output
+
+
+@pytest.mark.slow
+def test_max_autotune_says_in_one_line_that_the_plan_races_in_the_aclgraph_modes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GE synchronises cross-stream data edges, so the racy plan has no finding in max-autotune; the
+    run still checks it under the other modes' synchronisation and says where it would race."""
+    monkeypatch.chdir(REPO)
+    r = airctl("compile", QWEN3, "--mode", "max-autotune", "--passes", RACY, "--out", _out(tmp_path),
+               "--fail-on", "check")
+    assert r.exit_code == 0, r.output
+    [line] = [ln for ln in r.output.splitlines() if ln.startswith("plan under other modes:")]
+    assert "2 errors in reduce-overhead" in line and "2 errors in npugraph_ex" in line
+    assert "airctl check --mode reduce-overhead" in line and "airctl passes fix" in line
