@@ -233,6 +233,8 @@ def render_apply(result: Any, diff: bool) -> None:
         from airctl.cli.verdicts import print_verdicts
 
         print_verdicts(result.index.to_json())  # findings and races, as compile and profile print them
+        if result.index.report and result.ledger_dir:
+            out.print(f"report: {escape(str(result.ledger_dir / result.index.report))} (open in a browser)")
     if result.ledger_dir:
         out.print(f"ledger: {escape(str(result.ledger_dir))}")
 

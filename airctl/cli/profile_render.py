@@ -71,7 +71,9 @@ def render_summary(summary: Any, top: int = 10) -> None:
     _render_findings(summary.meta.get("ledger"))
     meta = summary.meta
     if meta.get("matches_eager") is not None:
-        verdict = "[green]matches eager[/green]" if meta["matches_eager"] else "[red]differs from eager[/red]"
+        verdict = ("[red]differs from eager[/red]" if not meta["matches_eager"] else
+                   "[yellow]matches eager on sim, with stream races[/yellow]" if summary.races else
+                   "[green]matches eager[/green]")
         out.print(f"execution: {verdict} (max abs error {meta.get('max_abs_error') or 0:.3g})")
     if meta.get("links"):
         links = meta["links"]
@@ -82,6 +84,8 @@ def render_summary(summary: Any, top: int = 10) -> None:
         out.print(f"trace: {escape(summary.trace)}  (open in https://ui.perfetto.dev)")
     if meta.get("svg"):
         out.print(f"picture: {escape(meta['png'] if meta.get('png') else meta['svg'])}")
+    if meta.get("ledger") and (Path(meta["ledger"]) / "report.html").is_file():
+        out.print(f"report: {escape(str(Path(meta['ledger']) / 'report.html'))} (open in a browser)")
     if meta.get("ledger"):
         out.print(f"ledger: {escape(str(meta['ledger']))}")
 
