@@ -225,6 +225,7 @@ def plan_fix(graphs: dict[str, Graph], races: list[tuple[str, str, str, str]], *
             fields: dict[str, Any] = {"after": rec[0]}
             if rec[1] is not False:
                 fields["each"] = rec[1]
+            fields.update(_only_graphs(want_p, graphs))
             plan.passes.append(FixPass(on, "record", fields))
             records[producer_key] = on
         sel, each = found
@@ -232,10 +233,20 @@ def plan_fix(graphs: dict[str, Graph], races: list[tuple[str, str, str, str]], *
         if each is not False:
             fields["each"] = each
         fields["on"] = on
+        fields.update(_only_graphs(want_c, graphs))
         modes = sorted({m for *_, m in rows})
         name = _unique(f"{_slug(consumers[0])}-waits-for-{on.removesuffix('-ready')}", used)
         plan.passes.append(FixPass(name, "wait", fields, closes=closes, modes=modes))
     return plan
+
+
+def _only_graphs(want: dict[str, set[str]], graphs: dict[str, Graph]) -> dict[str, Any]:
+    """``graphs: [forward]`` when the races are in some AOT graph kinds only (ledger ids ``1-forward``):
+    a wait in a graph without the scope's record would find no record to wait on and fail."""
+    kind = {gid: gid.split("-", 1)[-1] for gid in graphs}
+    racing, every = sorted({kind[g] for g in want}), sorted(set(kind.values()))
+    known = {"inference", "forward", "backward"}
+    return {"graphs": racing} if racing != every and set(racing) <= known else {}
 
 
 def _unique(name: str, used: set[str]) -> str:
