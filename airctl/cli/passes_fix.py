@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from airctl.cli.options import RUN_ARGUMENT_HELP, runs_option
+from airctl.cli.options import RUN_ARGUMENT_HELP, run_option, runs_option
 
 FIX_HELP = (
     "Write RUN's pass file plus the record/wait passes that close every race the verifier finds in its plan "
@@ -31,6 +31,7 @@ def register_fix(passes: typer.Typer) -> None:
         run: str = typer.Argument(None, metavar="[RUN]", show_default=False, help=RUN_ARGUMENT_HELP),
         output: Path = typer.Option(None, "--output", "-o", show_default=False,
                                     help="Where to write the fixed file (default: FILE.fixed.yaml beside FILE)."),
+        run_opt: str = run_option("The run, as RUN (every command takes --run)."),
         runs: Path = runs_option(),
         no_check: bool = typer.Option(False, "--no-check", help="Do not apply the result in every mode."),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
@@ -41,7 +42,7 @@ def register_fix(passes: typer.Typer) -> None:
         from airctl.pipeline.fix import fix_passes
 
         with stdout_to_stderr(as_json), status("reading the run's plan…") as spinner:
-            result = fix_passes(run, runs, output, check=not no_check, progress=lambda msg: spinner.update(msg))
+            result = fix_passes(run or run_opt, runs, output, check=not no_check, progress=lambda msg: spinner.update(msg))
         if as_json:
             print_json(result.to_json())
         else:
