@@ -42,7 +42,8 @@ def register_fix(passes: typer.Typer) -> None:
         from airctl.pipeline.fix import fix_passes
 
         with stdout_to_stderr(as_json), status("reading the run's plan…") as spinner:
-            result = fix_passes(run or run_opt, runs, output, check=not no_check, progress=lambda msg: spinner.update(msg))
+            result = fix_passes(run or run_opt, runs, output, check=not no_check,
+                                progress=lambda msg: spinner.update(msg))
         if as_json:
             print_json(result.to_json())
         else:
