@@ -63,5 +63,5 @@ def register_fix(passes: typer.Typer) -> None:
             if result.output is not None:
                 out.print(f"wrote {escape(shareable(str(result.output)))} — "
                           f"`airctl passes apply {escape(shareable(str(result.output)))}` uses it")
-        if result.passes and not result.race_free:
+        if result.race_free is False:
             raise FindingsExit()

@@ -43,8 +43,13 @@ class FixResult:
     yaml: str = ""
 
     @property
-    def race_free(self) -> bool:
-        return not self.unclosed and all(c.get("errors") == 0 for c in self.checks.values())
+    def race_free(self) -> bool | None:
+        """None when the result was written but not checked (``--no-check``)."""
+        if self.unclosed:
+            return False
+        if self.passes and not self.checks:
+            return None
+        return all(c.get("errors") == 0 for c in self.checks.values())
 
     def to_json(self) -> dict[str, Any]:
         return {"run": str(self.run), "pass_file": self.pass_file, "output": str(self.output) if self.output else None,
