@@ -44,7 +44,7 @@ def _error_lines(text: str) -> list[str]:
     """Lines that report an error or a race ("max abs error 0" is the eager check's measure, "0 error(s)"
     check's count of none)."""
     def shown(line: str) -> bool:
-        rest = line.replace("max abs error", "").replace("0 error(s)", "")
+        rest = line.replace("max abs error", "").replace("0 error(s)", "").replace("races: none", "")
         return re.search(r"\berrors?\b", rest) is not None or re.search(r"\brace", rest) is not None
 
     return [ln for ln in text.splitlines() if "fixed by pass" not in ln and shown(ln)]
@@ -64,7 +64,7 @@ def test_the_correct_mlp_plan_shows_no_error_in_any_command_and_both_fail_ons_ex
     assert r.exit_code == 0, r.output
     assert f"mode={mode}" in r.output or mode in r.output
     outputs["apply"] = r.output
-    for command in (("check",), ("show", "-v")):
+    for command in (("check",), ("show", "-v"), ("profile", "--fail-on", "race")):
         r = airctl(*command, "--out", out)
         assert r.exit_code == 0, r.output
         outputs[command[0]] = r.output
