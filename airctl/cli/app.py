@@ -105,7 +105,15 @@ def report(error: BaseException, show_traceback: bool = False) -> int:
     stop = error if isinstance(error, KeyboardInterrupt) else signals.interrupt_behind(error)
     if stop is not None:  # a signal, or what something on its way turned it into
         signals.seen()
-        render_error(AirctlError(f"terminated by {stop.name}" if isinstance(stop, Terminated) else "interrupted"))
+        from airctl.io.paths import shareable
+
+        kept = getattr(stop, "airctl_ledger", None)
+        render_error(AirctlError(
+            (f"terminated by {stop.name}" if isinstance(stop, Terminated) else "interrupted")
+            + (f"; the run's ledger (status {'terminated' if isinstance(stop, Terminated) else 'interrupted'}): "
+               f"{shareable(kept)}" if kept else ""),
+            hint=("it is the current run now; `airctl runs` lists the earlier ones, `--run ID` picks one"
+                  if kept else None)))
         return interrupt_exit_code(stop)
     if isinstance(error, OSError) and error.filename:
         # a path the user gave (-o, --out, --html) that cannot be written or read

@@ -119,6 +119,16 @@ def render(data: dict[str, Any]) -> None:
                       f"{escape(d['op_before'])}) at {escape(d['source'] or '?')}: {escape(d['message'])}")
         elif c.get("divergence_note"):
             out.print(f"  first diverging FX node: not found ({escape(c['divergence_note'])})")
+        wait = c.get("should_wait")
+        if wait:
+            where = f"before {wait['consumer']}, the consumer of {wait['producer']}"
+            if wait["waits_on_culprit"]:
+                out.print(f"  the pass that should have waited: {escape(', '.join(wait['waits_on_culprit']))} "
+                          f"(waits on {escape(c['pass'])}, but not {escape(where)})")
+            else:
+                out.print(f"  missing: a wait {escape(where)} — no pass of the file waits there")
+            out.print(f"  add (or run `{escape(shareable(wait['command']))}`, which checks every mode):")
+            out.print(escape(wait["yaml"]), highlight=False)
         out.print(f"  ledger: {escape(c['ledger'])}")
         if c.get("diff"):
             out.print(f"[bold]diff[/bold] ({escape(c['stage'] or '')}):")

@@ -56,15 +56,23 @@ _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 def _render(label: str, mode: str, findings: list) -> None:
+    """Each distinct finding once (rule and source line), with how many nodes share it."""
     from airctl.cli.output import escape, out
     from airctl.io.paths import shareable
 
     out.print(f"[bold]{escape(label)}[/bold] [dim]({mode})[/dim]: "
               + (f"{len(findings)} finding(s)" if findings else "no findings"))
+    alike: dict[tuple, list] = {}
     for f in findings:
+        alike.setdefault((f.severity, f.rule, f.source), []).append(f)
+    for same in alike.values():
+        f = same[0]
         where = f"{escape(shareable(f.source))}: " if f.source else ""  # relative to the working directory
         ref = f" {f.ref}" if f.ref else ""
+        more = (f" [dim](×{len(same)} at this line: "
+                + escape(", ".join("/".join(x.nodes[:2][::-1]) for x in same[:6]) + (" …" if len(same) > 6 else ""))
+                + "; --json lists each)[/dim]") if len(same) > 1 else ""
         out.print(f"  {where}[{_STYLE.get(f.severity, '')}]{f.severity}[/]\\[{f.rule}{ref}]: "
-                  f"{escape(shareable(f.message))}")
+                  f"{escape(shareable(f.message))}{more}")
         if f.hint:
-            out.print(f"    [cyan]hint:[/cyan] {escape(f.hint)}")
+            out.print(f"    [cyan]hint:[/cyan] {escape(shareable(f.hint))}")

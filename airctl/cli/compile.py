@@ -95,7 +95,7 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(result.index.to_json())
         else:
-            print_summary(result)
+            print_summary(result, verbose=verbose)
         if result.error is not None:
             raise result.error  # after the summary: main.py shows it and exits with its code
         from airctl.cli.verdicts import enforce_fail_on

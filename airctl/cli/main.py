@@ -76,7 +76,9 @@ def _interrupted(stop: KeyboardInterrupt) -> int:
     from airctl.pipeline.run import signals
 
     signals.seen()
-    sys.stderr.write(f"error: terminated by {stop.name}\n" if isinstance(stop, Terminated) else "error: interrupted\n")
+    kept = getattr(stop, "airctl_ledger", None)
+    sys.stderr.write((f"error: terminated by {stop.name}" if isinstance(stop, Terminated) else "error: interrupted")
+                     + (f"; the run's ledger: {kept}" if kept else "") + "\n")
     return interrupt_exit_code(stop)
 
 

@@ -50,6 +50,9 @@ MODE_OPT = mode_option(None, help="TorchAir mode (default: the current run's whe
 def register(app: typer.Typer) -> None:
     passes = typer.Typer(help=HELP, no_args_is_help=True, rich_markup_mode="rich")
     app.add_typer(passes, name="passes")
+    from airctl.cli.passes_fix import register_fix
+
+    register_fix(passes)
 
     @passes.command("apply", help=APPLY_HELP, no_args_is_help=True)
     def apply_cmd(
@@ -230,6 +233,8 @@ def render_apply(result: Any, diff: bool) -> None:
         from airctl.cli.verdicts import print_verdicts
 
         print_verdicts(result.index.to_json())  # findings and races, as compile and profile print them
+        if result.index.report and result.ledger_dir:
+            out.print(f"report: {escape(str(result.ledger_dir / result.index.report))} (open in a browser)")
     if result.ledger_dir:
         out.print(f"ledger: {escape(str(result.ledger_dir))}")
 

@@ -38,11 +38,19 @@ def render_summary(summary: Any, top: int = 10) -> None:
     share = f" ({100 * summary.overlap_s / summary.span_s:.1f}% of the span)" if summary.span_s else ""
     out.print(f"overlap: [bold]{_t(summary.overlap_s)}[/bold]{share}   op span: {_t(summary.span_s)}"
               f"   step time (median of {len(summary.step_seconds)}): {_t(summary.step_s)}")
+    busy = [s for s in summary.streams if s.ops]
+    if len(busy) > 1 and not summary.overlap_s:
+        out.print("[dim]no overlap: stream scopes do not reorder nodes, so a side stream runs beside the default "
+                  "stream only while the default stream has other work before the wait on it; move independent "
+                  "work between the scope and that wait[/dim]")
     path = summary.critical_path
     model_dir = str(Path(summary.meta["model"]).resolve().parent) if summary.meta.get("model") else None
     steps = ", ".join(f"{g.graph} step {g.step}" for g in summary.graphs if g.step is not None)
+    from airctl.graph.model import is_stream_op
+
+    sync = sum(1 for p in path if is_stream_op(p.op))
     out.print(f"\n[bold]critical path[/bold] ({escape(steps)}, the median step): {_t(summary.critical_path_s)} "
-              f"of work in {len(path)} ops")
+              f"of work in {len(path) - sync} ops" + (f" (and {sync} record/wait/scope markers)" if sync else ""))
     for p in path[:PATH_ROWS]:
         via = f"[red]{escape(p.via)}[/red]" if p.via.startswith("sync") else f"[dim]{escape(p.via)}[/dim]"
         took = _t(p.dur_s) if p.work_s or not p.dur_s else f"[dim]{_t(p.dur_s)} sync[/dim]"  # a wait's is blocking
@@ -63,7 +71,9 @@ def render_summary(summary: Any, top: int = 10) -> None:
     _render_findings(summary.meta.get("ledger"))
     meta = summary.meta
     if meta.get("matches_eager") is not None:
-        verdict = "[green]matches eager[/green]" if meta["matches_eager"] else "[red]differs from eager[/red]"
+        verdict = ("[red]differs from eager[/red]" if not meta["matches_eager"] else
+                   "[yellow]matches eager on sim, with stream races[/yellow]" if summary.races else
+                   "[green]matches eager[/green]")
         out.print(f"execution: {verdict} (max abs error {meta.get('max_abs_error') or 0:.3g})")
     if meta.get("links"):
         links = meta["links"]
@@ -74,36 +84,43 @@ def render_summary(summary: Any, top: int = 10) -> None:
         out.print(f"trace: {escape(summary.trace)}  (open in https://ui.perfetto.dev)")
     if meta.get("svg"):
         out.print(f"picture: {escape(meta['png'] if meta.get('png') else meta['svg'])}")
+    if meta.get("ledger") and (Path(meta["ledger"]) / "report.html").is_file():
+        out.print(f"report: {escape(str(Path(meta['ledger']) / 'report.html'))} (open in a browser)")
     if meta.get("ledger"):
         out.print(f"ledger: {escape(str(meta['ledger']))}")
 
 
 def _render_findings(ledger: str | None) -> None:
-    """The verifier's findings of the profiled run, as compile and passes apply print them."""
+    """The verifier's verdict of the profiled run, as compile and passes apply print it (races: above)."""
     if not ledger or not (Path(ledger) / "index.json").is_file():
         return
-    from airctl.cli.verdicts import print_findings
+    from airctl.cli.verdicts import print_verdicts
     from airctl.ledger.reader import Ledger
 
     index = Ledger.open(Path(ledger)).index.to_json()
-    model = (index.get("model") or {}).get("path")
-    print_findings(index.get("findings") or [], model_dir=str(Path(model).resolve().parent) if model else None)
+    print_verdicts({**index, "execution": None})
 
 
 def _render_races(races: list, model_dir: str | None = None) -> None:
+    """Each distinct race once (same lines and streams: one race per layer is one race), with a count."""
     from airctl.cli.output import escape, out
 
     if not races:
         out.print("races: none")
         return
     out.print(f"[bold red]{len(races)} race(s)[/bold red]")
+    alike: dict[tuple, list] = {}
     for r in races:
-        out.print(f"  [red]{escape(r.reader)}[/red] (stream {escape(r.reader_stream)}, "
+        alike.setdefault((r.reader_source, r.producer_source, r.reader_stream, r.producer_stream), []).append(r)
+    for same in alike.values():
+        r = same[0]
+        count = f" ×{len(same)}" if len(same) > 1 else ""
+        out.print(f"  [red]{escape(r.reader)}[/red]{count} (stream {escape(r.reader_stream)}, "
                   f"{escape(shareable(r.reader_source or '?', model_dir=model_dir))}) reads "
                   f"[red]{escape(r.producer)}[/red] (stream {escape(r.producer_stream)}, "
                   f"{escape(shareable(r.producer_source or '?', model_dir=model_dir))}) with no ordering")
-        if r.message:
-            out.print(f"    [dim]{escape(shareable(r.message, model_dir=model_dir))}[/dim]")
+    out.print(f"    [cyan]hint:[/cyan] the wait goes before {escape(races[0].reader)}, the consumer; "
+              "`airctl passes fix` writes the record/wait passes and checks every mode")
 
 
 def render_comparison(c: Any) -> None:

@@ -59,7 +59,9 @@ def register(app: typer.Typer) -> None:
             stdout.print(f"  {escape(f)}")
         if result.minify:
             m = result.minify
-            stdout.print(f"minified: {m['nodes_before']} -> {m['nodes_after']} nodes ({', '.join(m['kept'])}) in "
+            kept = ", ".join(m["kept"][:8]) + (f", … {len(m['kept']) - 8} more (--json lists them)"
+                                               if len(m["kept"]) > 8 else "")
+            stdout.print(f"minified: {m['nodes_before']} -> {m['nodes_after']} nodes ({escape(kept)}) in "
                          f"{m['compiles']} compiles")
         for note in result.notes:
             stdout.print(f"note: {escape(note)}")

@@ -12,7 +12,7 @@ from typing import Any
 
 import typer
 
-from airctl.cli.options import out_option
+from airctl.cli.options import out_option, run_option
 from airctl.cli.output import escape
 
 RUNS_HELP = (
@@ -55,7 +55,10 @@ def register(app: typer.Typer) -> None:
     def show_cmd(
         run: str = typer.Argument(None, metavar="[RUN]", show_default=False, help="Run id or ledger folder."),
         out: Path = out_option("Folder of ledgers where the run is."),
+        run_opt: str = run_option("The run, as RUN (every command takes --run)."),
         all_stages: bool = typer.Option(False, "--all", help="Also list the passes that changed nothing."),
+        verbose: bool = typer.Option(False, "--verbose", "-v",
+                                     help="Also list the findings of earlier stages that a later pass fixed."),
         as_json: bool = typer.Option(False, "--json", help="Print the run's index.json on stdout."),
     ) -> None:
         from airctl.cli.output import print_json
@@ -63,12 +66,16 @@ def register(app: typer.Typer) -> None:
         from airctl.ledger.reader import Ledger
         from airctl.ledger.runs import resolve_run
 
-        root = resolve_run(out, run)
+        if run and run_opt and run != run_opt:
+            from airctl.errors import LedgerError
+
+            raise LedgerError(f"two runs given: {run} and --run {run_opt}", hint="give one")
+        root = resolve_run(out, run or run_opt)
         index = Ledger.open(root).index
         if as_json:
             print_json(index.to_json())
             return
-        print_summary(SimpleNamespace(index=index, ledger_dir=root), show_all=all_stages)
+        print_summary(SimpleNamespace(index=index, ledger_dir=root), show_all=all_stages, verbose=verbose)
         if index.error:
             _render_recorded_error(index.error, index.error_detail)
 

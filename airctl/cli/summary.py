@@ -11,6 +11,7 @@ from rich.table import Table
 
 from airctl.cli.output import err, escape, out
 from airctl.cli.verdicts import print_verdicts
+from airctl.io.paths import shareable_path
 
 
 def _fmt_s(value: Any) -> str:
@@ -80,11 +81,11 @@ def capture_lines(captures: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def print_summary(result: Any, show_all: bool = False) -> None:
+def print_summary(result: Any, show_all: bool = False, verbose: bool = False) -> None:
     index = result.index.to_json()
     backend = index.get("backend") or {}
     err.print(f"[bold]airctl {escape(str(index.get('command') or 'compile'))}[/bold] "
-              f"{escape(str((index.get('model') or {}).get('path')))} "
+              f"{escape(shareable_path(str((index.get('model') or {}).get('path'))))} "
               f"mode={escape(index.get('mode'))} backend={escape(backend.get('name', '?'))}"
               + (f" [dim]({escape(backend.get('reason', ''))})[/dim]" if backend.get("reason") else ""))
     for graph in index.get("graphs", []):
@@ -95,12 +96,15 @@ def print_summary(result: Any, show_all: bool = False) -> None:
         out.print(f"TorchAir dumps: {len(dumps)} ({escape(', '.join(kinds))})")
     execution = index.get("execution")
     if execution:
-        if execution["matches_eager"]:
+        if execution["matches_eager"] and execution.get("races"):  # sim computed them in order; a device may not
+            out.print(f"execution check: [yellow]matches eager on sim, with stream races[/yellow] (max abs error "
+                      f"{execution['max_abs_error']:.3g}, {execution['outputs']} outputs; a device may differ)")
+        elif execution["matches_eager"]:
             out.print(f"execution check: [green]matches eager[/green] (max abs error {execution['max_abs_error']:.3g}, "
                       f"{execution['outputs']} outputs)")
         else:
             out.print(f"execution check: [red]MISMATCH[/red] (max abs error {execution['max_abs_error']:.3g})")
-    print_verdicts(index)  # findings and races, as every command that runs the model prints them
+    print_verdicts(index, verbose=verbose)  # findings and races, as every command that runs the model prints them
     kept = index.get("torchair_warnings") or {}
     if kept.get("count"):  # the warnings themselves are in index.json (airctl compile -v prints them)
         kinds = ", ".join(f"{k} ×{n}" for k, n in list((kept.get("by_kind") or {}).items())[:2])
@@ -116,4 +120,8 @@ def print_summary(result: Any, show_all: bool = False) -> None:
     status = index.get("status")
     colour = "green" if status in ("ok", "planned") else "red"
     out.print(f"status: [{colour}]{escape(status)}[/{colour}]")
+    if index.get("report"):
+        from pathlib import Path
+
+        out.print(f"report: {escape(str(Path(str(result.ledger_dir)) / index['report']))} (open in a browser)")
     out.print(f"ledger: {escape(result.ledger_dir)}")

@@ -57,27 +57,94 @@ def print_findings(findings: list[dict[str, Any]], *, model_dir: str | None = No
             console.print(f"    [cyan]hint:[/cyan] {escape(shareable(str(first['hint']), model_dir=model_dir))}")
 
 
+def race_groups(races: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Races that are one race repeated (same lines and streams, e.g. once per layer), grouped."""
+    alike: dict[tuple, list[dict[str, Any]]] = {}
+    for row in races:
+        key = (row.get("reader_source"), row.get("producer_source"), row.get("reader_stream"),
+               row.get("producer_stream")) if row.get("reader_source") else (row.get("message"),)
+        alike.setdefault(key, []).append(row)
+    return list(alike.values())
+
+
 def print_races(races: list[dict[str, Any]], *, limit: int = 5, model_dir: str | None = None,
                 console: Any = None) -> None:
-    """Stream races the multi-stream executor saw (sim): reads no record/wait orders."""
+    """Stream races the multi-stream executor saw (sim): reads no record/wait orders. Each distinct
+    race once, with its count; the consumer is where the wait goes."""
     if not races:
         return
     console = console or out
+    grouped = race_groups(races)
     console.print(f"[red]stream races: {len(races)}[/red] (reads of a value produced on another stream with no "
                   f"record/wait ordering them; outputs were computed as eager would, a device may not)")
-    for i, row in enumerate(races[:limit]):
+    for i, same in enumerate(grouped[:limit]):
+        row = same[0]
         label = "first" if i == 0 else "then"
+        count = f" ×{len(same)}" if len(same) > 1 else ""
         message = shareable(str(row.get("message")), model_dir=model_dir)
-        console.print(f"  {label}: {escape(str(row.get('graph')))}: {escape(message)}")
-    if len(races) > limit:
-        console.print(f"  … and {len(races) - limit} more (index.json execution.races)")
+        console.print(f"  {label}{count}: {escape(str(row.get('graph')))}: {escape(message)}")
+    if len(grouped) > limit:
+        console.print(f"  … and {len(grouped) - limit} more (index.json execution.races)")
+    first = races[0]
+    if first.get("reader"):
+        console.print(f"    [cyan]hint:[/cyan] the wait goes before {escape(str(first['reader']))}, the consumer "
+                      f"(on the {escape(str(first.get('reader_stream')))} stream); `airctl passes fix` writes the "
+                      f"record/wait passes into a copy of the pass file and checks every mode")
 
 
-def print_verdicts(index: dict[str, Any], *, console: Any = None) -> None:
-    """The verifier's findings and the executor's races of one run (its ``index.json`` as a dict)."""
+def print_fixed(fixed: list[dict[str, Any]], *, verbose: bool = False, model_dir: str | None = None,
+                console: Any = None) -> None:
+    """Findings of intermediate stages that a later pass removed: never the run's errors. One line
+    (the count and the passes that fixed them); ``verbose`` lists each distinct one with a count."""
+    if not fixed:
+        return
+    console = console or out
+    by_pass = Counter(str(f.get("fixed_by")) for f in fixed)
+    passes = ", ".join(f"{p.removeprefix('yaml:')} ×{n}" if n > 1 else p.removeprefix("yaml:")
+                       for p, n in by_pass.items())
+    console.print(f"[dim]earlier stages: {len(fixed)} finding{'s' if len(fixed) != 1 else ''} fixed by a later "
+                  f"pass ({escape(passes)}){'' if verbose else '; -v lists them'}[/dim]")
+    if not verbose:
+        return
+    seen = Counter((f.get("rule"), f.get("stage"), f.get("fixed_by")) for f in fixed)
+    for (rule, stage, by), n in seen.items():
+        first = next(f for f in fixed if (f.get("rule"), f.get("stage"), f.get("fixed_by")) == (rule, stage, by))
+        message = shareable(str(first.get("message")), model_dir=model_dir)
+        console.print(f"  [dim]{escape(str(rule))} ×{n} at {escape(str(stage))}, fixed by pass "
+                      f"{escape(str(by).removeprefix('yaml:'))} — first: {escape(message)}[/dim]")
+
+
+def other_modes_line(rows: list[dict[str, Any]], mode: str | None) -> str | None:
+    """One line: in which other modes the run's stream plan would race (``index.json`` ``other_modes``).
+
+    >>> other_modes_line([{"other_mode": "reduce-overhead", "rule": "race_cross_stream_without_wait"}] * 2,
+    ...                  "max-autotune").split(";")[0]
+    'plan under other modes: 2 errors in reduce-overhead (race_cross_stream_without_wait ×2)'
+    """
+    if not rows:
+        return None
+    modes = list(dict.fromkeys(str(r.get("other_mode")) for r in rows))
+    parts = []
+    for m in modes:
+        rules = Counter(str(r.get("rule")) for r in rows if r.get("other_mode") == m)
+        n = sum(rules.values())
+        parts.append(f"{n} error{'s' if n != 1 else ''} in {m} ("
+                     + ", ".join(f"{k} ×{v}" if v > 1 else k for k, v in rules.items()) + ")")
+    return (f"plan under other modes: {'; '.join(parts)}; see `airctl check --mode {modes[0]}`, "
+            f"`airctl passes fix` adds the waits")
+
+
+def print_verdicts(index: dict[str, Any], *, console: Any = None, verbose: bool = False) -> None:
+    """The run's one verdict (its ``index.json`` as a dict): the final graph's findings and the
+    executor's races; then, never as errors, what later passes fixed and the other modes' verdict."""
     model_dir = _model_dir(index)
+    console = console or out
     print_findings(index.get("findings") or [], model_dir=model_dir, console=console)
     print_races((index.get("execution") or {}).get("races") or [], model_dir=model_dir, console=console)
+    print_fixed(index.get("fixed_findings") or [], verbose=verbose, model_dir=model_dir, console=console)
+    line = other_modes_line(index.get("other_modes") or [], index.get("mode"))
+    if line:
+        console.print(f"[yellow]{escape(line)}[/yellow]")
 
 
 def enforce_fail_on(fail_on: Any, result: Any, *, atol: float | None = None) -> None:

@@ -115,6 +115,13 @@ def _tensor_meta(meta: dict) -> dict[str, Any]:
     return {"tensors": out}
 
 
+def _made_by(meta: dict, found: dict[str, Any]) -> dict[str, Any]:
+    """``found`` plus ``pass``: the YAML pass that inserted the node (passes/builtin.py tags its
+    nodes ``airctl_pass``), so ``passes fix`` can wait on a scope's own record."""
+    made = meta.get("airctl_pass")
+    return {**found, "pass": made} if isinstance(made, str) else found
+
+
 def scope_stream(args: tuple) -> str | None:
     """The stream label a ``scope_enter`` node opens, or None for non-stream scopes."""
     if len(args) < 2:
@@ -171,7 +178,7 @@ def read_fx(gm: Any, name: str = "graph") -> Graph:
             source=source_of(fx_node.meta),
             module=module_of(fx_node.meta),
             kind=op,
-            meta=_tensor_meta(fx_node.meta),
+            meta=_made_by(fx_node.meta, _tensor_meta(fx_node.meta)),
         ))
     assign_streams(nodes)
     return Graph(name=name, dialect="fx", nodes=nodes)

@@ -31,8 +31,9 @@ def _bases(cwd: str | Path | None, model_dir: str | Path | None) -> list[str]:
 def shareable(text: str, *, cwd: str | Path | None = None, model_dir: str | Path | None = None,
               hide_others: bool = False) -> str:
     """``text`` with each absolute path under the working directory (first) or the model's folder
-    made relative to it; other paths are left as they are, or with ``hide_others`` (files that leave
-    the machine: a repro README) shortened to ``…/<file name>``.
+    made relative to it; an installed library's file relative to its package root
+    (``transformers/models/qwen3/modeling_qwen3.py``); other paths are left as they are, or with
+    ``hide_others`` (files that leave the machine: a repro README) shortened to ``…/<file name>``.
 
     >>> shareable("torch at /opt/venv/lib/torch/__init__.py", cwd="/w", hide_others=True)
     'torch at …/__init__.py'
@@ -44,11 +45,35 @@ def shareable(text: str, *, cwd: str | Path | None = None, model_dir: str | Path
         for base in bases:
             if path.startswith(base + "/"):
                 return path[len(base) + 1:]
+        library = package_relative(path)
+        if library is not None:
+            return library
         if hide_others and path.count("/") > 1:
             return "…/" + path.rstrip("/").rsplit("/", 1)[-1]
         return path
 
     return _ABSOLUTE.sub(one, text)
+
+
+_INSTALLED = re.compile(r"/(?:site|dist)-packages/")
+
+
+def package_relative(path: str) -> str | None:
+    """An installed library's file relative to its package root (the folder on ``sys.path`` that
+    holds it), as a ``source:`` selector matches it; None for other paths.
+
+    >>> package_relative("/venv/lib/python3.11/site-packages/transformers/models/qwen3/modeling_qwen3.py")
+    'transformers/models/qwen3/modeling_qwen3.py'
+    """
+    parts = _INSTALLED.split(path)
+    if len(parts) > 1 and parts[-1]:
+        return parts[-1]
+    import sys
+
+    for root in sorted((p for p in sys.path if p and p.startswith("/") and "python" in p), key=len, reverse=True):
+        if path.startswith(root.rstrip("/") + "/"):  # the standard library (lib/python3.X)
+            return path[len(root.rstrip("/")) + 1:]
+    return None
 
 
 def shareable_path(path: str | Path, *, cwd: str | Path | None = None, model_dir: str | Path | None = None) -> str:

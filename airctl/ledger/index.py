@@ -191,6 +191,8 @@ class RunIndex(Record):
     dumps: list[DumpEntry] = field(default_factory=list)
     findings: list[dict[str, Any]] = field(default_factory=list)
     first_stage_with_finding: dict[str, str] | None = optional()
+    fixed_findings: list[dict[str, Any]] | None = optional()  # earlier stages' findings a later pass fixed (fixed_by)
+    other_modes: list[dict[str, Any]] | None = optional()  # the plan's errors under the other modes (other_mode)
     execution: dict[str, Any] | None = None
     timings: dict[str, float] = field(default_factory=dict)
     error: str | None = None

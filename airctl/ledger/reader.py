@@ -78,8 +78,8 @@ class Ledger:
                               file=str(self.index_path),
                               hint=f"give a rank's ledger, e.g. {self.root / (ranks[0] if ranks else 'ranks/0')}")
         if not stages:
-            raise LedgerError("the ledger has no graph stages (the run failed before Dynamo produced a graph)",
-                              file=str(self.index_path))
+            raise LedgerError(f"the ledger has no graph stages (the run {self.index.status or 'failed'} before "
+                              "Dynamo produced a graph)", file=str(self.index_path), hint=self._earlier_with_graphs())
         if name is None:
             found = self.default_stage(request, first)
             if found is None:
@@ -95,6 +95,20 @@ class Ledger:
         raise LedgerError(f"no stage {name!r} in {where}", file=str(self.index_path),
                           hint=f"give a name or index (negative counts from the end) of graph {first}: "
                                f"{', '.join(f'{s.index} {s.name}' for s in stages)}")
+
+    def _earlier_with_graphs(self) -> str:
+        """Which run of the same ``--out`` folder has graphs, and how to pick it."""
+        from airctl.ledger.runs import list_runs
+
+        try:
+            for row in list_runs(self.root.parent):
+                if row.id != self.root.name and row.status in ("ok", "planned", "mismatch") and Ledger.open(
+                        Path(row.path)).index.graphs:
+                    return (f"run {row.id} ({row.command or '?'}, {row.status}) has graphs: "
+                            f"`--run {row.id}` picks it")
+        except Exception:  # a hint never hides the error it belongs to
+            pass
+        return "compile the model again (`airctl compile MODEL.py`); `airctl runs` lists the runs"
 
     def stage_path(self, stage: StageRef) -> Path:
         return stage_path(self.root, stage.file, stage.name)

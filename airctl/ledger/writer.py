@@ -363,9 +363,17 @@ class LedgerWriter:
         self.flush(force=False)
 
     def set_findings(self, rows: list[dict[str, Any]], first: dict[str, str]) -> None:
-        """verify-each's findings, and the first stage each rule appeared in."""
-        self.run_index.findings = rows
-        self.run_index.first_stage_with_finding = first
+        """verify-each's findings, and the first stage each rule appeared in. ``rows`` with
+        ``fixed_by`` (an earlier stage's finding a later pass removed) go to ``fixed_findings``, rows
+        with ``other_mode`` (the plan checked under another mode) to ``other_modes``: ``findings`` is
+        the final graph's verdict alone."""
+        self.run_index.findings = [r for r in rows if not r.get("fixed_by") and not r.get("other_mode")]
+        fixed = [r for r in rows if r.get("fixed_by")]
+        other = [r for r in rows if r.get("other_mode")]
+        self.run_index.fixed_findings = fixed or None
+        self.run_index.other_modes = other or None
+        self.run_index.first_stage_with_finding = {
+            k: v for k, v in first.items() if any(r.get("rule") == k for r in self.run_index.findings)}
         self.flush()
 
     def note(self, message: str) -> None:

@@ -90,6 +90,11 @@ def dump_source(source: Path | None, fmt: GraphFormat | str, *, stage: str | Non
         if fmt in (GraphFormat.PBTXT, GraphFormat.TXT) and not collapse and ref.dialect == "ge":
             note += (f": written from the ledger's snapshot (TorchAir dumped no {fmt.value} of it; "
                      f"`airctl compile --capture full` or `--dump-type {fmt.value}` keeps TorchAir's own)")
+        elif fmt in (GraphFormat.PBTXT, GraphFormat.TXT) and not collapse:
+            # reduce-overhead and npugraph_ex make no GE graph: say whose file this is
+            note += (f": an FX graph written by airctl as {fmt.value} (this run's mode, "
+                     f"{Ledger.open(source).index.mode}, makes no GE graph; TorchAir writes GE files in "
+                     f"max-autotune only)")
         notes.append(note)
     graph = load_source(source, stage, request, mode=mode or MAX_AUTOTUNE)
     if fmt is GraphFormat.LANES:

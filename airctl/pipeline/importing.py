@@ -249,9 +249,10 @@ def _verify(ledger: LedgerWriter, plan: ImportPlan) -> None:
                 inst.before_pass(name, previous)
                 inst.after_pass(name, graph)
             previous = graph
-        for stage in inst.findings_by_stage:
-            for finding in inst.new_findings(stage):
-                rows.append({**finding.to_json(), "stage": stage, "graph": entry.id})
+        final, fixed = inst.verdict()  # the last stage's findings are the verdict (VerifyEachGraph)
+        rows.extend({**finding.to_json(), "stage": stage, "graph": entry.id} for stage, finding in final)
+        rows.extend({**finding.to_json(), "stage": stage, "graph": entry.id,
+                     "fixed_by": by.removeprefix("after:")} for stage, finding, by in fixed)
     for graph in plan.graphs:
         if graph.unit is not None:
             for finding in log_findings(graph.unit, graph.log or "", graph.mode):

@@ -27,7 +27,7 @@ from airctl.modes import MAX_AUTOTUNE
 from airctl.report.payload import Group
 
 RUN_FIELDS = ("run_id", "created", "status", "command", "backend", "mode", "model", "passes", "execution",
-              "error", "error_detail", "timings")
+              "error", "error_detail", "timings", "findings")
 
 
 def graph_entry(info: GraphEntry, stages: list[tuple[StageEntry, Graph | None, str]], groups: list[Group],

@@ -81,13 +81,16 @@ class Unconvertible:
     nodes: list[str]
     source: str | None  # the first node's source line
     workaround: str | None = None
+    module: str | None = None  # the nn.Module holding the first node (``encoder.pos_conv_embed.conv``)
 
     def to_json(self) -> dict[str, Any]:
         return {"op": self.op, "reason": self.reason, "detail": self.detail, "count": len(self.nodes),
-                "nodes": self.nodes[:20], "source": self.source, "workaround": self.workaround}
+                "nodes": self.nodes[:20], "source": self.source, "module": self.module,
+                "workaround": self.workaround}
 
     def line(self) -> str:
-        where = f" (first at {self.source})" if self.source else ""
+        where = (f" (first at {self.source}" + (f", in module {self.module}" if self.module else "") + ")"
+                 if self.source else (f" (in module {self.module})" if self.module else ""))
         fix = f"; workaround: {self.workaround}" if self.workaround else ""
         return f"{self.op}: {self.reason}, {len(self.nodes)} node(s){where}: {self.detail}{fix}"
 
@@ -169,13 +172,13 @@ def unconvertible_ops(graph: Graph) -> list[Unconvertible]:
         entry = found.get(node.op)
         if entry is None:
             entry = found[node.op] = Unconvertible(node.op, verdict[0], verdict[1], [], node.source,
-                                                   workaround(node.op, node.source))
+                                                   workaround(node.op, node.source), node.module)
         entry.nodes.append(node.name)
     return list(found.values())
 
 
 def summary(found: list[Unconvertible]) -> str:
     """One message naming every op: ``3 ops TorchAir cannot convert: a (2 nodes, at f.py:3), ...``."""
-    parts = [f"{u.op} ({u.reason}, {len(u.nodes)} node(s)" + (f", first at {u.source}" if u.source else "") + ")"
-             for u in found]
+    parts = [f"{u.op} ({u.reason}, {len(u.nodes)} node(s)" + (f", in module {u.module}" if u.module else "")
+             + (f", first at {u.source}" if u.source else "") + ")" for u in found]
     return f"{len(found)} op(s) in this graph TorchAir cannot convert: " + "; ".join(parts)

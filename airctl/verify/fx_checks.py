@@ -104,7 +104,7 @@ class FxStructure:
             elif emits_ge_op(node, role):
                 ops_seen[lane] = ops_seen.get(lane, 0) + 1
                 waits = pending.pop(lane, None)
-                if waits and _likely_starts_with_const(node):
+                if waits and _likely_starts_with_const(node) and not self._data_edge_orders(waits, node):
                     self._add("wait_on_const",
                               f"the control edge of {', '.join(waits)} lands on the first GE op of {node.name} "
                               f"({node.op}), which is likely a helper Const for its literal arguments (R8)",
@@ -116,6 +116,21 @@ class FxStructure:
             for w in waits:
                 self._add("wait_dropped_at_tail",
                           f"{w} has no later op on {where}: GE has nothing to attach its control edge to (R8)", [w])
+
+    def _data_edge_orders(self, waits: list[str], node: Any) -> bool:
+        """Whether ``node`` reads a value produced on the stream of every record the waits wait on: GE
+        synchronises that cross-stream data edge itself, so a control edge lost on a helper Const
+        loses nothing for it (a module-selected wait before a view: no R8 alarm)."""
+        plan = self.plan
+        at = {n.name: k for k, n in enumerate(plan.nodes)}
+        lanes = {plan.outer[at[n]] for n in node.inputs if n in at}
+        for w in waits:
+            args = node_args(plan.nodes[at[w]])
+            items = args[0] if args and isinstance(args[0], (list, tuple)) else []
+            records = [r for r in (ref_name(item) for item in items) if r in at]
+            if not records or any(plan.outer[at[r]] not in lanes for r in records):
+                return False
+        return True
 
     def _check_wait_args(self, i: int) -> None:
         plan, node = self.plan, self.plan.nodes[i]

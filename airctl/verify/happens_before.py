@@ -194,9 +194,14 @@ class HappensBefore:
                     "write-write": f"{first} on {sa} and {second} on {sb} both write {tensor} in place"}[kind]
             msg = (f"{what}, with no record/wait ordering them (an in-place hazard: no data edge connects them, "
                    f"so not even GE synchronises it)")
-        hint = (f"insert `r = air.record()` after {first} on {sa} and `air.wait([r])` on {sb} before {second}")
+        from airctl.passes.fix import wait_hint
+
+        # the first few races get the YAML (selectors are matched over the graph), the rest the words
+        hint = wait_hint(self.plan.graph, first, second, yaml=len(self.findings) < _YAML_HINTS)
         f = make_finding("race_cross_stream_without_wait", self.mode, msg, [first, second], self.plan.graph, hint=hint)
         if f is not None:
+            consumer = self.plan.graph.get(second)
+            f.source = consumer.source if consumer is not None and consumer.source else f.source  # where the wait goes
             self.findings.append(f)
 
     def _joins(self, work: dict[int, list[tuple[int, str]]], output_clock: tuple[int, ...]) -> None:
@@ -215,6 +220,9 @@ class HappensBefore:
                              [*late[:20], out_name], self.plan.graph)
             if f is not None:
                 self.findings.append(f)
+
+
+_YAML_HINTS = 3  # races per graph whose hint carries the pass file's YAML
 
 
 def _wait_targets(node) -> list[str]:  # noqa: ANN001

@@ -68,3 +68,22 @@ class VerifyEach:
 
     def all_findings(self) -> list[Finding]:
         return [f for fs in self.findings_by_stage.values() for f in fs]
+
+    def verdict(self) -> tuple[list[tuple[str, Finding]], list[tuple[str, Finding, str]]]:
+        """The run's one verdict: the findings of the last stage (the graph that runs), each with the
+        stage where it first appeared; and the findings of earlier stages that a later pass removed,
+        each with that stage and the stage that fixed it (``after:<pass>``).
+
+        A stream plan is inserted pass by pass (a scope, then the wait that orders it), so the stage
+        between them races; only the final graph's findings are the run's errors.
+        """
+        present: dict[tuple[str, tuple[str, ...]], tuple[str, Finding]] = {}
+        fixed: list[tuple[str, Finding, str]] = []
+        for stage, findings in self.findings_by_stage.items():
+            now = {(f.rule, tuple(f.nodes)): f for f in findings}
+            for key in [k for k in present if k not in now]:
+                introduced, finding = present.pop(key)
+                fixed.append((introduced, finding, stage))
+            for key, finding in now.items():  # the stage it appeared at, the words of the latest stage
+                present[key] = (present[key][0] if key in present else stage, finding)  # (aten.reshape, not view)
+        return list(present.values()), fixed

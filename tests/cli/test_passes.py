@@ -130,7 +130,7 @@ def test_apply_reports_races_and_findings_honours_fail_on_and_names_the_mode_tha
     assert "(mode reduce-overhead)" in r.stdout
     assert "stream races: 2" in r.stdout and "first: graph_" in r.stdout and ": add (" in r.stdout
     assert "verifier: 2 errors (race_cross_stream_without_wait ×2)" in r.stdout
-    assert "[nodes mm, sub; " in r.stdout and "seed.py:8]" in r.stdout
+    assert "[nodes mm, sub; " in r.stdout and "seed.py:11]" in r.stdout  # the consumer's line: where the wait goes
     assert "--fail-on race: add (" in r.stderr
     findings = r.stdout[r.stdout.index("verifier:"):r.stdout.index("ledger:")]
     assert str(REPO) not in findings  # paths relative to the working directory or the model's folder

@@ -270,6 +270,8 @@ def test_an_interrupt_that_met_c_code_running_a_string_still_exits_130(tmp_path:
     proc = _run(zygote, ["compile", ENDS / "interrupt_in_c_string.py"], tmp_path, out)
     assert proc.returncode == 130, (proc.returncode, proc.stderr[-2000:])
     assert _statuses(out) == ["interrupted"] and "error: interrupted" in proc.stderr
+    [ledger] = [p for p in out.iterdir() if (p / "index.json").is_file()]
+    assert "the run's ledger" in proc.stderr and ledger.name in proc.stderr  # where to look, named
 
 
 def test_a_native_crash_leaves_its_stack_in_the_ledger_and_readers_name_the_users_frame(tmp_path: Path,

@@ -202,7 +202,10 @@ class Bisector:
         self.steps.append(step)
         self.cache.setdefault(config, step)
         word = "bad" if step.bad else ("unresolved" if step.verdict.unresolved else "good")
-        self.say(f"step {number} [{level}] {purpose}: {word} ({step.verdict.why}) {step.ledger}")  # never cut
+        why = step.verdict.why
+        if level != "start" and self.problem is not None and why == self.problem["why"]:
+            why = "the same as step 1"  # one race, printed once
+        self.say(f"step {number} [{level}] {purpose}: {word} ({why}) {step.ledger}")  # never cut
         return step
 
     def shared(self, text: str) -> str:
@@ -351,6 +354,10 @@ def _finish(b: Bisector, base: Step, yaml_culprit: str | None, torchair: dict[st
         culprit["declared_at"] = f"{spec.file}:{spec.line}" if spec is not None else None
         if torchair is not None:
             culprit["with"] = torchair
+        if b.req.condition.kind in ("race", "check") and b.problem is not None:
+            from airctl.pipeline.fix import missing_wait
+
+            culprit["should_wait"] = missing_wait(Path(b.problem["ledger"]), b.spec, yaml_culprit, b.req.mode)
     if layerwise is not None:
         found = [f for f in layerwise.found if f.get("divergence")]
         culprit["divergence"] = found[0]["divergence"] if found else None

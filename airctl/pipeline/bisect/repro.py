@@ -222,6 +222,10 @@ def _write(req: ReproRequest, index: Any, script: Path, mode: str, atol: float, 
                                           + "\n")
     say(f"checking that `bash run.sh` fails: {command}")
     verdict = check_folder(folder, mode, condition, req.backend)
+    from airctl.io.paths import shareable
+
+    # the folder is a scratch one until it is moved into place: name its files by their own names
+    verdict = dataclasses.replace(verdict, why=shareable(verdict.why, cwd=folder.resolve()))
     described = _describe_files(files, form)
     rf.write_readme(folder, {"what": why_text, "run": str(req.run), "mode": mode,
                              "backend": (index.backend or {}).get("name"), "command": command,

@@ -110,7 +110,10 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
     with redelivered(), Run.of(req.out_dir, Path(req.model_path).stem, rank.root if rank else None,
                                what=f"the model script {req.model_path}", **fields) as run, torch_state_kept():
         assert run.ledger is not None
-        return _Compile(req, run.ledger, model, progress).run()
+        result = _Compile(req, run.ledger, model, progress).run()
+    from airctl.pipeline.compile.known_causes import explain_mismatch
+
+    return explain_mismatch(req, result, progress)
 
 
 class _Compile:

@@ -37,8 +37,9 @@ def unconvertible_error(found: list, prefix: str = "TorchAir cannot convert the 
         if u.workaround:
             fixes.setdefault(u.workaround, []).append(u.op.rsplit(".", 1)[0])
     own = f"{prior_hint} " if prior_hint and "register_fx_node_ge_converter" not in prior_hint else ""
-    hint = own + "".join(f"{', '.join(ops)}: {fix}. " for fix, ops in fixes.items()) + (
-        "Otherwise: rewrite these ops with supported ones, register converters with "
+    known = own + "".join(f"{', '.join(ops)}: {fix}. " for fix, ops in fixes.items())
+    hint = known + ("Otherwise: r" if known else "R") + (  # no "Otherwise:" with nothing before it
+        "ewrite these ops with supported ones, register converters with "
         "torchair.register_fx_node_ge_converter, or compile with --mode reduce-overhead (no GE conversion); "
         "`airctl compile ... --json` lists them under error_detail.unconvertible")
     message = f"{prefix}: {summary(found)}" + (f". TorchAir stopped at: {stopped}" if stopped else "")

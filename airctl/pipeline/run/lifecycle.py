@@ -47,6 +47,10 @@ def mark_interrupted(ledger: LedgerWriter, interrupt: KeyboardInterrupt, overrid
     ended with an error of its own; ``where`` says what the process was doing when the signal came
     (the user's own code, e.g. a rank stuck in ``get_model()``: ``user_code``). ``override``: also
     over an error the run ended with (the interrupt came first, and caused it)."""
+    try:  # the message says where the run was kept (app.py, main.py)
+        interrupt.airctl_ledger = str(ledger.root)  # type: ignore[attr-defined]
+    except AttributeError:
+        pass
     if ledger.run_index.status not in OPEN and not override:
         return
     where, user_code = interrupted_at(interrupt)

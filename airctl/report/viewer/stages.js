@@ -10,11 +10,16 @@
     if (run.status) parts.push("status: " + run.status);
     if (run.mode) parts.push("mode: " + run.mode);
     if (run.backend && run.backend.name) parts.push("backend: " + run.backend.name);
+    var races = (run.execution && run.execution.races) ? run.execution.races.length : 0;
+    var errors = (run.findings || []).filter(function (f) { return f.severity === "error"; }).length;
     if (run.execution && run.execution.matches_eager !== undefined) {
-      parts.push("matches eager: " + run.execution.matches_eager);
+      // a run with races matched eager only because sim ran them in order: never shown green
+      parts.push("matches eager: " + run.execution.matches_eager + (races ? " (on sim; a device may differ)" : ""));
     }
+    if (races) parts.push("stream races: " + races);
+    if (errors) parts.push("verifier errors: " + errors);
     $("run-line").textContent = parts.join(" · ");
-    if (run.status) $("run-line").className = "run status-" + run.status;
+    if (run.status) $("run-line").className = "run status-" + ((races || errors) && run.status === "ok" ? "races" : run.status);
   }
   function showTab(name) {
     var tabs = document.querySelectorAll("nav.tabs button");

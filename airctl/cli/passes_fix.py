@@ -1,0 +1,67 @@
+"""``airctl passes fix``: write the pass file plus the waits that close its races (docs/passes.md).
+
+Parses options, calls :func:`airctl.pipeline.fix.fix_passes`, renders the result: the passes it
+added (as YAML, ready to read), where the file went, and the check in every mode. Exit 1 when a
+race stays open in some mode, so a script can trust a 0.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from airctl.cli.options import RUN_ARGUMENT_HELP, run_option, runs_option
+
+FIX_HELP = (
+    "Write RUN's pass file plus the record/wait passes that close every race the verifier finds in its plan "
+    "(under max-autotune, reduce-overhead and npugraph_ex synchronisation): waits before each consumer, selected "
+    "by source line or module (each: over repeated layers), every one of your passes kept as written. The result "
+    "is applied in all three modes (up to the passes, in a scratch folder) and checked race-free before the "
+    "command returns; exit 1 when a race stays open.\n\n"
+    "[bold]Examples[/bold]\n\n"
+    "  airctl passes fix\n\n"
+    "  airctl passes fix 20261127-1154 -o passes/mlp.fixed.yaml\n"
+)
+
+
+def register_fix(passes: typer.Typer) -> None:
+    @passes.command("fix", help=FIX_HELP)
+    def fix_cmd(
+        run: str = typer.Argument(None, metavar="[RUN]", show_default=False, help=RUN_ARGUMENT_HELP),
+        output: Path = typer.Option(None, "--output", "-o", show_default=False,
+                                    help="Where to write the fixed file (default: FILE.fixed.yaml beside FILE)."),
+        run_opt: str = run_option("The run, as RUN (every command takes --run)."),
+        runs: Path = runs_option(),
+        no_check: bool = typer.Option(False, "--no-check", help="Do not apply the result in every mode."),
+        as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+    ) -> None:
+        from airctl.cli.output import err, escape, out, print_json, status, stdout_to_stderr
+        from airctl.errors import FindingsExit
+        from airctl.io.paths import shareable
+        from airctl.pipeline.fix import fix_passes
+
+        with stdout_to_stderr(as_json), status("reading the run's plan…") as spinner:
+            result = fix_passes(run or run_opt, runs, output, check=not no_check,
+                                progress=lambda msg: spinner.update(msg))
+        if as_json:
+            print_json(result.to_json())
+        else:
+            if not result.passes:
+                out.print(f"{result.races} race(s) in the plan: nothing to add" if not result.races else
+                          f"{result.races} race(s), none reachable by a selector")
+            else:
+                out.print(f"added {len(result.passes)} pass(es) closing {result.races} race(s):")
+                for p in result.passes:
+                    out.print(escape(p.yaml("  ", "pre")), highlight=False)
+            for line in result.unclosed[:5]:
+                err.print(f"not closed by a wait: {escape(shareable(line))}")
+            for mode, check in result.checks.items():
+                verdict = ("race-free" if check.get("errors") == 0
+                           else f"{check['errors']} error(s): {check.get('first')}")
+                out.print(f"check {mode}: {escape(verdict)}")
+            if result.output is not None:
+                out.print(f"wrote {escape(shareable(str(result.output)))} — "
+                          f"`airctl passes apply {escape(shareable(str(result.output)))}` uses it")
+        if result.race_free is False:
+            raise FindingsExit()

@@ -1,0 +1,43 @@
+"""``airctl show``: ``--run ID`` works as everywhere else; ``-v`` lists the findings later passes fixed;
+the report's path is printed (fast: ledgers written without compiling)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from airctl.cli.app import build_app
+from airctl.ledger.runs import mark_latest
+from tests.conftest import MODELS
+
+runner = CliRunner()
+
+
+def _run(out: Path, run_id: str) -> Path:
+    from airctl.ledger.writer import LedgerWriter
+    from airctl.pipeline.run.current import model_record
+
+    writer = LedgerWriter.create(out, "seed", command="compile", mode="reduce-overhead",
+                                 model=model_record(MODELS / "seed.py", None))
+    writer.set_findings([{"rule": "race_cross_stream_without_wait", "severity": "error", "nodes": ["mm", "sub"],
+                          "message": "sub on the default stream reads mm", "stage": "after:yaml:scope",
+                          "graph": "1-inference", "fixed_by": "yaml:sub-waits"}], {})
+    writer.finish()
+    target = out / run_id
+    writer.root.rename(target)
+    return target
+
+
+def test_show_takes_the_run_as_an_option_and_lists_what_later_passes_fixed(tmp_path: Path) -> None:
+    _run(tmp_path, "20261127-100000-seed-aaaa")
+    _run(tmp_path, "20261127-110000-seed-bbbb")
+    mark_latest(tmp_path, "20261127-110000-seed-bbbb")
+    r = runner.invoke(build_app(), ["show", "--out", str(tmp_path), "--run", "100000", "-v"])
+    assert r.exit_code == 0, r.output
+    assert "20261127-100000-seed-aaaa" in r.stdout
+    assert "verifier:" not in r.stdout  # the fixed finding is not the run's
+    assert "earlier stages: 1 finding fixed by a later pass (sub-waits)" in r.stdout
+    assert "race_cross_stream_without_wait ×1 at after:yaml:scope, fixed by pass sub-waits" in r.stdout
+    plain = runner.invoke(build_app(), ["show", "--out", str(tmp_path), "--run", "100000"])
+    assert "-v lists them" in plain.stdout and "fixed by pass sub-waits" not in plain.stdout
