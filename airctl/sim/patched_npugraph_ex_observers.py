@@ -21,9 +21,11 @@ Nothing is patched when npugraph_ex is not loaded.
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import sys
 import weakref
+from pathlib import Path
 from typing import Any
 
 from airctl.sim import patched_graph_transform_observer
@@ -93,6 +95,24 @@ def describe(before: dict[str, Any], after: dict[str, Any], call: int, limit: An
     return events
 
 
+_LIBRARY = tuple(str(Path(m.__file__).resolve().parent) + os.sep for m in (sys.modules[__name__.split(".")[0]],))
+
+
+def user_call() -> dict[str, Any]:
+    """The innermost frame outside torch, torch_npu, npugraph_ex, airctl, site-packages and the code
+    Dynamo compiled: the line of the user's code whose call captured or fell back (``{}``: none)."""
+    from torch._dynamo.utils import orig_code_map  # code Dynamo made of the user's: not where they called
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        file = frame.f_code.co_filename
+        if not (file.startswith("<") or "site-packages" in file or "dist-packages" in file
+                or os.path.realpath(file).startswith(_LIBRARY) or frame.f_code in orig_code_map):
+            return {"file": file, "line": frame.f_lineno}
+        frame = frame.f_back
+    return {}
+
+
 def patch(p: Patches, listener: Any) -> None:
     modules = _modules()
     if modules is None:
@@ -121,8 +141,10 @@ def patch(p: Patches, listener: Any) -> None:
         try:
             return original_call(self, *args, **kwargs)
         finally:
-            for event in describe(before, state(self), calls[self], self.config.get("capture_limit")):
-                listener.aclgraph_capture(str(self.name), event)
+            events = describe(before, state(self), calls[self], self.config.get("capture_limit"))
+            where = user_call() if events else {}
+            for event in events:
+                listener.aclgraph_capture(str(self.name), {**event, **where})
 
     p.setattr(concrete, "save_fx_graph", save_fx_graph)
     p.setattr(acl.AclGraph, "__call__", call)
