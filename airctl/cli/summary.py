@@ -82,8 +82,8 @@ def capture_lines(captures: list[dict[str, Any]]) -> list[str]:
 
 def why_line(index: Any) -> str | None:
     """``3 recompiles, 1 graph break: airctl why`` when the run had any (:mod:`airctl.why`), else None."""
-    from airctl.why import why_table
     from airctl.why import summary_line as why_summary
+    from airctl.why import why_table
 
     table = why_table(index)
     if not any(r.kind != "cache_hit" or r.detail.get("stale") for r in table.rows):

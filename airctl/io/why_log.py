@@ -63,7 +63,36 @@ _FALLBACK = re.compile(r"^The capture_limit reached when capturing fx_graph (?P<
 _CACHE_LOAD = re.compile(r"^Loading cache from (?P<path>.+)$")
 _CACHE_COMPILE = re.compile(r"^Compiling cache for (?P<fn>.+) to (?P<path>.+)$")
 _CACHE_BROKEN = re.compile(r"^Clear broken cache (?P<path>.+?) as (?P<error>.+)$")
+RECAPTURE_REASONS = {  # npugraph_ex's counter (recapture_due_to_<x>_<graph>) -> why
+    "mutated_input_change": "an input the graph mutates moved to another address",
+    "global_limit_core_change": "the stream's core limit changed",
+    "force_recapture": "force_recapture is set",
+}
+_COUNTS = re.compile(r"^For graph (?P<graph>\S+) : the count of captures is (?P<captured>\d+), and count of recaptures "
+                     r"caused by mutated inputs changed is (?P<mutated_input_change>\d+), and count of recaptures "
+                     r"caused by global limit changed is (?P<global_limit_core_change>\d+), and count of recaptures "
+                     r"caused by force_recapture is (?P<force_recapture>\d+)")
+CAPTURE_KINDS = ("capture", "recapture_known", "replay", "fallback", "capture_counts")  # npugraph_ex's, -> captures
 GENERIC_HINTS = ("Please report an issue to PyTorch", "This graph break is fundamental")
+
+
+def shown_key(key: str) -> str:
+    """An npugraph_ex graph key as people read it: the shapes and symbol values part (npugraph_ex
+    appends a hash of the parameters' addresses when ``frozen_parameter`` is off).
+
+    >>> shown_key("[6]7899115906676961979"), shown_key("no_updated_input")
+    ('[6]', 'no_updated_input')
+    """
+    m = re.match(r"(\[.*\]|no_updated_input)(-?\d*)$", key)
+    return m.group(1) if m else key
+
+
+def capture_reason(key: str, before: list[str]) -> str:
+    """Why npugraph_ex captured a graph again for ``key``, given the keys it had captured."""
+    shapes = shown_key(key)
+    if shapes in {shown_key(k) for k in before}:
+        return "a parameter moved to another address (frozen_parameter is off)"
+    return f"input shapes changed: {shapes} (captured before: {', '.join(shown_key(k) for k in before)})"
 
 
 def _user_frame(lines: list[str]) -> tuple[str, int] | None:
@@ -192,6 +221,9 @@ def torchair_event(message: str) -> dict[str, Any] | None:
         return {"kind": "recapture_known", "graph_name": m["graph"], "key": m["key"]}
     if m := _FOUND.match(message):
         return {"kind": "replay", "graph_name": m["graph"]}
+    if m := _COUNTS.match(message):
+        return {"kind": "capture_counts", "graph_name": m["graph"],
+                "counts": {k: int(m[k]) for k in RECAPTURE_REASONS}}
     if m := _FALLBACK.match(message):
         return {"kind": "fallback", "graph_name": m["graph"], "key": m["key"], "limit": int(m["limit"])}
     if m := _CACHE_LOAD.match(message):
@@ -231,6 +263,60 @@ def _messages(lines: Iterable[str]) -> Iterator[tuple[int, str, str | None, str 
             current[4].append(line)
     if current is not None:
         yield current[0], current[1], current[2], current[3], "\n".join(current[4])
+
+
+def capture_rows(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """npugraph_ex's log events -> ``captures`` rows as a run records them (first capture, recaptures
+    with their reason, the fallback), each call numbered per graph as npugraph_ex's ``compile`` logs
+    one decision per call: a replay, a capture or the fallback (a recapture of a known key logs that
+    it needs one, then captures)."""
+    rows: list[dict[str, Any]] = []
+    keys: dict[str, list[str]] = {}
+    calls: dict[str, int] = {}
+    counts: dict[str, dict[str, int]] = {}
+    pending: dict[str, dict[str, Any]] = {}  # graph -> the known-key recapture announced in this call
+    for e in events:
+        graph, kind = e.get("graph_name"), e["kind"]
+        if graph is None:
+            continue
+        seen = keys.setdefault(graph, [])
+        if kind in ("replay", "fallback") or (kind == "capture" and graph not in pending):
+            calls[graph] = calls.get(graph, 0) + 1
+        call = calls.get(graph, 1)
+        base = {"graph_name": graph, "call": call, "seq": e["seq"]}
+        if kind == "recapture_known":
+            pending[graph] = {**base, "event": "recapture", "key": shown_key(e["key"])}
+        elif kind == "capture" and graph in pending:
+            row = pending.pop(graph)
+            row["reason"] = "npugraph_ex found the captured graph out of date"
+            rows.append(row)
+        elif kind == "capture":
+            reason = capture_reason(e["key"], seen) if seen else "first call"
+            rows.append({**base, "event": "recapture" if seen else "capture", "key": shown_key(e["key"]),
+                         "reason": reason})
+            seen.append(e["key"])
+        elif kind == "capture_counts":
+            before = counts.get(graph, {})
+            changed = [r for r, n in e["counts"].items() if n > before.get(r, 0)]
+            counts[graph] = e["counts"]
+            last = next((r for r in reversed(rows) if r["graph_name"] == graph), None)
+            if changed and last is not None and last.get("event") == "recapture":
+                last["reason"] = RECAPTURE_REASONS[changed[0]]
+        elif kind == "fallback":
+            rows.append({**base, "event": "fallback",
+                         "reason": f"capture_limit {e['limit']} reached: every later call runs eagerly"})
+    return rows
+
+
+def is_dynamo_log(head: str) -> bool:
+    """Does ``head`` (a file's first kilobytes) hold torch's log lines of a graph break, a recompile or
+    the recompile limit (``TORCH_LOGS=graph_breaks,recompiles`` output)?"""
+    for line in head.split("\n")[:200]:
+        m = TORCH_LINE.match(line)
+        if m and (m["artifact"] in ("graph_breaks", "recompiles", "recompiles_verbose")
+                  or m["text"].startswith("torch._dynamo hit config.")):
+            return True
+    return False
 
 
 def read_why_log(lines: Iterable[str]) -> list[dict[str, Any]]:

@@ -96,6 +96,14 @@ def patch(p: Patches, run_acl: RunAcl) -> None:
         counters["npugraph_ex"]["captured_" + self.name] = len(self._graphs_meta)
         acl.logger.debug("No find captured AclGraph{id: %s} of fx_graph %s with graph key {%s}, and start to "
                          "capture it.", id(self._graphs_meta[key]), self.name, key)
+        table = counters["npugraph_ex"]
+        acl.logger.debug(
+            "For graph %s : the count of captures is %s, and count of recaptures caused by mutated inputs changed is "
+            "%s, and count of recaptures caused by global limit changed is %s, and count of recaptures caused by "
+            "force_recapture is %s", self.name, table["captured_" + self.name],
+            table["recapture_due_to_mutated_input_change_" + self.name],
+            table["recapture_due_to_global_limit_core_change_" + self.name],
+            table["recapture_due_to_force_recapture_" + self.name])
         return key
 
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:

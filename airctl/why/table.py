@@ -34,7 +34,8 @@ COUNTED = (("graph_break", "graph break", "graph breaks"), ("recompile", "recomp
            ("recompile_limit", "recompile limit", "recompile limits"), ("recapture", "recapture", "recaptures"),
            ("fallback", "eager fallback", "eager fallbacks"), ("cache_miss", "cache miss", "cache misses"),
            ("cache_invalidated", "cache invalidation", "cache invalidations"),
-           ("cache_stale", "stale cache hit", "stale cache hits"), ("static_kernel_miss", "kernel cache miss", "kernel cache misses"))
+           ("cache_stale", "stale cache hit", "stale cache hits"),
+           ("static_kernel_miss", "kernel cache miss", "kernel cache misses"))
 
 
 @dataclass
