@@ -46,9 +46,9 @@ _GB_ID = re.compile(r"/gb/(?P<id>gb\d+)\.html")
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>.+)$')
 _RECOMPILE = re.compile(r"^Recompiling function (?P<fn>\S+) in (?P<file>.+):(?P<line>\d+)$")
 _FAILURE = re.compile(r"^\s*- (?:(?P<cid>\d+/\d+): )?(?P<text>.+)$")
-_SIZE = re.compile(r"tensor '(?P<name>[^']+)' (?P<what>size|stride) mismatch at index (?P<i>\d+)\. "
+_SIZE = re.compile(r"tensor '(?P<name>.+?)' (?P<what>size|stride) mismatch at index (?P<i>\d+)\. "
                    r"expected (?P<old>\S+), actual (?P<new>\S+)")
-_DTYPE = re.compile(r"tensor '(?P<name>[^']+)' (?P<what>dtype|device|requires_grad|dispatch key set) mismatch\. "
+_DTYPE = re.compile(r"tensor '(?P<name>.+?)' (?P<what>dtype|device|requires_grad|dispatch key set) mismatch\. "
                     r"expected (?P<old>.+), actual (?P<new>.+)$")
 _LIMIT = re.compile(r"^torch\._dynamo hit config\.(?P<limit>\w+) \((?P<value>\d+)\)$")
 _LIMIT_FN = re.compile(r"^\s*function: '(?P<fn>[^']+)' \((?P<file>.+):(?P<line>\d+)\)$")
