@@ -47,11 +47,12 @@ def test_a_known_key_recaptured_takes_its_reason_from_npugraph_exs_counters() ->
     counts = ("For graph graph_1 : the count of captures is {}, and count of recaptures caused by mutated inputs "
               "changed is {}, and count of recaptures caused by global limit changed is 0, and count of recaptures "
               "caused by force_recapture is 0")
-    lines = [head + "No find captured AclGraph{id: 1} of fx_graph graph_1 with graph key {[4]}, and start to capture it.",
+    capture = "No find captured AclGraph{{id: {}}} of fx_graph graph_1 with graph key {{[4]}}, and start to capture it."
+    lines = [head + capture.format(1),
              head + counts.format(1, 0),
              head.replace("DEBUG", "INFO") + "Find captured AclGraph{id: 1} of fx_graph graph_1 with graph key {[4]}.",
              head + "The current AclGraph needs to be recaptured for fx_graph graph_1 with graph key {[4]}.",
-             head + "No find captured AclGraph{id: 2} of fx_graph graph_1 with graph key {[4]}, and start to capture it.",
+             head + capture.format(2),
              head + counts.format(1, 1)]
     rows = capture_rows(read_why_log(lines))
     assert [(r["event"], r["call"]) for r in rows] == [("capture", 1), ("recapture", 2)]
