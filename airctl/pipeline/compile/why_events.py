@@ -63,9 +63,15 @@ def _artifact_loggers() -> list[logging.Logger]:
 @contextlib.contextmanager
 def recording_why(session: Any) -> Iterator[None]:
     """Dynamo's graph breaks, recompiles and recompile-limit fallbacks go to ``session.ledger`` as
-    events while the block runs; the loggers' state is restored after."""
+    events while the block runs; the loggers' state is restored after. Dynamo starts from its
+    fresh-process state (``torch._dynamo.reset()``), so a second run in one process (a test, a
+    bisect step) hears what a fresh ``python script.py`` would."""
     import torch._dynamo  # noqa: F401 - registers the artifact loggers
+    from torch._dynamo.utils import graph_break_dup_warning_checker
     from torch._logging._internal import log_state
+
+    torch._dynamo.reset()  # a run starts as a fresh process does: frame ids from 0/0, no automatic-dynamic memory
+    graph_break_dup_warning_checker.reset()  # ... and each graph break told in full
 
     handler = _Listener(session)
     enabled = set(log_state.artifact_names)
