@@ -103,9 +103,11 @@ def why_table(index: RunIndex) -> WhyTable:
     items.sort(key=lambda item: item[0])  # a stable sort: equal keys keep their recorded order
     rows: list[WhyRow] = []
     seen: list[dict[str, Any]] = []
+    # Dynamo logs the guard failure, then finds the limit reached: that compile never happened (its row is the limit's)
+    limited = {(d.get("compile_id"), d.get("file")) for _, d in items if d.get("kind") == "recompile_limit"}
     for _seq, data in items:
         kind = str(data.get("kind"))
-        if kind not in CLASSES:
+        if kind not in CLASSES or kind == "recompile" and (data.get("compile_id"), data.get("file")) in limited:
             continue
         reason = str(data.get("reason") or WHAT[kind])
         if kind == "fallback" and data.get("call") is not None:

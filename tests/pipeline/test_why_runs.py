@@ -27,6 +27,7 @@ EXPECTED = {
     "data_branch.py": [("graph break", "graph break", 17)],
     "print_in_forward.py": [("graph break", "graph break", 17)],
     "batch_size.py": [("recompile", "recompile", 16), ("recompile", "recompile", 16)],
+    "recompile_limit.py": [("recompile", "recompile", 18), ("recompile", "recompile limit", 18)],
     "capture_limit.py": [("recompile", "recompile", 18), ("recapture", "recapture", 27),
                          ("recapture", "fell back to eager", 27)],
 }
@@ -64,7 +65,8 @@ def test_every_event_of_the_script_is_listed_with_its_class_and_line(script: str
     table = recorded[script]
     assert rows(table, script) == EXPECTED[script]
     assert all(r.reason and r.hint for r in table.rows)
-    assert all(r.graph is not None for r in table.rows)  # the ledger graph each produced or concerns
+    # the ledger graph each produced or concerns; a recompile limit compiles nothing
+    assert all((r.graph is not None) == (r.kind != "recompile_limit") for r in table.rows)
 
 
 def test_the_reasons_are_in_words(recorded: dict[str, WhyTable]) -> None:
@@ -95,7 +97,7 @@ def _shown(table: WhyTable) -> list[tuple[object, ...]]:
              (r.graph or "").split("-")[0], r.compile_id, r.hint) for r in table.rows]
 
 
-@pytest.mark.parametrize("script", ["capture_limit.py", "data_branch.py", "batch_size.py"])
+@pytest.mark.parametrize("script", ["capture_limit.py", "data_branch.py", "batch_size.py", "recompile_limit.py"])
 def test_an_imported_debug_log_gives_the_runs_table(script: str, tmp_path: Path,
                                                      recorded: dict[str, WhyTable]) -> None:
     log = tmp_path / "debug.log"
@@ -104,7 +106,8 @@ def test_an_imported_debug_log_gives_the_runs_table(script: str, tmp_path: Path,
     imported = why_run(None, tmp_path / "imported")
     assert imported.origin == "imported" and recorded[script].origin == "recorded"
     assert _shown(imported) == _shown(recorded[script])
-    assert len(imported.rows) == len(EXPECTED[script]) and all(r.graph for r in imported.rows)
+    assert len(imported.rows) == len(EXPECTED[script])
+    assert all(bool(r.graph) == (r.kind != "recompile_limit") for r in imported.rows)
 
 
 def test_compile_says_so_in_one_line_and_lists_the_graph_break(tmp_path: Path) -> None:

@@ -73,3 +73,11 @@ def test_json_is_the_table_with_each_rows_recorded_detail() -> None:
     row = data["rows"][0]
     assert (row["class"], row["where"], row["graph"]) == ("recompile", "m.py:16", "1-forward")
     assert row["detail"]["guard"] == "shape"
+
+
+def test_a_recompile_that_hit_the_limit_is_the_limits_row() -> None:
+    limit = {"kind": "recompile_limit", "seq": 3, "reason": "recompile_limit (2) reached", "file": "m.py",
+             "line": 16, "compile_id": "0/2", "limit": "recompile_limit"}
+    t = why_table(index([recompile(1, 4, 8), {**recompile(2, 8, 16), "compile_id": "0/2"}, limit]))
+    assert [r.kind for r in t.rows] == ["recompile", "recompile_limit"]
+    assert summary_line(t) == "1 recompile, 1 recompile limit: airctl why"
