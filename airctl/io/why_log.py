@@ -18,6 +18,7 @@ message                                                          event
 ``The capture_limit reached when capturing fx_graph G…``         ``fallback`` to eager
 ``Loading cache from P`` / ``Compiling cache for F to P``        ``cache_hit`` / ``cache_miss``
 ``Clear broken cache P as E``                                    ``cache_invalidated``
+``UserWarning: Skip cache as F recompiled`` (a warning on stderr)  ``cache_dropped``
 ===============================================================  =================================
 
 >>> dynamo_event("recompiles", "Recompiling function forward in /m.py:16\\n    triggered by the "
@@ -61,7 +62,9 @@ _FOUND = re.compile(r"^Find captured AclGraph\{id: \S+\} of fx_graph (?P<graph>\
 _FALLBACK = re.compile(r"^The capture_limit reached when capturing fx_graph (?P<graph>\S+) with graph key "
                        r"(?P<key>.*?), we will fall back.*?capture_limit\s+is (?P<limit>-?\d+)")
 _CACHE_LOAD = re.compile(r"^Loading cache from (?P<path>.+)$")
-_CACHE_COMPILE = re.compile(r"^Compiling cache for (?P<fn>.+) to (?P<path>.+)$")
+# fn: a bound method's repr, over several lines when the module's is
+_CACHE_COMPILE = re.compile(r"^Compiling cache for (?P<fn>.+?) to (?P<path>\S+)$", re.S | re.M)
+_CACHE_DROPPED = re.compile(r"UserWarning: Skip cache as (?P<fn>.+?) recompiled, set torch\._logging")
 _CACHE_BROKEN = re.compile(r"^Clear broken cache (?P<path>.+?) as (?P<error>.+)$")
 RECAPTURE_REASONS = {  # npugraph_ex's counter (recapture_due_to_<x>_<graph>) -> why
     "mutated_input_change": "an input the graph mutates moved to another address",
@@ -85,6 +88,21 @@ def shown_key(key: str) -> str:
     """
     m = re.match(r"(\[.*\]|no_updated_input)(-?\d*)$", key)
     return m.group(1) if m else key
+
+
+def cached_function(path: str) -> str:
+    """``Class.method`` from a cache file's path (``<dir>/<Class>_<static|dynamic>_..._<md5>/<method>/
+    compiled_module``, ``CompiledModel.get_cache_bin``), or the path when it is not one.
+
+    >>> cached_function("/c/Model_static_882f/forward/compiled_module")
+    'Model.forward'
+    """
+    parts = path.strip().replace("\\", "/").split("/")
+    if len(parts) >= 3 and parts[-1] == "compiled_module":
+        folder = next((p for p in reversed(parts[:-2]) if re.search(r"_(?:static|dynamic)_", p)), None)
+        if folder is not None:
+            return f"{re.split(r'_(?:static|dynamic)_', folder)[0]}.{parts[-2]}"
+    return path.strip()
 
 
 def capture_reason(key: str, before: list[str]) -> str:
@@ -227,11 +245,21 @@ def torchair_event(message: str) -> dict[str, Any] | None:
     if m := _FALLBACK.match(message):
         return {"kind": "fallback", "graph_name": m["graph"], "key": m["key"], "limit": int(m["limit"])}
     if m := _CACHE_LOAD.match(message):
-        return {"kind": "cache_hit", "cache": m["path"].strip()}
+        fn = cached_function(m["path"])
+        return {"kind": "cache_hit", "cache": m["path"].strip(), "function": fn,
+                "reason": f"{fn}: loaded from TorchAir's compile cache"}
     if m := _CACHE_COMPILE.match(message):
-        return {"kind": "cache_miss", "cache": m["path"].strip(), "function": m["fn"]}
+        fn = cached_function(m["path"])
+        return {"kind": "cache_miss", "cache": m["path"].strip(), "function": fn,
+                "reason": f"{fn}: compiled; no cache file for this key (the log does not say which part changed)"}
+    if m := _CACHE_DROPPED.match(message):
+        fn = m["fn"].split("(", 1)[0]  # TorchAir names it by its signature: Model.forward(x)
+        return {"kind": "cache_dropped", "function": fn,
+                "reason": f"{fn} recompiled: TorchAir removed its cache (a cache holds one compiled graph)"}
     if m := _CACHE_BROKEN.match(message):
-        return {"kind": "cache_invalidated", "cache": m["path"].strip(), "error": m["error"].strip()}
+        fn = cached_function(m["path"])
+        return {"kind": "cache_invalidated", "cache": m["path"].strip(), "function": fn,
+                "error": m["error"].strip(), "reason": f"{fn}: cache file broken and removed, compiled again"}
     return None
 
 
@@ -252,6 +280,12 @@ def _messages(lines: Iterable[str]) -> Iterator[tuple[int, str, str | None, str 
                 yield current[0], current[1], current[2], current[3], "\n".join(current[4])
             current, header = (number, "torch", m["artifact"], m["cid"], [m["text"]]), key
             continue
+        dropped = _CACHE_DROPPED.search(line)
+        if dropped:  # TorchAir says it by warnings.warn: Python's own format, on one line
+            if current is not None:
+                yield current[0], current[1], current[2], current[3], "\n".join(current[4])
+            current, header = (number, "torchair", None, None, [dropped.group(0)]), None
+            continue
         r = RECORD.match(line)
         if r:
             if current is not None:
@@ -261,6 +295,8 @@ def _messages(lines: Iterable[str]) -> Iterator[tuple[int, str, str | None, str 
         if current is not None and current[1] == "torch" and header is not None and header[5] == "" \
                 and line.startswith(" "):  # a plain torch warning's continuation (recompile limit)
             current[4].append(line)
+        elif current is not None and current[1] == "torchair" and len(current[4]) < 64:
+            current[4].append(line)  # a record's next lines (a module's repr), read only where needed
     if current is not None:
         yield current[0], current[1], current[2], current[3], "\n".join(current[4])
 
@@ -323,7 +359,11 @@ def read_why_log(lines: Iterable[str]) -> list[dict[str, Any]]:
     """Every event a log's lines hold, in order, each with ``seq`` (its line in the file)."""
     events = []
     for number, source, artifact, cid, text in _messages(lines):
-        event = dynamo_event(artifact, text, cid) if source == "torch" else torchair_event(text)
+        if source == "torch":
+            event = dynamo_event(artifact, text, cid)
+        else:
+            first = text.split("\n", 1)[0]
+            event = torchair_event(text if first.startswith("Compiling cache for") else first)
         if event is not None:
             event["seq"] = number
             events.append(event)

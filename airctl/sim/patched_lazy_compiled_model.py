@@ -13,7 +13,9 @@ This wrapper runs TorchAir's own ``compile`` unchanged and reports, per call, to
 ``cache_event``: ``cache_hit`` / ``cache_miss`` / ``cache_invalidated`` (a cache file TorchAir
 found broken and removed), the cache file, each key part as TorchAir computes it (through its own
 functions), and a digest of the method's source, which the key leaves out — so a later run can say
-which part changed, and that a hit loaded code older than the script's.
+which part changed, and that a hit loaded code older than the script's. ``cache_dropped``: the
+cached method recompiled, and TorchAir removed the cache it had saved
+(``ModelCacheSaver.save_compiled_fn``).
 """
 
 from __future__ import annotations
@@ -86,4 +88,15 @@ def patch(p: Patches, listener: Any) -> None:
             **_where(func), "key": parts, "code": _code(func)})
         return result
 
+    original_save = cc.ModelCacheSaver.save_compiled_fn
+
+    def save_compiled_fn(self: Any, code_id: Any) -> Any:
+        dropped = self._code_id is not None and self._code_id != code_id  # TorchAir removes the cache
+        result = original_save(self, code_id)
+        if dropped:
+            listener.cache_event({"kind": "cache_dropped", "cache": self.cache_bin,
+                                  "function": getattr(self.func, "__qualname__", str(self.func)), **_where(self.func)})
+        return result
+
     p.setattr(cc.LazyCompiledModel, "compile", compile)
+    p.setattr(cc.ModelCacheSaver, "save_compiled_fn", save_compiled_fn)

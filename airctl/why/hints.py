@@ -63,6 +63,9 @@ def _cache(kind: str, data: dict[str, Any]) -> str | None:
             return (f"delete {cache} (or use another cache_dir): TorchAir's key for a method holds the module's "
                     "repr and options, not the method's code")
         return None
+    if kind == "cache_dropped":
+        return "cache_compile keeps one graph per method: make its inputs' shapes and Python values fixed (see the " \
+               "recompiles above), or compile it with dynamic=True"
     if kind == "cache_invalidated":
         return "TorchAir removed the broken file and compiled again; nothing to do unless it repeats"
     changed = data.get("changed") or []

@@ -25,15 +25,18 @@ from airctl.why.hints import hint_for
 # event kind -> class shown (the five classes of docs/why.md)
 CLASSES = {"graph_break": "graph break", "recompile": "recompile", "recompile_limit": "recompile",
            "recapture": "recapture", "fallback": "recapture", "cache_hit": "compile cache",
-           "cache_miss": "compile cache", "cache_invalidated": "compile cache", "static_kernel_hit": "kernel cache",
+           "cache_miss": "compile cache", "cache_invalidated": "compile cache", "cache_dropped": "compile cache",
+           "static_kernel_hit": "kernel cache",
            "static_kernel_miss": "kernel cache"}
 WHAT = {"graph_break": "graph break", "recompile": "recompile", "recompile_limit": "recompile limit",
         "recapture": "recapture", "fallback": "fell back to eager", "cache_hit": "hit", "cache_miss": "miss",
-        "cache_invalidated": "invalidated", "static_kernel_hit": "hit", "static_kernel_miss": "miss"}
+        "cache_invalidated": "invalidated", "cache_dropped": "dropped", "static_kernel_hit": "hit",
+        "static_kernel_miss": "miss"}
 COUNTED = (("graph_break", "graph break", "graph breaks"), ("recompile", "recompile", "recompiles"),
            ("recompile_limit", "recompile limit", "recompile limits"), ("recapture", "recapture", "recaptures"),
            ("fallback", "eager fallback", "eager fallbacks"), ("cache_miss", "cache miss", "cache misses"),
            ("cache_invalidated", "cache invalidation", "cache invalidations"),
+           ("cache_dropped", "dropped cache", "dropped caches"),
            ("cache_stale", "stale cache hit", "stale cache hits"),
            ("static_kernel_miss", "kernel cache miss", "kernel cache misses"))
 

@@ -79,3 +79,12 @@ def test_guards_in_words() -> None:
 def test_only_logs_with_dynamos_events_count_as_dynamo_logs() -> None:
     assert is_dynamo_log((LOGS / "torch_logs.txt").read_text()[:4096])
     assert not is_dynamo_log("V1127 11:55:40.053000 5761 torch/_dynamo/x.py:1] [0/0] [__guards] GUARDS:\n")
+
+
+def test_cache_compile_lines_give_miss_hit_and_the_dropped_cache() -> None:
+    events = read_why_file(LOGS / "cache_compile.log")
+    assert [(e["kind"], e.get("function")) for e in events] == [
+        ("cache_miss", "Model.forward"), ("cache_hit", "Model.forward"), ("cache_miss", "Model.forward"),
+        ("recompile", "forward"), ("cache_dropped", "Model.forward")]
+    assert events[0]["cache"].endswith("/Model_static_882f057be65aadcfe6eaf10c65286a45/forward/compiled_module")
+    assert events[0]["seq"] == 1 and events[1]["seq"] == 4  # the miss's module repr runs over lines 2-3

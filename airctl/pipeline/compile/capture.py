@@ -203,7 +203,7 @@ class CaptureSession:
     def cache_event(self, event: dict[str, Any]) -> None:
         """TorchAir's ``cache_compile`` decided (:mod:`airctl.sim.patched_lazy_compiled_model`): one row of
         ``events``, compared with earlier runs (:func:`.why_events.cache_event`)."""
-        if event.get("kind") != "cache_hit":
+        if event.get("kind") in ("cache_miss", "cache_invalidated"):
             event["dynamo_graph"] = self.dynamo_count + 1
         cache_event(self.ledger, event)
 

@@ -156,6 +156,10 @@ def cache_event(ledger: LedgerWriter, event: dict[str, Any]) -> None:
                   if e.get("cache") == event.get("cache") and e.get("kind") in ("cache_miss", "cache_invalidated")),
                  None)
     name = event.get("function", "the function")
+    if event["kind"] == "cache_dropped":
+        event["reason"] = f"{name} recompiled: TorchAir removed its cache (a cache holds one compiled graph)"
+        ledger.add_event(event)
+        return
     if event["kind"] == "cache_hit":
         event["reason"] = f"{name}: loaded from TorchAir's compile cache"
         if saved is not None and saved.get("code") and event.get("code") and saved["code"] != event["code"]:
