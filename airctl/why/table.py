@@ -115,6 +115,8 @@ def why_table(index: RunIndex) -> WhyTable:
         reason = str(data.get("reason") or WHAT[kind])
         if kind == "fallback" and data.get("call") is not None:
             reason += f" (call {data['call']})"
+        if kind == "graph_break" and data.get("gb_id"):
+            reason += f" ({data['gb_id']})"  # Dynamo's graph-break id: its page on pytorch's graph-break site
         graph = data.get("graph") or data.get("graph_name")
         what = "stale hit" if data.get("stale") else WHAT[kind]
         rows.append(WhyRow(n=len(rows) + 1, kind=kind, cls=CLASSES[kind], what=what, reason=reason,
