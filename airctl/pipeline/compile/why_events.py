@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from airctl.io.why_log import dynamo_event
-from airctl.ledger.index import RunIndex
 from airctl.ledger.writer import LedgerWriter
 
 ARTIFACTS = ("graph_breaks", "recompiles")
@@ -119,7 +118,8 @@ def link_graphs(ledger: LedgerWriter) -> None:
 
 # -- TorchAir's compile cache ------------------------------------------------------------------
 def _earlier_events(out_dir: Path, this: Path) -> Iterator[dict[str, Any]]:
-    """Cache events of earlier runs in ``out_dir``, newest run first."""
+    """Cache events of earlier runs in ``out_dir``, newest run first (each ``index.json`` read once, as
+    plain JSON: only its ``events`` are looked at)."""
     import json
 
     from airctl.ledger.runs import run_folders
@@ -128,12 +128,26 @@ def _earlier_events(out_dir: Path, this: Path) -> Iterator[dict[str, Any]]:
         if folder.resolve() == this.resolve():
             continue
         try:
-            index = RunIndex.read(json.loads((folder / "index.json").read_text()))
-        except Exception:  # noqa: BLE001 - an unreadable or foreign ledger says nothing
+            events = json.loads((folder / "index.json").read_text()).get("events") or []
+        except (OSError, ValueError, AttributeError):  # an unreadable or foreign ledger says nothing
             continue
-        for event in reversed(index.events or []):
-            if event.kind.startswith("cache_"):
-                yield {**event.to_json(), "run": folder.name}
+        for event in reversed(events):
+            if isinstance(event, dict) and str(event.get("kind", "")).startswith("cache_"):
+                yield {**event, "run": folder.name}
+
+
+def _last_of(out_dir: Path, this: Path, event: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The same method's last cache event in earlier runs, and the last that wrote this cache file."""
+    earlier = saved = None
+    for e in _earlier_events(out_dir, this):
+        if earlier is None and e.get("function") == event.get("function") and e.get("file") == event.get("file"):
+            earlier = e
+        if saved is None and e.get("cache") == event.get("cache") and e.get("kind") in ("cache_miss",
+                                                                                      "cache_invalidated"):
+            saved = e
+        if earlier is not None and saved is not None:
+            break
+    return earlier, saved
 
 
 def _changed(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
@@ -150,11 +164,7 @@ def _option_changes(old: str, new: str) -> list[str]:
 def cache_event(ledger: LedgerWriter, event: dict[str, Any]) -> None:
     """One ``cache_compile`` decision, compared with the same function's last event in earlier runs."""
     key = event.get("key") or {}
-    earlier = next((e for e in _earlier_events(ledger.root.parent, ledger.root)
-                    if e.get("function") == event.get("function") and e.get("file") == event.get("file")), None)
-    saved = next((e for e in _earlier_events(ledger.root.parent, ledger.root)
-                  if e.get("cache") == event.get("cache") and e.get("kind") in ("cache_miss", "cache_invalidated")),
-                 None)
+    earlier, saved = _last_of(ledger.root.parent, ledger.root, event)
     name = event.get("function", "the function")
     if event["kind"] == "cache_dropped":
         event["reason"] = f"{name} recompiled: TorchAir removed its cache (a cache holds one compiled graph)"
