@@ -18,7 +18,8 @@ inference)::
                                                                                   npugraph_ex)
 
 npugraph_ex's captures (first, recaptures with their reason, capture-limit fallbacks) become rows of
-``index.json`` ``captures`` (:meth:`CaptureSession.aclgraph_capture`).
+``index.json`` ``captures`` (:meth:`CaptureSession.aclgraph_capture`); TorchAir's ``cache_compile``
+decisions rows of ``events`` (:meth:`CaptureSession.cache_event`, ``airctl why``).
 """
 
 from __future__ import annotations
