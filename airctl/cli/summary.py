@@ -85,10 +85,8 @@ def why_line(index: Any) -> str | None:
     from airctl.why import summary_line as why_summary
     from airctl.why import why_table
 
-    table = why_table(index)
-    if not any(r.kind != "cache_hit" or r.detail.get("stale") for r in table.rows):
-        return None
-    return why_summary(table)
+    line = why_summary(why_table(index))
+    return None if line.startswith("no ") else line  # hits alone are nothing to look into
 
 
 def print_summary(result: Any, show_all: bool = False, why: bool = False) -> None:

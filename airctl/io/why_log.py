@@ -16,6 +16,8 @@ message                                                          event
 ``No find captured AclGraph… graph key {K}, and start to capture``  a capture (npugraph_ex)
 ``The current AclGraph needs to be recaptured for fx_graph G…``  a recapture of a known key
 ``The capture_limit reached when capturing fx_graph G…``         ``fallback`` to eager
+(reduce-overhead: ``static_capture_size_limit``; its capture lines are npugraph_ex's)
+``Since P is already installed`` / ``P.run install success``     ``static_kernel_hit`` / ``_miss``
 ``Loading cache from P`` / ``Compiling cache for F to P``        ``cache_hit`` / ``cache_miss``
 ``Clear broken cache P as E``                                    ``cache_invalidated``
 ``UserWarning: Skip cache as F recompiled`` (a warning on stderr)  ``cache_dropped``
@@ -59,8 +61,12 @@ _CAPTURE = re.compile(r"^No find captured AclGraph\{id: \S+\} of fx_graph (?P<gr
 _RECAPTURE = re.compile(r"^The current AclGraph needs to be recaptured for fx_graph (?P<graph>\S+) with graph key "
                         r"\{(?P<key>.*)\}\.$")
 _FOUND = re.compile(r"^Find captured AclGraph\{id: \S+\} of fx_graph (?P<graph>\S+) with graph key")
-_FALLBACK = re.compile(r"^The capture_limit reached when capturing fx_graph (?P<graph>\S+) with graph key "
-                       r"(?P<key>.*?), we will fall back.*?capture_limit\s+is (?P<limit>-?\d+)")
+_FALLBACK = re.compile(r"^The (?P<name>capture_limit|static_capture_size_limit) reached when capturing fx_graph "
+                       r"(?P<graph>\S+) with graph key (?P<key>.*?), we will fall back.*?"
+                       r"(?:capture_limit|static_capture_size_limit)\s+is (?P<limit>-?\d+)")
+# reduce-overhead's static kernels (torchair/_acl_concrete_graph/static_kernel.py): a package per kernel set
+_KERNEL_HIT = re.compile(r"^Since (?P<pkg>\S+) is already installed, skipping installation\.$")
+_KERNEL_MISS = re.compile(r"^(?:Rank \d+: )?(?P<pkg>\S+\.run) install success")
 _CACHE_LOAD = re.compile(r"^Loading cache from (?P<path>.+)$")
 # fn: a bound method's repr, over several lines when the module's is
 _CACHE_COMPILE = re.compile(r"^Compiling cache for (?P<fn>.+?) to (?P<path>\S+)$", re.S | re.M)
@@ -243,7 +249,14 @@ def torchair_event(message: str) -> dict[str, Any] | None:
         return {"kind": "capture_counts", "graph_name": m["graph"],
                 "counts": {k: int(m[k]) for k in RECAPTURE_REASONS}}
     if m := _FALLBACK.match(message):
-        return {"kind": "fallback", "graph_name": m["graph"], "key": m["key"], "limit": int(m["limit"])}
+        return {"kind": "fallback", "graph_name": m["graph"], "key": m["key"], "limit": int(m["limit"]),
+                "limit_name": m["name"]}
+    if m := _KERNEL_HIT.match(message):
+        return {"kind": "static_kernel_hit", "package": m["pkg"],
+                "reason": f"static kernel package {Path(m['pkg']).name} already installed: reused"}
+    if m := _KERNEL_MISS.match(message):
+        return {"kind": "static_kernel_miss", "package": m["pkg"],
+                "reason": f"static kernels compiled for new shapes and installed ({m['pkg']})"}
     if m := _CACHE_LOAD.match(message):
         fn = cached_function(m["path"])
         return {"kind": "cache_hit", "cache": m["path"].strip(), "function": fn,
@@ -339,8 +352,9 @@ def capture_rows(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if changed and last is not None and last.get("event") == "recapture":
                 last["reason"] = RECAPTURE_REASONS[changed[0]]
         elif kind == "fallback":
-            rows.append({**base, "event": "fallback",
-                         "reason": f"capture_limit {e['limit']} reached: every later call runs eagerly"})
+            rows.append({**base, "event": "fallback", "limit_name": e.get("limit_name", "capture_limit"),
+                         "reason": f"{e.get('limit_name', 'capture_limit')} {e['limit']} reached: every later "
+                                   "call runs eagerly"})
     return rows
 
 

@@ -90,8 +90,13 @@ def hint_for(kind: str, data: dict[str, Any], seen: list[dict[str, Any]]) -> str
     if kind == "recapture":
         return _recapture(data)
     if kind == "fallback":
+        if data.get("limit_name") == "static_capture_size_limit":  # reduce-overhead's own option
+            return "every later call runs eagerly: raise debug.aclgraph.static_capture_size_limit or use fewer " \
+                   "input shapes"
         return "every later call runs eagerly: raise capture_limit (--option capture_limit=N) or use fewer " \
                "input shapes"
+    if kind == "static_kernel_miss":
+        return "expected once per new set of shapes; fixed shapes (buckets) keep the installed kernels in use"
     if kind.startswith("cache_"):
         return _cache(kind, data)
     return None

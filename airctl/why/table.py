@@ -41,6 +41,9 @@ COUNTED = (("graph_break", "graph break", "graph breaks"), ("recompile", "recomp
            ("static_kernel_miss", "kernel cache miss", "kernel cache misses"))
 
 
+NONE = "no graph breaks, recompiles, recaptures or compile-cache misses"
+
+
 @dataclass
 class WhyRow:
     """One event as ``airctl why`` shows it."""
@@ -132,5 +135,5 @@ def summary_line(table: WhyTable) -> str:
     counts = table.counts()
     parts = [f"{counts[k]} {one if counts[k] == 1 else many}" for k, one, many in COUNTED if counts.get(k)]
     if not parts:
-        return "no graph breaks, recompiles, recaptures or compile-cache misses"
+        return NONE
     return ", ".join(parts) + ": airctl why"

@@ -88,3 +88,20 @@ def test_cache_compile_lines_give_miss_hit_and_the_dropped_cache() -> None:
         ("recompile", "forward"), ("cache_dropped", "Model.forward")]
     assert events[0]["cache"].endswith("/Model_static_882f057be65aadcfe6eaf10c65286a45/forward/compiled_module")
     assert events[0]["seq"] == 1 and events[1]["seq"] == 4  # the miss's module repr runs over lines 2-3
+
+
+def test_reduce_overheads_limit_and_static_kernel_lines() -> None:
+    # messages as torch-npu 2.13 writes them (torchair/_acl_concrete_graph/acl_graph.py, static_kernel.py)
+    head = "[{}] TORCHAIR(1,python):2026-11-27 12:00:00.000.000 [acl_graph.py:1]1 "
+    lines = [head.format("WARNING") + "The static_capture_size_limit reached when capturing fx_graph graph_1 with "
+             "graph key [4]12, we will fall back to eager for all subsequent executions. Excessive recapture can "
+             "degrade performance. The current static_capture_size_limit is 2. If recapture are expected, consider "
+             "increasing debug.aclgraph.static_capture_size_limit to an appropriate value.",
+             head.format("DEBUG") + "Rank 0: kernels_0.run install success, msg: ok",
+             head.format("INFO") + "Since /tmp/k/kernels_0.run is already installed, skipping installation."]
+    fallback, miss, hit = read_why_log(lines)
+    assert (fallback["kind"], fallback["limit_name"], fallback["limit"]) == ("fallback", "static_capture_size_limit", 2)
+    assert capture_rows([fallback])[0]["reason"] == \
+        "static_capture_size_limit 2 reached: every later call runs eagerly"
+    assert (miss["kind"], miss["package"]) == ("static_kernel_miss", "kernels_0.run")
+    assert (hit["kind"], hit["package"]) == ("static_kernel_hit", "/tmp/k/kernels_0.run")
