@@ -71,3 +71,16 @@ def test_show_prints_the_table_after_the_summary(tmp_path: Path) -> None:
     r = runner.invoke(build_app(), ["show", "--out", str(tmp_path)])
     assert r.exit_code == 0, r.output
     assert "why: 1 graph break (recorded)" in r.stdout
+
+
+def test_an_imported_torch_logs_file_gives_the_table(tmp_path: Path) -> None:
+    log = Path(__file__).resolve().parents[2] / "fixtures" / "imports" / "why" / "torch_logs.txt"
+    r = runner.invoke(build_app(), ["import", "--out", str(tmp_path), str(log)])
+    assert r.exit_code == 0, r.output
+    assert "2 graph breaks, 2 recompiles: airctl why" in r.output
+    data = json.loads(why("--out", tmp_path, "--json").stdout)
+    assert data["origin"] == "imported"
+    assert [(row["class"], row["where"].rsplit("/", 1)[-1]) for row in data["rows"]] == [
+        ("graph break", "data_branch.py:17"), ("recompile", "batch_size.py:16"), ("recompile", "batch_size.py:16"),
+        ("graph break", "print_in_forward.py:17")]
+    assert all(row["detail"]["source"] == str(log) for row in data["rows"])
