@@ -79,14 +79,20 @@ def test_the_reasons_are_in_words(recorded: dict[str, WhyTable]) -> None:
         "capture_limit 2 reached: every later call runs eagerly (call 3)"]
 
 
-def _debug_log(script: Path, log: Path) -> None:
-    """The script run as plain Python (sim for its torch_npu/torchair imports, as a child of a sim run gets)."""
+IMPORTED = ["capture_limit.py", "data_branch.py", "batch_size.py", "recompile_limit.py"]
+
+
+@pytest.fixture(scope="module")
+def debug_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Each script run as plain Python with TORCH_LOGS and TorchAir's DEBUG log (sim for its torch_npu and
+    torchair imports, as a child of a sim run gets it), one log per script."""
+    out = tmp_path_factory.mktemp("logs")
     env = {**os.environ, "TORCH_LOGS": "graph_breaks,recompiles", "AIRCTL_SIM_CHILD": "1",
            "TORCH_DEVICE_BACKEND_AUTOLOAD": "0",
            "PYTHONPATH": os.pathsep.join([str(SITE_DIR), str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    with log.open("w") as f:
-        subprocess.run([sys.executable, str(Path(__file__).with_name("why_debug_run.py")), str(script)],
-                       env=env, stdout=f, stderr=subprocess.STDOUT, check=True, timeout=300)
+    subprocess.run([sys.executable, str(Path(__file__).with_name("why_debug_run.py")), str(out),
+                    *(str(SCRIPTS / s) for s in IMPORTED)], env=env, check=True, timeout=600)
+    return out
 
 
 def _shown(table: WhyTable) -> list[tuple[object, ...]]:
@@ -97,11 +103,10 @@ def _shown(table: WhyTable) -> list[tuple[object, ...]]:
              (r.graph or "").split("-")[0], r.compile_id, r.hint) for r in table.rows]
 
 
-@pytest.mark.parametrize("script", ["capture_limit.py", "data_branch.py", "batch_size.py", "recompile_limit.py"])
-def test_an_imported_debug_log_gives_the_runs_table(script: str, tmp_path: Path,
-                                                     recorded: dict[str, WhyTable]) -> None:
-    log = tmp_path / "debug.log"
-    _debug_log(SCRIPTS / script, log)
+@pytest.mark.parametrize("script", IMPORTED)
+def test_an_imported_debug_log_gives_the_runs_table(script: str, tmp_path: Path, recorded: dict[str, WhyTable],
+                                                     debug_logs: Path) -> None:
+    log = debug_logs / f"{Path(script).stem}.log"
     airctl("import", "--out", tmp_path / "imported", log)
     imported = why_run(None, tmp_path / "imported")
     assert imported.origin == "imported" and recorded[script].origin == "recorded"
