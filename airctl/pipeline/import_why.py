@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from airctl.io.import_plan import ImportPlan
-from airctl.io.why_log import CAPTURE_KINDS, capture_rows, read_why_file
+from airctl.io.torchair_why import CAPTURE_KINDS, capture_rows
+from airctl.io.why_log import read_why_file
 from airctl.ledger.writer import LedgerWriter
 
 

@@ -27,7 +27,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from airctl.io.why_log import RECAPTURE_REASONS, capture_reason, shown_key
+from airctl.io.torchair_why import RECAPTURE_REASONS, capture_reason, shown_key
 from airctl.sim import patched_graph_transform_observer
 from airctl.sim.patching import Patches
 

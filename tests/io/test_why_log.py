@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from airctl.io.why_log import capture_rows, dynamo_event, is_dynamo_log, plain_guard, read_why_file, read_why_log
+from airctl.io.torchair_why import capture_rows
+from airctl.io.why_log import dynamo_event, is_dynamo_log, plain_guard, read_why_file, read_why_log
 
 LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "imports" / "why"
 
