@@ -75,6 +75,7 @@ HEAVY_FIRST = (
     "tests/pipeline/test_transformers_models.py",  # 101 s
     "tests/run/test_multirank.py",  # 48 s
     "tests/run/test_modes.py",  # 35 s
+    "tests/pipeline/test_why_runs.py",  # 39 s alone (measured apart from the whole-suite timeline)
     "tests/cli/test_profile.py",  # 29 s
     "tests/faults/test_fault_injection.py",  # 28 s
     "tests/pipeline/test_bisect.py",  # 19 s

@@ -41,7 +41,7 @@ from airctl import __version__
 from airctl.errors import AirctlError, CommandExit, ExitCode, Terminated, interrupt_exit_code
 
 COMMAND_MODULES = ("compile", "run", "import_", "passes", "dump", "diff", "check", "profile", "runs", "bisect",
-                   "repro", "export", "doctor", "coverage")
+                   "repro", "export", "doctor", "coverage", "why")
 TRACEBACK_ENV = "AIRCTL_TRACEBACK"
 
 HELP = (

@@ -59,4 +59,9 @@ def register(app: typer.Typer) -> None:
         err.print(f"imported {len(index['graphs'])} graph(s), {stages} stage(s), {len(index.get('dumps') or [])} "
                   f"TorchAir dump(s), {len(index.get('profiles') or [])} profile(s); verifier: {len(findings)} "
                   f"finding(s) (`airctl check` on the ledger shows them)", markup=False, highlight=False)
+        from airctl.cli.summary import why_line
+
+        line = why_line(result.index)  # graph breaks, recompiles, recaptures, cache misses in the logs
+        if line is not None:
+            err.print(line, markup=False, highlight=False)
         stdout.print(f"ledger: {escape(result.ledger_dir)}")

@@ -101,6 +101,11 @@ def _print_summary(result) -> None:  # noqa: ANN001 - RunResult, imported lazily
     where = os.path.relpath(result.ledger_dir)
     where = where if not where.startswith("..") else str(result.ledger_dir)
     err.print(escape(f"airctl: ledger {where} — " + ", ".join(parts)), highlight=False)
+    from airctl.cli.summary import why_line
+
+    line = why_line(result.index)
+    if line:
+        err.print(escape(f"airctl: {line}"), highlight=False)  # stdout is the script's
     races = (execution or {}).get("races") or []
     if races:
         from airctl.cli.summary import print_races

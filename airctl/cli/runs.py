@@ -25,7 +25,8 @@ RUNS_HELP = (
 )
 SHOW_HELP = (
     "Print a run's summary again, as `airctl compile` printed it: stages per graph, dumps, verifier findings, "
-    "the eager check, races, timings, status and error. RUN is a run id from `airctl runs` (a unique part is "
+    "the eager check, races, `airctl why`'s table (graph breaks, recompiles, recaptures, cache misses), timings, "
+    "status and error. RUN is a run id from `airctl runs` (a unique part is "
     "enough) or a ledger folder; default: the current run.\n\n"
     "[bold]Examples[/bold]\n\n"
     "  airctl show\n\n"
@@ -75,7 +76,7 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(index.to_json())
             return
-        print_summary(SimpleNamespace(index=index, ledger_dir=root), show_all=all_stages, verbose=verbose)
+        print_summary(SimpleNamespace(index=index, ledger_dir=root), show_all=all_stages, verbose=verbose, why=True)
         if index.error:
             _render_recorded_error(index.error, index.error_detail)
 

@@ -81,7 +81,21 @@ def capture_lines(captures: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def print_summary(result: Any, show_all: bool = False, verbose: bool = False) -> None:
+def why_line(index: Any) -> str | None:
+    """``3 recompiles, 1 graph break: airctl why`` when the run had any (:mod:`airctl.why`), else None."""
+    from airctl.why import summary_line as why_summary
+    from airctl.why import why_table
+
+    line = why_summary(why_table(index))
+    return None if line.startswith("no ") else line  # hits alone are nothing to look into
+
+
+def print_summary(result: Any, show_all: bool = False, verbose: bool = False, why: bool = False) -> None:
+    """A run's summary; ``why``: the whole ``airctl why`` table (``airctl show``), else its one line."""
+    if why:
+        from airctl.cli.why import print_why
+        from airctl.why import why_table
+
     index = result.index.to_json()
     backend = index.get("backend") or {}
     err.print(f"[bold]airctl {escape(str(index.get('command') or 'compile'))}[/bold] "
@@ -98,10 +112,12 @@ def print_summary(result: Any, show_all: bool = False, verbose: bool = False) ->
     if execution:
         if execution["matches_eager"] and execution.get("races"):  # sim computed them in order; a device may not
             out.print(f"execution check: [yellow]matches eager on sim, with stream races[/yellow] (max abs error "
-                      f"{execution['max_abs_error']:.3g}, {execution['outputs']} outputs; a device may differ)")
+                      f"{execution['max_abs_error']:.3g}, {execution.get('outputs', execution.get('graphs_checked'))} "
+                      f"{'outputs' if 'outputs' in execution else 'graphs'}; a device may differ)")
         elif execution["matches_eager"]:
             out.print(f"execution check: [green]matches eager[/green] (max abs error {execution['max_abs_error']:.3g}, "
-                      f"{execution['outputs']} outputs)")
+                      f"{execution.get('outputs', execution.get('graphs_checked'))} "
+                      f"{'outputs' if 'outputs' in execution else 'graphs'})")
         else:
             out.print(f"execution check: [red]MISMATCH[/red] (max abs error {execution['max_abs_error']:.3g})")
     print_verdicts(index, verbose=verbose)  # findings and races, as every command that runs the model prints them
@@ -112,6 +128,10 @@ def print_summary(result: Any, show_all: bool = False, verbose: bool = False) ->
         out.print(f"TorchAir warnings: {kept['count']} kept in index.json torchair_warnings ({escape(kinds)}"
                   + (f", {more} more kinds" if more > 0 else "") + "); -v shows them")
     for line in capture_lines(index.get("captures") or []):
+        out.print(escape(line), highlight=False)
+    if why:
+        print_why(why_table(result.index))
+    elif (line := why_line(result.index)) is not None:
         out.print(escape(line), highlight=False)
     timings = index.get("timings") or {}
     if timings:

@@ -10,7 +10,8 @@ is fixed, else by their first bytes (reference/torchair.md §3.3, §5; notes in 
   run's ``torchair/debug.log`` (:class:`TcdRun`); npugraph_ex writes the same layout under
   ``npugraph_ex/`` (``model__<K>``, or ``compile__<K>`` through ``compile_fx``);
 - TorchAir logs (stdout captures, ``debug.log``): any file whose first lines hold a
-  ``[LEVEL] TORCHAIR(pid,exe):`` record;
+  ``[LEVEL] TORCHAIR(pid,exe):`` record, or Dynamo's ``TORCH_LOGS=graph_breaks,recompiles`` lines
+  (``airctl why``: :mod:`airctl.io.why_log`);
 - ``graph():`` listings and ``print_readable`` FX code saved on their own;
 - profiler folders ``*_ascend_pt`` (listed, not read: ``airctl profile analyze`` reads them);
 - TORCH_TRACE logs (``dedicated_log_torch_trace*.log``, read by tlparse).
@@ -29,6 +30,7 @@ from airctl.errors import GraphReadError
 from airctl.io.fx_code import is_fx_code
 from airctl.io.fx_listing import is_fx_listing
 from airctl.io.log_records import is_torchair_log
+from airctl.io.why_log import is_dynamo_log
 from airctl.layout import is_ledger
 
 MAX_FILES = 200_000
@@ -177,7 +179,7 @@ def classify_file(path: Path, found: ArtifactSet) -> None:
     head = _head(path)
     if "\0" in head:
         found.skipped.append((str(path), "binary"))
-    elif is_torchair_log(head):
+    elif is_torchair_log(head) or is_dynamo_log(head):
         found.logs.append(path)
     elif is_fx_listing(head):
         found.listings.append(path)

@@ -132,6 +132,32 @@ class RankEntry(Record):
 
 
 @dataclass(kw_only=True)
+class WhyEvent(Record):
+    """A graph break, recompile, cache decision or other event ``airctl why`` lists (docs/why.md).
+
+    npugraph_ex's captures stay in ``captures``; everything else the run (or an imported log) told
+    about why it compiled, broke or fell back is one of these, in the order it happened."""
+
+    KIND = "event"
+
+    kind: str = required()  # graph_break, recompile, recompile_limit, cache_hit, cache_miss, cache_invalidated
+    seq: float = required()  # order: seconds from the run's start (recorded), or the log line (imported)
+    reason: str | None = None  # in plain words
+    file: str | None = optional()  # the user's (or library's) file ...
+    line: int | None = optional()  # ... and line
+    compile_id: str | None = optional()  # Dynamo's frame/compile id ("0/1")
+    graph: str | None = optional()  # the ledger graph the event produced (its Dynamo graph's first AOT graph)
+    dynamo_graph: int | None = optional()  # ... as a Dynamo graph number
+    source: str | None = optional()  # imported: the log file it was read from
+
+    @classmethod
+    def label(cls, data: Any, position: int) -> str:
+        if isinstance(data, dict) and isinstance(data.get("kind"), str):
+            return f"event {position} ({data['kind']})"
+        return f"event {position}"
+
+
+@dataclass(kw_only=True)
 class StageRef:
     """A stage together with the graph it belongs to."""
 
@@ -187,6 +213,8 @@ class RunIndex(Record):
     options: dict[str, Any] | None = optional()  # --option KEY=VALUE: what was set on the mode's config
     # npugraph_ex: each capture of a graph (first, recaptures with their reason) and each fallback to eager
     captures: list[dict[str, Any]] | None = optional()
+    # airctl why: graph breaks, recompiles, compile-cache decisions, in order (docs/why.md)
+    events: list[WhyEvent] | None = optional()
     graphs: list[GraphEntry] = required()
     dumps: list[DumpEntry] = field(default_factory=list)
     findings: list[dict[str, Any]] = field(default_factory=list)

@@ -45,7 +45,7 @@ from typing import Any
 from airctl import __version__
 from airctl.graph.model import Graph
 from airctl.ledger.files import BackgroundFiles, copy_compressed
-from airctl.ledger.index import DumpEntry, GraphEntry, RunIndex, StageEntry
+from airctl.ledger.index import DumpEntry, GraphEntry, RunIndex, StageEntry, WhyEvent
 from airctl.ledger.index_file import cannot_write, write_index
 from airctl.ledger.liveness import process_record
 from airctl.ledger.record import INDEX
@@ -356,6 +356,17 @@ class LedgerWriter:
         """Set run-level keys (documented ones become typed fields, others are kept as they are)."""
         self.run_index.update(fields)
         self.flush()
+
+    def elapsed(self) -> float:
+        """Seconds since the run started (the order key of ``events`` and ``captures``)."""
+        return round(time.perf_counter() - self._started, 6)
+
+    def add_event(self, event: dict[str, Any]) -> WhyEvent:
+        """One row of ``events`` (``airctl why``), typed; ``seq`` defaults to :meth:`elapsed`."""
+        record = WhyEvent.from_json({"seq": self.elapsed(), **event}, file=INDEX)
+        self.run_index.events = [*(self.run_index.events or []), record]
+        self.flush(force=False)
+        return record
 
     def set_timing(self, name: str, seconds: float) -> None:
         """``timings[name]``, rounded to milliseconds."""

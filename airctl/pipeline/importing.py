@@ -36,6 +36,7 @@ from airctl.io.listing import ge_ops_text
 from airctl.ledger.files import copy_compressed
 from airctl.ledger.index import RunIndex
 from airctl.ledger.writer import LedgerWriter, slug
+from airctl.pipeline.import_why import record_why_events
 from airctl.pipeline.run.finish import finish_ledger
 from airctl.pipeline.run.lifecycle import Run
 
@@ -89,6 +90,7 @@ def import_artifacts(req: ImportRequest) -> ImportResult:
             raise _unreadable(ledger, empty, problems, req.report, nothing=True)
         _copy_dumps(ledger, plan, read)
         logs = _copy_logs(ledger, plan)
+        record_why_events(ledger, plan)
         if found.profiles:
             ledger.set(profiles=[_profile_entry(p) for p in found.profiles])
         notes = [*plan.notes, *(f"{g.id}: {n}" for g in plan.graphs for n in g.notes)]

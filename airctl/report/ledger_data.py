@@ -25,6 +25,7 @@ from airctl.ledger.index import GraphEntry, StageEntry, StageRef
 from airctl.ledger.reader import Ledger
 from airctl.modes import MAX_AUTOTUNE
 from airctl.report.payload import Group
+from airctl.why import why_table
 
 RUN_FIELDS = ("run_id", "created", "status", "command", "backend", "mode", "model", "passes", "execution",
               "error", "error_detail", "timings", "findings")
@@ -76,7 +77,15 @@ def ledger_payload(ledger: Ledger, known: Mapping[str, Graph] | None = None,
         "run": {k: run[k] for k in RUN_FIELDS if k in run},
         **(graphs_part if graphs_part is not None else graphs_payload(ledger, known)),
         "findings": list(index.findings),
+        "why": _why(index),
     }
+
+
+def _why(index: Any) -> dict[str, Any]:
+    """``airctl why``'s table for the Run tab (rows without their recorded detail: the index has it)."""
+    table = why_table(index).to_json()
+    table["rows"] = [{k: v for k, v in row.items() if k != "detail"} for row in table["rows"]]
+    return table
 
 
 def graphs_key(ledger: Ledger) -> str:

@@ -13,7 +13,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
-from airctl.sim import patched_concrete_graph, patched_graph_transform_observer, patched_npugraph_ex_observers
+from airctl.sim import (
+    patched_concrete_graph,
+    patched_graph_transform_observer,
+    patched_lazy_compiled_model,
+    patched_npugraph_ex_observers,
+)
 from airctl.sim.patching import Patches
 
 
@@ -50,6 +55,11 @@ class CaptureListener(Protocol):
         """npugraph_ex captured, recaptured or fell back to eager for ``graph_name``: ``event`` has
         ``event`` (capture, recapture, fallback), ``call`` (1-based), ``reason`` and maybe ``key``."""
 
+    def cache_event(self, event: dict[str, Any]) -> None:
+        """TorchAir's ``cache_compile`` loaded its cache or compiled: ``kind`` (cache_hit, cache_miss,
+        cache_invalidated), ``cache`` (the file), ``function``, ``file``, ``line``, ``key`` (its parts),
+        ``code`` (a digest of the method's source)."""
+
 
 @contextmanager
 def observing(listener: CaptureListener) -> Iterator[None]:
@@ -58,4 +68,5 @@ def observing(listener: CaptureListener) -> Iterator[None]:
         patched_graph_transform_observer.patch(p, listener)
         patched_concrete_graph.patch(p, listener)
         patched_npugraph_ex_observers.patch(p, listener)  # npugraph_ex's copies, when it is loaded
+        patched_lazy_compiled_model.patch(p, listener)  # cache_compile's hit or miss, and its key
         yield

@@ -12,7 +12,8 @@ capture *bookkeeping* and runs its final FX graph on the session's multi-stream 
   from npugraph_ex's own ``get_unupdated_input_fn`` (the shapes and symbol values that are not
   updated in place), a known key is checked with its own ``is_need_to_recapture`` (mutated inputs
   moved, the stream's core limit changed, ``force_recapture``: its counters count them), and past
-  ``capture_limit`` the graph falls back to eager for good, with npugraph_ex's warning. A
+  ``capture_limit`` the graph falls back to eager for good, with npugraph_ex's warning (and its
+  INFO/DEBUG lines for a replay, a recapture and a capture, as its own ``compile`` logs them). A
   "capture" records the key and what recapture checks compare; nothing is captured;
 - ``__call__`` runs that bookkeeping (unless ``force_eager``) and then the final GraphModule.
 
@@ -71,8 +72,13 @@ def patch(p: Patches, run_acl: RunAcl) -> None:
         if self.fallback_to_eager:
             return FALLBACK
         key = self._unupdated_input_func(*args, **kwargs)
-        if key in self._graphs_meta and not self.is_need_to_recapture(key, *args):
-            return key
+        if key in self._graphs_meta:  # npugraph_ex's own log lines for each decision (airctl why reads them)
+            acl.logger.info("Find captured AclGraph{id: %s} of fx_graph %s with graph key {%s}.",
+                            id(self._graphs_meta[key]), self.name, key)
+            if not self.is_need_to_recapture(key, *args):
+                return key
+            acl.logger.debug("The current AclGraph needs to be recaptured for fx_graph %s with graph key {%s}.",
+                             self.name, key)
         limit = int(self.config.get("capture_limit", "-1"))
         if len(self._graphs_meta) == limit:
             message = (f"The capture_limit reached when capturing fx_graph {self.name} with graph key {key}, "
@@ -88,6 +94,16 @@ def patch(p: Patches, run_acl: RunAcl) -> None:
         self._graphs_meta[key] = SimpleNamespace(graph_key=key, acl_graph=None, captured_mutated_inputs=mutated,
                                                  captured_cube_core_num=cube, captured_vector_core_num=vector)
         counters["npugraph_ex"]["captured_" + self.name] = len(self._graphs_meta)
+        acl.logger.debug("No find captured AclGraph{id: %s} of fx_graph %s with graph key {%s}, and start to "
+                         "capture it.", id(self._graphs_meta[key]), self.name, key)
+        table = counters["npugraph_ex"]
+        acl.logger.debug(
+            "For graph %s : the count of captures is %s, and count of recaptures caused by mutated inputs changed is "
+            "%s, and count of recaptures caused by global limit changed is %s, and count of recaptures caused by "
+            "force_recapture is %s", self.name, table["captured_" + self.name],
+            table["recapture_due_to_mutated_input_change_" + self.name],
+            table["recapture_due_to_global_limit_core_change_" + self.name],
+            table["recapture_due_to_force_recapture_" + self.name])
         return key
 
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:

@@ -21,19 +21,15 @@ Nothing is patched when npugraph_ex is not loaded.
 from __future__ import annotations
 
 import importlib
-import re
+import os
 import sys
 import weakref
+from pathlib import Path
 from typing import Any
 
+from airctl.io.torchair_why import RECAPTURE_REASONS, capture_reason, shown_key
 from airctl.sim import patched_graph_transform_observer
 from airctl.sim.patching import Patches
-
-RECAPTURE_REASONS = {  # npugraph_ex's counter (recapture_due_to_<x>_<graph>) -> why
-    "mutated_input_change": "an input the graph mutates moved to another address",
-    "global_limit_core_change": "the stream's core limit changed",
-    "force_recapture": "force_recapture is set",
-}
 
 
 def _modules() -> tuple[Any, Any, Any] | None:
@@ -53,24 +49,6 @@ def _counts(counters: Any, name: str) -> dict[str, int]:
     return {reason: int(table.get(f"recapture_due_to_{reason}_{name}", 0)) for reason in RECAPTURE_REASONS}
 
 
-def shown_key(key: str) -> str:
-    """A graph key as people read it: the shapes and symbol values part (npugraph_ex appends a hash of
-    the parameters' addresses when ``frozen_parameter`` is off).
-
-    >>> shown_key("[6]7899115906676961979"), shown_key("no_updated_input")
-    ('[6]', 'no_updated_input')
-    """
-    m = re.match(r"(\[.*\]|no_updated_input)(-?\d*)$", key)
-    return m.group(1) if m else key
-
-
-def _why(key: str, before: list[str]) -> str:
-    shapes = shown_key(key)
-    if shapes in {shown_key(k) for k in before}:
-        return "a parameter moved to another address (frozen_parameter is off)"
-    return f"input shapes changed: {shapes} (captured before: {', '.join(shown_key(k) for k in before)})"
-
-
 def describe(before: dict[str, Any], after: dict[str, Any], call: int, limit: Any) -> list[dict[str, Any]]:
     """The capture events of one call from npugraph_ex's state before and after it.
 
@@ -84,13 +62,31 @@ def describe(before: dict[str, Any], after: dict[str, Any], call: int, limit: An
                  "reason": f"capture_limit {limit} reached: every later call runs eagerly"}]
     new = [k for k in after["keys"] if k not in before["keys"]]
     for key in new:
-        reason = _why(key, before["keys"]) if before["keys"] else "first call"
+        reason = capture_reason(key, before["keys"]) if before["keys"] else "first call"
         events.append({"event": "capture" if not before["keys"] else "recapture", "call": call,
                        "key": shown_key(key), "reason": reason})
     for what, text in RECAPTURE_REASONS.items():
         for _ in range(after["counts"].get(what, 0) - before["counts"].get(what, 0)):
             events.append({"event": "recapture", "call": call, "reason": text})
     return events
+
+
+_LIBRARY = tuple(str(Path(m.__file__).resolve().parent) + os.sep for m in (sys.modules[__name__.split(".")[0]],))
+
+
+def user_call() -> dict[str, Any]:
+    """The innermost frame outside torch, torch_npu, npugraph_ex, airctl, site-packages and the code
+    Dynamo compiled: the line of the user's code whose call captured or fell back (``{}``: none)."""
+    from torch._dynamo.utils import orig_code_map  # code Dynamo made of the user's: not where they called
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        file = frame.f_code.co_filename
+        if not (file.startswith("<") or "site-packages" in file or "dist-packages" in file
+                or os.path.realpath(file).startswith(_LIBRARY) or frame.f_code in orig_code_map):
+            return {"file": file, "line": frame.f_lineno}
+        frame = frame.f_back
+    return {}
 
 
 def patch(p: Patches, listener: Any) -> None:
@@ -121,8 +117,10 @@ def patch(p: Patches, listener: Any) -> None:
         try:
             return original_call(self, *args, **kwargs)
         finally:
-            for event in describe(before, state(self), calls[self], self.config.get("capture_limit")):
-                listener.aclgraph_capture(str(self.name), event)
+            events = describe(before, state(self), calls[self], self.config.get("capture_limit"))
+            where = user_call() if events else {}
+            for event in events:
+                listener.aclgraph_capture(str(self.name), {**event, **where})
 
     p.setattr(concrete, "save_fx_graph", save_fx_graph)
     p.setattr(acl.AclGraph, "__call__", call)

@@ -38,6 +38,7 @@ def failing_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 COMMANDS = {
     "show": ["show", "{run}"],
+    "why": ["why", "{run}", "--json"],
     "dump": ["dump", "--run", "{run}", "--type", "json"],
     "check": ["check", "--run", "{run}"],
     "diff": ["diff", "--run", "{run}"],
@@ -83,6 +84,8 @@ def test_every_run_command_takes_every_form(failing_run: tuple[Path, str], tmp_p
     assert not any(e in text for e in RESOLVE_ERRORS), (args, text[-1500:])
     if command == "show":
         assert r.exit_code == 0 and run_id in text
+    elif command == "why":
+        assert r.exit_code == 0 and json.loads(r.stdout)["run_id"] == run_id
     elif command == "repro":
         assert r.exit_code == 0, text[-1500:]
         assert json.loads(r.stdout)["reproduces"] is True

@@ -18,7 +18,8 @@ inference)::
                                                                                   npugraph_ex)
 
 npugraph_ex's captures (first, recaptures with their reason, capture-limit fallbacks) become rows of
-``index.json`` ``captures`` (:meth:`CaptureSession.aclgraph_capture`).
+``index.json`` ``captures`` (:meth:`CaptureSession.aclgraph_capture`); TorchAir's ``cache_compile``
+decisions rows of ``events`` (:meth:`CaptureSession.cache_event`, ``airctl why``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from airctl.io.listing import fx_code, ge_ops_text
 from airctl.ledger.writer import LedgerWriter, Text
 from airctl.modes import MAX_AUTOTUNE, Capture
 from airctl.pipeline.compile.aside import Aside
+from airctl.pipeline.compile.why_events import cache_event, link_graphs
 from airctl.sim.pass_switch import skipped_by_observer
 
 GE_STAGE_NAMES = {"original_ge_graph": "ge-original", "optimized_ge_graph": "ge-optimized"}
@@ -195,8 +197,16 @@ class CaptureSession:
     def aclgraph_capture(self, graph_name: str, event: dict[str, Any]) -> None:
         """npugraph_ex captured, recaptured or fell back to eager (:mod:`airctl.sim.patched_npugraph_ex_observers`):
         one row of ``index.json`` ``captures``, with the ledger's graph id."""
-        row = {"graph": self.graph_ids_by_name().get(graph_name, graph_name), "graph_name": graph_name, **event}
+        row = {"graph": self.graph_ids_by_name().get(graph_name, graph_name), "graph_name": graph_name, **event,
+               "seq": self.ledger.elapsed()}
         self.ledger.set(captures=[*(self.ledger.run_index.captures or []), row])
+
+    def cache_event(self, event: dict[str, Any]) -> None:
+        """TorchAir's ``cache_compile`` decided (:mod:`airctl.sim.patched_lazy_compiled_model`): one row of
+        ``events``, compared with earlier runs (:func:`.why_events.cache_event`)."""
+        if event.get("kind") in ("cache_miss", "cache_invalidated"):
+            event["dynamo_graph"] = self.dynamo_count + 1
+        cache_event(self.ledger, event)
 
     def _is_acl(self) -> bool:
         return any(type(c).__name__ == "AclConcreteGraph" for _, c in self.concrete_graphs)
@@ -225,6 +235,7 @@ class CaptureSession:
     def finalize(self) -> None:
         """Wait for the jobs set aside (the optimized GE graph's pbtxt) and collect TorchAir's generated
         aclgraph code (reduce-overhead) into ``torchair/``."""
+        link_graphs(self.ledger)
         asides, self._aside = self._aside, []
         for aside, then in asides:
             then(aside.wait())

@@ -32,6 +32,7 @@ from airctl.pipeline.compile.npugraph_ex import apply_options, backend_for, buil
 from airctl.pipeline.compile.request import CompileRequest, CompileResult, Progress
 from airctl.pipeline.compile.torch_state import torch_state_kept
 from airctl.pipeline.compile.torchair_warnings import kept_warnings  # TorchAir's warnings: ledger (issue 29)
+from airctl.pipeline.compile.why_events import recording_why
 from airctl.pipeline.run.current import model_record
 from airctl.pipeline.run.execution import RunExecution
 from airctl.pipeline.run.finish import close_run, verify_instruments
@@ -194,7 +195,7 @@ class _Compile:
             config = build_config(torchair, req, ledger, backend, dump_types, self.hooks)
             if req.stop_after_passes:
                 _install_plan_stop(config)
-            with observing(session):
+            with observing(session), recording_why(session):
                 try:
                     self.execution = _run(loaded, torchair, config, session, req, self.runs, say)
                     if session.waiting and self.want_report:  # the report's graphs now, beside the forked pbtxt

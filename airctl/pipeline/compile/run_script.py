@@ -47,6 +47,7 @@ from airctl.pipeline.compile.run_check import run_summary
 from airctl.pipeline.compile.run_errors import ScriptEnd, from_exception, from_system_exit
 from airctl.pipeline.compile.run_hooks import RunHooks, RunSession
 from airctl.pipeline.compile.run_logs import RunLog, tee_torchair_log
+from airctl.pipeline.compile.why_events import recording_why
 from airctl.pipeline.run.execution import RunExecution
 from airctl.pipeline.run.finish import finish_ledger, verify_instruments
 from airctl.pipeline.run.lifecycle import Run
@@ -166,7 +167,8 @@ def _run_body(req: RunRequest, ledger: LedgerWriter, progress: Progress | None) 
                     log.note(n)
                 open_logs.append(log)
                 try:
-                    with observing(session), hooks.installed(torchair), _ScriptContext(script, req.args):
+                    with observing(session), recording_why(session), hooks.installed(torchair), \
+                            _ScriptContext(script, req.args):
                         runpy.run_path(str(script), run_name="__main__")
                 except SystemExit as e:
                     end = from_system_exit(e)

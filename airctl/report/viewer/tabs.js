@@ -137,9 +137,21 @@
     if (p.trace) box.appendChild(el("p", null, "Trace (open in https://ui.perfetto.dev): " + fmt(p.trace)));
     if (tl) box.appendChild(tl);
   }
+  function buildWhy(box) {
+    // airctl why: graph breaks, recompiles, recaptures, cache decisions (docs/why.md); text only (textContent)
+    var why = data.why;
+    if (!why) return;
+    var rows = why.rows || [];
+    box.appendChild(el("h2", rows.length ? "sev-warning" : null, "Why: " + why.summary));
+    if (!rows.length) return;
+    box.appendChild(table(["#", "class", "event", "reason", "where", "graph", "hint"], rows.map(function (r) {
+      return [r.n, r["class"], r.what, r.reason, r.where, r.graph, r.hint];
+    })));
+  }
   function buildRun() {
     var box = $("run"), run = data.run || {};
     clear(box);
+    buildWhy(box);
     var t = el("table", "grid");
     Object.keys(run).forEach(function (k) {
       var tr = el("tr");

@@ -1,0 +1,95 @@
+"""``airctl why``: one table of every graph break, recompile, recapture and compile-cache decision of a run.
+
+The command renders :func:`airctl.pipeline.why.why_run`'s table: in the terminal, a row per
+event (text from the user's code and logs escaped, never read as markup), or ``--json`` (pure
+JSON on stdout: :meth:`airctl.why.WhyTable.to_json`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from airctl.cli.options import out_option
+from airctl.cli.output import escape
+
+WHY_HELP = (
+    "Why a run compiled more than once, broke into pieces, recaptured or missed TorchAir's compile cache: one "
+    "table of every graph break, recompile (with the guard that failed, in words: \"x.size(0) was 8, now 16\"), "
+    "recompile-limit fallback, npugraph_ex recapture and capture-limit fallback, and cache_compile hit / miss / "
+    "invalidation (with the part of the key that changed), in the order they happened — each with its reason, "
+    "the file:line in your code, the ledger graph it produced and a fix hint.\n\n"
+    "The events are recorded by `airctl compile` and `airctl run` as they happen, and read by `airctl import` "
+    "from an NPU machine's logs (TorchAir's DEBUG log and TORCH_LOGS=graph_breaks,recompiles output). "
+    "RUN is a run id from `airctl runs` (a unique part is enough) or a ledger folder; default: the current run. "
+    "Classes and hints: docs/why.md.\n\n"
+    "[bold]Examples[/bold]\n\n"
+    "  airctl run train.py && airctl why\n\n"
+    "  airctl import npu-logs/ && airctl why --json\n"
+)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("why", help=WHY_HELP)
+    def why_cmd(
+        run: str = typer.Argument(None, metavar="[RUN]", show_default=False, help="Run id or ledger folder."),
+        out: Path = out_option("Folder of ledgers where the run is."),
+        as_json: bool = typer.Option(False, "--json", help="Print the table as JSON on stdout."),
+    ) -> None:
+        from airctl.cli.output import print_json
+        from airctl.pipeline.why import why_run
+
+        table = why_run(run, out)
+        if as_json:
+            print_json(table.to_json())
+            return
+        print_why(table)
+
+
+def print_why(table: Any, console: Any = None) -> None:
+    """The table in the terminal, a block per event (also the section of ``airctl show``)::
+
+         1  recompile      x.size(0) was 4, now 8
+            at model.py:16 · graph 2-forward · compile 0/1
+            hint: a dynamic shape avoids it: torch._dynamo.mark_dynamic(x, 0) ...
+    """
+    from airctl.cli.output import out
+    from airctl.why import summary_line
+
+    console = console or out
+    if not table.rows:
+        console.print(escape(f"why: {summary_line(table)} in this run"), highlight=False)
+        return
+    console.print(f"[bold]why:[/bold] {escape(summary_line(table).removesuffix(': airctl why'))}"
+                  f" [dim]({escape(table.origin)})[/dim]", highlight=False)
+    width = len(str(len(table.rows)))
+    for row in table.rows:
+        label = row.cls if row.what == row.cls else f"{row.cls} {row.what}"
+        console.print(f"{str(row.n).rjust(width + 1)}  [bold]{escape(label)}[/bold]  {escape(row.reason)}",
+                      highlight=False)
+        place = [f"at {_short(row.where)}" if row.where else "at –"]
+        if row.graph:
+            place.append(f"graph {row.graph}")
+        if row.compile_id:
+            place.append(f"compile {row.compile_id}")
+        pad = " " * (width + 3)
+        console.print(pad + "[dim]" + escape(" · ".join(place)) + "[/dim]", highlight=False)
+        if row.hint:
+            console.print(pad + "[cyan]hint:[/cyan] " + escape(row.hint), highlight=False)
+
+
+def _short(where: str) -> str:
+    """``file:line`` relative to the working folder when below it."""
+    import os
+
+    path, sep, line = where.rpartition(":")
+    if not sep or not line.isdigit():
+        path, line = where, ""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        rel = path
+    shown = rel if not rel.startswith("..") else path
+    return f"{shown}:{line}" if line else shown
