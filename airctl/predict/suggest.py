@@ -1,0 +1,289 @@
+"""The stream plan with the shortest predicted step: candidates replayed, the best kept.
+
+A *candidate* gives each region (:mod:`airctl.predict.regions`) a stream: 0 is the main (default)
+stream, 1..K-1 side streams. It is turned into the plan the written pass file will produce, and
+that plan is replayed (:mod:`airctl.predict.replay`) — the search compares predicted steps, not
+proxies. The plan is built the way the file's passes will act (:func:`build`):
+
+- every node inside a moved region's span runs on its stream (a scope moves its whole span);
+- **inputs**: a side group whose span reads from another stream waits, before its first node, for
+  a record after the *last* of those producers on the main stream (a ``record`` pass), and for the
+  scope record of any other side region it reads (``record: true``); a wait takes the latest record
+  of its pass before the site, as the pass engine does, and so does the model;
+- **outputs**: the first node on the main stream after a side group that reads its results waits
+  for the group's scope record; later readers are ordered by program order.
+
+Every cross-stream data edge is therefore ordered by a record/wait pair (race-free in
+reduce-overhead and npugraph_ex, which add no synchronisation; max-autotune also syncs data edges,
+which the model adds). Collectives on two streams would need an order between them: such
+candidates are refused.
+
+Search (:func:`search`): exhaustive over the canonical assignments (side streams numbered in order
+of first use, conflicting regions never both moved) when there are at most ``EXHAUSTIVE_MAX`` of
+them; beyond, steepest descent from the single stream (move one region to another stream, keep the
+best move, repeat), reported with its gap to :func:`lower_bound`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+
+from airctl.execute.timeline import DEFAULT_STREAM
+from airctl.graph.roles import collective_kind
+from airctl.modes import MAX_AUTOTUNE
+from airctl.predict.plan import KERNEL, ReplayPlan
+from airctl.predict.regions import Dag, Region, conflicts
+from airctl.predict.replay import ReplayDeadlock, replay
+
+EXHAUSTIVE_MAX = 2048  # canonical assignments replayed one by one; more: the heuristic
+MIN_GAIN = 0.005  # a plan must save 0.5 % of the single-stream step to be worth a file
+
+
+def stream_name(s: int) -> str:
+    return DEFAULT_STREAM if s == 0 else f"stream_{s}"
+
+
+@dataclass
+class Wait:
+    site: int  # the node the wait goes before
+    on: list[tuple[str, int]]  # ("inputs", region) or ("scope", region): which record pass
+    region: int  # the region it serves
+    why: str  # "inputs" or "outputs"
+
+
+@dataclass
+class Syncs:
+    records: dict[int, list[int]] = field(default_factory=dict)  # region -> positions a record follows
+    waits: list[Wait] = field(default_factory=list)
+
+
+@dataclass
+class Times:
+    durations_us: list[float]
+    cores: list[float | None] | None = None
+    total_cores: float | None = None
+    gap_us: float = 0.0
+    latency_us: float = 0.0
+
+
+@dataclass
+class Outcome:
+    assign: tuple[int, ...]
+    step_us: float
+    plan: ReplayPlan
+    syncs: Syncs
+
+
+@dataclass
+class SearchResult:
+    best: Outcome
+    single_us: float
+    lower_bound_us: float
+    method: str  # "exhaustive" or "heuristic"
+    evaluated: int
+    candidates: int | None  # how many canonical assignments exist (None: more than EXHAUSTIVE_MAX)
+
+
+def _latest(records: list[int], site: int) -> int | None:
+    """The record of a pass that a wait before ``site`` takes: the latest one before it."""
+    before = [r for r in records if r < site]
+    return max(before) if before else None
+
+
+def build(base: ReplayPlan, dag: Dag, regions: list[Region], assign: tuple[int, ...]) -> tuple[ReplayPlan, Syncs]:
+    """The plan and the record/wait pairs that the pass file of ``assign`` produces."""
+    n = len(base.tasks)
+    stream = [0] * n
+    owner = [-1] * n  # region whose span holds the position
+    group = [-1] * n
+    for r, s in enumerate(assign):
+        if s:
+            for g, (a, b) in enumerate(regions[r].spans):
+                for i in range(a, b + 1):
+                    stream[i], owner[i], group[i] = s, r, g
+    syncs = Syncs()
+    waits: dict[tuple[int, int], Wait] = {}
+    for r, s in enumerate(assign):
+        if not s:
+            continue
+        for g, (a, b) in enumerate(regions[r].spans):
+            main: list[int] = []
+            sides: set[int] = set()
+            for c in range(a, b + 1):
+                for p in dag.preds[c]:
+                    if p in dag.inputs or a <= p <= b or stream[p] == s:
+                        continue
+                    if stream[p] == 0:
+                        main.append(p)
+                    else:
+                        sides.add(owner[p])
+            on = [("scope", q) for q in sorted(sides)]
+            if main:
+                syncs.records.setdefault(r, []).append(max(main))
+                on.insert(0, ("inputs", r))
+            if on:
+                waits[(a, r)] = Wait(a, on, r, "inputs")
+            readers = [c for i in range(a, b + 1) for c in dag.succs[i]
+                       if c > b and stream[c] == 0 and c not in dag.outputs]
+            if readers:
+                site = min(readers)
+                waits.setdefault((site, r), Wait(site, [("scope", r)], r, "outputs"))
+    syncs.waits = sorted(waits.values(), key=lambda w: (w.site, w.region))
+    scope_records = {r: [b for _, b in regions[r].spans] for r, s in enumerate(assign) if s}
+    tasks = [replace(t, stream=stream_name(stream[t.index]), after=[]) for t in base.tasks]
+    for w in syncs.waits:
+        for kind, q in w.on:
+            rec = _latest(syncs.records.get(q, []) if kind == "inputs" else scope_records[q], w.site)
+            if rec is not None:
+                tasks[w.site].after.append((rec, "record_wait"))
+    if base.mode == MAX_AUTOTUNE:  # GE synchronises every cross-stream data edge as well
+        for i in range(n):
+            tasks[i].after.extend((p, "data") for p in dag.preds[i] if p not in dag.inputs)
+    for t in tasks:
+        t.after = list(dict.fromkeys((j, k) for j, k in t.after if tasks[j].stream != t.stream))
+    return replace(base, tasks=tasks, notes=[]), syncs
+
+
+def collectives_split(base: ReplayPlan, assign: tuple[int, ...], regions: list[Region]) -> bool:
+    """Whether the collectives of the graph would run on more than one stream."""
+    comm = [t.index for t in base.tasks if collective_kind(t.op)]
+    if len(comm) < 2:
+        return False
+    streams = {next((s for r, s in enumerate(assign) if s and regions[r].mask >> i & 1), 0) for i in comm}
+    return len(streams) > 1
+
+
+def step_us(plan: ReplayPlan, times: Times) -> float:
+    return replay(plan, times.durations_us, times.cores, times.total_cores, times.gap_us, times.latency_us).span_us
+
+
+def assignments(regions: list[Region], k: int, limit: int | None = None) -> Iterator[tuple[int, ...]]:
+    """The canonical assignments: side streams numbered by first use, no two conflicting regions
+    both moved, regions with a reason always on the main stream."""
+    clash = conflicts(regions)
+    n = len(regions)
+    current = [0] * n
+    count = 0
+
+    def walk(i: int, moved: int, used: int) -> Iterator[tuple[int, ...]]:
+        nonlocal count
+        if limit is not None and count > limit:
+            return
+        if i == n:
+            count += 1
+            yield tuple(current)
+            return
+        current[i] = 0
+        yield from walk(i + 1, moved, used)
+        if regions[i].reason is None and not clash[i] & moved:
+            for s in range(1, min(used + 1, k - 1) + 1):
+                current[i] = s
+                yield from walk(i + 1, moved | 1 << i, max(used, s))
+            current[i] = 0
+
+    yield from walk(0, 0, 0)
+
+
+def count_assignments(regions: list[Region], k: int, limit: int) -> int | None:
+    """How many canonical assignments there are, None when more than ``limit``."""
+    total = 0
+    for _ in assignments(regions, k, limit):
+        total += 1
+        if total > limit:
+            return None
+    return total
+
+
+def lower_bound(dag: Dag, durations_us: list[float], k: int) -> float:
+    """No plan of these tasks beats max(critical path with unlimited streams, total work / K)."""
+    longest = [0.0] * len(dag.preds)
+    for i, ps in enumerate(dag.preds):
+        own = durations_us[i] if dag.kernels >> i & 1 else 0.0
+        longest[i] = own + max((longest[p] for p in ps), default=0.0)
+    total = sum(d for i, d in enumerate(durations_us) if dag.kernels >> i & 1)
+    return max(max(longest, default=0.0), total / max(k, 1))
+
+
+def search(base: ReplayPlan, dag: Dag, regions: list[Region], times: Times, k: int,
+           exhaustive_max: int = EXHAUSTIVE_MAX, force: str | None = None) -> SearchResult:
+    """The assignment with the shortest predicted step (``force``: "exhaustive" or "heuristic")."""
+    cache: dict[tuple[int, ...], Outcome | None] = {}
+
+    def evaluate(assign: tuple[int, ...]) -> Outcome | None:
+        if assign not in cache:
+            if collectives_split(base, assign, regions):
+                cache[assign] = None
+            else:
+                plan, syncs = build(base, dag, regions, assign)
+                try:
+                    cache[assign] = Outcome(assign, step_us(plan, times), plan, syncs)
+                except ReplayDeadlock:
+                    cache[assign] = None
+        return cache[assign]
+
+    zero = tuple([0] * len(regions))
+    single = evaluate(zero)
+    assert single is not None
+    total = count_assignments(regions, k, exhaustive_max) if force != "heuristic" else None
+    exhaustive = force == "exhaustive" or (force is None and total is not None)
+    best = _exhaustive(regions, k, evaluate) if exhaustive else _descend(regions, k, evaluate, zero)
+    best = _prefer_fewer(best, single)
+    return SearchResult(best, single.step_us, lower_bound(dag, times.durations_us, k),
+                        "exhaustive" if exhaustive else "heuristic", len(cache), total)
+
+
+def _better(a: Outcome | None, b: Outcome | None) -> bool:
+    """Whether ``a`` beats ``b``: shorter, or as short with fewer moved regions."""
+    if a is None:
+        return False
+    if b is None:
+        return True
+    if a.step_us < b.step_us * (1 - 1e-9) - 1e-9:
+        return True
+    return abs(a.step_us - b.step_us) <= 1e-9 * max(1.0, b.step_us) and \
+        sum(1 for s in a.assign if s) < sum(1 for s in b.assign if s)
+
+
+def _exhaustive(regions: list[Region], k: int, evaluate: Callable[[tuple[int, ...]], Outcome | None]) -> Outcome:
+    best: Outcome | None = None
+    for assign in assignments(regions, k):
+        out = evaluate(assign)
+        if _better(out, best):
+            best = out
+    assert best is not None
+    return best
+
+
+def _descend(regions: list[Region], k: int, evaluate: Callable[[tuple[int, ...]], Outcome | None],
+             start: tuple[int, ...]) -> Outcome:
+    """Steepest descent: the best single move (one region to another stream) while one improves."""
+    clash = conflicts(regions)
+    best = evaluate(start)
+    assert best is not None
+    while True:
+        moved = sum(1 << r for r, s in enumerate(best.assign) if s)
+        step: Outcome | None = None
+        for r, region in enumerate(regions):
+            if region.reason is not None:
+                continue
+            for s in range(k):
+                if s == best.assign[r] or (s and clash[r] & moved & ~(1 << r)):
+                    continue
+                cand = evaluate(best.assign[:r] + (s,) + best.assign[r + 1:])
+                if _better(cand, step):
+                    step = cand
+        if step is None or not _better(step, best):
+            return best
+        best = step
+
+
+def _prefer_fewer(best: Outcome, single: Outcome) -> Outcome:
+    """The single stream when the best plan does not save ``MIN_GAIN`` of it."""
+    if best.step_us > single.step_us * (1 - MIN_GAIN):
+        return single
+    return best
+
+
+def kernel_us(plan: ReplayPlan, durations_us: list[float]) -> float:
+    return sum(d for t, d in zip(plan.tasks, durations_us, strict=True) if t.kind == KERNEL)
