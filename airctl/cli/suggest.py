@@ -60,7 +60,8 @@ def register(passes: typer.Typer) -> None:
 def render(o: Any) -> None:
     from airctl.cli.output import escape, out
 
-    out.print(f"graph {escape(o.graph)} ({escape(o.mode)}), times from {escape(str(o.times_from))}: predicted device step")
+    out.print(f"graph {escape(o.graph)} ({escape(o.mode)}), times from {escape(str(o.times_from))}: "
+              "predicted device step")
     out.print(f"  single stream   {o.single_us:10.1f} µs")
     if o.current_us is not None:
         out.print(f"  the run's plan  {o.current_us:10.1f} µs")
@@ -82,5 +83,5 @@ def render(o: Any) -> None:
     if o.passes_file is None:
         out.print("no plan beats a single stream: no file written")
     else:
-        out.print(f"wrote {escape(str(o.passes_file))}: airctl passes apply {escape(str(o.passes_file))} --model MODEL.py "
-                  f"--mode {escape(o.mode)}")
+        path = escape(str(o.passes_file))
+        out.print(f"wrote {path}: airctl passes apply {path} --model MODEL.py --mode {escape(o.mode)}")

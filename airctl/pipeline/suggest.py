@@ -126,7 +126,7 @@ def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) 
         header = _header(out, stem, mode)
         comments = {i: f"{regions[i].key} ({len(regions[i].spans)} span(s)) beside {beside.get(i) or 'nothing'}; "
                        f"predicted to save {gains[i]:.1f} µs a step" for i, s in enumerate(found.best.assign) if s}
-        out.text = render(regions, dag, found.best.assign, found.best.syncs, comments, header)
+        out.text = render(regions, found.best.assign, found.best.syncs, comments, header)
         out.passes_file = req.output or Path(f"suggested-{stem}.yaml")
         out.passes_file.write_text(out.text, encoding="utf-8")
     return out

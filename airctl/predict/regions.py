@@ -31,6 +31,7 @@ from airctl.graph.model import Graph, Node
 from airctl.passes.select import NodeInfo, groups, select
 from airctl.passes.spec import Selector
 from airctl.predict.plan import KERNEL, ReplayPlan
+from airctl.predict.selectors import module_pattern
 
 INPUT_KINDS = ("placeholder", "get_attr")
 
@@ -102,16 +103,6 @@ def dag_of(graph: Graph, plan: ReplayPlan) -> Dag:
     inputs = frozenset(i for i, n in enumerate(graph.nodes) if n.kind in INPUT_KINDS)
     outputs = frozenset(i for i, n in enumerate(graph.nodes) if n.kind == "output")
     return Dag(graph, node_infos_of(graph), preds, succs, inputs, outputs, anc, desc, kernels)
-
-
-def module_pattern(path: str) -> str:
-    """``layers.0.attn.k_proj`` → ``layers.*.attn.k_proj``; a last numeric component stays.
-
-    >>> module_pattern("layers.0.attn.k_proj"), module_pattern("experts.1"), module_pattern("left")
-    ('layers.*.attn.k_proj', 'experts.1', 'left')
-    """
-    parts = path.split(".")
-    return ".".join("*" if p.isdigit() and k < len(parts) - 1 else p for k, p in enumerate(parts))
 
 
 def _candidates(dag: Dag) -> list[Region]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from airctl.execute.timeline import DEFAULT_STREAM
 from airctl.graph.roles import collective_kind
@@ -35,6 +36,7 @@ from airctl.modes import MAX_AUTOTUNE
 from airctl.predict.plan import KERNEL, ReplayPlan
 from airctl.predict.regions import Dag, Region, conflicts
 from airctl.predict.replay import ReplayDeadlock, replay
+from airctl.predict.selectors import Choice, choose
 
 EXHAUSTIVE_MAX = 2048  # canonical assignments replayed one by one; more: the heuristic
 MIN_GAIN = 0.005  # a plan must save 0.5 % of the single-stream step to be worth a file
@@ -45,17 +47,17 @@ def stream_name(s: int) -> str:
 
 
 @dataclass
-class Wait:
-    site: int  # the node the wait goes before
-    on: list[tuple[str, int]]  # ("inputs", region) or ("scope", region): which record pass
+class WaitPass:
     region: int  # the region it serves
-    why: str  # "inputs" or "outputs"
+    why: str  # "inputs" (at the start of the region's groups) or "outputs" (before the first main reader)
+    on: tuple[tuple[str, int], ...]  # ("inputs", region) or ("scope", region): which record passes
+    choice: Choice  # its selector and the sites it gives
 
 
 @dataclass
 class Syncs:
-    records: dict[int, list[int]] = field(default_factory=dict)  # region -> positions a record follows
-    waits: list[Wait] = field(default_factory=list)
+    records: dict[int, Choice] = field(default_factory=dict)  # region -> its inputs-ready record pass
+    waits: list[WaitPass] = field(default_factory=list)
 
 
 @dataclass
@@ -91,23 +93,35 @@ def _latest(records: list[int], site: int) -> int | None:
     return max(before) if before else None
 
 
-def build(base: ReplayPlan, dag: Dag, regions: list[Region], assign: tuple[int, ...]) -> tuple[ReplayPlan, Syncs]:
-    """The plan and the record/wait pairs that the pass file of ``assign`` produces."""
+def build(base: ReplayPlan, dag: Dag, regions: list[Region], assign: tuple[int, ...],
+          memo: dict[Any, Choice] | None = None) -> tuple[ReplayPlan, Syncs]:
+    """The plan and the record/wait passes that the pass file of ``assign`` produces."""
     n = len(base.tasks)
     stream = [0] * n
     owner = [-1] * n  # region whose span holds the position
-    group = [-1] * n
     for r, s in enumerate(assign):
         if s:
-            for g, (a, b) in enumerate(regions[r].spans):
+            for a, b in regions[r].spans:
                 for i in range(a, b + 1):
-                    stream[i], owner[i], group[i] = s, r, g
+                    stream[i], owner[i] = s, r
+    memo = {} if memo is None else memo
+
+    def pick(sites: list[int], end: str, windows: list[tuple[int, int]]) -> Choice:
+        order = sorted(range(len(sites)), key=lambda k: sites[k])
+        sites, windows = [sites[k] for k in order], [windows[k] for k in order]
+        key = (end, tuple(sites), tuple(windows),
+               tuple(stream[i] == 0 for lo, hi in windows for i in range(lo, hi + 1)))
+        if key not in memo:
+            memo[key] = choose(dag.infos, sites, end, windows, lambda p: stream[p] == 0)
+        return memo[key]
+
     syncs = Syncs()
-    waits: dict[tuple[int, int], Wait] = {}
     for r, s in enumerate(assign):
         if not s:
             continue
-        for g, (a, b) in enumerate(regions[r].spans):
+        rec_sites, rec_windows, out_sites, out_windows = [], [], [], []
+        inputs: dict[tuple[tuple[str, int], ...], list[int]] = {}
+        for a, b in regions[r].spans:
             main: list[int] = []
             sides: set[int] = set()
             for c in range(a, b + 1):
@@ -120,23 +134,30 @@ def build(base: ReplayPlan, dag: Dag, regions: list[Region], assign: tuple[int, 
                         sides.add(owner[p])
             on = [("scope", q) for q in sorted(sides)]
             if main:
-                syncs.records.setdefault(r, []).append(max(main))
+                rec_sites.append(max(main))
+                rec_windows.append((max(main), a - 1))
                 on.insert(0, ("inputs", r))
             if on:
-                waits[(a, r)] = Wait(a, on, r, "inputs")
+                inputs.setdefault(tuple(on), []).append(a)
             readers = [c for i in range(a, b + 1) for c in dag.succs[i]
                        if c > b and stream[c] == 0 and c not in dag.outputs]
             if readers:
-                site = min(readers)
-                waits.setdefault((site, r), Wait(site, [("scope", r)], r, "outputs"))
-    syncs.waits = sorted(waits.values(), key=lambda w: (w.site, w.region))
+                out_sites.append(min(readers))
+                out_windows.append((b + 1, min(readers)))
+        if rec_sites:
+            syncs.records[r] = pick(rec_sites, "last", rec_windows)
+        for on, starts in inputs.items():
+            syncs.waits.append(WaitPass(r, "inputs", on, pick(starts, "first", [(a, a) for a in starts])))
+        if out_sites:
+            syncs.waits.append(WaitPass(r, "outputs", (("scope", r),), pick(out_sites, "first", out_windows)))
     scope_records = {r: [b for _, b in regions[r].spans] for r, s in enumerate(assign) if s}
     tasks = [replace(t, stream=stream_name(stream[t.index]), after=[]) for t in base.tasks]
     for w in syncs.waits:
-        for kind, q in w.on:
-            rec = _latest(syncs.records.get(q, []) if kind == "inputs" else scope_records[q], w.site)
-            if rec is not None:
-                tasks[w.site].after.append((rec, "record_wait"))
+        for site in w.choice.positions:
+            for kind, q in w.on:
+                rec = _latest(list(syncs.records[q].positions) if kind == "inputs" else scope_records[q], site)
+                if rec is not None:
+                    tasks[site].after.append((rec, "record_wait"))
     if base.mode == MAX_AUTOTUNE:  # GE synchronises every cross-stream data edge as well
         for i in range(n):
             tasks[i].after.extend((p, "data") for p in dag.preds[i] if p not in dag.inputs)
@@ -209,13 +230,14 @@ def search(base: ReplayPlan, dag: Dag, regions: list[Region], times: Times, k: i
            exhaustive_max: int = EXHAUSTIVE_MAX, force: str | None = None) -> SearchResult:
     """The assignment with the shortest predicted step (``force``: "exhaustive" or "heuristic")."""
     cache: dict[tuple[int, ...], Outcome | None] = {}
+    memo: dict[Any, Choice] = {}
 
     def evaluate(assign: tuple[int, ...]) -> Outcome | None:
         if assign not in cache:
             if collectives_split(base, assign, regions):
                 cache[assign] = None
             else:
-                plan, syncs = build(base, dag, regions, assign)
+                plan, syncs = build(base, dag, regions, assign, memo)
                 try:
                     cache[assign] = Outcome(assign, step_us(plan, times), plan, syncs)
                 except ReplayDeadlock:
