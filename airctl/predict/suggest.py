@@ -40,6 +40,7 @@ from airctl.predict.selectors import Choice, choose
 
 EXHAUSTIVE_MAX = 2048  # canonical assignments replayed one by one; more: the heuristic
 MIN_GAIN = 0.005  # a plan must save 0.5 % of the single-stream step to be worth a file
+IDLE_GAIN = 0.001  # a moved region whose scope saves less than 0.1 % of the step goes back
 
 
 def stream_name(s: int) -> str:
@@ -250,7 +251,7 @@ def search(base: ReplayPlan, dag: Dag, regions: list[Region], times: Times, k: i
     total = count_assignments(regions, k, exhaustive_max) if force != "heuristic" else None
     exhaustive = force == "exhaustive" or (force is None and total is not None)
     best = _exhaustive(regions, k, evaluate) if exhaustive else _descend(regions, k, evaluate, zero)
-    best = _prefer_fewer(best, single)
+    best = _prefer_fewer(_drop_idle(best, evaluate), single)
     return SearchResult(best, single.step_us, lower_bound(dag, times.durations_us, k),
                         "exhaustive" if exhaustive else "heuristic", len(cache), total)
 
@@ -298,6 +299,17 @@ def _descend(regions: list[Region], k: int, evaluate: Callable[[tuple[int, ...]]
         if step is None or not _better(step, best):
             return best
         best = step
+
+
+def _drop_idle(best: Outcome, evaluate: Callable[[tuple[int, ...]], Outcome | None]) -> Outcome:
+    """Back on the main stream, one at a time, every moved region whose scope saves (next to)
+    nothing: ``IDLE_GAIN`` of the step at most."""
+    for r in range(len(best.assign)):
+        if best.assign[r]:
+            cand = evaluate(best.assign[:r] + (0,) + best.assign[r + 1:])
+            if cand is not None and cand.step_us <= best.step_us * (1 + IDLE_GAIN):
+                best = cand
+    return best
 
 
 def _prefer_fewer(best: Outcome, single: Outcome) -> Outcome:

@@ -23,14 +23,25 @@ from airctl.predict.replay import ReplayDeadlock
 from airctl.predict.suggest import Times, build, search, step_us
 from airctl.predict.suggest_yaml import render
 from airctl.predict.times import Row, TimesTable
-from tests.passes.conftest import torch_air  # noqa: F401 - the fixture
 
 MODES = ["reduce-overhead", "max-autotune"]
 
 
+@pytest.fixture(scope="module")
+def air():  # noqa: ANN201
+    """torch with TorchAir's air ops registered (what the built-in passes insert)."""
+    from airctl.sim.session import load_torchair
+
+    load_torchair()
+    import torch
+
+    return torch
+
+
 def _node(g, torch, op, args, name, module, line):  # noqa: ANN001, ANN202
     node = g.create_node("call_function", op, args, name=name)
-    node.meta["stack_trace"] = f'  File "/src/model.py", line 90, in forward\n  File "/src/model.py", line {line}, in f\n'
+    node.meta["stack_trace"] = (f'  File "/src/model.py", line 90, in forward\n'
+                                f'  File "/src/model.py", line {line}, in f\n')
     if module:
         node.meta["nn_module_stack"] = {module: (f"L['self'].{module}", object)}
     return node
@@ -135,8 +146,8 @@ def replayed(graph, times: dict[str, float], mode: str) -> float:  # noqa: ANN00
 
 
 @pytest.mark.parametrize("seed", range(24))
-def test_the_suggestion_is_the_optimum_of_a_brute_force_and_never_slower_than_one_stream(torch_air, seed: int) -> None:
-    gm, times = generated(torch_air, seed)
+def test_the_suggestion_is_the_optimum_of_a_brute_force_and_never_slower_than_one_stream(air, seed: int) -> None:
+    gm, times = generated(air, seed)
     _, base, dag, regions, tm = problem(gm, times, "reduce-overhead")
     for k in (2, 3) if len(regions) <= 7 else (2,):  # the brute force replays k ** regions plans
         found = search(base, dag, regions, tm, k)
@@ -148,8 +159,8 @@ def test_the_suggestion_is_the_optimum_of_a_brute_force_and_never_slower_than_on
 
 
 @pytest.mark.parametrize("seed", range(24))
-def test_the_heuristic_stays_within_2_percent_of_the_optimum_on_small_graphs(torch_air, seed: int) -> None:
-    gm, times = generated(torch_air, seed)
+def test_the_heuristic_stays_within_2_percent_of_the_optimum_on_small_graphs(air, seed: int) -> None:
+    gm, times = generated(air, seed)
     _, base, dag, regions, tm = problem(gm, times, "reduce-overhead")
     exact = search(base, dag, regions, tm, 2, force="exhaustive")
     greedy = search(base, dag, regions, tm, 2, force="heuristic")
@@ -160,23 +171,23 @@ def test_the_heuristic_stays_within_2_percent_of_the_optimum_on_small_graphs(tor
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("seed", range(0, 24, 3))
 def test_the_written_file_applied_to_the_graph_replays_to_the_predicted_step_without_a_race(
-        torch_air, tmp_path: Path, seed: int, mode: str) -> None:
+        air, tmp_path: Path, seed: int, mode: str) -> None:
     from airctl.verify.verifier import verify
 
-    gm, times = generated(torch_air, seed)
+    gm, times = generated(air, seed)
     _, base, dag, regions, tm = problem(gm, times, mode)
     found = search(base, dag, regions, tm, 2)
     if not any(found.best.assign):
         pytest.skip("nothing to overlap in this graph")
     text = render(regions, found.best.assign, found.best.syncs, {}, ["test"])
-    applied = apply_file(torch_air, gm, text, tmp_path)
+    applied = apply_file(air, gm, text, tmp_path)
     assert replayed(applied, times, mode) == pytest.approx(found.best.step_us, rel=1e-6)
     errors = [f for f in verify(applied, mode) if f.severity == "error"]
     assert errors == [], [f.message for f in errors]
 
 
-def test_two_equal_chains_on_two_streams_take_one_chain(torch_air, tmp_path: Path) -> None:
-    gm, times = equal_chains(torch_air, depth=4, us=10.0)
+def test_two_equal_chains_on_two_streams_take_one_chain(air, tmp_path: Path) -> None:
+    gm, times = equal_chains(air, depth=4, us=10.0)
     _, base, dag, regions, tm = problem(gm, times, "reduce-overhead")
     found = search(base, dag, regions, tm, 2)
     assert found.single_us == pytest.approx(80.0)
@@ -184,45 +195,45 @@ def test_two_equal_chains_on_two_streams_take_one_chain(torch_air, tmp_path: Pat
     assert found.best.step_us == pytest.approx(found.lower_bound_us)
     text = render(regions, found.best.assign, found.best.syncs, {}, ["test"])
     assert "kind: stream_scope" in text and 'select: {module: "' in text
-    applied = apply_file(torch_air, gm, text, tmp_path)
+    applied = apply_file(air, gm, text, tmp_path)
     assert replayed(applied, times, "reduce-overhead") == pytest.approx(40.0)
 
 
-def test_joined_equal_chains_wait_for_the_side_chain_before_the_join(torch_air, tmp_path: Path) -> None:
+def test_joined_equal_chains_wait_for_the_side_chain_before_the_join(air, tmp_path: Path) -> None:
     from airctl.verify.verifier import verify
 
-    gm, times = equal_chains(torch_air, depth=3, us=10.0, join=True)
+    gm, times = equal_chains(air, depth=3, us=10.0, join=True)
     _, base, dag, regions, tm = problem(gm, times, "reduce-overhead")
     found = search(base, dag, regions, tm, 2)
     assert found.best.step_us == pytest.approx(31.0)  # one chain, then the add
     text = render(regions, found.best.assign, found.best.syncs, {}, ["test"])
     assert "kind: wait" in text and 'before: {target: "aten.add.Tensor"}' in text
-    applied = apply_file(torch_air, gm, text, tmp_path)
+    applied = apply_file(air, gm, text, tmp_path)
     assert [f.rule for f in verify(applied, "reduce-overhead") if f.severity == "error"] == []
     # without the wait pass the same scope is a race: the wait is what makes it safe
     racy = "\n".join(text.split("  # the main stream waits")[0].splitlines()) + "\n"
-    gm2, _ = equal_chains(torch_air, depth=3, us=10.0, join=True)
-    assert any(f.rule.startswith("race") for f in verify(apply_file(torch_air, gm2, racy, tmp_path), "reduce-overhead"))
+    gm2, _ = equal_chains(air, depth=3, us=10.0, join=True)
+    assert any(f.rule.startswith("race") for f in verify(apply_file(air, gm2, racy, tmp_path), "reduce-overhead"))
 
 
-def test_a_single_chain_has_nothing_to_overlap(torch_air) -> None:
+def test_a_single_chain_has_nothing_to_overlap(air) -> None:
     import torch.fx as fx
 
     g = fx.Graph()
     h, w = g.placeholder("x"), g.placeholder("w")
     times = {}
     for j, module in enumerate(["a", "a", "b", "c"]):
-        h = _node(g, torch_air, torch_air.ops.aten.mm.default, (h, w), f"mm{j}", module, 5)
+        h = _node(g, air, air.ops.aten.mm.default, (h, w), f"mm{j}", module, 5)
         times[h.name] = 10.0
     g.output(h)
-    _, base, dag, regions, tm = problem(fx.GraphModule(torch_air.nn.Module(), g), times, "reduce-overhead")
+    _, base, dag, regions, tm = problem(fx.GraphModule(air.nn.Module(), g), times, "reduce-overhead")
     found = search(base, dag, regions, tm, 4)
     assert not any(found.best.assign) and found.best.step_us == pytest.approx(40.0)
     assert all(r.reason and "nothing can run beside it" in r.reason for r in regions if r.spans)
 
 
-def test_beyond_the_exhaustive_size_the_heuristic_reports_its_gap_to_the_lower_bound(torch_air) -> None:
-    gm, times = generated(torch_air, 5)
+def test_beyond_the_exhaustive_size_the_heuristic_reports_its_gap_to_the_lower_bound(air) -> None:
+    gm, times = generated(air, 5)
     _, base, dag, regions, tm = problem(gm, times, "reduce-overhead")
     found = search(base, dag, regions, tm, 3, exhaustive_max=1)
     assert found.method == "heuristic" and found.candidates is None
