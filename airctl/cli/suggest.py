@@ -36,6 +36,9 @@ def register(passes: typer.Typer) -> None:
                                  show_default=False),
         output: Path = typer.Option(None, "--output", "-o", show_default=False,
                                     help="Where to write the pass file (default suggested-<model>.yaml)."),
+        from_file: Path = typer.Option(None, "--from", show_default=False,
+                                       help="Improve this pass file: its passes are kept, the suggestion adds scopes "
+                                            "(with their records and waits) for what it leaves on the main stream."),
         device: str = typer.Option(None, "--device", show_default=False,
                                    help="Device table for the estimate and core sharing (`airctl profile --help`)."),
         out: Path = out_option("Folder of ledgers (runs).", "--out"),
@@ -48,7 +51,8 @@ def register(passes: typer.Typer) -> None:
         from airctl.pipeline.suggest import SuggestRequest, suggest
 
         req = SuggestRequest(source=source, run=run, times=times, streams=streams, mode=mode.value if mode else None,
-                             output=output, out_dir=out, backend=backend.value, entry=entry, device=device)
+                             output=output, from_file=from_file, out_dir=out, backend=backend.value, entry=entry,
+                             device=device)
         with stdout_to_stderr(as_json), status("suggesting a stream plan…") as spinner:
             outcome = suggest(req, progress=lambda msg: spinner.update(msg))
         if as_json:
@@ -64,7 +68,8 @@ def render(o: Any) -> None:
               "predicted device step")
     out.print(f"  single stream   {o.single_us:10.1f} µs")
     if o.current_us is not None:
-        out.print(f"  the run's plan  {o.current_us:10.1f} µs")
+        label = "plan of --from " if o.from_file is not None else "the run's plan "
+        out.print(f"  {label} {o.current_us:10.1f} µs")
     out.print(f"  suggested       {o.suggested_us:10.1f} µs  ({o.streams} stream(s) at most)")
     gap = o.suggested_us - o.lower_bound_us
     size = f"{o.candidates} assignments" if o.candidates is not None else "too many assignments for exhaustive"
@@ -81,7 +86,7 @@ def render(o: Any) -> None:
     for note in o.notes:
         out.print(f"[dim]note: {escape(note)}[/dim]")
     if o.passes_file is None:
-        out.print("no plan beats a single stream: no file written")
+        out.print(f"{o.message}: no file written")
     else:
         path = escape(str(o.passes_file))
         out.print(f"wrote {path}: airctl passes apply {path} --model MODEL.py --mode {escape(o.mode)}")

@@ -20,18 +20,20 @@ from pathlib import Path
 from typing import Any
 
 from airctl.errors import AirctlError
+from airctl.execute.timeline import DEFAULT_STREAM
 from airctl.graph.model import Graph
 from airctl.ledger.reader import Ledger
 from airctl.modes import MAX_AUTOTUNE
-from airctl.pipeline.predict import ESTIMATE, check_names, ledger_plans, load_times
+from airctl.pipeline.predict import ESTIMATE, check_names, ledger_plans, load_times, single_stream
 from airctl.predict import suggest as sg
 from airctl.predict.devices import device
 from airctl.predict.plan import KERNEL, plan_from_graph
 from airctl.predict.regions import Region, dag_of, find_regions
 from airctl.predict.replay import replay
-from airctl.predict.suggest_yaml import render
+from airctl.predict.suggest_yaml import merge, render
 
 NOTHING = "no plan beats a single stream"
+NOTHING_FROM = "no addition beats the plan of --from"
 
 
 @dataclass
@@ -46,6 +48,7 @@ class SuggestRequest:
     backend: str = "auto"
     entry: str | None = None
     device: str | None = None
+    from_file: Path | None = None  # --from: the user's plan, kept, with passes added
     search: str | None = None  # "exhaustive" / "heuristic": force one (tests, large graphs)
     exhaustive_max: int = sg.EXHAUSTIVE_MAX
 
@@ -68,6 +71,11 @@ class SuggestOutcome:
     passes_file: Path | None = None
     text: str | None = None
     notes: list[str] = field(default_factory=list)
+    from_file: Path | None = None
+
+    @property
+    def message(self) -> str | None:
+        return None if self.improves else NOTHING_FROM if self.from_file is not None else NOTHING
 
     @property
     def improves(self) -> bool:
@@ -82,7 +90,8 @@ class SuggestOutcome:
                 "saved_us": saved, "search": {"method": self.method, "evaluated": self.evaluated,
                                               "candidates": self.candidates},
                 "regions": self.regions, "passes_file": str(self.passes_file) if self.passes_file else None,
-                "message": None if self.improves else NOTHING, "notes": self.notes}
+                "message": self.message, "notes": self.notes,
+                "from": str(self.from_file) if self.from_file else None}
 
 
 def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) -> SuggestOutcome:
@@ -92,11 +101,15 @@ def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) 
     ledger_dir, stem = _ledger(req, say)
     ledger = Ledger.open(ledger_dir)
     mode = req.mode or ledger.index.run_mode or MAX_AUTOTUNE
-    graphs = _pre_pass_graphs(ledger)
+    graphs = _graphs(ledger, after_passes=False)
+    planned = graphs
+    if req.from_file is not None:  # the search starts from the graph the user's passes leave
+        ledger_dir = _apply_from(req, ledger, mode, say)
+        planned = _graphs(Ledger.open(ledger_dir), after_passes=True)
     say("reading the times…")
     dev = device(req.device) if req.device else None
     table, gap, latency, notes = load_times(req.times, ledger_dir, graphs, dev)
-    plans = [plan_from_graph(g, mode) for g in graphs]
+    plans = [plan_from_graph(g, mode) for g in planned]
     check_names(table, plans)
     times = []
     for plan in plans:
@@ -105,31 +118,77 @@ def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) 
         if resolved.unmatched:
             notes.append(f"{plan.graph}: {len(resolved.unmatched)} kernel(s) without a time count as 0 µs: "
                          + ", ".join(resolved.unmatched[:6]))
-    singles = [sg.step_us(p, t) for p, t in zip(plans, times, strict=True)]
+    singles = [sg.step_us(single_stream(p), t) for p, t in zip(plans, times, strict=True)]
     k = max(range(len(plans)), key=lambda i: singles[i])
     if len(plans) > 1:
         notes.append(f"planned graph {plans[k].graph} (the longest single-stream step); left as they are: "
                      + ", ".join(p.graph for i, p in enumerate(plans) if i != k))
-    graph, base, tm = graphs[k], plans[k], times[k]
+    graph, base, tm = planned[k], plans[k], times[k]
+    own = [s for s in base.streams() if s != DEFAULT_STREAM]  # the streams of the --from plan
+    streams = req.streams - len(own)
+    if req.from_file is not None and streams < 2:
+        notes.append(f"--streams {req.streams}: the plan of --from already uses {len(own) + 1} stream(s), "
+                     "no stream is left to add")
     say("searching…")
     dag = dag_of(graph, base)
     regions = find_regions(dag, tm.durations_us)
-    found = sg.search(base, dag, regions, tm, req.streams, req.exhaustive_max, req.search)
-    out = SuggestOutcome(ledger_dir, graph.name, mode, table.source, found.single_us, found.best.step_us,
+    sg.fence(base, dag, regions)
+    found = sg.search(base, dag, regions, tm, max(streams, 1), req.exhaustive_max, req.search, req.streams)
+    out = SuggestOutcome(ledger_dir, graph.name, mode, table.source, singles[k], found.best.step_us,
                          found.lower_bound_us, found.method, found.evaluated, found.candidates, req.streams,
-                         notes=notes)
-    out.current_us = _current(ledger, graph.name, table, tm)
+                         notes=notes, from_file=req.from_file)
+    out.current_us = found.single_us if req.from_file is not None else _current(ledger, graph.name, table, tm)
+    names = sg.stream_names(base, max(streams, 1))
     gains = _gains(base, dag, regions, tm, found)
-    beside = _beside(found.best, tm, regions)
-    out.regions = [_region_row(r, i, found.best.assign, gains, beside) for i, r in enumerate(regions)]
+    beside = _beside(found.best, tm, regions, names)
+    out.regions = [_region_row(r, i, found.best.assign, gains, beside, names) for i, r in enumerate(regions)]
     if any(found.best.assign):
         header = _header(out, stem, mode)
         comments = {i: f"{regions[i].key} ({len(regions[i].spans)} span(s)) beside {beside.get(i) or 'nothing'}; "
                        f"predicted to save {gains[i]:.1f} µs a step" for i, s in enumerate(found.best.assign) if s}
-        out.text = render(regions, found.best.assign, found.best.syncs, comments, header)
+        if req.from_file is None:
+            out.text = render(regions, found.best.assign, found.best.syncs, comments, header, names)
+        else:
+            out.text = _merged(req.from_file, regions, found, comments, header, names)
         out.passes_file = req.output or Path(f"suggested-{stem}.yaml")
         out.passes_file.write_text(out.text, encoding="utf-8")
     return out
+
+
+def _apply_from(req: SuggestRequest, ledger: Ledger, mode: str, say: Callable[[str], None]) -> Path:
+    """A plan-only run of the model with the user's pass file: its ledger."""
+    from airctl.pipeline.apply import apply_passes
+
+    model = ledger.index.model if isinstance(ledger.index.model, dict) else {}
+    path = model.get("path")
+    if not path:
+        raise AirctlError("--from needs the model: the run does not name its script", file=str(ledger.index_path),
+                          hint="give MODEL.py")
+    say(f"applying {req.from_file}…")
+    result = apply_passes(Path(str(req.from_file)), Path(str(path)), mode=mode, out=req.out_dir, backend=req.backend,
+                          entry=req.entry or model.get("entry"), plan=True, with_diff=False)
+    if result.error is not None:
+        raise result.error
+    assert result.ledger_dir is not None
+    return Path(result.ledger_dir)
+
+
+def _merged(user_file: Path, regions: list[Region], found: sg.SearchResult, comments: dict[int, str],
+            header: list[str], names: list[str]) -> str:
+    """The user's file with the suggested passes added (as data when its text cannot take them)."""
+    import yaml
+
+    from airctl.passes.spec import load
+
+    text = user_file.read_text(encoding="utf-8")
+    taken = {p.name for p in load(user_file).passes}
+    added = render(regions, found.best.assign, found.best.syncs, comments, header, names, taken=taken)
+    merged = merge(text, added, ["added by airctl passes suggest --from:", *header])
+    if merged is not None:
+        return merged
+    data = yaml.safe_load(text)
+    data["passes"] = list(data.get("passes") or []) + list(yaml.safe_load("passes:\n" + added)["passes"] or [])
+    return "".join(f"# {h}\n" for h in header) + yaml.safe_dump(data, sort_keys=False)
 
 
 def _ledger(req: SuggestRequest, say: Callable[[str], None]) -> tuple[Path, str]:
@@ -152,12 +211,15 @@ def _ledger(req: SuggestRequest, say: Callable[[str], None]) -> tuple[Path, str]
     return ledger_dir, Path(str(path)).stem if path else Path(ledger_dir).name
 
 
-def _pre_pass_graphs(ledger: Ledger) -> list[Graph]:
-    """Per graph, the FX graph the pre-stage passes receive (no pass applied yet)."""
+def _graphs(ledger: Ledger, after_passes: bool) -> list[Graph]:
+    """Per graph, the FX graph the pre-stage passes receive, or the one the YAML passes leave."""
     out = []
     for gid in ledger.graph_ids():
         fx = [s for s in ledger.stages(gid) if s.dialect == "fx"]
+        yaml = [s for s in fx if s.name.startswith("yaml:")]
         pre = next((s for s in fx if s.name.startswith("aot-")), fx[0] if fx else None)
+        if after_passes and yaml:
+            pre = yaml[-1]
         if pre is None:
             continue
         g = ledger.load(pre)
@@ -193,7 +255,7 @@ def _gains(base: Any, dag: Any, regions: list[Region], tm: sg.Times, found: sg.S
     return out
 
 
-def _beside(best: sg.Outcome, tm: sg.Times, regions: list[Region]) -> dict[int, str]:
+def _beside(best: sg.Outcome, tm: sg.Times, regions: list[Region], names: list[str]) -> dict[int, str]:
     """Per moved region: what runs at the same time on other streams in the replay (modules, names)."""
     done = replay(best.plan, tm.durations_us, tm.cores, tm.total_cores, tm.gap_us, tm.latency_us)
     tasks = best.plan.tasks
@@ -205,7 +267,7 @@ def _beside(best: sg.Outcome, tm: sg.Times, regions: list[Region]) -> dict[int, 
         mine = [t for t in kernels if regions[r].mask >> t.index & 1]
         overlap: dict[str, float] = {}
         for o in kernels:
-            if o.stream == sg.stream_name(s):
+            if o.stream == names[s]:
                 continue
             for t in mine:
                 lo, hi = max(done.start_us[t.index], done.start_us[o.index]), min(done.end_us[t.index],
@@ -218,11 +280,11 @@ def _beside(best: sg.Outcome, tm: sg.Times, regions: list[Region]) -> dict[int, 
     return out
 
 
-def _region_row(r: Region, i: int, assign: tuple[int, ...], gains: dict[int, float], beside: dict[int, str]
-                ) -> dict[str, Any]:
+def _region_row(r: Region, i: int, assign: tuple[int, ...], gains: dict[int, float], beside: dict[int, str],
+                names: list[str]) -> dict[str, Any]:
     row: dict[str, Any] = {"region": r.key, "groups": r.labels, "work_us": r.work_us, "beside_us": r.beside_us}
     if assign[i]:
-        row.update(stream=sg.stream_name(assign[i]), saved_us=gains.get(i), beside=beside.get(i))
+        row.update(stream=names[assign[i]], saved_us=gains.get(i), beside=beside.get(i))
     else:
         row.update(stream=None, why=r.reason or "moving it predicts no shorter step than the chosen plan")
     return row
@@ -236,5 +298,5 @@ def _header(out: SuggestOutcome, stem: str, mode: str) -> list[str]:
              "Every cross-stream data edge has a record/wait pair: race-free in every mode.",
              f"  airctl passes apply THIS.yaml --model {stem}.py --mode {mode}"]
     if out.current_us is not None:
-        lines.insert(2, f"The run's own plan: {out.current_us:.1f} µs.")
+        lines.insert(2, f"The existing plan: {out.current_us:.1f} µs.")
     return lines

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from airctl.execute.timeline import DEFAULT_STREAM
+from airctl.graph.model import is_stream_op
 from airctl.graph.roles import collective_kind
 from airctl.modes import MAX_AUTOTUNE
 from airctl.predict.plan import KERNEL, ReplayPlan
@@ -43,8 +44,32 @@ MIN_GAIN = 0.005  # a plan must save 0.5 % of the single-stream step to be worth
 IDLE_GAIN = 0.001  # a moved region whose scope saves less than 0.1 % of the step goes back
 
 
-def stream_name(s: int) -> str:
-    return DEFAULT_STREAM if s == 0 else f"stream_{s}"
+def stream_names(base: ReplayPlan, k: int) -> list[str]:
+    """The main stream and k - 1 side stream names (``stream_1``, …), none the plan already uses."""
+    taken = {t.stream for t in base.tasks}
+    names, n = [DEFAULT_STREAM], 0
+    while len(names) < max(k, 1):
+        n += 1
+        if f"stream_{n}" not in taken:
+            names.append(f"stream_{n}")
+    return names
+
+
+def fence(base: ReplayPlan, dag: Dag, regions: list[Region]) -> None:
+    """With a plan already in the graph (``--from``): a region may not hold its stream ops or nodes
+    it put on other streams, nor exchange data with those nodes (it stays on the main stream)."""
+    other = [t.stream != DEFAULT_STREAM or is_stream_op(t.op) for t in base.tasks]
+    for r in regions:
+        if r.reason is not None:
+            continue
+        for a, b in r.spans:
+            inside = range(a, b + 1)
+            if any(other[i] for i in inside):
+                r.reason = "its span holds nodes the existing plan placed or its stream ops"
+            elif any(other[j] for i in inside for j in (*dag.preds[i], *dag.succs[i]) if j not in dag.inputs):
+                r.reason = "it exchanges data with the existing plan's side streams"
+            if r.reason:
+                break
 
 
 @dataclass
@@ -98,7 +123,8 @@ def build(base: ReplayPlan, dag: Dag, regions: list[Region], assign: tuple[int, 
           memo: dict[Any, Choice] | None = None) -> tuple[ReplayPlan, Syncs]:
     """The plan and the record/wait passes that the pass file of ``assign`` produces."""
     n = len(base.tasks)
-    stream = [0] * n
+    names = stream_names(base, max(assign, default=0) + 1)
+    stream = [0 if t.stream == DEFAULT_STREAM else -1 for t in base.tasks]  # -1: kept where the base has it
     owner = [-1] * n  # region whose span holds the position
     for r, s in enumerate(assign):
         if s:
@@ -152,7 +178,8 @@ def build(base: ReplayPlan, dag: Dag, regions: list[Region], assign: tuple[int, 
         if out_sites:
             syncs.waits.append(WaitPass(r, "outputs", (("scope", r),), pick(out_sites, "first", out_windows)))
     scope_records = {r: [b for _, b in regions[r].spans] for r, s in enumerate(assign) if s}
-    tasks = [replace(t, stream=stream_name(stream[t.index]), after=[]) for t in base.tasks]
+    tasks = [replace(t, stream=names[stream[t.index]] if stream[t.index] >= 0 else t.stream, after=list(t.after))
+             for t in base.tasks]
     for w in syncs.waits:
         for site in w.choice.positions:
             for kind, q in w.on:
@@ -168,12 +195,13 @@ def build(base: ReplayPlan, dag: Dag, regions: list[Region], assign: tuple[int, 
 
 
 def collectives_split(base: ReplayPlan, assign: tuple[int, ...], regions: list[Region]) -> bool:
-    """Whether the collectives of the graph would run on more than one stream."""
+    """Whether the assignment spreads the graph's collectives over more streams than the base does."""
     comm = [t.index for t in base.tasks if collective_kind(t.op)]
     if len(comm) < 2:
         return False
-    streams = {next((s for r, s in enumerate(assign) if s and regions[r].mask >> i & 1), 0) for i in comm}
-    return len(streams) > 1
+    streams = {next((f"+{s}" for r, s in enumerate(assign) if s and regions[r].mask >> i & 1),
+                    base.tasks[i].stream) for i in comm}
+    return len(streams) > len({base.tasks[i].stream for i in comm})
 
 
 def step_us(plan: ReplayPlan, times: Times) -> float:
@@ -228,8 +256,9 @@ def lower_bound(dag: Dag, durations_us: list[float], k: int) -> float:
 
 
 def search(base: ReplayPlan, dag: Dag, regions: list[Region], times: Times, k: int,
-           exhaustive_max: int = EXHAUSTIVE_MAX, force: str | None = None) -> SearchResult:
-    """The assignment with the shortest predicted step (``force``: "exhaustive" or "heuristic")."""
+           exhaustive_max: int = EXHAUSTIVE_MAX, force: str | None = None, bound_k: int | None = None) -> SearchResult:
+    """The assignment with the shortest predicted step (``force``: "exhaustive" or "heuristic");
+    ``bound_k``: the streams the lower bound counts (default ``k``; ``--from``: the plan's too)."""
     cache: dict[tuple[int, ...], Outcome | None] = {}
     memo: dict[Any, Choice] = {}
 
@@ -252,7 +281,7 @@ def search(base: ReplayPlan, dag: Dag, regions: list[Region], times: Times, k: i
     exhaustive = force == "exhaustive" or (force is None and total is not None)
     best = _exhaustive(regions, k, evaluate) if exhaustive else _descend(regions, k, evaluate, zero)
     best = _prefer_fewer(_drop_idle(best, evaluate), single)
-    return SearchResult(best, single.step_us, lower_bound(dag, times.durations_us, k),
+    return SearchResult(best, single.step_us, lower_bound(dag, times.durations_us, bound_k or k),
                         "exhaustive" if exhaustive else "heuristic", len(cache), total)
 
 

@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from airctl.predict.regions import Region
-from airctl.predict.suggest import Syncs, stream_name
+from airctl.predict.suggest import Syncs
 
 
 def _slug(region: Region) -> str:
@@ -38,31 +38,35 @@ def _each_line(each: bool | str) -> list[str]:
 
 
 def render(regions: list[Region], assign: tuple[int, ...], syncs: Syncs, notes: dict[int, str],
-           header: list[str]) -> str:
-    """The pass file's text. ``notes``: per moved region, the comment on its scope."""
-    lines = [f"# {h}" if h else "#" for h in header]
-    lines += ["version: 1", "description: suggested by airctl passes suggest (predicted step, see the comments)",
-              "passes:"]
+           header: list[str], streams: list[str], taken: set[str] | None = None) -> str:
+    """The pass file's text. ``notes``: per moved region, the comment on its scope; ``streams``: the
+    stream names by number; ``taken``: pass names in use (``--from``: then only the passes are
+    written, for :func:`merge`)."""
+    lines = [] if taken is not None else [f"# {h}" if h else "#" for h in header]
+    if taken is None:
+        lines += ["version: 1", "description: suggested by airctl passes suggest (predicted step, see the comments)",
+                  "passes:"]
     names: dict[tuple[str, int], str] = {}
     slugs: dict[int, str] = {}
+    taken = set(taken or ())
     for r, s in enumerate(assign):
         if not s:
             continue
         slug = _slug(regions[r])
-        while slug in slugs.values():
+        while slug in slugs.values() or any(t.startswith(slug) for t in taken):
             slug += "_"
         slugs[r] = slug
         region = regions[r]
-        names[("scope", r)] = f"{slug}-on-{stream_name(s)}"
+        names[("scope", r)] = f"{slug}-on-{streams[s]}"
         lines += [f"  # {notes.get(r, '')}", f"  - name: {names[('scope', r)]}", "    kind: stream_scope",
-                  f"    stream: {stream_name(s)}", f"    select: {_flow(region.selector)}", *_each_line(region.each),
+                  f"    stream: {streams[s]}", f"    select: {_flow(region.selector)}", *_each_line(region.each),
                   "    record: true"]
     for r, choice in sorted(syncs.records.items()):
         names[("inputs", r)] = f"{slugs[r]}-inputs-ready"
         lines += [f"  # on the main stream, after the last producer of what {regions[r].key} reads",
                   f"  - name: {names[('inputs', r)]}", "    kind: record", f"    after: {_flow(choice.raw)}",
                   *_each_line(choice.each)]
-    used: set[str] = set()
+    used = set(taken)
     for w in syncs.waits:
         base = f"{slugs[w.region]}-waits-inputs" if w.why == "inputs" else f"wait-for-{slugs[w.region]}"
         name = base
@@ -75,3 +79,20 @@ def render(regions: list[Region], assign: tuple[int, ...], syncs: Syncs, notes: 
         lines += [f"  # {what}", f"  - name: {name}", "    kind: wait", f"    before: {_flow(w.choice.raw)}",
                   *_each_line(w.choice.each), f"    on: {targets[0] if len(targets) == 1 else json.dumps(targets)}"]
     return "\n".join(lines) + "\n"
+
+
+def merge(user_text: str, passes_text: str, header: list[str]) -> str | None:
+    """The user's file with the suggested passes appended to its ``passes:`` list, comments kept;
+    None when ``passes:`` is not its last top-level key (then the caller writes the data instead)."""
+    lines = user_text.rstrip("\n").splitlines()
+    start = next((i for i, line in enumerate(lines) if re.match(r"passes\s*:\s*(#.*)?$", line)), None)
+    if start is None:
+        return None
+    rest = lines[start + 1:]
+    if any(line and not line[0].isspace() and not line.startswith(("#", "-")) for line in rest):
+        return None
+    item = next((line for line in rest if line.lstrip().startswith("- ")), "  - ")
+    indent = len(item) - len(item.lstrip())
+    shift = indent - 2
+    added = [(" " * shift + line) if shift >= 0 else line[-shift:] for line in passes_text.splitlines()]
+    return "\n".join([*lines, "", *[f"{' ' * indent}# {h}" for h in header], *added]) + "\n"

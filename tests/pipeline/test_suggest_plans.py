@@ -138,3 +138,43 @@ def test_nothing_to_overlap_is_said_with_no_file_and_exit_0(tmp_path: Path, monk
     assert not list(tmp_path.glob("*.yaml"))
     r = CliRunner().invoke(build_app(), ["passes", "suggest", "--run", data["ledger"], "--out", str(tmp_path / "runs")])
     assert r.exit_code == 0 and NOTHING in r.stdout
+
+
+def test_from_keeps_the_users_passes_and_adds_a_race_free_stream(tmp_path: Path) -> None:
+    """--from with transformer_two_streams.yaml's MLP half: the user's passes stay word for word, the
+    suggestion adds a third stream, and the merged file applies race-free to the predicted step."""
+    from airctl.passes.spec import load
+    from airctl.verify.verifier import verify
+
+    hand = (REPO / "passes" / "transformer_two_streams.yaml").read_text(encoding="utf-8")
+    mlp = "version: 1\npasses:\n" + hand[hand.index("  - name: ln2-ready"):]
+    user = tmp_path / "mlp.yaml"
+    user.write_text(mlp, encoding="utf-8")
+    mode = "reduce-overhead"
+    out = suggest(SuggestRequest(source=MODELS / "transformer.py", mode=mode, streams=3, from_file=user,
+                                 output=tmp_path / "merged.yaml", out_dir=tmp_path / "runs", backend="sim"))
+    assert out.passes_file is not None, out.to_json()
+    text = out.passes_file.read_text(encoding="utf-8")
+    assert text.startswith(mlp.rstrip("\n"))
+    names = [p.name for p in load(out.passes_file).passes]
+    assert names[:4] == [p.name for p in load(user).passes] and len(names) > 4
+    assert out.current_us is not None and out.suggested_us < out.current_us
+    result = apply_passes(out.passes_file, MODELS / "transformer.py", mode=mode, out=tmp_path / "runs", backend="sim")
+    assert result.error is None and result.execution["matches_eager"] is True and result.execution["races"] == []
+    for g in _graphs(result.ledger_dir, last=True):
+        assert [f.message for f in verify(g, mode) if f.severity == "error"] == []
+    assert predicted_after_passes(result.ledger_dir, mode, out.ledger_dir) == pytest.approx(out.suggested_us, rel=1e-6)
+
+
+def test_a_run_with_its_own_plan_is_compared_with_it(tmp_path: Path) -> None:
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
+
+    run = compile_model(CompileRequest(MODELS / "two_chains.py", mode="reduce-overhead", out_dir=tmp_path / "runs",
+                                       backend="sim", passes_file=str(REPO / "passes" / "two_chains.yaml")))
+    assert run.error is None
+    r = CliRunner().invoke(build_app(), ["passes", "suggest", str(run.ledger_dir), "-o", str(tmp_path / "s.yaml"),
+                                         "--out", str(tmp_path / "runs"), "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)["predicted_us"]
+    assert data["current_plan"] is not None and data["current_plan"] < data["single_stream"]
+    assert data["suggested"] <= data["current_plan"] * (1 + 1e-6)
