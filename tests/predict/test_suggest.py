@@ -20,7 +20,7 @@ from airctl.passes.spec import parse_text
 from airctl.predict.plan import plan_from_graph
 from airctl.predict.regions import dag_of, find_regions
 from airctl.predict.replay import ReplayDeadlock
-from airctl.predict.suggest import Times, build, search, step_us
+from airctl.predict.suggest import Times, build, search, step_us, stream_names
 from airctl.predict.suggest_yaml import render
 from airctl.predict.times import Row, TimesTable
 
@@ -168,18 +168,19 @@ def test_the_heuristic_stays_within_2_percent_of_the_optimum_on_small_graphs(air
     assert greedy.best.step_us <= greedy.single_us + 1e-9
 
 
+@pytest.mark.parametrize("k", [2, 3])
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("seed", range(0, 24, 3))
 def test_the_written_file_applied_to_the_graph_replays_to_the_predicted_step_without_a_race(
-        air, tmp_path: Path, seed: int, mode: str) -> None:
+        air, tmp_path: Path, seed: int, mode: str, k: int) -> None:
     from airctl.verify.verifier import verify
 
     gm, times = generated(air, seed)
     _, base, dag, regions, tm = problem(gm, times, mode)
-    found = search(base, dag, regions, tm, 2)
+    found = search(base, dag, regions, tm, k)
     if not any(found.best.assign):
         pytest.skip("nothing to overlap in this graph")
-    text = render(regions, found.best.assign, found.best.syncs, {}, ["test"])
+    text = render(regions, found.best.assign, found.best.syncs, {}, ["test"], stream_names(base, k))
     applied = apply_file(air, gm, text, tmp_path)
     assert replayed(applied, times, mode) == pytest.approx(found.best.step_us, rel=1e-6)
     errors = [f for f in verify(applied, mode) if f.severity == "error"]
@@ -193,7 +194,7 @@ def test_two_equal_chains_on_two_streams_take_one_chain(air, tmp_path: Path) -> 
     assert found.single_us == pytest.approx(80.0)
     assert found.best.step_us <= 40.0 * 1.02
     assert found.best.step_us == pytest.approx(found.lower_bound_us)
-    text = render(regions, found.best.assign, found.best.syncs, {}, ["test"])
+    text = render(regions, found.best.assign, found.best.syncs, {}, ["test"], stream_names(base, 2))
     assert "kind: stream_scope" in text and 'select: {module: "' in text
     applied = apply_file(air, gm, text, tmp_path)
     assert replayed(applied, times, "reduce-overhead") == pytest.approx(40.0)
@@ -206,7 +207,7 @@ def test_joined_equal_chains_wait_for_the_side_chain_before_the_join(air, tmp_pa
     _, base, dag, regions, tm = problem(gm, times, "reduce-overhead")
     found = search(base, dag, regions, tm, 2)
     assert found.best.step_us == pytest.approx(31.0)  # one chain, then the add
-    text = render(regions, found.best.assign, found.best.syncs, {}, ["test"])
+    text = render(regions, found.best.assign, found.best.syncs, {}, ["test"], stream_names(base, 2))
     assert "kind: wait" in text and 'before: {target: "aten.add.Tensor"}' in text
     applied = apply_file(air, gm, text, tmp_path)
     assert [f.rule for f in verify(applied, "reduce-overhead") if f.severity == "error"] == []
@@ -238,3 +239,28 @@ def test_beyond_the_exhaustive_size_the_heuristic_reports_its_gap_to_the_lower_b
     found = search(base, dag, regions, tm, 3, exhaustive_max=1)
     assert found.method == "heuristic" and found.candidates is None
     assert found.lower_bound_us <= found.best.step_us <= found.single_us
+
+
+def test_merge_appends_to_the_users_list_at_its_indentation_and_keeps_its_comments() -> None:
+    from airctl.predict.suggest_yaml import merge
+
+    user = "# mine\nversion: 1\npasses:\n- name: a   # first\n  kind: record\n  after: {target: aten.mm}\n"
+    added = "  - name: b\n    kind: stream_scope\n    stream: s\n    select: {module: \"m\"}\n"
+    text = merge(user, added, ["added"])
+    assert text is not None and text.startswith(user.rstrip("\n")) and "# first" in text
+    assert [p.name for p in parse_text(text).passes] == ["a", "b"]
+    assert merge("passes:\n  - name: a\n    kind: record\n    after: {target: x}\nversion: 1\n", added, []) is None
+
+
+def test_fence_keeps_regions_away_from_an_existing_plan(air) -> None:
+    from airctl.predict.suggest import fence
+
+    gm, times = equal_chains(air, depth=2, join=True)
+    graph, base, dag, regions, tm = problem(gm, times, "reduce-overhead")
+    by_key = {r.key: r for r in regions}
+    assert by_key["module left"].reason is None and by_key["module right"].reason is None
+    base.tasks[graph.nodes.index(graph.node("right_0"))].stream = "theirs"  # as if a user's pass had moved it
+    base.tasks[graph.nodes.index(graph.node("add"))].stream = "theirs"
+    fence(base, dag, regions)
+    assert "placed" in (by_key["module right"].reason or "")
+    assert "exchanges data" in (by_key["module left"].reason or "")  # its result feeds the moved add
