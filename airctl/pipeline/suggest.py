@@ -25,6 +25,7 @@ from airctl.graph.model import Graph
 from airctl.ledger.reader import Ledger
 from airctl.modes import MAX_AUTOTUNE
 from airctl.pipeline.predict import ESTIMATE, check_names, ledger_plans, load_times, single_stream
+from airctl.predict import candidate as cd
 from airctl.predict import suggest as sg
 from airctl.predict.devices import device
 from airctl.predict.plan import KERNEL, plan_from_graph
@@ -114,11 +115,11 @@ def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) 
     times = []
     for plan in plans:
         resolved = table.resolve(plan)
-        times.append(sg.Times(resolved.durations_us, resolved.cores, dev.ai_cores if dev else None, gap, latency))
+        times.append(cd.Times(resolved.durations_us, resolved.cores, dev.ai_cores if dev else None, gap, latency))
         if resolved.unmatched:
             notes.append(f"{plan.graph}: {len(resolved.unmatched)} kernel(s) without a time count as 0 µs: "
                          + ", ".join(resolved.unmatched[:6]))
-    singles = [sg.step_us(single_stream(p), t) for p, t in zip(plans, times, strict=True)]
+    singles = [cd.step_us(single_stream(p), t) for p, t in zip(plans, times, strict=True)]
     k = max(range(len(plans)), key=lambda i: singles[i])
     if len(plans) > 1:
         notes.append(f"planned graph {plans[k].graph} (the longest single-stream step); left as they are: "
@@ -132,13 +133,13 @@ def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) 
     say("searching…")
     dag = dag_of(graph, base)
     regions = find_regions(dag, tm.durations_us)
-    sg.fence(base, dag, regions)
+    cd.fence(base, dag, regions)
     found = sg.search(base, dag, regions, tm, max(streams, 1), req.exhaustive_max, req.search, req.streams)
     out = SuggestOutcome(ledger_dir, graph.name, mode, table.source, singles[k], found.best.step_us,
                          found.lower_bound_us, found.method, found.evaluated, found.candidates, req.streams,
                          notes=notes, from_file=req.from_file)
     out.current_us = found.single_us if req.from_file is not None else _current(ledger, graph.name, table, tm)
-    names = sg.stream_names(base, max(streams, 1))
+    names = cd.stream_names(base, max(streams, 1))
     gains = _gains(base, dag, regions, tm, found)
     beside = _beside(found.best, tm, regions, names)
     out.regions = [_region_row(r, i, found.best.assign, gains, beside, names) for i, r in enumerate(regions)]
@@ -231,7 +232,7 @@ def _graphs(ledger: Ledger, after_passes: bool) -> list[Graph]:
     return out
 
 
-def _current(ledger: Ledger, gid: str, table: Any, tm: sg.Times) -> float | None:
+def _current(ledger: Ledger, gid: str, table: Any, tm: cd.Times) -> float | None:
     """The predicted step of the run's own stream plan, when its graph has more than one stream."""
     try:
         plans, _ = ledger_plans(ledger)
@@ -244,18 +245,18 @@ def _current(ledger: Ledger, gid: str, table: Any, tm: sg.Times) -> float | None
     return replay(plan, resolved.durations_us, resolved.cores, tm.total_cores, tm.gap_us, tm.latency_us).span_us
 
 
-def _gains(base: Any, dag: Any, regions: list[Region], tm: sg.Times, found: sg.SearchResult) -> dict[int, float]:
+def _gains(base: Any, dag: Any, regions: list[Region], tm: cd.Times, found: sg.SearchResult) -> dict[int, float]:
     """Per moved region: how much longer the step is with it back on the main stream."""
     out = {}
     for r, s in enumerate(found.best.assign):
         if s:
             assign = found.best.assign[:r] + (0,) + found.best.assign[r + 1:]
-            plan, _ = sg.build(base, dag, regions, assign)
-            out[r] = sg.step_us(plan, tm) - found.best.step_us
+            plan, _ = cd.build(base, dag, regions, assign)
+            out[r] = cd.step_us(plan, tm) - found.best.step_us
     return out
 
 
-def _beside(best: sg.Outcome, tm: sg.Times, regions: list[Region], names: list[str]) -> dict[int, str]:
+def _beside(best: sg.Outcome, tm: cd.Times, regions: list[Region], names: list[str]) -> dict[int, str]:
     """Per moved region: what runs at the same time on other streams in the replay (modules, names)."""
     done = replay(best.plan, tm.durations_us, tm.cores, tm.total_cores, tm.gap_us, tm.latency_us)
     tasks = best.plan.tasks

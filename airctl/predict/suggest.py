@@ -1,98 +1,34 @@
 """The stream plan with the shortest predicted step: candidates replayed, the best kept.
 
-A *candidate* gives each region (:mod:`airctl.predict.regions`) a stream: 0 is the main (default)
-stream, 1..K-1 side streams. It is turned into the plan the written pass file will produce, and
-that plan is replayed (:mod:`airctl.predict.replay`) — the search compares predicted steps, not
-proxies. The plan is built the way the file's passes will act (:func:`build`):
-
-- every node inside a moved region's span runs on its stream (a scope moves its whole span);
-- **inputs**: a side group whose span reads from another stream waits, before its first node, for
-  a record after the *last* of those producers on the main stream (a ``record`` pass), and for the
-  scope record of any other side region it reads (``record: true``); a wait takes the latest record
-  of its pass before the site, as the pass engine does, and so does the model;
-- **outputs**: the first node on the main stream after a side group that reads its results waits
-  for the group's scope record; later readers are ordered by program order.
-
-Every cross-stream data edge is therefore ordered by a record/wait pair (race-free in
-reduce-overhead and npugraph_ex, which add no synchronisation; max-autotune also syncs data edges,
-which the model adds). Collectives on two streams would need an order between them: such
-candidates are refused.
+Each candidate assignment of regions to streams becomes the plan its pass file produces
+(:func:`airctl.predict.candidate.build`), and that plan is replayed: the search compares predicted
+steps, not proxies. A candidate whose replay deadlocks, or that would spread the collectives over
+more streams than before (they would need an order between them), is refused.
 
 Search (:func:`search`): exhaustive over the canonical assignments (side streams numbered in order
-of first use, conflicting regions never both moved) when there are at most ``EXHAUSTIVE_MAX`` of
-them; beyond, steepest descent from the single stream (move one region to another stream, keep the
-best move, repeat), reported with its gap to :func:`lower_bound`.
+of first use, conflicting regions never both moved, regions with a reason never moved) when there
+are at most ``EXHAUSTIVE_MAX`` of them; beyond, steepest descent from the single stream (move one
+region to another stream, keep the best move, repeat), reported with its gap to
+:func:`lower_bound`. Either way, moved regions whose scope saves under ``IDLE_GAIN`` of the step go
+back to the main stream (fewer passes, next to the same step), and a plan that saves less than
+``MIN_GAIN`` of the starting step is no plan.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any
 
-from airctl.execute.timeline import DEFAULT_STREAM
-from airctl.graph.model import is_stream_op
-from airctl.graph.roles import collective_kind
-from airctl.modes import MAX_AUTOTUNE
-from airctl.predict.plan import KERNEL, ReplayPlan
+from airctl.predict.candidate import Syncs, Times, build, collectives_split, step_us
+from airctl.predict.plan import ReplayPlan
 from airctl.predict.regions import Dag, Region, conflicts
-from airctl.predict.replay import ReplayDeadlock, replay
-from airctl.predict.selectors import Choice, choose
+from airctl.predict.replay import ReplayDeadlock
+from airctl.predict.selectors import Choice
 
 EXHAUSTIVE_MAX = 2048  # canonical assignments replayed one by one; more: the heuristic
 MIN_GAIN = 0.005  # a plan must save 0.5 % of the single-stream step to be worth a file
 IDLE_GAIN = 0.001  # a moved region whose scope saves less than 0.1 % of the step goes back
-
-
-def stream_names(base: ReplayPlan, k: int) -> list[str]:
-    """The main stream and k - 1 side stream names (``stream_1``, …), none the plan already uses."""
-    taken = {t.stream for t in base.tasks}
-    names, n = [DEFAULT_STREAM], 0
-    while len(names) < max(k, 1):
-        n += 1
-        if f"stream_{n}" not in taken:
-            names.append(f"stream_{n}")
-    return names
-
-
-def fence(base: ReplayPlan, dag: Dag, regions: list[Region]) -> None:
-    """With a plan already in the graph (``--from``): a region may not hold its stream ops or nodes
-    it put on other streams, nor exchange data with those nodes (it stays on the main stream)."""
-    other = [t.stream != DEFAULT_STREAM or is_stream_op(t.op) for t in base.tasks]
-    for r in regions:
-        if r.reason is not None:
-            continue
-        for a, b in r.spans:
-            inside = range(a, b + 1)
-            if any(other[i] for i in inside):
-                r.reason = "its span holds nodes the existing plan placed or its stream ops"
-            elif any(other[j] for i in inside for j in (*dag.preds[i], *dag.succs[i]) if j not in dag.inputs):
-                r.reason = "it exchanges data with the existing plan's side streams"
-            if r.reason:
-                break
-
-
-@dataclass
-class WaitPass:
-    region: int  # the region it serves
-    why: str  # "inputs" (at the start of the region's groups) or "outputs" (before the first main reader)
-    on: tuple[tuple[str, int], ...]  # ("inputs", region) or ("scope", region): which record passes
-    choice: Choice  # its selector and the sites it gives
-
-
-@dataclass
-class Syncs:
-    records: dict[int, Choice] = field(default_factory=dict)  # region -> its inputs-ready record pass
-    waits: list[WaitPass] = field(default_factory=list)
-
-
-@dataclass
-class Times:
-    durations_us: list[float]
-    cores: list[float | None] | None = None
-    total_cores: float | None = None
-    gap_us: float = 0.0
-    latency_us: float = 0.0
 
 
 @dataclass
@@ -111,101 +47,6 @@ class SearchResult:
     method: str  # "exhaustive" or "heuristic"
     evaluated: int
     candidates: int | None  # how many canonical assignments exist (None: more than EXHAUSTIVE_MAX)
-
-
-def _latest(records: list[int], site: int) -> int | None:
-    """The record of a pass that a wait before ``site`` takes: the latest one before it."""
-    before = [r for r in records if r < site]
-    return max(before) if before else None
-
-
-def build(base: ReplayPlan, dag: Dag, regions: list[Region], assign: tuple[int, ...],
-          memo: dict[Any, Choice] | None = None) -> tuple[ReplayPlan, Syncs]:
-    """The plan and the record/wait passes that the pass file of ``assign`` produces."""
-    n = len(base.tasks)
-    names = stream_names(base, max(assign, default=0) + 1)
-    stream = [0 if t.stream == DEFAULT_STREAM else -1 for t in base.tasks]  # -1: kept where the base has it
-    owner = [-1] * n  # region whose span holds the position
-    for r, s in enumerate(assign):
-        if s:
-            for a, b in regions[r].spans:
-                for i in range(a, b + 1):
-                    stream[i], owner[i] = s, r
-    memo = {} if memo is None else memo
-
-    def pick(sites: list[int], end: str, windows: list[tuple[int, int]]) -> Choice:
-        order = sorted(range(len(sites)), key=lambda k: sites[k])
-        sites, windows = [sites[k] for k in order], [windows[k] for k in order]
-        key = (end, tuple(sites), tuple(windows),
-               tuple(stream[i] == 0 for lo, hi in windows for i in range(lo, hi + 1)))
-        if key not in memo:
-            memo[key] = choose(dag.infos, sites, end, windows, lambda p: stream[p] == 0)
-        return memo[key]
-
-    syncs = Syncs()
-    for r, s in enumerate(assign):
-        if not s:
-            continue
-        rec_sites, rec_windows, out_sites, out_windows = [], [], [], []
-        inputs: dict[tuple[tuple[str, int], ...], list[int]] = {}
-        for a, b in regions[r].spans:
-            main: list[int] = []
-            sides: set[int] = set()
-            for c in range(a, b + 1):
-                for p in dag.preds[c]:
-                    if p in dag.inputs or a <= p <= b or stream[p] == s:
-                        continue
-                    if stream[p] == 0:
-                        main.append(p)
-                    else:
-                        sides.add(owner[p])
-            on = [("scope", q) for q in sorted(sides)]
-            if main:
-                rec_sites.append(max(main))
-                rec_windows.append((max(main), a - 1))
-                on.insert(0, ("inputs", r))
-            if on:
-                inputs.setdefault(tuple(on), []).append(a)
-            readers = [c for i in range(a, b + 1) for c in dag.succs[i]
-                       if c > b and stream[c] == 0 and c not in dag.outputs]
-            if readers:
-                out_sites.append(min(readers))
-                out_windows.append((b + 1, min(readers)))
-        if rec_sites:
-            syncs.records[r] = pick(rec_sites, "last", rec_windows)
-        for on, starts in inputs.items():
-            syncs.waits.append(WaitPass(r, "inputs", on, pick(starts, "first", [(a, a) for a in starts])))
-        if out_sites:
-            syncs.waits.append(WaitPass(r, "outputs", (("scope", r),), pick(out_sites, "first", out_windows)))
-    scope_records = {r: [b for _, b in regions[r].spans] for r, s in enumerate(assign) if s}
-    tasks = [replace(t, stream=names[stream[t.index]] if stream[t.index] >= 0 else t.stream, after=list(t.after))
-             for t in base.tasks]
-    for w in syncs.waits:
-        for site in w.choice.positions:
-            for kind, q in w.on:
-                rec = _latest(list(syncs.records[q].positions) if kind == "inputs" else scope_records[q], site)
-                if rec is not None:
-                    tasks[site].after.append((rec, "record_wait"))
-    if base.mode == MAX_AUTOTUNE:  # GE synchronises every cross-stream data edge as well
-        for i in range(n):
-            tasks[i].after.extend((p, "data") for p in dag.preds[i] if p not in dag.inputs)
-    for t in tasks:
-        t.after = list(dict.fromkeys((j, k) for j, k in t.after if tasks[j].stream != t.stream))
-    return replace(base, tasks=tasks, notes=[]), syncs
-
-
-def collectives_split(base: ReplayPlan, assign: tuple[int, ...], regions: list[Region]) -> bool:
-    """Whether the assignment spreads the graph's collectives over more streams than the base does."""
-    comm = [t.index for t in base.tasks if collective_kind(t.op)]
-    if len(comm) < 2:
-        return False
-    streams = {next((f"+{s}" for r, s in enumerate(assign) if s and regions[r].mask >> i & 1),
-                    base.tasks[i].stream) for i in comm}
-    return len(streams) > len({base.tasks[i].stream for i in comm})
-
-
-def step_us(plan: ReplayPlan, times: Times) -> float:
-    return replay(plan, times.durations_us, times.cores, times.total_cores, times.gap_us, times.latency_us).span_us
 
 
 def assignments(regions: list[Region], k: int, limit: int | None = None) -> Iterator[tuple[int, ...]]:
@@ -346,7 +187,3 @@ def _prefer_fewer(best: Outcome, single: Outcome) -> Outcome:
     if best.step_us > single.step_us * (1 - MIN_GAIN):
         return single
     return best
-
-
-def kernel_us(plan: ReplayPlan, durations_us: list[float]) -> float:
-    return sum(d for t, d in zip(plan.tasks, durations_us, strict=True) if t.kind == KERNEL)

@@ -17,8 +17,8 @@ import json
 import re
 from typing import Any
 
+from airctl.predict.candidate import Syncs
 from airctl.predict.regions import Region
-from airctl.predict.suggest import Syncs
 
 
 def _slug(region: Region) -> str:

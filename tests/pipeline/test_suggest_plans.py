@@ -21,8 +21,8 @@ from airctl.ledger.reader import Ledger
 from airctl.pipeline.apply import apply_passes
 from airctl.pipeline.predict import load_times
 from airctl.pipeline.suggest import NOTHING, SuggestRequest, suggest
+from airctl.predict.candidate import Times, step_us
 from airctl.predict.plan import plan_from_graph
-from airctl.predict.suggest import Times, step_us
 from tests.conftest import MODELS, REPO
 
 pytestmark = pytest.mark.slow

@@ -17,10 +17,11 @@ import pytest
 
 from airctl.passes import builtin
 from airctl.passes.spec import parse_text
+from airctl.predict.candidate import Times, build, step_us, stream_names
 from airctl.predict.plan import plan_from_graph
 from airctl.predict.regions import dag_of, find_regions
 from airctl.predict.replay import ReplayDeadlock
-from airctl.predict.suggest import Times, build, search, step_us, stream_names
+from airctl.predict.suggest import search
 from airctl.predict.suggest_yaml import render
 from airctl.predict.times import Row, TimesTable
 
@@ -253,7 +254,7 @@ def test_merge_appends_to_the_users_list_at_its_indentation_and_keeps_its_commen
 
 
 def test_fence_keeps_regions_away_from_an_existing_plan(air) -> None:
-    from airctl.predict.suggest import fence
+    from airctl.predict.candidate import fence
 
     gm, times = equal_chains(air, depth=2, join=True)
     graph, base, dag, regions, tm = problem(gm, times, "reduce-overhead")
