@@ -63,9 +63,6 @@ class Region:
     beside_us: float = 0.0  # kernel time outside that could run beside it
     mask: int = field(default=0, repr=False)  # positions inside its spans
 
-    def positions(self) -> list[int]:
-        return [i for a, b in self.spans for i in range(a, b + 1)]
-
 
 def node_infos_of(graph: Graph) -> list[NodeInfo]:
     """What the selector engine sees of each node of a graph snapshot (its innermost frame only)."""
@@ -135,9 +132,9 @@ def _candidates(dag: Dag) -> list[Region]:
 
 
 def _group_label(group: list[NodeInfo], pattern: str) -> str:
-    from airctl.passes.select import _module_match
-
-    return _module_match(pattern, group[0].module) or pattern
+    """The module a group is: its first node's module, cut to the pattern's depth."""
+    parts = (group[0].module or "").split(".")
+    return ".".join(parts[: len(pattern.split("."))]) or pattern
 
 
 def _short(source: str) -> str:
