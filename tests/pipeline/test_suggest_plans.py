@@ -76,27 +76,33 @@ HANDWRITTEN = [
 @pytest.mark.parametrize(("model", "plan", "mode"), HANDWRITTEN, ids=lambda v: getattr(v, "stem", v))
 def test_the_suggestion_is_no_slower_than_the_handwritten_plan(tmp_path: Path, model: str, plan: Path,
                                                                mode: str) -> None:
-    out = _suggest(MODELS / model, mode, tmp_path)
+    """Same graph, same times, as many streams as the hand-written plan uses."""
     hand = apply_passes(plan, MODELS / model, mode=mode, out=tmp_path / "runs", backend="sim", plan=True)
     assert hand.error is None, hand.error
+    streams = max(len(plan_from_graph(g, mode).streams()) for g in _graphs(hand.ledger_dir, last=True))
+    out = suggest(SuggestRequest(source=MODELS / model, mode=mode, streams=streams, output=tmp_path / "s.yaml",
+                                 out_dir=tmp_path / "runs", backend="sim"))
     hand_us = predicted_after_passes(hand.ledger_dir, mode, out.ledger_dir)
-    print(f"\n{model} {plan.name} ({mode}): single {out.single_us:.1f} µs, hand-written {hand_us:.1f} µs, "
-          f"suggested {out.suggested_us:.1f} µs: {hand_us - out.suggested_us:+.1f} µs "
+    print(f"\n{model} {plan.name} ({mode}, {streams} streams): single {out.single_us:.1f} µs, hand-written "
+          f"{hand_us:.1f} µs, suggested {out.suggested_us:.1f} µs: {hand_us - out.suggested_us:+.1f} µs "
           f"({(hand_us - out.suggested_us) / hand_us:+.1%}) in the suggestion's favour")
     assert out.suggested_us <= hand_us * (1 + 1e-6)
     assert out.suggested_us <= out.single_us
 
 
-CASES = [(m, mode) for m in ("two_chains.py", "transformer.py", "transformers/llama.py") for mode in MODES]
+CASES = [(m, mode, 2) for m in ("two_chains.py", "transformer.py", "transformers/llama.py") for mode in MODES]
+CASES += [("transformer.py", mode, 3) for mode in MODES]
 
 
-@pytest.mark.parametrize(("model", "mode"), CASES)
-def test_every_suggested_file_applies_matches_eager_and_is_race_free(tmp_path: Path, model: str, mode: str) -> None:
+@pytest.mark.parametrize(("model", "mode", "streams"), CASES)
+def test_every_suggested_file_applies_matches_eager_and_is_race_free(tmp_path: Path, model: str, mode: str,
+                                                                     streams: int) -> None:
     from airctl.verify.verifier import verify
 
     if model.startswith("transformers/"):
         pytest.importorskip("transformers")
-    out = _suggest(MODELS / model, mode, tmp_path)
+    out = suggest(SuggestRequest(source=MODELS / model, mode=mode, streams=streams, output=tmp_path / "s.yaml",
+                                 out_dir=tmp_path / "runs", backend="sim"))
     assert out.passes_file is not None and out.passes_file.is_file(), out.to_json()
     assert out.suggested_us < out.single_us
     result = apply_passes(out.passes_file, MODELS / model, mode=mode, out=tmp_path / "runs", backend="sim")
