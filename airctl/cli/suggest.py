@@ -71,7 +71,7 @@ def render(o: Any) -> None:
         label = "plan of --from " if o.from_file is not None else "the run's plan "
         out.print(f"  {label} {o.current_us:10.1f} µs")
     out.print(f"  suggested       {o.suggested_us:10.1f} µs  ({o.streams} stream(s) at most)")
-    gap = o.suggested_us - o.lower_bound_us
+    gap = max(o.suggested_us - o.lower_bound_us, 0.0)  # never below the bound; -0.0 from rounding
     size = f"{o.candidates} assignments" if o.candidates is not None else "too many assignments for exhaustive"
     out.print(f"  lower bound     {o.lower_bound_us:10.1f} µs  (gap {gap:.1f} µs; {o.method} search, {size}, "
               f"{o.evaluated} replayed)")
