@@ -8,6 +8,11 @@ move, :mod:`airctl.predict.suggest` searches the assignments by replaying each o
 (single stream, the run's own plan when it has one, the suggestion), the lower bound, the search
 used, and every region considered with what became of it.
 
+``--from PLAN.yaml`` compiles the model up to the passes with the user's file and searches from the
+graph its passes leave (:func:`airctl.predict.candidate.fence` keeps the search away from what the
+plan placed); the user's file is written back with the suggested passes appended
+(:func:`airctl.predict.suggest_yaml.merge`).
+
 A run with several graphs is planned on the one with the longest single-stream step; the others
 are named in the notes and left as they are.
 """
