@@ -10,7 +10,7 @@ used, and every region considered with what became of it.
 
 ``--from PLAN.yaml`` compiles the model up to the passes with the user's file and searches from the
 graph its passes leave (:func:`airctl.predict.candidate.fence` keeps the search away from what the
-plan placed); the user's file is written back with the suggested passes appended
+plan placed); the file written is the user's, with the suggested passes appended
 (:func:`airctl.predict.suggest_yaml.merge`).
 
 A run with several graphs is planned on the one with the longest single-stream step; the others

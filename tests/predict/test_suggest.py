@@ -146,7 +146,15 @@ def replayed(graph, times: dict[str, float], mode: str) -> float:  # noqa: ANN00
     return step_us(plan, Times(table(times).resolve(plan).durations_us))
 
 
-@pytest.mark.parametrize("seed", range(24))
+SEEDS = range(30)  # 25 of them have something to overlap
+
+
+def test_most_generated_graphs_have_something_to_overlap(air) -> None:
+    movable = [s for s in SEEDS if any(r.reason is None for r in problem(*generated(air, s), "reduce-overhead")[3])]
+    assert len(movable) >= 20, movable
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_the_suggestion_is_the_optimum_of_a_brute_force_and_never_slower_than_one_stream(air, seed: int) -> None:
     gm, times = generated(air, seed)
     _, base, dag, regions, tm = problem(gm, times, "reduce-overhead")
@@ -159,7 +167,7 @@ def test_the_suggestion_is_the_optimum_of_a_brute_force_and_never_slower_than_on
         assert found.lower_bound_us <= optimum + 1e-9
 
 
-@pytest.mark.parametrize("seed", range(24))
+@pytest.mark.parametrize("seed", SEEDS)
 def test_the_heuristic_stays_within_2_percent_of_the_optimum_on_small_graphs(air, seed: int) -> None:
     gm, times = generated(air, seed)
     _, base, dag, regions, tm = problem(gm, times, "reduce-overhead")
