@@ -39,6 +39,8 @@ def register(passes: typer.Typer) -> None:
         from_file: Path = typer.Option(None, "--from", show_default=False,
                                        help="Improve this pass file: its passes are kept, the suggestion adds scopes "
                                             "(with their records and waits) for what it leaves on the main stream."),
+        stage: str = typer.Option("pre", "--stage", help="The hook the passes run in: pre (the graph as AOT gives "
+                                  "it) or post (after TorchAir's own FX passes, as passes/comm_stream.yaml)."),
         device: str = typer.Option(None, "--device", show_default=False,
                                    help="Device table for the estimate and core sharing (`airctl profile --help`)."),
         out: Path = out_option("Folder of ledgers (runs).", "--out"),
@@ -51,8 +53,8 @@ def register(passes: typer.Typer) -> None:
         from airctl.pipeline.suggest import SuggestRequest, suggest
 
         req = SuggestRequest(source=source, run=run, times=times, streams=streams, mode=mode.value if mode else None,
-                             output=output, from_file=from_file, out_dir=out, backend=backend.value, entry=entry,
-                             device=device)
+                             output=output, from_file=from_file, stage=stage, out_dir=out, backend=backend.value,
+                             entry=entry, device=device)
         with stdout_to_stderr(as_json), status("suggesting a stream plan…") as spinner:
             outcome = suggest(req, progress=lambda msg: spinner.update(msg))
         if as_json:

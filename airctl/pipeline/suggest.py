@@ -38,6 +38,7 @@ from airctl.predict.regions import Region, dag_of, find_regions
 from airctl.predict.replay import replay
 from airctl.predict.suggest_yaml import merge, render
 
+POST_HOOK = "after:post_grad_custom_post_pass"
 NOTHING = "no plan beats a single stream"
 NOTHING_FROM = "no addition beats the plan of --from"
 
@@ -55,6 +56,7 @@ class SuggestRequest:
     entry: str | None = None
     device: str | None = None
     from_file: Path | None = None  # --from: the user's plan, kept, with passes added
+    stage: str = "pre"  # the hook the passes run in: pre (before TorchAir's FX passes) or post
     search: str | None = None  # "exhaustive" / "heuristic": force one (tests, large graphs)
     exhaustive_max: int = sg.EXHAUSTIVE_MAX
 
@@ -104,14 +106,16 @@ def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) 
     say = progress or (lambda _msg: None)
     if req.streams < 1:
         raise AirctlError(f"--streams must be at least 1, not {req.streams}")
+    if req.stage not in ("pre", "post"):
+        raise AirctlError(f"--stage is pre or post, not {req.stage!r}")
     ledger_dir, stem = _ledger(req, say)
     ledger = Ledger.open(ledger_dir)
     mode = req.mode or ledger.index.run_mode or MAX_AUTOTUNE
-    graphs = _graphs(ledger, after_passes=False)
-    planned = graphs
+    graphs = _graphs(ledger, "pre")
+    planned = graphs if req.stage == "pre" else _graphs(ledger, "post")
     if req.from_file is not None:  # the search starts from the graph the user's passes leave
         ledger_dir = _apply_from(req, ledger, mode, say)
-        planned = _graphs(Ledger.open(ledger_dir), after_passes=True)
+        planned = _graphs(Ledger.open(ledger_dir), "final")
     say("reading the times…")
     dev = device(req.device) if req.device else None
     table, gap, latency, notes = load_times(req.times, ledger_dir, graphs, dev)
@@ -153,9 +157,9 @@ def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) 
         comments = {i: f"{regions[i].key} ({len(regions[i].spans)} span(s)) beside {beside.get(i) or 'nothing'}; "
                        f"predicted to save {gains[i]:.1f} µs a step" for i, s in enumerate(found.best.assign) if s}
         if req.from_file is None:
-            out.text = render(regions, found.best.assign, found.best.syncs, comments, header, names)
+            out.text = render(regions, found.best.assign, found.best.syncs, comments, header, names, stage=req.stage)
         else:
-            out.text = _merged(req.from_file, regions, found, comments, header, names)
+            out.text = _merged(req.from_file, regions, found, comments, header, names, req.stage)
         out.passes_file = req.output or Path(f"suggested-{stem}.yaml")
         out.passes_file.write_text(out.text, encoding="utf-8")
     return out
@@ -180,7 +184,7 @@ def _apply_from(req: SuggestRequest, ledger: Ledger, mode: str, say: Callable[[s
 
 
 def _merged(user_file: Path, regions: list[Region], found: sg.SearchResult, comments: dict[int, str],
-            header: list[str], names: list[str]) -> str:
+            header: list[str], names: list[str], stage: str) -> str:
     """The user's file with the suggested passes added (as data when its text cannot take them)."""
     import yaml
 
@@ -188,7 +192,7 @@ def _merged(user_file: Path, regions: list[Region], found: sg.SearchResult, comm
 
     text = user_file.read_text(encoding="utf-8")
     taken = {p.name for p in load(user_file).passes}
-    added = render(regions, found.best.assign, found.best.syncs, comments, header, names, taken=taken)
+    added = render(regions, found.best.assign, found.best.syncs, comments, header, names, taken=taken, stage=stage)
     merged = merge(text, added, ["added by airctl passes suggest --from:", *header])
     if merged is not None:
         return merged
@@ -217,18 +221,21 @@ def _ledger(req: SuggestRequest, say: Callable[[str], None]) -> tuple[Path, str]
     return ledger_dir, Path(str(path)).stem if path else Path(ledger_dir).name
 
 
-def _graphs(ledger: Ledger, after_passes: bool) -> list[Graph]:
-    """Per graph, the FX graph the pre-stage passes receive, or the one the YAML passes leave."""
+def _graphs(ledger: Ledger, which: str) -> list[Graph]:
+    """Per graph, the FX graph the ``pre`` hook receives (``aot-*``), the one the ``post`` hook
+    receives (after TorchAir's own FX passes), or the one the YAML passes leave (``final``)."""
     out = []
     for gid in ledger.graph_ids():
         fx = [s for s in ledger.stages(gid) if s.dialect == "fx"]
-        yaml = [s for s in fx if s.name.startswith("yaml:")]
-        pre = next((s for s in fx if s.name.startswith("aot-")), fx[0] if fx else None)
-        if after_passes and yaml:
-            pre = yaml[-1]
-        if pre is None:
+        if not fx:
             continue
-        g = ledger.load(pre)
+        pre = next((s for s in fx if s.name.startswith("aot-")), fx[0])
+        mine = [s for s in fx if not s.name.startswith(("yaml:", "failed:"))]
+        post_at = next((i for i, s in enumerate(mine) if s.name == POST_HOOK), len(mine))
+        post = mine[post_at - 1] if post_at > 0 else pre
+        yaml = [s for s in fx if s.name.startswith("yaml:")]
+        chosen = {"pre": pre, "post": post, "final": yaml[-1] if yaml else (post if which == "post" else pre)}
+        g = ledger.load(chosen["final" if which == "final" else which])
         g.name = gid
         out.append(g)
     if not out:

@@ -109,8 +109,12 @@ def build(base: ReplayPlan, dag: Dag, regions: list[Region], assign: tuple[int, 
     memo = {} if memo is None else memo
 
     def pick(sites: list[int], end: str, windows: list[tuple[int, int]]) -> Choice:
-        order = sorted(range(len(sites)), key=lambda k: sites[k])
-        sites, windows = [sites[k] for k in order], [windows[k] for k in order]
+        merged: dict[int, tuple[int, int]] = {}  # groups sharing a site share one record or wait
+        for site, (lo, hi) in zip(sites, windows, strict=True):
+            old = merged.get(site, (lo, hi))
+            merged[site] = (max(lo, old[0]), min(hi, old[1]))
+        sites = sorted(merged)
+        windows = [merged[p] for p in sites]
         key = (end, tuple(sites), tuple(windows),
                tuple(stream[i] == 0 for lo, hi in windows for i in range(lo, hi + 1)))
         if key not in memo:

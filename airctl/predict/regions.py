@@ -11,6 +11,7 @@ Candidates, each a :class:`Region` (a family of spans, one per group):
 - every module path prefix, its numeric components before the last one globbed
   (``layers.0.attn.k_proj`` → ``layers.*.attn.k_proj``: one scope per layer with ``each: true``;
   ``experts.0`` stays itself, so that two experts can go to different streams);
+- per collective kind, each collective with its ``wait_tensor`` (``collective: all_reduce``, ``each``);
 - for code outside any module (module ``None``), the nodes of each source line, selected by name:
   a snapshot keeps only a node's innermost frame, and a ``source:`` selector matches every frame, so
   for code that calls into submodules only names are known to select exactly.
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airctl.graph.model import Graph, Node
+from airctl.graph.roles import collective_kind, is_collective_wait
 from airctl.passes.select import NodeInfo, groups, select
 from airctl.passes.spec import Selector
 from airctl.predict.plan import KERNEL, ReplayPlan
@@ -124,10 +126,27 @@ def _candidates(dag: Dag) -> list[Region]:
             each = False
         out.append(Region(f"module {pattern}", {"module": pattern}, each, [(g[0].position, g[-1].position) for g in gs],
                           [_group_label(g, pattern) for g in gs]))
+    out += _collectives(dag)
     for source, positions in lines.items():
         names = [dag.infos[i].name for i in positions]
         out.append(Region(f"line {_short(source)}", {"name": "|".join(re.escape(n) for n in names)}, False,
                           [(positions[0], positions[-1])], [_short(source)]))
+    return out
+
+
+def _collectives(dag: Dag) -> list[Region]:
+    """Per collective kind, one region: each collective with the ``wait_tensor`` that waits for it
+    (what ``select: {collective: KIND}`` with ``each: true`` groups, docs/passes.md "Collectives")."""
+    kinds: dict[str, list[int]] = {}
+    for info in dag.infos:
+        kind = collective_kind(info.op)
+        if kind is not None:
+            kinds.setdefault(kind, []).append(info.position)
+    out = []
+    for kind, positions in kinds.items():
+        spans = [(p, max([p, *(c for c in dag.succs[p] if is_collective_wait(dag.infos[c].op))])) for p in positions]
+        out.append(Region(f"collective {kind}", {"collective": kind}, True, spans,
+                          [dag.infos[p].name for p in positions]))
     return out
 
 

@@ -92,6 +92,8 @@ def _tries(infos: list[NodeInfo], sites: list[int]) -> list[tuple[dict[str, Any]
     depth = min(len((i.module or "").split(".")) for i in at)
     for k in range(depth, 0, -1):
         pats = {module_pattern(".".join((i.module or "").split(".")[:k])) for i in at}
+        if len(pats) != 1:  # layers.0, layers.1: the last component globbed too
+            pats = {".".join("*" if p.isdigit() else p for p in (i.module or "").split(".")[:k]) for i in at}
         if len(pats) != 1:
             continue
         pat = pats.pop()

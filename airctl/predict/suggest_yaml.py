@@ -38,10 +38,11 @@ def _each_line(each: bool | str) -> list[str]:
 
 
 def render(regions: list[Region], assign: tuple[int, ...], syncs: Syncs, notes: dict[int, str],
-           header: list[str], streams: list[str], taken: set[str] | None = None) -> str:
+           header: list[str], streams: list[str], taken: set[str] | None = None, stage: str = "pre") -> str:
     """The pass file's text. ``notes``: per moved region, the comment on its scope; ``streams``: the
     stream names by number; ``taken``: pass names in use (``--from``: then only the passes are
-    written, for :func:`merge`)."""
+    written, for :func:`merge`); ``stage``: the hook every pass runs in."""
+    at = [f"    stage: {stage}"] if stage != "pre" else []
     lines = [] if taken is not None else [f"# {h}" if h else "#" for h in header]
     if taken is None:
         lines += ["version: 1", "description: suggested by airctl passes suggest (predicted step, see the comments)",
@@ -58,13 +59,13 @@ def render(regions: list[Region], assign: tuple[int, ...], syncs: Syncs, notes: 
         slugs[r] = slug
         region = regions[r]
         names[("scope", r)] = f"{slug}-on-{streams[s]}"
-        lines += [f"  # {notes.get(r, '')}", f"  - name: {names[('scope', r)]}", "    kind: stream_scope",
+        lines += [f"  # {notes.get(r, '')}", f"  - name: {names[('scope', r)]}", "    kind: stream_scope", *at,
                   f"    stream: {streams[s]}", f"    select: {_flow(region.selector)}", *_each_line(region.each),
                   "    record: true"]
     for r, choice in sorted(syncs.records.items()):
         names[("inputs", r)] = f"{slugs[r]}-inputs-ready"
         lines += [f"  # on the main stream, after the last producer of what {regions[r].key} reads",
-                  f"  - name: {names[('inputs', r)]}", "    kind: record", f"    after: {_flow(choice.raw)}",
+                  f"  - name: {names[('inputs', r)]}", "    kind: record", *at, f"    after: {_flow(choice.raw)}",
                   *_each_line(choice.each)]
     used = set(taken)
     for w in syncs.waits:
@@ -76,7 +77,7 @@ def render(regions: list[Region], assign: tuple[int, ...], syncs: Syncs, notes: 
         what = (f"{regions[w.region].key} waits for its inputs from other streams" if w.why == "inputs"
                 else f"the main stream waits for {regions[w.region].key} before its first reader")
         targets = [names[o] for o in w.on]
-        lines += [f"  # {what}", f"  - name: {name}", "    kind: wait", f"    before: {_flow(w.choice.raw)}",
+        lines += [f"  # {what}", f"  - name: {name}", "    kind: wait", *at, f"    before: {_flow(w.choice.raw)}",
                   *_each_line(w.choice.each), f"    on: {targets[0] if len(targets) == 1 else json.dumps(targets)}"]
     return "\n".join(lines) + "\n"
 

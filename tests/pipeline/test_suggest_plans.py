@@ -70,6 +70,7 @@ HANDWRITTEN = [
     ("transformer.py", REPO / "passes" / "transformer_two_streams.yaml", "reduce-overhead"),
     ("experts.py", REPO / "fixtures" / "passes" / "expert0_on_stream1.yaml", "max-autotune"),  # GE syncs its edge
     ("experts.py", REPO / "fixtures" / "passes" / "expert1_on_stream1.yaml", "max-autotune"),
+    ("ddp_overlap.py", REPO / "passes" / "comm_stream.yaml", "reduce-overhead"),  # one rank's graph
 ]
 
 
@@ -79,30 +80,34 @@ def test_the_suggestion_is_no_slower_than_the_handwritten_plan(tmp_path: Path, m
     """Same graph, same times, as many streams as the hand-written plan uses."""
     hand = apply_passes(plan, MODELS / model, mode=mode, out=tmp_path / "runs", backend="sim", plan=True)
     assert hand.error is None, hand.error
+    from airctl.passes.spec import load
+
     streams = max(len(plan_from_graph(g, mode).streams()) for g in _graphs(hand.ledger_dir, last=True))
+    stage = "post" if all(p.stage == "post" for p in load(plan).passes) else "pre"  # the hook it plans for
     out = suggest(SuggestRequest(source=MODELS / model, mode=mode, streams=streams, output=tmp_path / "s.yaml",
-                                 out_dir=tmp_path / "runs", backend="sim"))
+                                 out_dir=tmp_path / "runs", backend="sim", stage=stage))
     hand_us = predicted_after_passes(hand.ledger_dir, mode, out.ledger_dir)
-    print(f"\n{model} {plan.name} ({mode}, {streams} streams): single {out.single_us:.1f} µs, hand-written "
+    print(f"\n{model} {plan.name} ({mode}, {streams} streams, {stage}): single {out.single_us:.1f} µs, hand-written "
           f"{hand_us:.1f} µs, suggested {out.suggested_us:.1f} µs: {hand_us - out.suggested_us:+.1f} µs "
           f"({(hand_us - out.suggested_us) / hand_us:+.1%}) in the suggestion's favour")
     assert out.suggested_us <= hand_us * (1 + 1e-6)
     assert out.suggested_us <= out.single_us
 
 
-CASES = [(m, mode, 2) for m in ("two_chains.py", "transformer.py", "transformers/llama.py") for mode in MODES]
-CASES += [("transformer.py", mode, 3) for mode in MODES]
+CASES = [(m, mode, 2, "pre") for m in ("two_chains.py", "transformer.py", "transformers/llama.py") for mode in MODES]
+CASES += [("transformer.py", mode, 3, "pre") for mode in MODES]
+CASES += [("ddp_overlap.py", mode, 2, "post") for mode in MODES]  # the all-reduces on a stream, one rank's graph
 
 
-@pytest.mark.parametrize(("model", "mode", "streams"), CASES)
+@pytest.mark.parametrize(("model", "mode", "streams", "stage"), CASES)
 def test_every_suggested_file_applies_matches_eager_and_is_race_free(tmp_path: Path, model: str, mode: str,
-                                                                     streams: int) -> None:
+                                                                     streams: int, stage: str) -> None:
     from airctl.verify.verifier import verify
 
     if model.startswith("transformers/"):
         pytest.importorskip("transformers")
     out = suggest(SuggestRequest(source=MODELS / model, mode=mode, streams=streams, output=tmp_path / "s.yaml",
-                                 out_dir=tmp_path / "runs", backend="sim"))
+                                 out_dir=tmp_path / "runs", backend="sim", stage=stage))
     assert out.passes_file is not None and out.passes_file.is_file(), out.to_json()
     assert out.suggested_us < out.single_us
     result = apply_passes(out.passes_file, MODELS / model, mode=mode, out=tmp_path / "runs", backend="sim")
