@@ -80,6 +80,7 @@ class SuggestOutcome:
     text: str | None = None
     notes: list[str] = field(default_factory=list)
     from_file: Path | None = None
+    stage: str = "pre"
 
     @property
     def message(self) -> str | None:
@@ -91,12 +92,11 @@ class SuggestOutcome:
 
     def to_json(self) -> dict[str, Any]:
         saved = self.single_us - self.suggested_us
+        predicted = {"single_stream": self.single_us, "current_plan": self.current_us,
+                     "suggested": self.suggested_us, "lower_bound": self.lower_bound_us}
         return {"ledger": str(self.ledger_dir), "graph": self.graph, "mode": self.mode, "times_from": self.times_from,
-                "streams": self.streams, "predicted_us": {"single_stream": self.single_us, "current_plan":
-                                                          self.current_us, "suggested": self.suggested_us,
-                                                          "lower_bound": self.lower_bound_us},
-                "saved_us": saved, "search": {"method": self.method, "evaluated": self.evaluated,
-                                              "candidates": self.candidates},
+                "streams": self.streams, "stage": self.stage, "predicted_us": predicted, "saved_us": saved,
+                "search": {"method": self.method, "evaluated": self.evaluated, "candidates": self.candidates},
                 "regions": self.regions, "passes_file": str(self.passes_file) if self.passes_file else None,
                 "message": self.message, "notes": self.notes,
                 "from": str(self.from_file) if self.from_file else None}
@@ -146,13 +146,14 @@ def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) 
     found = sg.search(base, dag, regions, tm, max(streams, 1), req.exhaustive_max, req.search, req.streams)
     out = SuggestOutcome(ledger_dir, graph.name, mode, table.source, singles[k], found.best.step_us,
                          found.lower_bound_us, found.method, found.evaluated, found.candidates, req.streams,
-                         notes=notes, from_file=req.from_file)
+                         notes=notes, from_file=req.from_file, stage=req.stage)
     out.current_us = found.single_us if req.from_file is not None else _current(ledger, graph.name, table, tm)
     names = cd.stream_names(base, max(streams, 1))
     gains = _gains(base, dag, regions, tm, found)
     beside = _beside(found.best, tm, regions, names)
     out.regions = [_region_row(r, i, found.best.assign, gains, beside, names) for i, r in enumerate(regions)]
     if any(found.best.assign):
+        out.passes_file = req.output or Path(f"suggested-{stem}.yaml")
         header = _header(out, stem, mode)
         comments = {i: f"{regions[i].key} ({len(regions[i].spans)} span(s)) beside {beside.get(i) or 'nothing'}; "
                        f"predicted to save {gains[i]:.1f} µs a step" for i, s in enumerate(found.best.assign) if s}
@@ -160,7 +161,6 @@ def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) 
             out.text = render(regions, found.best.assign, found.best.syncs, comments, header, names, stage=req.stage)
         else:
             out.text = _merged(req.from_file, regions, found, comments, header, names, req.stage)
-        out.passes_file = req.output or Path(f"suggested-{stem}.yaml")
         out.passes_file.write_text(out.text, encoding="utf-8")
     return out
 
@@ -309,7 +309,8 @@ def _header(out: SuggestOutcome, stem: str, mode: str) -> list[str]:
              f"{out.suggested_us:.1f} µs with this plan ({out.streams} streams at most; lower bound "
              f"{out.lower_bound_us:.1f} µs, {out.method} search).",
              "Every cross-stream data edge has a record/wait pair: race-free in every mode.",
-             f"  airctl passes apply THIS.yaml --model {stem}.py --mode {mode}"]
+             f"  airctl passes apply {out.passes_file.name if out.passes_file else 'THIS.yaml'} --model {stem}.py "
+             f"--mode {mode}"]
     if out.current_us is not None:
         lines.insert(2, f"The existing plan: {out.current_us:.1f} µs.")
     return lines

@@ -132,6 +132,18 @@ def test_two_equal_chains_on_two_streams_take_one_chain_and_the_add(tmp_path: Pa
     assert out.suggested_us == pytest.approx(out.lower_bound_us, rel=0.02)
 
 
+def test_the_terminal_names_the_three_steps_the_regions_and_the_file(tmp_path: Path) -> None:
+    out = tmp_path / "plan.yaml"
+    r = CliRunner().invoke(build_app(), ["passes", "suggest", str(MODELS / "two_chains.py"), "--mode",
+                                         "reduce-overhead", "-o", str(out), "--out", str(tmp_path / "runs"),
+                                         "--backend", "sim"])
+    assert r.exit_code == 0, r.output
+    for text in ("single stream", "suggested", "lower bound", "exhaustive search", "regions considered:",
+                 "→ stream_1", "main stream — nothing can run beside it", f"wrote {out}"):
+        assert text in r.stdout, (text, r.stdout)
+    assert "airctl passes apply plan.yaml --model two_chains.py --mode reduce-overhead" in out.read_text()
+
+
 def test_nothing_to_overlap_is_said_with_no_file_and_exit_0(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
     model = tmp_path / "chain.py"
     model.write_text("import torch\n\n\nclass Model(torch.nn.Module):\n    def __init__(self):\n"
