@@ -308,7 +308,9 @@ def _header(out: SuggestOutcome, stem: str, mode: str) -> list[str]:
              f"Predicted device step ({out.times_from}): single stream {out.single_us:.1f} µs -> "
              f"{out.suggested_us:.1f} µs with this plan ({out.streams} streams at most; lower bound "
              f"{out.lower_bound_us:.1f} µs, {out.method} search).",
-             "Every cross-stream data edge has a record/wait pair: race-free in every mode.",
+             "Every cross-stream data edge has a record/wait pair: race-free in every mode. (verify-each still",
+             "reports the race between a scope pass and the wait pass after it, `after:yaml:<scope>`; the final",
+             "graph has none: `airctl check` on the run.)",
              f"  airctl passes apply {out.passes_file.name if out.passes_file else 'THIS.yaml'} --model {stem}.py "
              f"--mode {mode}"]
     if out.current_us is not None:
