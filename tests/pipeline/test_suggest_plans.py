@@ -132,6 +132,22 @@ def test_two_equal_chains_on_two_streams_take_one_chain_and_the_add(tmp_path: Pa
     assert out.suggested_us == pytest.approx(out.lower_bound_us, rel=0.02)
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_times_table_gives_the_hand_computed_steps(tmp_path: Path, mode: str) -> None:
+    """two_chains at depth 4 with mm 100 µs and add 7 µs: 8 × 100 + 7 on one stream, 4 × 100 + 7 on two."""
+    times = tmp_path / "times.csv"
+    times.write_text("op,us\naten.mm.default,100\naten.add.Tensor,7\n", encoding="utf-8")
+    r = CliRunner().invoke(build_app(), ["passes", "suggest", str(MODELS / "two_chains.py"), "--mode", mode,
+                                         "--times", str(times), "-o", str(tmp_path / "p.yaml"), "--out",
+                                         str(tmp_path / "runs"), "--backend", "sim", "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert data["predicted_us"]["single_stream"] == pytest.approx(807.0)
+    assert data["predicted_us"]["suggested"] == pytest.approx(407.0)
+    assert data["predicted_us"]["lower_bound"] == pytest.approx(407.0)
+    assert data["times_from"] == str(times)
+
+
 def test_the_terminal_names_the_three_steps_the_regions_and_the_file(tmp_path: Path) -> None:
     out = tmp_path / "plan.yaml"
     r = CliRunner().invoke(build_app(), ["passes", "suggest", str(MODELS / "two_chains.py"), "--mode",
