@@ -117,6 +117,14 @@ def test_every_suggested_file_applies_matches_eager_and_is_race_free(tmp_path: P
     for g in _graphs(result.ledger_dir, last=True):
         errors = [f.message for f in verify(g, mode) if f.severity == "error"]
         assert errors == [], errors
+    # verify-each's errors are those of the states between a scope pass and its waits, never after TorchAir's
+    # passes or in the final graph
+    from airctl.passes.spec import load
+
+    last = load(out.passes_file).passes[-1].name
+    intermediate = {f"after:yaml:{p.name}" for p in load(out.passes_file).passes if p.name != last}
+    staged = [f for f in result.index.to_json().get("findings") or [] if f["severity"] == "error"]
+    assert all(f.get("stage") in intermediate for f in staged), staged
     # the file does what was replayed: the applied graph predicts the suggested step
     assert predicted_after_passes(result.ledger_dir, mode, out.ledger_dir) == pytest.approx(out.suggested_us, rel=1e-6)
 
