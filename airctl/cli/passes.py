@@ -50,9 +50,11 @@ MODE_OPT = mode_option(None, help="TorchAir mode (default: the current run's whe
 def register(app: typer.Typer) -> None:
     passes = typer.Typer(help=HELP, no_args_is_help=True, rich_markup_mode="rich")
     app.add_typer(passes, name="passes")
+    from airctl.cli import suggest
     from airctl.cli.passes_fix import register_fix
 
     register_fix(passes)
+    suggest.register(passes)
 
     @passes.command("apply", help=APPLY_HELP, no_args_is_help=True)
     def apply_cmd(

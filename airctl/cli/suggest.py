@@ -1,0 +1,94 @@
+"""``airctl passes suggest``: propose a race-free stream plan by predicted step (docs/passes.md
+"Suggested plans"). Parses options, calls :mod:`airctl.pipeline.suggest`, renders its outcome;
+``--json`` prints only JSON on stdout. No torch import at import time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from airctl.cli.options import backend_option, entry_option, mode_option, out_option, run_option
+from airctl.modes import Backend, Mode
+
+HELP = (
+    "Find the regions of MODEL's graph (or a run's) that can run beside each other, assign them to at most --streams "
+    "streams with the records and waits they need, and keep the assignment with the shortest predicted step "
+    "(device times from --times, as `airctl profile --times`). Writes an ordinary pass file (-o) that `airctl passes "
+    "apply` takes; prints the predicted step single-stream, with the run's own plan, and with the suggestion, and why "
+    "each region stayed on the main stream. Nothing to overlap: no file, exit 0.\n\n"
+    "  airctl passes suggest fixtures/models/two_chains.py -o two_chains.yaml\n\n"
+    "  airctl passes suggest RUN --times times.csv --streams 3 --json"
+)
+
+
+def register(passes: typer.Typer) -> None:
+    @passes.command("suggest", help=HELP)
+    def suggest_cmd(
+        source: Path = typer.Argument(None, help="Model script (.py) or run (id or ledger); default: the current run.",
+                                      show_default=False),
+        times: str = typer.Option("estimate", "--times", help="Device times: a CSV (node,us / op,us), a torch_npu "
+                                  "profiler folder, or `estimate` (from shapes)."),
+        streams: int = typer.Option(2, "--streams", "-k", min=1, help="At most this many streams, the main one "
+                                    "included."),
+        mode: Mode = mode_option(None, help="TorchAir mode to plan for (default: the run's, else max-autotune).",
+                                 show_default=False),
+        output: Path = typer.Option(None, "--output", "-o", show_default=False,
+                                    help="Where to write the pass file (default suggested-<model>.yaml)."),
+        from_file: Path = typer.Option(None, "--from", show_default=False,
+                                       help="Improve this pass file: its passes are kept, the suggestion adds scopes "
+                                            "(with their records and waits) for what it leaves on the main stream."),
+        stage: str = typer.Option("pre", "--stage", help="The hook the passes run in: pre (the graph as AOT gives "
+                                  "it) or post (after TorchAir's own FX passes, as passes/comm_stream.yaml)."),
+        device: str = typer.Option(None, "--device", show_default=False,
+                                   help="Device table for the estimate and core sharing (`airctl profile --help`)."),
+        out: Path = out_option("Folder of ledgers (runs).", "--out"),
+        run: str = run_option(),
+        backend: Backend = backend_option(),
+        entry: str = entry_option(),
+        as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+    ) -> None:
+        from airctl.cli.output import print_json, status, stdout_to_stderr
+        from airctl.pipeline.suggest import SuggestRequest, suggest
+
+        req = SuggestRequest(source=source, run=run, times=times, streams=streams, mode=mode.value if mode else None,
+                             output=output, from_file=from_file, stage=stage, out_dir=out, backend=backend.value,
+                             entry=entry, device=device)
+        with stdout_to_stderr(as_json), status("suggesting a stream plan…") as spinner:
+            outcome = suggest(req, progress=lambda msg: spinner.update(msg))
+        if as_json:
+            print_json(outcome.to_json())
+        else:
+            render(outcome)
+
+
+def render(o: Any) -> None:
+    from airctl.cli.output import escape, out
+
+    out.print(f"graph {escape(o.graph)} ({escape(o.mode)}), times from {escape(str(o.times_from))}: "
+              "predicted device step")
+    out.print(f"  single stream   {o.single_us:10.1f} µs")
+    if o.current_us is not None:
+        label = "plan of --from " if o.from_file is not None else "the run's plan "
+        out.print(f"  {label} {o.current_us:10.1f} µs")
+    out.print(f"  suggested       {o.suggested_us:10.1f} µs  ({o.streams} stream(s) at most)")
+    gap = max(o.suggested_us - o.lower_bound_us, 0.0)  # never below the bound; -0.0 from rounding
+    size = f"{o.candidates} assignments" if o.candidates is not None else "too many assignments for exhaustive"
+    out.print(f"  lower bound     {o.lower_bound_us:10.1f} µs  (gap {gap:.1f} µs; {o.method} search, {size}, "
+              f"{o.evaluated} replayed)")
+    out.print("regions considered:")
+    for row in o.regions:
+        groups = ", ".join(row["groups"][:3]) + (" …" if len(row["groups"]) > 3 else "")
+        if row["stream"]:
+            out.print(f"  [green]{escape(row['region'])}[/green] → {row['stream']} ({escape(groups)}): beside "
+                      f"{escape(row.get('beside') or 'nothing')}, saves {row.get('saved_us') or 0:.1f} µs")
+        else:
+            out.print(f"  [dim]{escape(row['region'])}: main stream — {escape(row['why'])}[/dim]")
+    for note in o.notes:
+        out.print(f"[dim]note: {escape(note)}[/dim]")
+    if o.passes_file is None:
+        out.print(f"{o.message}: no file written")
+    else:
+        path = escape(str(o.passes_file))
+        out.print(f"wrote {path}: airctl passes apply {path} --model MODEL.py --mode {escape(o.mode)}")

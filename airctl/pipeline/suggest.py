@@ -1,0 +1,318 @@
+"""``airctl passes suggest``: a race-free stream plan with the shortest predicted step, as a pass file.
+
+The graph is the one the pre-stage passes see (the ``aot-*`` stage of the run's ledger, or of a
+plan-only compile of MODEL: nothing is converted or executed). Device times come from TIMES as for
+``airctl profile --times`` (default ``estimate``). :mod:`airctl.predict.regions` finds what can
+move, :mod:`airctl.predict.suggest` searches the assignments by replaying each one's plan, and
+:mod:`airctl.predict.suggest_yaml` writes the winner. The outcome carries the three predicted steps
+(single stream, the run's own plan when it has one, the suggestion), the lower bound, the search
+used, and every region considered with what became of it.
+
+``--from PLAN.yaml`` compiles the model up to the passes with the user's file and searches from the
+graph its passes leave (:func:`airctl.predict.candidate.fence` keeps the search away from what the
+plan placed); the file written is the user's, with the suggested passes appended
+(:func:`airctl.predict.suggest_yaml.merge`).
+
+A run with several graphs is planned on the one with the longest single-stream step; the others
+are named in the notes and left as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from airctl.errors import AirctlError
+from airctl.execute.timeline import DEFAULT_STREAM
+from airctl.graph.model import Graph
+from airctl.ledger.reader import Ledger
+from airctl.modes import MAX_AUTOTUNE
+from airctl.pipeline.predict import ESTIMATE, check_names, ledger_plans, load_times, single_stream
+from airctl.predict import candidate as cd
+from airctl.predict import suggest as sg
+from airctl.predict.devices import device
+from airctl.predict.plan import KERNEL, plan_from_graph
+from airctl.predict.regions import Region, dag_of, find_regions
+from airctl.predict.replay import replay
+from airctl.predict.suggest_yaml import merge, render
+
+POST_HOOK = "after:post_grad_custom_post_pass"
+NOTHING = "no plan beats a single stream"
+NOTHING_FROM = "no addition beats the plan of --from"
+
+
+@dataclass
+class SuggestRequest:
+    source: Path | None = None  # a model script, a ledger folder, or None: ``run`` / the current run
+    run: str | None = None
+    times: str = ESTIMATE
+    streams: int = 2
+    mode: str | None = None  # default: the run's, else max-autotune
+    output: Path | None = None  # the pass file; default suggested-<model>.yaml
+    out_dir: Path = Path("airctl-runs")
+    backend: str = "auto"
+    entry: str | None = None
+    device: str | None = None
+    from_file: Path | None = None  # --from: the user's plan, kept, with passes added
+    stage: str = "pre"  # the hook the passes run in: pre (before TorchAir's FX passes) or post
+    search: str | None = None  # "exhaustive" / "heuristic": force one (tests, large graphs)
+    exhaustive_max: int = sg.EXHAUSTIVE_MAX
+
+
+@dataclass
+class SuggestOutcome:
+    ledger_dir: Path
+    graph: str
+    mode: str
+    times_from: str
+    single_us: float
+    suggested_us: float
+    lower_bound_us: float
+    method: str
+    evaluated: int
+    candidates: int | None
+    streams: int
+    current_us: float | None = None
+    regions: list[dict[str, Any]] = field(default_factory=list)
+    passes_file: Path | None = None
+    text: str | None = None
+    notes: list[str] = field(default_factory=list)
+    from_file: Path | None = None
+    stage: str = "pre"
+
+    @property
+    def message(self) -> str | None:
+        return None if self.improves else NOTHING_FROM if self.from_file is not None else NOTHING
+
+    @property
+    def improves(self) -> bool:
+        return self.text is not None
+
+    def to_json(self) -> dict[str, Any]:
+        saved = self.single_us - self.suggested_us
+        predicted = {"single_stream": self.single_us, "current_plan": self.current_us,
+                     "suggested": self.suggested_us, "lower_bound": self.lower_bound_us}
+        return {"ledger": str(self.ledger_dir), "graph": self.graph, "mode": self.mode, "times_from": self.times_from,
+                "streams": self.streams, "stage": self.stage, "predicted_us": predicted, "saved_us": saved,
+                "search": {"method": self.method, "evaluated": self.evaluated, "candidates": self.candidates},
+                "regions": self.regions, "passes_file": str(self.passes_file) if self.passes_file else None,
+                "message": self.message, "notes": self.notes,
+                "from": str(self.from_file) if self.from_file else None}
+
+
+def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) -> SuggestOutcome:
+    say = progress or (lambda _msg: None)
+    if req.streams < 1:
+        raise AirctlError(f"--streams must be at least 1, not {req.streams}")
+    if req.stage not in ("pre", "post"):
+        raise AirctlError(f"--stage is pre or post, not {req.stage!r}")
+    ledger_dir, stem = _ledger(req, say)
+    ledger = Ledger.open(ledger_dir)
+    mode = req.mode or ledger.index.run_mode or MAX_AUTOTUNE
+    graphs = _graphs(ledger, "pre")
+    planned = graphs if req.stage == "pre" else _graphs(ledger, "post")
+    if req.from_file is not None:  # the search starts from the graph the user's passes leave
+        ledger_dir = _apply_from(req, ledger, mode, say)
+        planned = _graphs(Ledger.open(ledger_dir), "final")
+    say("reading the times…")
+    dev = device(req.device) if req.device else None
+    table, gap, latency, notes = load_times(req.times, ledger_dir, graphs, dev)
+    plans = [plan_from_graph(g, mode) for g in planned]
+    check_names(table, plans)
+    times = []
+    for plan in plans:
+        resolved = table.resolve(plan)
+        times.append(cd.Times(resolved.durations_us, resolved.cores, dev.ai_cores if dev else None, gap, latency))
+        if resolved.unmatched:
+            notes.append(f"{plan.graph}: {len(resolved.unmatched)} kernel(s) without a time count as 0 µs: "
+                         + ", ".join(resolved.unmatched[:6]))
+    singles = [cd.step_us(single_stream(p), t) for p, t in zip(plans, times, strict=True)]
+    k = max(range(len(plans)), key=lambda i: singles[i])
+    if len(plans) > 1:
+        notes.append(f"planned graph {plans[k].graph} (the longest single-stream step); left as they are: "
+                     + ", ".join(p.graph for i, p in enumerate(plans) if i != k))
+    graph, base, tm = planned[k], plans[k], times[k]
+    own = [s for s in base.streams() if s != DEFAULT_STREAM]  # the streams of the --from plan
+    streams = req.streams - len(own)
+    if req.from_file is not None and streams < 2:
+        notes.append(f"--streams {req.streams}: the plan of --from already uses {len(own) + 1} stream(s), "
+                     "no stream is left to add")
+    say("searching…")
+    dag = dag_of(graph, base)
+    regions = find_regions(dag, tm.durations_us)
+    cd.fence(base, dag, regions)
+    found = sg.search(base, dag, regions, tm, max(streams, 1), req.exhaustive_max, req.search, req.streams)
+    out = SuggestOutcome(ledger_dir, graph.name, mode, table.source, singles[k], found.best.step_us,
+                         found.lower_bound_us, found.method, found.evaluated, found.candidates, req.streams,
+                         notes=notes, from_file=req.from_file, stage=req.stage)
+    out.current_us = found.single_us if req.from_file is not None else _current(ledger, graph.name, table, tm)
+    names = cd.stream_names(base, max(streams, 1))
+    gains = _gains(base, dag, regions, tm, found)
+    beside = _beside(found.best, tm, regions, names)
+    out.regions = [_region_row(r, i, found.best.assign, gains, beside, names) for i, r in enumerate(regions)]
+    if any(found.best.assign):
+        out.passes_file = req.output or Path(f"suggested-{stem}.yaml")
+        header = _header(out, stem, mode)
+        comments = {i: f"{regions[i].key} ({len(regions[i].spans)} span(s)) beside {beside.get(i) or 'nothing'}; "
+                       f"predicted to save {gains[i]:.1f} µs a step" for i, s in enumerate(found.best.assign) if s}
+        if req.from_file is None:
+            out.text = render(regions, found.best.assign, found.best.syncs, comments, header, names, stage=req.stage)
+        else:
+            out.text = _merged(req.from_file, regions, found, comments, header, names, req.stage)
+        out.passes_file.write_text(out.text, encoding="utf-8")
+    return out
+
+
+def _apply_from(req: SuggestRequest, ledger: Ledger, mode: str, say: Callable[[str], None]) -> Path:
+    """A plan-only run of the model with the user's pass file: its ledger."""
+    from airctl.pipeline.apply import apply_passes
+
+    model = ledger.index.model if isinstance(ledger.index.model, dict) else {}
+    path = model.get("path")
+    if not path:
+        raise AirctlError("--from needs the model: the run does not name its script", file=str(ledger.index_path),
+                          hint="give MODEL.py")
+    say(f"applying {req.from_file}…")
+    result = apply_passes(Path(str(req.from_file)), Path(str(path)), mode=mode, out=req.out_dir, backend=req.backend,
+                          entry=req.entry or model.get("entry"), plan=True, with_diff=False)
+    if result.error is not None:
+        raise result.error
+    assert result.ledger_dir is not None
+    return Path(result.ledger_dir)
+
+
+def _merged(user_file: Path, regions: list[Region], found: sg.SearchResult, comments: dict[int, str],
+            header: list[str], names: list[str], stage: str) -> str:
+    """The user's file with the suggested passes added (as data when its text cannot take them)."""
+    import yaml
+
+    from airctl.passes.spec import load
+
+    text = user_file.read_text(encoding="utf-8")
+    taken = {p.name for p in load(user_file).passes}
+    added = render(regions, found.best.assign, found.best.syncs, comments, header, names, taken=taken, stage=stage)
+    merged = merge(text, added, ["added by airctl passes suggest --from:", *header])
+    if merged is not None:
+        return merged
+    data = yaml.safe_load(text)
+    data["passes"] = list(data.get("passes") or []) + list(yaml.safe_load("passes:\n" + added)["passes"] or [])
+    return "".join(f"# {h}\n" for h in header) + yaml.safe_dump(data, sort_keys=False)
+
+
+def _ledger(req: SuggestRequest, say: Callable[[str], None]) -> tuple[Path, str]:
+    from airctl.ledger.runs import resolve_run
+
+    src = req.source
+    if src is not None and src.suffix == ".py":
+        from airctl.pipeline.compile.compiler import CompileRequest, compile_model
+
+        say("compiling up to the passes…")
+        result = compile_model(CompileRequest(src, mode=req.mode or MAX_AUTOTUNE, out_dir=req.out_dir,
+                                              backend=req.backend, entry=req.entry, stop_after_passes=True,
+                                              command="passes suggest"))
+        if result.error is not None:
+            raise result.error
+        return Path(result.ledger_dir), src.stem
+    ledger_dir = resolve_run(req.out_dir, src if src is not None else req.run)
+    model = Ledger.open(ledger_dir).index.model
+    path = model.get("path") if isinstance(model, dict) else None
+    return ledger_dir, Path(str(path)).stem if path else Path(ledger_dir).name
+
+
+def _graphs(ledger: Ledger, which: str) -> list[Graph]:
+    """Per graph, the FX graph the ``pre`` hook receives (``aot-*``), the one the ``post`` hook
+    receives (after TorchAir's own FX passes), or the one the YAML passes leave (``final``)."""
+    out = []
+    for gid in ledger.graph_ids():
+        fx = [s for s in ledger.stages(gid) if s.dialect == "fx"]
+        if not fx:
+            continue
+        pre = next((s for s in fx if s.name.startswith("aot-")), fx[0])
+        mine = [s for s in fx if not s.name.startswith(("yaml:", "failed:"))]
+        post_at = next((i for i, s in enumerate(mine) if s.name == POST_HOOK), len(mine))
+        post = mine[post_at - 1] if post_at > 0 else pre
+        yaml = [s for s in fx if s.name.startswith("yaml:")]
+        chosen = {"pre": pre, "post": post, "final": yaml[-1] if yaml else (post if which == "post" else pre)}
+        g = ledger.load(chosen["final" if which == "final" else which])
+        g.name = gid
+        out.append(g)
+    if not out:
+        raise AirctlError("the run holds no FX graph to plan", file=str(ledger.index_path),
+                          hint="the run failed before AOT produced a graph; pick another with --run ID")
+    return out
+
+
+def _current(ledger: Ledger, gid: str, table: Any, tm: cd.Times) -> float | None:
+    """The predicted step of the run's own stream plan, when its graph has more than one stream."""
+    try:
+        plans, _ = ledger_plans(ledger)
+    except AirctlError:
+        return None
+    plan = next((p for p in plans if p.graph == gid), None)
+    if plan is None or len({t.stream for t in plan.tasks if t.kind == KERNEL}) < 2:
+        return None
+    resolved = table.resolve(plan)
+    return replay(plan, resolved.durations_us, resolved.cores, tm.total_cores, tm.gap_us, tm.latency_us).span_us
+
+
+def _gains(base: Any, dag: Any, regions: list[Region], tm: cd.Times, found: sg.SearchResult) -> dict[int, float]:
+    """Per moved region: how much longer the step is with it back on the main stream."""
+    out = {}
+    for r, s in enumerate(found.best.assign):
+        if s:
+            assign = found.best.assign[:r] + (0,) + found.best.assign[r + 1:]
+            plan, _ = cd.build(base, dag, regions, assign)
+            out[r] = cd.step_us(plan, tm) - found.best.step_us
+    return out
+
+
+def _beside(best: sg.Outcome, tm: cd.Times, regions: list[Region], names: list[str]) -> dict[int, str]:
+    """Per moved region: what runs at the same time on other streams in the replay (modules, names)."""
+    done = replay(best.plan, tm.durations_us, tm.cores, tm.total_cores, tm.gap_us, tm.latency_us)
+    tasks = best.plan.tasks
+    kernels = [t for t in tasks if t.kind == KERNEL and tm.durations_us[t.index] > 0]
+    out = {}
+    for r, s in enumerate(best.assign):
+        if not s:
+            continue
+        mine = [t for t in kernels if regions[r].mask >> t.index & 1]
+        overlap: dict[str, float] = {}
+        for o in kernels:
+            if o.stream == names[s]:
+                continue
+            for t in mine:
+                lo, hi = max(done.start_us[t.index], done.start_us[o.index]), min(done.end_us[t.index],
+                                                                                    done.end_us[o.index])
+                if hi > lo:
+                    label = o.module or o.name
+                    overlap[label] = overlap.get(label, 0.0) + hi - lo
+        top = sorted(overlap, key=lambda k: -overlap[k])
+        out[r] = ", ".join(top[:3]) + (f" (+{len(top) - 3} more)" if len(top) > 3 else "")
+    return out
+
+
+def _region_row(r: Region, i: int, assign: tuple[int, ...], gains: dict[int, float], beside: dict[int, str],
+                names: list[str]) -> dict[str, Any]:
+    row: dict[str, Any] = {"region": r.key, "groups": r.labels, "work_us": r.work_us, "beside_us": r.beside_us}
+    if assign[i]:
+        row.update(stream=names[assign[i]], saved_us=gains.get(i), beside=beside.get(i))
+    else:
+        row.update(stream=None, why=r.reason or "moving it predicts no shorter step than the chosen plan")
+    return row
+
+
+def _header(out: SuggestOutcome, stem: str, mode: str) -> list[str]:
+    lines = [f"Suggested stream plan for {stem} (graph {out.graph}, {mode}), by `airctl passes suggest`.",
+             f"Predicted device step ({out.times_from}): single stream {out.single_us:.1f} µs -> "
+             f"{out.suggested_us:.1f} µs with this plan ({out.streams} streams at most; lower bound "
+             f"{out.lower_bound_us:.1f} µs, {out.method} search).",
+             "Every cross-stream data edge has a record/wait pair: race-free in every mode. (verify-each still",
+             "reports the race between a scope pass and the wait pass after it, `after:yaml:<scope>`; the final",
+             "graph has none: `airctl check` on the run.)",
+             f"  airctl passes apply {out.passes_file.name if out.passes_file else 'THIS.yaml'} --model {stem}.py "
+             f"--mode {mode}"]
+    if out.current_us is not None:
+        lines.insert(2, f"The existing plan: {out.current_us:.1f} µs.")
+    return lines
