@@ -30,18 +30,25 @@ def _bases(cwd: str | Path | None, model_dir: str | Path | None) -> list[str]:
 
 def shareable(text: str, *, cwd: str | Path | None = None, model_dir: str | Path | None = None,
               hide_others: bool = False) -> str:
-    """``text`` with each absolute path under the working directory (first) or the model's folder
-    made relative to it; an installed library's file relative to its package root
-    (``transformers/models/qwen3/modeling_qwen3.py``); other paths are left as they are, or with
+    """``text`` with an installed library's file relative to its package root
+    (``transformers/models/qwen3/modeling_qwen3.py``, also when the venv is inside the working
+    directory), and each other absolute path under the working directory (first) or the model's
+    folder made relative to it; other paths are left as they are, or with
     ``hide_others`` (files that leave the machine: a repro README) shortened to ``…/<file name>``.
 
     >>> shareable("torch at /opt/venv/lib/torch/__init__.py", cwd="/w", hide_others=True)
     'torch at …/__init__.py'
+    >>> shareable("/w/.venv/lib/python3.11/site-packages/transformers/x.py:3", cwd="/w")
+    'transformers/x.py:3'
     """
     bases = _bases(cwd, model_dir)
 
     def one(match: re.Match[str]) -> str:
         path = match.group(0)
+        if _INSTALLED.search(path):  # a library's file, even in a venv inside the working directory
+            library = package_relative(path)
+            if library is not None:
+                return library
         for base in bases:
             if path.startswith(base + "/"):
                 return path[len(base) + 1:]
