@@ -132,33 +132,41 @@ class Console:
         return 0
 
 
-def warm_up() -> str | None:
-    """What every warm command would import, imported once; why it cannot serve (None: it can)."""
+def warm_up() -> tuple[str | None, dict[str, float]]:
+    """What every warm command would import, imported once, in the order a cold command imports it:
+    why it cannot serve (None: it can), and the seconds each part took (``cli``: typer, rich and
+    the commands; ``torch_and_torchair``; ``others``)."""
     import gc
     import importlib
     import importlib.util
     import threading
+    import time
 
     from airctl.backends import warm
     from airctl.cli.app import build_app
     from airctl.errors import AirctlError
     from airctl.pipeline.ranks.forks import RANK_MODULES
 
+    t0 = time.perf_counter()
     build_app()  # typer, rich and every command module
+    imports = {"cli": time.perf_counter() - t0}
     try:
         if warm("auto") is None:
-            return "the backend auto picks (npu) needs fresh processes: a device runtime does not survive a fork"
+            return "the backend auto picks (npu) needs fresh processes: a device runtime does not survive a fork", imports
     except AirctlError as e:
-        return f"no backend: {e.message}"
+        return f"no backend: {e.message}", imports
+    imports["torch_and_torchair"] = time.perf_counter() - t0 - imports["cli"]
     for name in (*RANK_MODULES, "airctl.pipeline.apply", "airctl.pipeline.bisect.bisect"):
         importlib.import_module(name)
     if importlib.util.find_spec("transformers") is not None:  # what the model scripts of most users load
         importlib.import_module("transformers")
+    imports["others"] = time.perf_counter() - t0 - imports["cli"] - imports["torch_and_torchair"]
+    imports = {k: round(v, 3) for k, v in imports.items()}
     if threading.active_count() != 1:
-        return f"the warm-up left {threading.active_count() - 1} thread(s) running: a fork would copy their locks"
+        return f"the warm-up left {threading.active_count() - 1} thread(s) running: a fork would copy their locks", imports
     gc.collect()
     gc.freeze()  # the warm heap stays out of the children's collections (they would copy every page)
-    return None
+    return None, imports
 
 
 def main(argv: list[str]) -> int:

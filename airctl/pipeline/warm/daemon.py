@@ -67,8 +67,10 @@ def alive(where: Path, key: str) -> bool:
     return False
 
 
-def live(where: Path, key: str, program: Program, warm_up: Callable[[], str | None]) -> int:
-    """The warm process (see the module); its exit code."""
+def live(where: Path, key: str, program: Program,
+         warm_up: Callable[[], tuple[str | None, dict[str, float]]]) -> int:
+    """The warm process (see the module); ``warm_up`` imports and says why it cannot serve (None: it
+    can), with the seconds each part of it took. Its exit code."""
     os.chdir("/")
     if place.private(where, make=False) is None:
         print(f"airctl warm: {where} is not a private folder of this user's", file=sys.stderr)
@@ -106,22 +108,28 @@ def live(where: Path, key: str, program: Program, warm_up: Callable[[], str | No
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     note("warming")
     try:
-        refused = warm_up()
+        refused, imports = warm_up()
         if refused is not None:
             listener.close()
-            note("refused", reason=refused)
+            note("refused", reason=refused, imports=imports)
             return 0
-        note("serving", warmed_in_s=round(time.time() - started, 3))
+        note("serving", imports=imports)
         serve(listener, program, owner=owner, idle_s=idle_s, valid=lambda: place.key(dict(os.environ)) == key,
-              on_request=lambda served: note("serving", served))
+              on_request=lambda served: note("serving", served, imports=imports))
     finally:
         with contextlib.suppress(OSError):
             if os.stat(paths["sock"]).st_ino == ours:
                 os.unlink(paths["sock"])
+        mine = place.state(where, key) or {}
         with contextlib.suppress(OSError):
-            if (place.state(where, key) or {}).get("pid") == os.getpid() and \
-                    (place.state(where, key) or {}).get("status") != "refused":
+            if mine.get("pid") == os.getpid() and mine.get("status") != "refused":
                 paths["json"].unlink()
+        if owner is not None:  # a warm process of another process's (the test suite's) leaves nothing behind
+            for name in ("log", "lock"):
+                with contextlib.suppress(OSError):
+                    paths[name].unlink()
+            with contextlib.suppress(OSError):
+                where.rmdir()
     return 0
 
 

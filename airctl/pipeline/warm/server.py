@@ -77,7 +77,11 @@ def serve(listener: socket.socket, program: Program, *, control: int | None = No
         for key, _ in sel.select(timeout):
             kind = key.data[0]
             if kind == "listener":
-                pid = _admit(listener, program, served, sel)
+                try:
+                    conn, _addr = listener.accept()
+                except OSError:
+                    continue
+                pid = admit(conn, program, served)
                 if pid is not None:
                     conn, pid = pid
                     pidfd = os.pidfd_open(pid)
@@ -115,14 +119,9 @@ def _stop(listener: socket.socket, sel: selectors.BaseSelector, listening: bool)
     return False
 
 
-def _admit(listener: socket.socket, program: Program, served: Served,
-           sel: selectors.BaseSelector) -> tuple[socket.socket, int] | None:
-    """Read a client's request and fork its child: (the connection, the child's pid), or None (the
-    client was told why, or was not a client of ours)."""
-    try:
-        conn, _addr = listener.accept()
-    except OSError:
-        return None
+def admit(conn: socket.socket, program: Program, served: Served) -> tuple[socket.socket, int] | None:
+    """Read a client's request on ``conn`` and fork its child: (the connection, the child's pid), or
+    None (the client was told why, or was not a client of ours: it is closed on)."""
     served.last = time.time()
     peer, uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
                                                           struct.calcsize("3i")))
@@ -137,7 +136,7 @@ def _admit(listener: socket.socket, program: Program, served: Served,
         size = struct.unpack("!I", head)[0] if len(head) == 4 else MAX_REQUEST + 1
         request = json.loads(_read(conn, size)) if size <= MAX_REQUEST else None
         conn.settimeout(None)
-        if (len(fds) != 3 or not isinstance(request, dict) or not isinstance(request.get("argv"), list)
+        if (not isinstance(request, dict) or not isinstance(request.get("argv"), list)
                 or not isinstance(request.get("env"), dict) or not isinstance(request.get("cwd"), str)):
             raise ValueError("not a request")
     except (OSError, ValueError, struct.error, RecursionError):
@@ -146,7 +145,8 @@ def _admit(listener: socket.socket, program: Program, served: Served,
         served.refused += 1
         return None
     try:
-        answer = _decide(program, request)
+        answer = _decide(program, request) if len(fds) == 3 else {
+            "error": "not a request: three descriptors (stdin, stdout, stderr) come with one"}
         pid = _fork(program, request, fds, conn) if answer is None else None
     except Exception as e:  # noqa: BLE001 - a fork that failed (memory, process limits): the client runs it cold
         answer, pid = {"fresh": f"cold: the warm process could not fork ({e})"}, None
@@ -200,7 +200,7 @@ def _fork(program: Program, request: dict[str, Any], fds: list[int], conn: socke
         signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
         raise
     if pid == 0:  # the child: never returns into the server's frames
-        code = 70
+        code = 1  # as Python ends on an uncaught exception
         try:
             from airctl.pipeline.warm.child import become
 
