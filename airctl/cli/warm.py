@@ -50,6 +50,13 @@ def enabled(env: dict[str, str] | None = None) -> bool:
             and hasattr(socket, "send_fds"))
 
 
+def describe() -> dict[str, Any]:
+    """This install's warm process, for ``airctl doctor``."""
+    from airctl.pipeline.warm import place
+
+    return place.describe(dict(os.environ), enabled())
+
+
 def served(argv: list[str]) -> int | None:
     """Run ``argv`` in this install's warm process when there is one: its exit code (negative: the
     signal it died of); None: run it cold here."""
@@ -173,7 +180,7 @@ def main(argv: list[str]) -> int:
     from airctl.pipeline.warm import daemon
 
     where, key = Path(argv[0]), argv[1]
-    return daemon.live(where, key, Console(key), warm_up)
+    return daemon.live(where, key, Console(key), warm_up, respawn=__name__)
 
 
 if __name__ == "__main__":  # through the module's import: a child sets its _SERVING, not __main__'s

@@ -14,7 +14,7 @@ is what the process itself runs:
 4. It serves (:func:`airctl.pipeline.warm.server.serve`) until it is idle for ``idle_s``
    (``AIRCTL_WARM_IDLE`` seconds, default :data:`IDLE_S`), until its key is no longer the
    install's (checked every few seconds and before each command: a warm process never outlives a
-   changed install), until ``AIRCTL_WARM_OWNER``'s process ended (the test suite's controller),
+   changed install; one in use starts the new install's warm process as it goes), until ``AIRCTL_WARM_OWNER``'s process ended (the test suite's controller),
    or until SIGTERM.
 5. It removes its socket and state, and exits.
 """
@@ -67,10 +67,11 @@ def alive(where: Path, key: str) -> bool:
     return False
 
 
-def live(where: Path, key: str, program: Program,
-         warm_up: Callable[[], tuple[str | None, dict[str, float]]]) -> int:
+def live(where: Path, key: str, program: Program, warm_up: Callable[[], tuple[str | None, dict[str, float]]],
+         respawn: str | None = None) -> int:
     """The warm process (see the module); ``warm_up`` imports and says why it cannot serve (None: it
-    can), with the seconds each part of it took. Its exit code."""
+    can), with the seconds each part of it took; ``respawn``: the module to start for a changed
+    install's key when this one ends for that reason while in use. Its exit code."""
     os.chdir("/")
     if place.private(where, make=False) is None:
         print(f"airctl warm: {where} is not a private folder of this user's", file=sys.stderr)
@@ -114,8 +115,12 @@ def live(where: Path, key: str, program: Program,
             note("refused", reason=refused, imports=imports)
             return 0
         note("serving", imports=imports)
-        serve(listener, program, owner=owner, idle_s=idle_s, valid=lambda: place.key(dict(os.environ)) == key,
-              on_request=lambda served: note("serving", served, imports=imports))
+        served = serve(listener, program, owner=owner, idle_s=idle_s,
+                       valid=lambda: place.key(dict(os.environ)) == key,
+                       on_request=lambda served: note("serving", served, imports=imports))
+        new_key = place.key(dict(os.environ))
+        if respawn is not None and new_key != key and time.time() - served.last < idle_s:
+            spawn(respawn, where, new_key)  # the changed install's own warm process, for the next command
     finally:
         with contextlib.suppress(OSError):
             if os.stat(paths["sock"]).st_ino == ours:

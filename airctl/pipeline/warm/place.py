@@ -149,3 +149,20 @@ def write_state(place: Path, k: str, **fields: object) -> None:
 
 def socket_fits(path: Path) -> bool:
     return len(str(path).encode()) <= 100  # sun_path holds 108 bytes
+
+
+def describe(env: dict[str, str], enabled: bool) -> dict[str, object]:
+    """The warm process of this install and environment, as ``airctl doctor`` shows it."""
+    where = folder(env)
+    k = key(env)
+    found = private(where, make=False)
+    about: dict[str, object] = {"enabled": enabled, "folder": str(where), "key": k,
+                                "folder_ok": found is not None or not where.exists()}
+    current = state(where, k) if found is not None else None
+    alive_socket = found is not None and files(where, k)["sock"].exists()
+    if current is None or (current.get("status") != "refused" and not alive_socket):
+        about["status"] = "none (the next ledger-writing command runs cold and starts one)" if enabled else "off"
+        return about
+    about.update({name: current.get(name) for name in ("status", "pid", "started", "idle_s", "forked", "cold",
+                                                        "reason", "imports") if current.get(name) is not None})
+    return about
