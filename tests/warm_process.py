@@ -116,15 +116,14 @@ class WarmProcess:
         with open(os.devnull, "rb") as i, open(out, "wb") as o, open(err, "wb") as e:
             submitted = client.submit(self.socket, [str(a) for a in args], str(cwd), env,
                                       [i.fileno(), o.fileno(), e.fileno()], limits)
-        if isinstance(submitted, str):
-            assert submitted.startswith("cold:"), submitted
+        if isinstance(submitted, str):  # sent back cold; or gone (its key is no longer the install's)
             return None
         return Child(submitted.pid, submitted, None, out, err)
 
     def shell_command(self) -> str:
         """What a shell script runs as ``airctl`` to have the command forked from here."""
         script = REPO / "airctl" / "pipeline" / "warm" / "client.py"
-        return f"{shlex.quote(sys.executable)} -I -S {shlex.quote(str(script))} {shlex.quote(self.socket)}"
+        return f"{shlex.quote(sys.executable)} -I -S {shlex.quote(str(script))} --or-cold {shlex.quote(self.socket)}"
 
 
 def start(warm: WarmProcess | None, args: list, cwd: Path, env: dict[str, str], logs: Path, fresh: bool = False,

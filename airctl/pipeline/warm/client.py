@@ -214,15 +214,18 @@ def _next(sock: socket.socket, buffer: bytearray, timeout: float | None) -> dict
 
 
 def main(argv: list[str]) -> int:
-    """``client.py SOCKET ARGS...``: ARGS run by the server at SOCKET (torchrun's rank, a shell
-    script's ``$AIRCTL``); where it cannot, ``python -m airctl ARGS`` here instead."""
+    """``client.py [--or-cold] SOCKET ARGS...``: ARGS run by the server at SOCKET (torchrun's rank, a
+    shell script's ``$AIRCTL``). Where the server sends it back cold, or (``--or-cold``) cannot be
+    reached, ``python -m airctl ARGS`` here instead; else the reason, and exit 1."""
+    or_cold = bool(argv) and argv[0] == "--or-cold"
+    argv = argv[1:] if or_cold else argv
     if len(argv) < 2:
-        print(f"usage: {WHO}: client.py SOCKET ARGS...", file=sys.stderr)
+        print(f"usage: {WHO}: client.py [--or-cold] SOCKET ARGS...", file=sys.stderr)
         return 2
     address, args = argv[0], argv[1:]
     code = relay(address, args)
     if isinstance(code, str):
-        if not code.startswith("cold:"):
+        if not (or_cold or code.startswith("cold:")):
             print(f"{WHO}: {code}", file=sys.stderr)
             return 1
         os.execv(sys.executable, [sys.executable, "-m", "airctl", *args])
