@@ -80,7 +80,7 @@ def main() -> None:
                 for i in range(args.repeat):
                     for side in (("cold", "warm") if i % 2 == 0 else ("warm", "cold")):
                         times[side].append(timed(command(name, model, out), envs[side], work))
-                ratio = statistics.median(w / c for c, w in zip(times["cold"], times["warm"]))
+                ratio = statistics.median(w / c for c, w in zip(times["cold"], times["warm"], strict=True))
                 print(f"{model_name:7} {name:8} {statistics.median(times['cold']):7.2f} "
                       f"{statistics.median(times['warm']):7.2f} {ratio:9.2f} "
                       f"{min(times['cold']):6.2f}/{min(times['warm']):.2f}", flush=True)

@@ -97,7 +97,8 @@ class WarmProcess:
             status = place.state(folder, key) or {}
             if status.get("status") == "refused" or time.monotonic() > deadline:
                 log = place.files(folder, key)["log"]
-                raise RuntimeError(f"the warm process did not start: {status}; {log.read_text() if log.exists() else ''}")
+                said = log.read_text() if log.exists() else ""
+                raise RuntimeError(f"the warm process did not start: {status}; {said}")
             time.sleep(0.05)
         return cls(folder, key)
 

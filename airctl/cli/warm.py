@@ -116,8 +116,8 @@ class Console:
             return "the environment differs in what is read at start"
         if request.get("interpreter") != client.interpreter():
             return "another interpreter, or other interpreter options"
-        if any(a in ("--backend=npu", "--backend npu") for a in argv) or any(
-                a == "--backend" and b == "npu" for a, b in zip(argv, argv[1:])):
+        if "--backend=npu" in argv or any(a in ("--backend", "-b") and b == "npu"
+                                          for a, b in zip(argv, argv[1:], strict=False)):
             return "the npu backend's processes start fresh"
         if place.key(dict(os.environ)) != self.key:
             return "the install changed"
@@ -159,7 +159,8 @@ def warm_up() -> tuple[str | None, dict[str, float]]:
     imports = {"cli": time.perf_counter() - t0}
     try:
         if warm("auto") is None:
-            return "the backend auto picks (npu) needs fresh processes: a device runtime does not survive a fork", imports
+            why = "the backend auto picks (npu) needs fresh processes: a device runtime does not survive a fork"
+            return why, imports
     except AirctlError as e:
         return f"no backend: {e.message}", imports
     imports["torch_and_torchair"] = time.perf_counter() - t0 - imports["cli"]
@@ -170,7 +171,8 @@ def warm_up() -> tuple[str | None, dict[str, float]]:
     imports["others"] = time.perf_counter() - t0 - imports["cli"] - imports["torch_and_torchair"]
     imports = {k: round(v, 3) for k, v in imports.items()}
     if threading.active_count() != 1:
-        return f"the warm-up left {threading.active_count() - 1} thread(s) running: a fork would copy their locks", imports
+        why = f"the warm-up left {threading.active_count() - 1} thread(s) running: a fork would copy their locks"
+        return why, imports
     gc.collect()
     gc.freeze()  # the warm heap stays out of the children's collections (they would copy every page)
     return None, imports

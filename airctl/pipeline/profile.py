@@ -122,7 +122,8 @@ def profile_rounds(req: ProfileRequest, rounds: int, progress: Callable[[str], N
         if not timelines and result.error is None:
             backend = result.backend.name if result.backend is not None else "?"
             warnings.append(f"no timeline was recorded: the {backend} backend does not run graphs on airctl's "
-                            "executor (timed multi-stream runs exist under sim; on an NPU use `airctl profile analyze`)")
+                            "executor (timed multi-stream runs exist under sim; on an NPU use "
+                            "`airctl profile analyze`)")
         runs.append(ProfileRun(
             ledger_dir=Path(result.ledger_dir), timelines=timelines, races=[r for _, r in rec.races] or
             _races_from_rows(result.races), matches_eager=execution.matches_eager if execution else None,

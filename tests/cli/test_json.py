@@ -19,7 +19,8 @@ runner = CliRunner()
 
 
 def shell(warm_process: WarmProcess, *args: object, cwd: Path) -> Child:
-    """``python -m airctl ARGS`` as a shell runs it (forked from the warm_process, tests/warm_process.py), to its end."""
+    """``python -m airctl ARGS`` as a shell runs it (forked from the warm process,
+    tests/warm_process.py), to its end."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
     logs = cwd.parent / f"{cwd.name}-stdio"
     logs.mkdir(exist_ok=True)

@@ -1,5 +1,6 @@
 """The pieces of forked ranks (airctl.pipeline.ranks.forks) that need no torch: the warm client's
-contract with torchrun and the server (airctl.pipeline.warm), and what a rank server refuses. The forked ranks themselves run
+contract with torchrun and the server (airctl.pipeline.warm), and what a rank server refuses.
+The forked ranks themselves run
 end to end in tests/run/test_multirank.py and tests/run/test_lifecycle.py."""
 
 from __future__ import annotations

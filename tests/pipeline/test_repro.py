@@ -41,7 +41,8 @@ def repro_json(*args: object) -> dict:
 
 def run_sh(folder: Path, elsewhere: Path, warm_process: WarmProcess) -> subprocess.CompletedProcess:
     """``bash run.sh`` of a copy of ``folder``; the ``airctl`` it runs is forked from the warm process
-    (the product's client, airctl/pipeline/warm/client.py), a process of its own as a fresh one is. ``PYTHON``: the Python whose
+    (the product's client, airctl/pipeline/warm/client.py), a process of its own as a fresh one is.
+    ``PYTHON``: the Python whose
     packages run.sh checks first (it would take it from ``AIRCTL`` when that is ``PY -m airctl``)."""
     copy = shutil.copytree(folder, elsewhere)
     env = {**os.environ, "AIRCTL": warm_process.shell_command(), "PYTHON": sys.executable,
@@ -81,7 +82,8 @@ def test_wrong_numbers_travel_as_the_script_and_run_sh_exits_3(tmp_path: Path, w
     assert not (tmp_path / "refused").exists() and not list(tmp_path.glob(".refused*"))
 
 
-def test_minify_leaves_a_few_nodes_of_the_race_and_still_fails_elsewhere(tmp_path: Path, warm_process: WarmProcess) -> None:
+def test_minify_leaves_a_few_nodes_of_the_race_and_still_fails_elsewhere(tmp_path: Path,
+                                                                        warm_process: WarmProcess) -> None:
     ledger = failing_run(tmp_path, "seed.py", "racy_no_wait.yaml", "reduce-overhead")
     data = repro_json(ledger, "-o", tmp_path / "repro", "--minify")
     assert (data["form"], data["bad"], data["reproduces"]) == ("graph", "race", True)

@@ -225,7 +225,8 @@ def test_a_signal_at_every_phase_of_a_compile(tmp_path: Path, signum: int, warm_
     ["import", REPO / "fixtures" / "imports" / "ma_tcd"],
 ], ids=["passes-apply", "run", "profile", "import"])
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_during_the_other_run_commands(tmp_path: Path, command: list, signum: int, warm_process: WarmProcess) -> None:
+def test_a_signal_during_the_other_run_commands(tmp_path: Path, command: list, signum: int,
+                                                warm_process: WarmProcess) -> None:
     """Two moments per signal, interleaved, in children of the warm process (the imports before a run are the
     compile sweep's): 0.5 s and 2 s for SIGINT, 1 s and 3 s for SIGTERM."""
     moments = {signal.SIGINT: [0.5, 2.0], signal.SIGTERM: [1.0, 3.0]}[signum]
@@ -262,7 +263,8 @@ def test_sigkill_leaves_a_run_that_readers_call_died(tmp_path: Path, warm_proces
     assert current.returncode == 0 and "status: ok" in current.stdout, current.stderr  # the pointer reads
 
 
-def test_an_interrupt_that_met_c_code_running_a_string_still_exits_130(tmp_path: Path, warm_process: WarmProcess) -> None:
+def test_an_interrupt_that_met_c_code_running_a_string_still_exits_130(tmp_path: Path,
+                                                                       warm_process: WarmProcess) -> None:
     """The second known defect's cause (docs/reliability.md): CPython remembered an interrupt raised in
     code C ran from a string as unhandled, so ``python -m airctl`` died by SIGINT (-2) after it had
     ended the run ``interrupted`` and said so."""
@@ -272,8 +274,8 @@ def test_an_interrupt_that_met_c_code_running_a_string_still_exits_130(tmp_path:
     assert _statuses(out) == ["interrupted"] and "error: interrupted" in proc.stderr
 
 
-def test_a_native_crash_leaves_its_stack_in_the_ledger_and_readers_name_the_users_frame(tmp_path: Path,
-                                                                                       warm_process: WarmProcess) -> None:
+def test_a_native_crash_leaves_its_stack_in_the_ledger_and_readers_name_the_users_frame(
+        tmp_path: Path, warm_process: WarmProcess) -> None:
     """A segfault cannot be caught: the ledger keeps faulthandler's report (crash.txt), and `runs` and
     `show` say the run crashed, with the signal, the innermost frame and the user's own frame."""
     out = tmp_path / "runs"
@@ -314,7 +316,8 @@ def test_a_thread_left_running_is_named_and_does_not_hold_the_exit(tmp_path: Pat
 
 
 def test_a_thread_left_running_in_each_rank(tmp_path: Path, warm_process: WarmProcess) -> None:
-    proc = _run(warm_process, ["compile", ENDS / "leaves_thread.py", "--nproc", "2"], tmp_path, tmp_path / "r", timeout=240)
+    proc = _run(warm_process, ["compile", ENDS / "leaves_thread.py", "--nproc", "2"], tmp_path, tmp_path / "r",
+                timeout=240)
     assert proc.returncode == 0, proc.stderr[-2000:]
     logs = "".join(p.read_text(errors="replace") for p in (tmp_path / "r").rglob("*") if p.is_file()
                    and p.suffix in (".log", ".txt") or p.name in ("stderr.log",))
@@ -322,7 +325,8 @@ def test_a_thread_left_running_in_each_rank(tmp_path: Path, warm_process: WarmPr
 
 
 def test_a_rank_stuck_in_its_own_code_is_named_not_the_one_waiting(tmp_path: Path, warm_process: WarmProcess) -> None:
-    proc = _run(warm_process, ["compile", ENDS / "stuck_rank.py", "--nproc", "2", "--collective-timeout", "4"], tmp_path,
+    proc = _run(warm_process, ["compile", ENDS / "stuck_rank.py", "--nproc", "2", "--collective-timeout", "4"],
+                tmp_path,
                 tmp_path / "r", timeout=240)
     assert proc.returncode != 0
     assert "rank 1 was stuck in its own code (get_model at " in proc.stderr, proc.stderr[-3000:]
@@ -396,7 +400,8 @@ def test_a_redelivery_landing_just_after_a_block_ends_is_dropped_not_raised_in_t
         signal.signal(signal.SIGINT, before)
 
 
-def test_the_process_ends_after_the_atexit_handlers_and_flushed_streams(tmp_path: Path, warm_process: WarmProcess) -> None:
+def test_the_process_ends_after_the_atexit_handlers_and_flushed_streams(tmp_path: Path,
+                                                                        warm_process: WarmProcess) -> None:
     """The console script skips the interpreter's teardown (boundary.end_process), not what a program
     is owed at exit: atexit handlers (the user's too) and everything written to stdout/stderr."""
     script = tmp_path / "at_exit.py"

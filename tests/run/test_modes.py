@@ -78,7 +78,8 @@ def test_native_streams_are_reported_as_dropped_under_sim(tmp_path: Path, warm_p
     assert "traced away by Dynamo" in r.stderr
 
 
-def test_torch_compile_debug_tree_is_recorded_without_repeating_stages(tmp_path: Path, warm_process: WarmProcess) -> None:
+def test_torch_compile_debug_tree_is_recorded_without_repeating_stages(tmp_path: Path,
+                                                                       warm_process: WarmProcess) -> None:
     """TORCH_COMPILE_DEBUG is read when torch is imported: that run is a fresh interpreter (tests/warm_process.py),
     one for both modes (``record_wait.py both`` compiles the model in each mode in turn)."""
     (tmp_path / "plain").mkdir()

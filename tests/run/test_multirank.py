@@ -96,7 +96,8 @@ def test_ddp_script_runs_on_two_ranks_each_matching_eager(tmp_path: Path, warm_p
 def test_diverging_ranks_are_stopped_and_check_names_the_first_differing_collective(tmp_path: Path,
                                                                                    warm_process: WarmProcess) -> None:
     # the script sets a 10-minute collective timeout of its own: airctl's watchdog has to stop the ranks
-    run = airctl(warm_process, tmp_path, "run", "--backend", "sim", "--watchdog", "5", "torchrun", "--nproc-per-node", "2",
+    run = airctl(warm_process, tmp_path, "run", "--backend", "sim", "--watchdog", "5", "torchrun",
+                 "--nproc-per-node", "2",
                  SCRIPTS / "diverge.py", env_extra={"DIVERGE_PG_TIMEOUT": "600"})
     assert run.returncode == 1, run.stderr[-3000:]
     top = run.ledger
@@ -122,7 +123,8 @@ def test_diverging_ranks_are_stopped_and_check_names_the_first_differing_collect
 
 
 def test_profile_two_ranks_with_the_comm_stream_pass(tmp_path: Path, warm_process: WarmProcess) -> None:
-    run = airctl(warm_process, tmp_path, "profile", MODELS / "ddp_overlap.py", "--backend", "sim", "--nproc", "2", "--passes",
+    run = airctl(warm_process, tmp_path, "profile", MODELS / "ddp_overlap.py", "--backend", "sim", "--nproc", "2",
+                 "--passes",
                  REPO / "passes" / "comm_stream.yaml", "--steps", "2", "--warmup", "0", "--json")
     assert run.returncode == 0, run.stderr[-3000:]
     doc = json.loads(run.stdout)

@@ -14,8 +14,8 @@ is what the process itself runs:
 4. It serves (:func:`airctl.pipeline.warm.server.serve`) until it is idle for ``idle_s``
    (``AIRCTL_WARM_IDLE`` seconds, default :data:`IDLE_S`), until its key is no longer the
    install's (checked every few seconds and before each command: a warm process never outlives a
-   changed install; one in use starts the new install's warm process as it goes), until ``AIRCTL_WARM_OWNER``'s process ended (the test suite's controller),
-   or until SIGTERM.
+   changed install; one in use starts the new install's warm process as it goes), until
+   ``AIRCTL_WARM_OWNER``'s process ended (the test suite's controller), or until SIGTERM.
 5. It removes its socket and state, and exits.
 """
 

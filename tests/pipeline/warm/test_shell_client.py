@@ -27,7 +27,8 @@ def _shell(warm_process: WarmProcess, script: str, cwd: Path) -> subprocess.Pope
                             text=True, start_new_session=True)
 
 
-def test_the_callers_stdio_folder_and_exit_code_are_the_commands(tmp_path: Path, warm_process: WarmProcess) -> None:
+def test_the_callers_stdio_folder_and_exit_code_are_the_commands(tmp_path: Path,
+                                                                 warm_process: WarmProcess) -> None:
     (tmp_path / "runs").mkdir()
     proc = _shell(warm_process, 'exec $AIRCTL runs --json; echo "not reached"', tmp_path)
     out, err = proc.communicate(timeout=120)
@@ -51,7 +52,8 @@ def test_a_signal_to_the_caller_reaches_the_command(tmp_path: Path, warm_process
     assert index["status"] == "interrupted"
 
 
-def test_a_caller_that_sends_no_request_is_closed_on_and_the_warm_process_goes_on(tmp_path: Path, warm_process: WarmProcess) -> None:
+def test_a_caller_that_sends_no_request_is_closed_on_and_the_warm_process_goes_on(
+        tmp_path: Path, warm_process: WarmProcess) -> None:
     """Every test process of the session asks the same warm process: one bad caller must not stop it."""
     garbage = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     garbage.settimeout(30)
@@ -62,17 +64,20 @@ def test_a_caller_that_sends_no_request_is_closed_on_and_the_warm_process_goes_o
     except ConnectionResetError:  # closed on it with the request unread
         pass
     garbage.close()
-    child = warm_process.start(["runs", "--json"], tmp_path, {**os.environ, "AIRCTL_OUT": str(tmp_path / "runs")}, tmp_path)
+    env = {**os.environ, "AIRCTL_OUT": str(tmp_path / "runs")}
+    child = warm_process.start(["runs", "--json"], tmp_path, env, tmp_path)
     assert child is not None and child.finish(60).returncode == 0, child and child.stderr
     assert json.loads(child.stdout)["runs"] == []
 
 
-def test_a_child_that_ends_by_an_exception_leaves_it_serving(tmp_path: Path, warm_process: WarmProcess) -> None:
+def test_a_child_that_ends_by_an_exception_leaves_it_serving(tmp_path: Path,
+                                                             warm_process: WarmProcess) -> None:
     """A forked child that ends by an exception (here its folder is gone before it can enter it; an
     interrupt before airctl arms is another) says so where its caller reads and exits 1, as Python
     does; it never returns into the warm process's loop."""
     child = warm_process.start(["runs", "--json"], tmp_path / "gone", dict(os.environ), tmp_path)
     assert child is not None and child.finish(60).returncode == 1
     assert "FileNotFoundError" in child.stderr
-    child = warm_process.start(["runs", "--json"], tmp_path, {**os.environ, "AIRCTL_OUT": str(tmp_path / "runs")}, tmp_path)
+    env = {**os.environ, "AIRCTL_OUT": str(tmp_path / "runs")}
+    child = warm_process.start(["runs", "--json"], tmp_path, env, tmp_path)
     assert child is not None and child.finish(60).returncode == 0, child and child.stderr
