@@ -5,7 +5,7 @@
 
 For each model (``seed``: fixtures/models/seed.py; ``qwen3``: the tiny transformers Qwen3 of
 fixtures/models/transformers/qwen3.py) and each command of the loop (``compile``, ``apply``:
-``passes apply passes/stream.yaml --model``, ``profile --steps 2``, ``check`` of the latest
+``passes apply`` of passes/stream.yaml (seed) or a stream scope over the MLPs (Qwen3), ``profile --steps 2``, ``check`` of the latest
 ledger), alternately cold (``AIRCTL_WARM=0``) and warm, each a new ``python -m airctl`` process
 of this venv, timed wall-clock from its start to its exit. Pairs run cold warm, warm cold, ...
 (a drift of the machine weighs on both alike). The warm process lives in a private folder of this
@@ -35,9 +35,18 @@ MODELS = {"seed": ROOT / "fixtures" / "models" / "seed.py",
           "qwen3": ROOT / "fixtures" / "models" / "transformers" / "qwen3.py"}
 
 
+# a pass file each model's graph matches: the seed's stream scope; the Qwen3's MLPs on a side stream
+QWEN3_PASSES = ("version: 1\npasses:\n  - name: mlp-side\n    kind: stream_scope\n    stream: '1'\n"
+                "    select: {module: model.layers.*.mlp}\n    each: model.layers.*\n")
+
+
 def command(name: str, model: Path, out: Path) -> list[str]:
+    passes = ROOT / "passes" / "stream.yaml"
+    if model == MODELS["qwen3"]:
+        passes = out.parent / "qwen3_mlp.yaml"
+        passes.write_text(QWEN3_PASSES, encoding="utf-8")
     return {"compile": ["compile", str(model), "--backend", "sim", "--out", str(out)],
-            "apply": ["passes", "apply", str(ROOT / "passes" / "stream.yaml"), "--model", str(model),
+            "apply": ["passes", "apply", str(passes), "--model", str(model),
                       "--backend", "sim", "--out", str(out)],
             "profile": ["profile", str(model), "--steps", "2", "--backend", "sim", "--out", str(out)],
             "check": ["check", "--out", str(out)]}[name]

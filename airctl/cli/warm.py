@@ -21,8 +21,10 @@ from typing import Any
 
 ENV = "AIRCTL_WARM"  # "0": every command cold, and no warm process started
 FLAG = "--cold"
-# the commands that import torch and TorchAir (or compile a model script): served warm
-WARM_COMMANDS = {"compile", "passes", "profile", "bisect", "run", "repro", "check", "dump", "diff", "coverage"}
+# the commands that import torch and TorchAir: served warm; those that do when given a model script
+# (``check model.py``; of a ledger or a graph file they start in a fraction of a second cold)
+WARM_COMMANDS = {"compile", "passes", "profile", "bisect", "run", "repro", "coverage"}
+MODEL_COMMANDS = {"check", "dump", "diff"}
 HELP = {"--help", "-h", "--version"}
 _SERVING = False  # True in a child of the warm process: the command runs here, never handed on again
 
@@ -39,6 +41,14 @@ def without_flag(argv: list[str]) -> tuple[list[str], bool]:
 
 def _command(argv: list[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
+
+
+def warmable(argv: list[str]) -> bool:
+    """Whether ``airctl ARGV`` imports torch (and so gains from a warm process)."""
+    command = _command(argv)
+    if HELP & set(argv):
+        return False
+    return command in WARM_COMMANDS or (command in MODEL_COMMANDS and any(a.endswith(".py") for a in argv))
 
 
 def enabled(env: dict[str, str] | None = None) -> bool:
@@ -60,7 +70,7 @@ def describe() -> dict[str, Any]:
 def served(argv: list[str]) -> int | None:
     """Run ``argv`` in this install's warm process when there is one: its exit code (negative: the
     signal it died of); None: run it cold here."""
-    if not enabled() or _command(argv) not in WARM_COMMANDS or HELP & set(argv):
+    if not enabled() or not warmable(argv):
         return None
     from airctl.pipeline.warm import client, place
 
@@ -77,7 +87,7 @@ def served(argv: list[str]) -> int | None:
 def after_cold(argv: list[str]) -> None:
     """After a command ran cold: start this install's warm process in the background, where the
     command imported torch (it would have gained from one) and none serves or was refused."""
-    if not enabled() or "torch" not in sys.modules or _command(argv) not in WARM_COMMANDS:
+    if not enabled() or "torch" not in sys.modules or not warmable(argv):
         return
     try:
         from airctl.pipeline.warm import daemon, place

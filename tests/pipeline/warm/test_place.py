@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from airctl.cli.warm import without_flag
+from airctl.cli.warm import warmable, without_flag
 from airctl.pipeline.warm import place
 
 
@@ -51,3 +51,9 @@ def test_cold_is_a_global_option_before_the_command() -> None:
     assert without_flag(["--cold", "compile", "m.py"]) == (["compile", "m.py"], True)
     assert without_flag(["--traceback", "--cold", "compile"]) == (["--traceback", "compile"], True)
     assert without_flag(["run", "script.py", "--cold"]) == (["run", "script.py", "--cold"], False)  # the script's
+
+
+def test_only_commands_that_import_torch_are_handed_to_the_warm_process() -> None:
+    assert warmable(["compile", "m.py"]) and warmable(["passes", "apply", "s.yaml"]) and warmable(["profile"])
+    assert warmable(["check", "model.py"]) and not warmable(["check", "--out", "runs"])
+    assert not warmable(["runs"]) and not warmable(["compile", "--help"]) and not warmable(["doctor"])
