@@ -28,9 +28,8 @@ converts it to, so dumps, selectors, the executor's collective log and the rank 
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import enum
+from functools import lru_cache
 
 from airctl.graph.model import STREAM_NAMESPACES, Node
 

@@ -33,7 +33,6 @@ from airctl.verify.findings import Finding
 from airctl.verify.plan import FxPlan, node_args, ref_name
 from airctl.verify.rules import make_finding
 
-
 _OP_ROLES = frozenset(r for r in Role if r.is_op)
 
 
