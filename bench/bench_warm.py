@@ -4,13 +4,13 @@
     .venv/bin/python bench/bench_warm.py --models seed --repeat 7 --commands compile,apply
 
 For each model (``seed``: fixtures/models/seed.py; ``qwen3``: the tiny transformers Qwen3 of
-fixtures/models/transformers/qwen3.py) and each command of the loop (``compile``, ``apply``:
-``passes apply`` of passes/stream.yaml (seed) or a stream scope over the MLPs (Qwen3),
-``profile --steps 2``, ``check`` of the latest ledger), alternately cold (``AIRCTL_WARM=0``) and
-warm, each a new ``python -m airctl`` process of this venv, timed wall-clock from its start to its
-exit. Pairs run cold warm, warm cold, ... (a drift of the machine weighs on both alike). The warm process lives in a private folder of this
-bench (``AIRCTL_WARM_DIR``), is started by one untimed warm command before the pairs (as a user's
-first command starts it) and is stopped at the end.
+fixtures/models/transformers/qwen3.py) and each command of the loop (``compile``; ``apply``:
+``passes apply`` of passes/stream.yaml (seed) or a stream scope over the MLPs (Qwen3); ``profile
+--steps 2``; ``check`` of the latest ledger), alternately cold (``AIRCTL_WARM=0``) and warm, each
+a new ``python -m airctl`` process of this venv, timed wall-clock from its start to its exit.
+Pairs run cold warm, warm cold, ... (a drift of the machine weighs on both alike). The warm
+process lives in a private folder of this bench (``AIRCTL_WARM_DIR``), is started by one untimed
+warm command before the pairs (as a user's first command starts it) and is stopped at the end.
 
 Printed per model and command: the median of each side, their ratio (the median of the per-pair
 ratios) and the fastest of each. Targets (issue 48): warm <= 0.4x cold for every ledger-writing
