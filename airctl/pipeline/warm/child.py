@@ -17,6 +17,7 @@ import resource
 import signal
 import sys
 import tempfile
+import time
 from typing import Any
 
 from airctl.pipeline.run import signals
@@ -32,6 +33,7 @@ def become(fds: list[int], request: dict[str, Any], unblock: set[int] | frozense
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update({str(k): str(v) for k, v in request["env"].items()})
+    time.tzset()  # local time as the caller's TZ says, as a fresh process reads it at start
     os.umask(int(request.get("umask", 0o022)))
     for name, (soft, hard) in (request.get("limits") or {}).items():
         which = getattr(resource, str(name), None)
