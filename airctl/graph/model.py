@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 EDGE_KINDS = ("data", "control", "sync")
@@ -29,7 +28,6 @@ EDGE_KINDS = ("data", "control", "sync")
 STREAM_NAMESPACES = ("air", "npugraph_ex")
 
 
-@lru_cache(maxsize=8192)  # a graph has few distinct ops and asks about each of its nodes
 def is_stream_op(op: str, name: str = "") -> bool:
     """Whether ``op`` is a stream op whose name starts with ``name`` (any stream op for ``""``).
 

@@ -29,7 +29,6 @@ converts it to, so dumps, selectors, the executor's collective log and the rank 
 from __future__ import annotations
 
 import enum
-from functools import lru_cache
 
 from airctl.graph.model import STREAM_NAMESPACES, Node
 
@@ -78,7 +77,6 @@ _AIR_ROLES = {
 }
 
 
-@lru_cache(maxsize=8192)  # a graph has few distinct ops and asks about each of its nodes
 def air_name(op: str) -> str | None:
     """``air.scope_enter.default`` -> ``scope_enter`` (npugraph_ex's ``npugraph_ex.*`` copies too);
     None for other ops.

@@ -33,8 +33,6 @@ from airctl.verify.findings import Finding
 from airctl.verify.plan import FxPlan, node_args, ref_name
 from airctl.verify.rules import make_finding
 
-_OP_ROLES = frozenset(r for r in Role if r.is_op)
-
 
 class Stamp(NamedTuple):
     """Where a node ran: stream id, 1-based position on that stream, the stream's clock then.
@@ -114,40 +112,35 @@ class HappensBefore:
         last_readers: dict[str, dict[int, tuple[str, Stamp]]] = {}
         output_clock: tuple[int, ...] | None = None
         ro = self.mode == REDUCE_OVERHEAD
-        # the loop runs once per node: what it reads is local, the role tests are set lookups
-        pos, clock, stamps, sid, streams, unclosed = (self.pos, self.clock, self.stamps, self.sid, plan.stream,
-                                                      plan.in_unclosed)
-        uses_roles = _OP_ROLES | {Role.OUTPUT, Role.OTHER, Role.RECORD}
         for i, node in enumerate(nodes):
             role = roles[i]
+            b = self.sid[plan.stream[i]]
             if role is Role.INPUT:
                 continue  # graph inputs: visible on every stream (fork at graph start / GE data edge)
-            b = sid[streams[i]]
             if role is Role.WAIT:
                 for name in _wait_targets(node):
-                    st = stamps.get(name)
+                    st = self.stamps.get(name)
                     if st is not None and not (self.mode == MAX_AUTOTUNE and name in self.dropped):
                         self.merge(b, st)
             elif role is Role.SCOPE_EXIT and ro:
                 scope = exit_scope.get(i)
                 if scope is not None and scope.label is not None:
-                    vc = list(clock[b])
-                    vc[b] = pos[b]
+                    vc = list(self.clock[b])
+                    vc[b] = self.pos[b]
                     joins.append(tuple(vc))  # tagged_event_record before the exit ...
-            elif role in uses_roles:
+            elif role.is_op or role in (Role.OUTPUT, Role.OTHER, Role.RECORD):
                 if role is Role.OUTPUT and ro:
                     for vc in joins:  # ... and its tagged_event_wait before the output
                         self._merge_clock(b, vc)
-                if node.inputs:
-                    self._uses(node, b, last_writer, last_readers)
+                self._uses(node, b, last_writer, last_readers)
                 if role is Role.OUTPUT:
-                    vc = list(clock[b])
-                    vc[b] = pos[b]
+                    vc = list(self.clock[b])
+                    vc[b] = self.pos[b]
                     output_clock = tuple(vc)
-            p = pos[b] = pos[b] + 1
-            stamps[node.name] = Stamp(b, p, clock[b])
-            if b != 0 and role in _OP_ROLES and not unclosed[i]:
-                work.setdefault(b, []).append((p, node.name))
+            self.pos[b] += 1
+            self.stamps[node.name] = Stamp(b, self.pos[b], self.clock[b])
+            if role.is_op and b != 0 and not plan.in_unclosed[i]:
+                work.setdefault(b, []).append((self.pos[b], node.name))
         if output_clock is not None:
             self._joins(work, output_clock)
         return self.findings
