@@ -79,6 +79,7 @@ HEAVY_FIRST = (
     "tests/pipeline/test_transformers_models.py",  # 101 s
     "tests/run/test_multirank.py",  # 48 s
     "tests/run/test_modes.py",  # 35 s
+    "tests/cli/test_warm.py",  # about 60 s alone (cold commands beside warm ones), 2026-11-27
     "tests/cli/test_profile.py",  # 29 s
     "tests/faults/test_fault_injection.py",  # 28 s
     "tests/pipeline/test_bisect.py",  # 19 s
