@@ -27,6 +27,11 @@ from airctl.torch_env import ensure_torch_importable  # noqa: E402
 
 ensure_torch_importable()
 
+# Every ``airctl`` the suite starts imports this worktree's airctl, and none starts a warm process of
+# the user's (docs/warm.md): tests that want one use the session's (tests/warm_process.py) or their own.
+os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+os.environ.setdefault("AIRCTL_WARM", "0")
+
 
 def _signals_as_a_terminal_gives_them() -> None:
     """The suite sends itself SIGINT, SIGTERM and SIGHUP and expects them to land. A shell starts a
@@ -76,6 +81,7 @@ HEAVY_FIRST = (
     "tests/run/test_multirank.py",  # 48 s
     "tests/run/test_modes.py",  # 35 s
     "tests/pipeline/test_why_runs.py",  # 39 s alone (measured apart from the whole-suite timeline)
+    "tests/cli/test_warm.py",  # about 60 s alone (cold commands beside warm ones), 2026-11-27
     "tests/cli/test_profile.py",  # 29 s
     "tests/faults/test_fault_injection.py",  # 28 s
     "tests/pipeline/test_bisect.py",  # 19 s
@@ -133,9 +139,9 @@ def compile_fixture(runs_dir: Path):
 
 
 @pytest.fixture(scope="session")
-def zygote():
-    """A warm parent that forks ``python -m airctl`` processes with torch and TorchAir imported
-    (tests/zygote.py); started on first use, one for the whole session (every worker's)."""
-    from tests.zygote import Zygote
+def warm_process():
+    """airctl's warm process, forking ``python -m airctl`` processes with torch and TorchAir imported
+    (tests/warm_process.py); started on first use, one for the whole session (every worker's)."""
+    from tests.warm_process import WarmProcess
 
-    return Zygote.shared()
+    return WarmProcess.shared()

@@ -158,6 +158,8 @@ def build_app() -> typer.Typer:
         version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
         show_traceback: bool = typer.Option(False, "--traceback", envvar=TRACEBACK_ENV, show_envvar=True,
                                        help="On an error, also print the Python traceback."),
+        cold: bool = typer.Option(False, "--cold", help="Run this command in a fresh process, not forked from the "
+                                  "warm process (as AIRCTL_WARM=0 does for every command; docs/warm.md)."),
     ) -> None:
         """airctl"""
         from airctl.torch_env import ensure_torch_importable

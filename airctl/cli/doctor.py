@@ -8,13 +8,15 @@ import typer
 def register(app: typer.Typer) -> None:
     @app.command("doctor")
     def doctor(as_json: bool = typer.Option(False, "--json", help="Print the diagnosis as JSON.")) -> None:
-        """Show versions (python, torch, torch_npu, TorchAir, CANN, graphviz), which backend `auto` picks and why."""
+        """Show versions (python, torch, torch_npu, TorchAir, CANN, graphviz), which backend `auto` picks and why,
+        and the state of the warm process."""
         from rich.table import Table
 
         from airctl.cli.output import escape, out, print_json
+        from airctl.cli.warm import describe
         from airctl.pipeline.doctor import diagnose
 
-        data = diagnose()
+        data = {**diagnose(), "warm": describe()}
         if as_json:
             print_json(data)
             return
@@ -40,6 +42,9 @@ def register(app: typer.Typer) -> None:
         var = next(iter(data["env"]))
         table.add_row(var, str(data["env"][var]) + " (airctl sets 0 for itself and the scripts it runs when "
                       "torch-npu is installed without CANN)")
+        warm = data["warm"]
+        table.add_row("warm process", escape(f"{warm['status']}" + (f", pid {warm['pid']}, {warm.get('forked', 0)} "
+                      f"command(s) served" if warm.get("pid") else "") + f" — {warm['folder']} (docs/warm.md)"))
         out.print(table)
         for line in data["advice"]:
             out.print(f"[cyan]to do:[/cyan] {escape(line)}")

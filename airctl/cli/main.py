@@ -24,17 +24,30 @@ def console() -> NoReturn:
 
 def run(argv: list[str] | None = None, whole_process: bool = False) -> NoReturn:
     """Run the app and exit with its code (``SystemExit``; ``whole_process``: the process ends here,
-    :func:`airctl.pipeline.run.boundary.end_process`)."""
+    :func:`airctl.pipeline.run.boundary.end_process`). The console script (``whole_process``) hands
+    the command to this install's warm process where there is one, else runs it here and may start
+    one for the next command (:mod:`airctl.cli.warm`)."""
+    import sys
+
+    from airctl.cli import warm
     from airctl.pipeline.run import signals
-    from airctl.pipeline.run.boundary import exit_leaving_threads, running_threads
 
     signals.arm()
+    args, cold = warm.without_flag(list(sys.argv[1:] if argv is None else argv))
+    if whole_process and not cold:
+        code = warm.served(args)
+        if code is not None:
+            from airctl.pipeline.warm.client import exit_as
+
+            raise SystemExit(exit_as(code))
+    from airctl.pipeline.run.boundary import exit_leaving_threads, running_threads
+
     before = running_threads()
     code: Any = 0
     try:
         from airctl.cli.app import run_app
 
-        run_app(argv)
+        run_app(args)
     except SystemExit as e:
         code = e.code
         # typer turns an interrupt that lands while it parses into Exit(130)
@@ -49,6 +62,8 @@ def run(argv: list[str] | None = None, whole_process: bool = False) -> NoReturn:
     finally:
         signals.disarm()
     _forget_caught_interrupts()
+    if whole_process and not cold:
+        warm.after_cold(args)
     exit_leaving_threads(code if isinstance(code, int) else (0 if code is None else 1), before=before,
                          whole_process=whole_process)
     raise AssertionError("unreachable")  # pragma: no cover

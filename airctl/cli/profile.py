@@ -79,7 +79,7 @@ def register(app: typer.Typer) -> None:
                                     help="Also exit 1 for this (as compile and passes apply): check (an error "
                                          "finding), race (always: a race exits 1 anyway)."),
         repeats: int = typer.Option(4, "--repeats", min=1, rich_help_panel=RUN,
-                                    help="With --compare: rounds per side, alternating; a difference is stated "
+                                    help="With --compare: rounds per side (one compile each); a difference is stated "
                                          "only when it exceeds the spread between rounds (3 or more)."),
         backend: Backend = backend_option(rich_help_panel=RUN),
         entry: str = entry_option(rich_help_panel=RUN),

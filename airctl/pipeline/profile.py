@@ -70,13 +70,20 @@ class ProfileRun:
 
 
 def profile_model(req: ProfileRequest, progress: Callable[[str], None] | None = None) -> ProfileRun:
+    return profile_rounds(req, 1, progress)[0]
+
+
+def profile_rounds(req: ProfileRequest, rounds: int, progress: Callable[[str], None] | None = None) -> list[ProfileRun]:
+    """Compile once, then profile ``rounds`` times (each round ``warmup`` + ``steps``, recorded on its
+    own): one :class:`ProfileRun` per round, all in the compile's ledger, whose timelines are the
+    last round's."""
     from airctl.execute.recorder import Recorder
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     say = progress or (lambda _msg: None)
     if req.steps < 1 or req.warmup < 0:
-        return _failed(req, AirctlError(f"invalid --steps {req.steps} / --warmup {req.warmup}",
-                                        hint="profile at least one step; warmup may be 0"))
+        return [_failed(req, AirctlError(f"invalid --steps {req.steps} / --warmup {req.warmup}",
+                                         hint="profile at least one step; warmup may be 0"))]
     pre = post = None
     if req.passes_file is not None:
         try:
@@ -84,15 +91,19 @@ def profile_model(req: ProfileRequest, progress: Callable[[str], None] | None = 
 
             hooks = build_hooks(Path(req.passes_file))
         except AirctlError as e:
-            return _failed(req, e)
+            return [_failed(req, e)]
         pre, post = hooks.pre_pass, hooks.post_pass
 
-    rec = Recorder(keep_events=False)
-    step_seconds: list[float] = []
+    recorded: list[tuple[Any, list[float]]] = []  # (its recorder, its steps' seconds) per round
 
     def profiled_steps(run_once: Callable[[], Any], execution: Any) -> None:
-        with execution.recording(rec):
-            timed_steps(run_once, rec, req.warmup, req.steps, say, into=step_seconds)
+        for k in range(rounds):
+            rec, seconds = Recorder(keep_events=False), []
+            recorded.append((rec, seconds))
+            with execution.recording(rec):
+                timed_steps(run_once, rec, req.warmup, req.steps,
+                            say if rounds == 1 else (lambda msg, k=k: say(f"round {k + 1}/{rounds}: {msg}")),
+                            into=seconds)
 
     result = compile_model(CompileRequest(
         Path(req.model_path), mode=req.mode, out_dir=Path(req.out_dir), backend=req.backend, entry=req.entry,
@@ -102,19 +113,23 @@ def profile_model(req: ProfileRequest, progress: Callable[[str], None] | None = 
         command_line=req.command_line, options=dict(req.options), rank=req.rank,
     ), progress=say)
     ids = result.session.graph_ids_by_name() if result.session is not None else {}
-    timelines = list(rec.timelines.values())
-    write_timelines(timelines, step_seconds, Path(result.ledger_dir), ids, req.threads_per_stream)
-    warnings = []
-    if not timelines and result.error is None:
-        backend = result.backend.name if result.backend is not None else "?"
-        warnings.append(f"no timeline was recorded: the {backend} backend does not run graphs on airctl's executor "
-                        "(timed multi-stream runs exist under sim; on an NPU use `airctl profile analyze`)")
     execution = result.execution
-    return ProfileRun(
-        ledger_dir=Path(result.ledger_dir), timelines=timelines, races=[r for _, r in rec.races] or
-        _races_from_rows(result.races), matches_eager=execution.matches_eager if execution else None,
-        max_abs_error=execution.max_abs_error if execution else None, step_seconds=step_seconds,
-        error=result.error, warnings=warnings)
+    runs = []
+    for rec, step_seconds in recorded or [(Recorder(keep_events=False), [])]:
+        timelines = list(rec.timelines.values())
+        write_timelines(timelines, step_seconds, Path(result.ledger_dir), ids, req.threads_per_stream)
+        warnings = []
+        if not timelines and result.error is None:
+            backend = result.backend.name if result.backend is not None else "?"
+            warnings.append(f"no timeline was recorded: the {backend} backend does not run graphs on airctl's "
+                            "executor (timed multi-stream runs exist under sim; on an NPU use "
+                            "`airctl profile analyze`)")
+        runs.append(ProfileRun(
+            ledger_dir=Path(result.ledger_dir), timelines=timelines, races=[r for _, r in rec.races] or
+            _races_from_rows(result.races), matches_eager=execution.matches_eager if execution else None,
+            max_abs_error=execution.max_abs_error if execution else None, step_seconds=step_seconds,
+            error=result.error, warnings=warnings))
+    return runs
 
 
 def timed_steps(run_once: Callable[[], Any], rec: Any, warmup: int, steps: int, say: Callable[[str], None],
@@ -216,9 +231,10 @@ def profile_and_summarize(req: ProfileRequest, *, png: bool = False, top: int = 
 
 def compare_profiles(req: ProfileRequest, *, png: bool = False, top: int = 10,
                      progress: Callable[[str], None] | None = None, repeats: int = DEFAULT_ROUNDS) -> ProfileOutcome:
-    """Profile without ``req.passes_file`` and with it, ``repeats`` rounds each, alternating (without,
-    with, with, without, ...: drift falls on both sides); ``compare.json`` goes into the last ledger
-    with the passes. The judgement over the rounds is :mod:`airctl.profile.noise`'s."""
+    """Profile without ``req.passes_file`` and with it, ``repeats`` rounds each: each side compiled
+    once (one ledger each), its rounds run back to back on the compiled model; ``compare.json`` goes
+    into the ledger with the passes. Each side's files are its median round's. The judgement over
+    the rounds is :mod:`airctl.profile.noise`'s."""
     if req.passes_file is None:
         raise AirctlError("--compare needs --passes FILE.yaml (it runs the model without and with it)")
     if repeats < 1:
@@ -226,17 +242,18 @@ def compare_profiles(req: ProfileRequest, *, png: bool = False, top: int = 10,
     say = progress or (lambda _msg: None)
     runs: list[ProfileRun] = []
     sides: dict[bool, list[tuple[ProfileRun, ProfileSummary]]] = {False: [], True: []}
-    for k in range(repeats):
-        for with_passes in ((False, True) if k % 2 == 0 else (True, False)):
-            one = req if with_passes else replace(req, passes_file=None)
-            label = (f"with {Path(req.passes_file).name}" if with_passes else "without passes") + \
-                f" ({k + 1}/{repeats}): "
-            run = profile_model(one, progress=lambda msg, label=label: say(f"{label}{msg}"))
-            runs.append(run)
-            if not run.timelines:
-                return ProfileOutcome(runs=runs)
-            sides[with_passes].append((run, summarize_run(run, one, png=png, top=top)))
+    requests = {False: replace(req, passes_file=None), True: req}
+    for with_passes, one in requests.items():
+        label = f"with {Path(req.passes_file).name}: " if with_passes else "without passes: "
+        side = profile_rounds(one, repeats, progress=lambda msg, label=label: say(f"{label}{msg}"))
+        runs += side
+        if any(not run.timelines for run in side):
+            return ProfileOutcome(runs=runs)
+        sides[with_passes] = [(run, summarize_run(run, one, write=False)) for run in side]
     typical = {side: _median_round(rounds) for side, rounds in sides.items()}
+    for side, (run, _summary) in typical.items():  # the files of the round the table shows
+        write_timelines(run.timelines, run.step_seconds, Path(run.ledger_dir), {}, req.threads_per_stream)
+        typical[side] = (run, summarize_run(run, requests[side], png=png, top=top))
     comparison = Comparison(typical[False][1], typical[True][1], str(req.passes_file),
                             rounds_without=[s for _, s in sides[False]], rounds_with=[s for _, s in sides[True]])
     write_json(Path(sides[True][-1][0].ledger_dir) / PROFILE_DIR / COMPARE_FILE, comparison.to_json())
@@ -287,13 +304,17 @@ def analysis_dir(out: Path, name: str, source: Path) -> Path:
     raise AirctlError(f"too many analyses named analyze-{name} in {out}", hint="pass another --out")
 
 
-def summarize_run(run: ProfileRun, req: ProfileRequest, *, png: bool = False, top: int = 10) -> ProfileSummary:
-    """The summary of one model run, with where it came from in ``meta``; written into ``<ledger>/profile/``."""
+def summarize_run(run: ProfileRun, req: ProfileRequest, *, png: bool = False, top: int = 10,
+                  write: bool = True) -> ProfileSummary:
+    """The summary of one model run, with where it came from in ``meta``; written into ``<ledger>/profile/``
+    (``write``)."""
     model, passes = Path(req.model_path), Path(req.passes_file) if req.passes_file is not None else None
     summary = summarize(run.timelines, races=list(run.races), step_seconds=list(run.step_seconds) or None, top=top)
     summary.meta.update({"ledger": str(run.ledger_dir), "model": str(model),
                          "passes_file": str(passes) if passes else None, "mode": req.mode,
                          "matches_eager": run.matches_eager, "max_abs_error": run.max_abs_error})
+    if not write:
+        return summary
     title = f"{model.name}" + (f" + {passes.name}" if passes else "") + f" ({req.mode})"
     write_profile(Path(run.ledger_dir) / PROFILE_DIR, run.timelines, summary, title=title, png=png)
     return summary

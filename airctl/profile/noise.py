@@ -2,9 +2,8 @@
 
 On a shared CPU, one run per side measures the machine as much as the pass file: the same
 comparison can read ``1.82× faster`` (with no overlap gained) and then ``1.17× slower``.
-``profile --compare`` therefore runs each side several times, alternating (without, with,
-with, without, …: drift in the machine's state falls on both sides), and this module judges the
-per-round median step times:
+``profile --compare`` therefore runs each side several times (rounds on one compile per side),
+and this module judges the per-round median step times:
 
 - a side's **median** is the median of its rounds' medians, its **spread** the range of them;
 - a difference is stated only when it exceeds the noise: larger than both sides' spread, and

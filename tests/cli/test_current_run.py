@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from airctl.cli.app import build_app
 from airctl.ledger.runs import LATEST, list_runs, mark_latest
 from tests.conftest import MODELS, REPO
-from tests.zygote import Zygote, start
+from tests.warm_process import WarmProcess, start
 
 runner = CliRunner()
 
@@ -174,12 +174,12 @@ def test_run_ids_resolve_by_unique_part_and_refuse_ambiguity(workdir: Path) -> N
 
 
 @pytest.mark.slow
-def test_two_compiles_at_once_leave_two_ledgers_and_a_valid_latest(tmp_path: Path, zygote: Zygote) -> None:
-    """Two processes at once, forked from the zygote (tests/zygote.py: torch and TorchAir imported)."""
+def test_two_compiles_at_once_leave_two_ledgers_and_a_valid_latest(tmp_path: Path, warm_process: WarmProcess) -> None:
+    """Two processes at once, forked from the warm process (tests/warm_process.py: torch and TorchAir imported)."""
     env = {k: v for k, v in os.environ.items() if k != "TORCH_DEVICE_BACKEND_AUTOLOAD"}  # as a user's shell
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     args = ["compile", MODELS / "seed.py", "--out", "runs", "--backend", "sim"]
-    children = [start(zygote, args, tmp_path, env, tmp_path) for _ in range(2)]
+    children = [start(warm_process, args, tmp_path, env, tmp_path) for _ in range(2)]
     codes = [child.wait(300) for child in children]
     assert codes == [0, 0], [child.stderr[-2000:] for child in children]
     runs = list_runs(tmp_path / "runs")

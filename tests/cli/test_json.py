@@ -11,26 +11,27 @@ import pytest
 from typer.testing import CliRunner
 
 from airctl.cli.app import build_app
-from tests.zygote import Child, Zygote, start
+from tests.warm_process import Child, WarmProcess, start
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = REPO / "fixtures" / "models" / "seed.py"
 runner = CliRunner()
 
 
-def shell(zygote: Zygote, *args: object, cwd: Path) -> Child:
-    """``python -m airctl ARGS`` as a shell runs it (forked from the zygote, tests/zygote.py), to its end."""
+def shell(warm_process: WarmProcess, *args: object, cwd: Path) -> Child:
+    """``python -m airctl ARGS`` as a shell runs it (forked from the warm process,
+    tests/warm_process.py), to its end."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
     logs = cwd.parent / f"{cwd.name}-stdio"
     logs.mkdir(exist_ok=True)
-    child = start(zygote, list(args), cwd, env, logs)
+    child = start(warm_process, list(args), cwd, env, logs)
     child.wait(600)
     return child
 
 
 @pytest.mark.slow
-def test_compile_json_is_the_ledgers_index_and_nothing_else(tmp_path: Path, zygote: Zygote) -> None:
-    proc = shell(zygote, "compile", SEED, "--backend", "sim", "--json", "--out", tmp_path / "runs", cwd=tmp_path)
+def test_compile_json_is_the_ledgers_index_and_nothing_else(tmp_path: Path, warm_process: WarmProcess) -> None:
+    proc = shell(warm_process, "compile", SEED, "--backend", "sim", "--json", "--out", tmp_path / "runs", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     (ledger,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
     assert json.loads(proc.stdout) == json.loads((ledger / "index.json").read_text())

@@ -111,24 +111,28 @@ def test_compare_of_a_pass_file_that_changes_nothing_is_no_measurable_difference
                "--backend", "sim", "--out", tmp_path)
     assert r.exit_code == 0, r.output
     assert "verdict: no measurable difference (median of 4 rounds a side" in r.stdout
-    assert len(list(tmp_path.glob("*/index.json"))) == 8
+    assert len(list(tmp_path.glob("*/index.json"))) == 2  # each side compiled once, its rounds on one model
 
 
 def _fake_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, timelines_of) -> list:  # noqa: ANN001
-    """Replace profile_model with one that returns hand-built timelines (no compile)."""
+    """Replace profile_rounds (one compile, its rounds) with one that returns hand-built timelines
+    (no compile); the requests it was given, each with its count of rounds."""
     from airctl.pipeline import profile as profile_run
 
     requests = []
 
-    def fake(req, progress=None):  # noqa: ANN001, ANN202
-        requests.append(req)
-        timelines = timelines_of(req)
+    def fake(req, rounds, progress=None):  # noqa: ANN001, ANN202
+        requests.append((req, rounds))
         ledger = tmp_path / f"run{len(requests)}"
         ledger.mkdir()
-        return profile_run.ProfileRun(ledger, timelines, [r for t in timelines for r in t.races], True, 0.0,
-                                      [t.step_seconds[0] for t in timelines][:1])
+        runs = []
+        for _ in range(rounds):
+            timelines = timelines_of(req)
+            runs.append(profile_run.ProfileRun(ledger, timelines, [r for t in timelines for r in t.races], True, 0.0,
+                                               [t.step_seconds[0] for t in timelines][:1]))
+        return runs
 
-    monkeypatch.setattr(profile_run, "profile_model", fake)
+    monkeypatch.setattr(profile_run, "profile_rounds", fake)
     return requests
 
 
@@ -142,17 +146,18 @@ def test_races_are_shown_in_red_and_exit_1(tmp_path: Path, monkeypatch: pytest.M
         in r.stdout
 
 
-def test_compare_runs_without_then_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_compare_compiles_each_side_once_and_runs_its_rounds_on_it(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.profile.timelines import seed_two_streams, single_stream
 
     requests = _fake_run(tmp_path, monkeypatch,
                          lambda req: [seed_two_streams() if req.passes_file else single_stream()])
     r = airctl(MODELS / "seed.py", "--passes", PASSES / "stream.yaml", "--compare", "--steps", "2", "--warmup", "0")
     assert r.exit_code == 0, r.output
-    p = PASSES / "stream.yaml"  # four rounds a side, alternating: drift falls on both sides
-    assert [q.passes_file for q in requests] == [None, p, p, None, None, p, p, None]
-    assert requests[0].steps == 2 and requests[0].warmup == 0
+    p = PASSES / "stream.yaml"  # one compile a side, four rounds on each
+    assert [(q.passes_file, rounds) for q, rounds in requests] == [(None, 4), (p, 4)]
+    assert requests[0][0].steps == 2 and requests[0][0].warmup == 0
     assert "verdict: 1.24× faster (median of 4 rounds a side, spread ±0.0%): overlap gained +1.00 ms" in r.stdout
-    data = json.loads((tmp_path / "run7" / "profile" / "compare.json").read_text())
+    data = json.loads((tmp_path / "run2" / "profile" / "compare.json").read_text())
     assert data["verdict"]["measurable"] and data["rounds"]["with"] == [data["with"]["step_s"]] * 4
     assert data["overlap_gained_s"] == pytest.approx(1e-3)

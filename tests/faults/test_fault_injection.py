@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MODELS, REPO
-from tests.zygote import Zygote, start
+from tests.warm_process import WarmProcess, start
 
 SEED = MODELS / "seed.py"
 PASSES = REPO / "fixtures" / "passes"
@@ -184,13 +184,13 @@ def test_ctrl_c_inside_a_plugin_that_never_returns(warm: float, tmp_path: Path) 
         assert "Cannot clear callbacks" not in json.dumps(index)  # TorchAir's own handler is not in the way
 
 
-def _shell(zygote: Zygote, args: list[str], cwd: Path, fsize: int | None = None,
+def _shell(warm_process: WarmProcess, args: list[str], cwd: Path, fsize: int | None = None,
            sigint_after_stages: int | None = None) -> tuple[int, str]:
-    """``python -m airctl ARGS`` in a process of its own (forked from the zygote, tests/zygote.py), with
+    """``python -m airctl ARGS`` in a process of its own (forked from the warm_process, tests/warm_process.py), with
     ``RLIMIT_FSIZE`` at ``fsize``, or sent SIGINT once its ledger holds ``sigint_after_stages`` stages."""
     logs = cwd.parent / f"{cwd.name}-stdio"
     logs.mkdir(exist_ok=True)
-    proc = start(zygote, args, cwd, dict(os.environ), logs, fsize=fsize)
+    proc = start(warm_process, args, cwd, dict(os.environ), logs, fsize=fsize)
     if sigint_after_stages is not None:
         t0 = time.time()
         while time.time() - t0 < 240:
@@ -212,14 +212,14 @@ def _shell(zygote: Zygote, args: list[str], cwd: Path, fsize: int | None = None,
 
 
 @pytest.mark.slow
-def test_the_console_script_under_faults(tmp_path: Path, zygote: Zygote) -> None:
+def test_the_console_script_under_faults(tmp_path: Path, warm_process: WarmProcess) -> None:
     """Exit codes and stderr as a shell sees them: 130 for Ctrl-C, 2 for a full disk, never a traceback."""
     cases = [("sigint", {"sigint_after_stages": 3}), ("sigint", {"sigint_after_stages": 12}),
              ("fsize", {"fsize": 6000}), ("fsize", {"fsize": 20000})]
     for k, (kind, fault) in enumerate(cases):
         cwd = tmp_path / f"c{k}"
         cwd.mkdir()
-        code, err = _shell(zygote, ["compile", str(SEED), "--out", "runs", "--backend", "sim"], cwd, **fault)
+        code, err = _shell(warm_process, ["compile", str(SEED), "--out", "runs", "--backend", "sim"], cwd, **fault)
         assert "Traceback" not in err and "Logging error" not in err, err[-2000:]
         assert code < 128 or code == 130, (kind, code, err[-1000:])
         index = _ledger(cwd / "runs")
@@ -230,8 +230,8 @@ def test_the_console_script_under_faults(tmp_path: Path, zygote: Zygote) -> None
         else:
             assert code == 2 and index["status"] == "failed" and "cannot write the ledger" in err
     # unwritable outputs: a folder that cannot be created, an -o inside a read-only place
-    code, err = _shell(zygote, ["compile", str(SEED), "--out", "/proc/airctl-runs", "--backend", "sim"], tmp_path)
+    code, err = _shell(warm_process, ["compile", str(SEED), "--out", "/proc/airctl-runs", "--backend", "sim"], tmp_path)
     assert code == 2 and "Traceback" not in err and "/proc/airctl-runs" in err
-    code, err = _shell(zygote, ["dump", str(REPO / "fixtures" / "dumps" / "fx_after.json"), "-o", "/proc/g.json"],
+    code, err = _shell(warm_process, ["dump", str(REPO / "fixtures" / "dumps" / "fx_after.json"), "-o", "/proc/g.json"],
                        tmp_path)
     assert code == 2 and "Traceback" not in err and "/proc/g.json" in err

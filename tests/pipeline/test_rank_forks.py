@@ -1,5 +1,6 @@
-"""The pieces of forked ranks (airctl.pipeline.ranks.forks) that need no torch: the rank client's
-contract with torchrun and the server, and what the server refuses. The forked ranks themselves run
+"""The pieces of forked ranks (airctl.pipeline.ranks.forks) that need no torch: the warm client's
+contract with torchrun and the server (airctl.pipeline.warm), and what a rank server refuses.
+The forked ranks themselves run
 end to end in tests/run/test_multirank.py and tests/run/test_lifecycle.py."""
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from airctl.pipeline.ranks import fork_server, forks
+from airctl.pipeline.ranks import forks
+from airctl.pipeline.ranks.rank_start import RankStart
+from airctl.pipeline.warm import server
 
 
 @pytest.fixture
@@ -101,9 +104,9 @@ def test_the_client_exits_with_its_ranks_code_and_says_when_the_server_went_away
     thread, _ = serve_once(address + "2", lambda conn, seen: conn.sendall(b'{"pid": 1}\n'))
     proc = subprocess.run(client_argv(address + "2"), capture_output=True, text=True, timeout=30)
     thread.join(10)
-    assert proc.returncode == 1 and "the rank fork server went away before the rank ended" in proc.stderr
+    assert proc.returncode == 1 and "the warm process went away before the command ended" in proc.stderr
     gone = subprocess.run(client_argv(address + "-none", "/x"), capture_output=True, text=True, timeout=30)
-    assert gone.returncode == 1 and "cannot reach airctl's rank fork server" in gone.stderr
+    assert gone.returncode == 1 and "did not answer" in gone.stderr
 
 
 @pytest.mark.parametrize("argv, fds", [(["/another/ledger"], 3), (["/the/ledger", "--more"], 3),
@@ -113,23 +116,26 @@ def test_the_server_forks_nothing_but_its_own_runs_ranks(argv: list[str], fds: i
     body = json.dumps({"argv": argv, "cwd": "/", "env": {}}).encode()
     socket.send_fds(theirs, [struct.pack("!I", len(body))], [0, 1, 2][:fds])
     theirs.sendall(body)
-    assert fork_server._admit(ours, Path("/the/ledger"), None, None, -1) is None  # type: ignore[arg-type]
+    assert server.admit(ours, RankStart("/the/ledger"), server.Served()) is None
     answer = theirs.recv(4096).decode()
-    assert "forks only its ranks" in answer and "/the/ledger" in answer
+    if fds == 3:
+        assert "forks only its ranks" in answer and "/the/ledger" in answer
+    else:
+        assert "three descriptors" in answer
     ours.close()
     theirs.close()
 
 
 def test_the_server_drops_a_request_too_large_or_cut_short() -> None:
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    socket.send_fds(theirs, [struct.pack("!I", fork_server.MAX_REQUEST + 1)], [0, 1, 2])
-    assert fork_server._admit(ours, Path("/the/ledger"), None, None, -1) is None  # type: ignore[arg-type]
+    socket.send_fds(theirs, [struct.pack("!I", server.MAX_REQUEST + 1)], [0, 1, 2])
+    assert server.admit(ours, RankStart("/the/ledger"), server.Served()) is None
     ours.close()
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     socket.send_fds(theirs, [struct.pack("!I", 100)], [0, 1, 2])
     theirs.sendall(b'{"argv": ')
     theirs.close()
-    assert fork_server._admit(ours, Path("/the/ledger"), None, None, -1) is None  # type: ignore[arg-type]
+    assert server.admit(ours, RankStart("/the/ledger"), server.Served()) is None
 
 
 def test_ranks_start_fresh_when_forking_is_switched_off_or_unsafe(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -152,9 +158,10 @@ def test_a_rank_forked_where_the_server_runs_threads_becomes_a_fresh_interpreter
     """The server's warm-up left threads (whose locks a forked copy could find held): the rank execs
     ``python -u -m airctl.pipeline.ranks.worker LEDGER`` with the client's folder and environment."""
     repo = Path(__file__).resolve().parents[2]
-    code = ("import os, sys\nfrom airctl.pipeline.ranks.rank_start import run_rank\n"
-            "run_rank([0, 1, 2], {'cwd': sys.argv[1], 'env': dict(os.environ, RANK='0', WORLD_SIZE='1')}, "
-            "sys.argv[2], warm=False)\nprint('not replaced')")
+    code = ("import os, sys, threading\nfrom airctl.pipeline.ranks.rank_start import RankStart\n"
+            "threading.Thread(target=threading.Event().wait, daemon=True).start()\n"
+            "os.environ.update(RANK='0', WORLD_SIZE='1')\nos.chdir(sys.argv[1])\n"
+            "RankStart(sys.argv[2]).run({})\nprint('not replaced')")
     env = {**os.environ, "PYTHONPATH": str(repo)}
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path), str(tmp_path / "ledger")], cwd=repo, env=env,
                           capture_output=True, text=True, timeout=120)

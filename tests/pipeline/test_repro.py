@@ -1,7 +1,7 @@
 """``airctl repro`` (issue #16, acceptance 3): the folder, copied elsewhere, fails the same way with bash run.sh.
 
 Slow: each test compiles the model a few times in-process, and run.sh starts airctl once more (forked
-from the tests' zygote: tests/zygote_connect.py).
+from the tests' warm process: the product's client, airctl/pipeline/warm/client.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from airctl.cli.app import build_app
 from tests.conftest import REPO
-from tests.zygote import Zygote
+from tests.warm_process import WarmProcess
 
 MODELS = REPO / "fixtures" / "models"
 PASSES = REPO / "fixtures" / "passes"
@@ -39,18 +39,19 @@ def repro_json(*args: object) -> dict:
     return json.loads(r.stdout)
 
 
-def run_sh(folder: Path, elsewhere: Path, zygote: Zygote) -> subprocess.CompletedProcess:
-    """``bash run.sh`` of a copy of ``folder``; the ``airctl`` it runs is forked from the zygote
-    (tests/zygote_connect.py), a process of its own as a fresh one is. ``PYTHON``: the Python whose
+def run_sh(folder: Path, elsewhere: Path, warm_process: WarmProcess) -> subprocess.CompletedProcess:
+    """``bash run.sh`` of a copy of ``folder``; the ``airctl`` it runs is forked from the warm process
+    (the product's client, airctl/pipeline/warm/client.py), a process of its own as a fresh one is.
+    ``PYTHON``: the Python whose
     packages run.sh checks first (it would take it from ``AIRCTL`` when that is ``PY -m airctl``)."""
     copy = shutil.copytree(folder, elsewhere)
-    env = {**os.environ, "AIRCTL": zygote.shell_command(), "PYTHON": sys.executable,
+    env = {**os.environ, "AIRCTL": warm_process.shell_command(), "PYTHON": sys.executable,
            "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     return subprocess.run(["bash", str(Path(copy) / "run.sh")], cwd=elsewhere.parent, env=env, capture_output=True,
                           text=True, timeout=600)
 
 
-def test_wrong_numbers_travel_as_the_script_and_run_sh_exits_3(tmp_path: Path, zygote: Zygote) -> None:
+def test_wrong_numbers_travel_as_the_script_and_run_sh_exits_3(tmp_path: Path, warm_process: WarmProcess) -> None:
     ledger = failing_run(tmp_path, "blocks.py", "bisect_numbers.yaml", "max-autotune")
     data = repro_json(ledger, "-o", tmp_path / "repro")
     folder = Path(data["folder"])
@@ -72,7 +73,7 @@ def test_wrong_numbers_travel_as_the_script_and_run_sh_exits_3(tmp_path: Path, z
     modes = {p.name: p.stat().st_mode & 0o777 for p in folder.rglob("*") if p.is_file()}
     assert modes["inputs.safetensors"] == modes["model.py"] == modes["README.md"], modes  # one mode (issue 33)
     assert modes["run.sh"] & 0o111
-    proc = run_sh(folder, tmp_path / "elsewhere" / "repro", zygote)
+    proc = run_sh(folder, tmp_path / "elsewhere" / "repro", warm_process)
     assert proc.returncode == 3, proc.stderr[-2000:]
     assert "compiled outputs differ from eager PyTorch" in proc.stderr
     # a reproducer that does not fail the way asked is refused, and leaves no folder (issue 33)
@@ -81,7 +82,8 @@ def test_wrong_numbers_travel_as_the_script_and_run_sh_exits_3(tmp_path: Path, z
     assert not (tmp_path / "refused").exists() and not list(tmp_path.glob(".refused*"))
 
 
-def test_minify_leaves_a_few_nodes_of_the_race_and_still_fails_elsewhere(tmp_path: Path, zygote: Zygote) -> None:
+def test_minify_leaves_a_few_nodes_of_the_race_and_still_fails_elsewhere(tmp_path: Path,
+                                                                        warm_process: WarmProcess) -> None:
     ledger = failing_run(tmp_path, "seed.py", "racy_no_wait.yaml", "reduce-overhead")
     data = repro_json(ledger, "-o", tmp_path / "repro", "--minify")
     assert (data["form"], data["bad"], data["reproduces"]) == ("graph", "race", True)
@@ -94,6 +96,6 @@ def test_minify_leaves_a_few_nodes_of_the_race_and_still_fails_elsewhere(tmp_pat
     readme = (Path(data["folder"]) / "README.md").read_text()
     assert str(tmp_path) not in readme and str(REPO) not in readme and "site-packages" not in readme  # issue 32
     assert "model.py:" in readme  # the why's source line, relative to the folder
-    proc = run_sh(Path(data["folder"]), tmp_path / "elsewhere" / "repro", zygote)
+    proc = run_sh(Path(data["folder"]), tmp_path / "elsewhere" / "repro", warm_process)
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert "--fail-on race: sub" in proc.stderr or "--fail-on race: add" in proc.stderr

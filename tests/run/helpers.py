@@ -1,6 +1,6 @@
 """Run ``python -m airctl run ...`` in a process of its own (scripts set process-global GE options and
-TorchAir's log level, which must not leak into other tests): forked from the tests' zygote, which
-imported torch and TorchAir once (tests/zygote.py), or a fresh interpreter without one."""
+TorchAir's log level, which must not leak into other tests): forked from the suite's warm process, which
+imported torch and TorchAir once (tests/warm_process.py), or a fresh interpreter without one."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.zygote import Zygote, start
+from tests.warm_process import WarmProcess, start
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "fixtures" / "scripts"
@@ -36,10 +36,10 @@ class Run:
 
 
 def airctl_run(cwd: Path, *args: str | Path, timeout: int = 300, env_extra: dict[str, str] | None = None,
-               zygote: Zygote | None = None) -> Run:
+               warm: WarmProcess | None = None) -> Run:
     env = dict(os.environ, **(env_extra or {}))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     logs = cwd.parent / f"{cwd.name}-stdio"
     logs.mkdir(exist_ok=True)
-    child = start(zygote, ["run", "--backend", "sim", *map(str, args)], cwd, env, logs)
+    child = start(warm, ["run", "--backend", "sim", *map(str, args)], cwd, env, logs)
     return Run(child.wait(timeout), child.stdout, child.stderr, cwd)

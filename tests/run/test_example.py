@@ -16,16 +16,16 @@ import pytest
 from airctl.io.read import read_graph
 from tests.conftest import ledger_text
 from tests.run.helpers import EXAMPLE, Run, airctl_run
-from tests.zygote import Zygote
+from tests.warm_process import WarmProcess
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def example(tmp_path_factory: pytest.TempPathFactory, zygote: Zygote) -> Run:
+def example(tmp_path_factory: pytest.TempPathFactory, warm_process: WarmProcess) -> Run:
     if not EXAMPLE.is_file():
         pytest.skip(f"TorchAir's example script is not at {EXAMPLE} (it lives in ../shared/examples)")
-    return airctl_run(tmp_path_factory.mktemp("empty"), EXAMPLE, zygote=zygote)
+    return airctl_run(tmp_path_factory.mktemp("empty"), EXAMPLE, warm=warm_process)
 
 
 def test_exits_0(example: Run) -> None:

@@ -1,12 +1,12 @@
 """One lifecycle for every run (pipeline/run/lifecycle.py): signals at every moment, a process that
 died, the user's code ending the process or leaving threads behind. Each case runs the console
 script in a process of its own, as users run it: a fresh interpreter where the moment is inside
-the imports, else one forked from a zygote that imported torch and TorchAir once (tests/zygote.py).
+the imports, else one forked from a warm process that imported torch and TorchAir once (tests/warm_process.py).
 
 The signal sweeps aim at phases rather than a time grid, and send a signal into the middle of each.
-The run's own phases are timed by one ``airctl compile`` left alone in a zygote child, from its
+The run's own phases are timed by one ``airctl compile`` left alone in a child of the warm process, from its
 ledger (``timings``, every stage's ``elapsed``). The phases only a fresh interpreter has are timed
-by the zygote's own start, which imports the same modules in the same order; the moment inside
+by the warm process's own warm-up, which imports the same modules in the same order; the moment inside
 torch's and TorchAir's import is counted from when the run's ledger appears. SIGINT goes to every
 phase (Python's own ``KeyboardInterrupt`` path, before and after airctl arms its handler); SIGTERM
 and SIGHUP share one path once armed (:class:`~airctl.errors.Terminated`, only the name and exit
@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from airctl.ledger.liveness import crash_report
-from tests.zygote import Child, Zygote, start
+from tests.warm_process import Child, WarmProcess, start
 
 REPO = Path(__file__).resolve().parents[2]
 MODELS = REPO / "fixtures" / "models"
@@ -55,9 +55,9 @@ def _statuses(out: Path) -> list[str]:
     return [index["status"] for index in _indexes(out)]
 
 
-def _run(zygote: Zygote | None, args: list, cwd: Path, out: Path, timeout: float = 300) -> Child:
-    """``airctl ARGS`` to its end (forked from ``zygote``; None: a fresh interpreter)."""
-    return start(zygote, args, cwd, _env(out), cwd).finish(timeout, f"airctl {args}")
+def _run(warm_process: WarmProcess | None, args: list, cwd: Path, out: Path, timeout: float = 300) -> Child:
+    """``airctl ARGS`` to its end (forked from ``warm_process``; None: a fresh interpreter)."""
+    return start(warm_process, args, cwd, _env(out), cwd).finish(timeout, f"airctl {args}")
 
 
 @dataclass(frozen=True)
@@ -88,12 +88,12 @@ def _ended_before(child: Child, out: Path, moment: Moment) -> bool:
     return False
 
 
-def _signalled(zygote: Zygote | None, args: list, cwd: Path, out: Path, signum: int,
+def _signalled(warm_process: WarmProcess | None, args: list, cwd: Path, out: Path, signum: int,
                moment: Moment) -> tuple[int | None, str]:
-    """Start ``airctl ARGS`` in its own process group (forked from ``zygote``; None: a fresh interpreter),
+    """Start ``airctl ARGS`` in its own process group (forked from ``warm_process``; None: a fresh interpreter),
     send ``signum`` to the group at ``moment``; the exit code (None: it ended before the signal), and
     stderr."""
-    child = start(zygote, args, cwd, _env(out), cwd)
+    child = start(warm_process, args, cwd, _env(out), cwd)
     if _ended_before(child, out, moment):
         return None, child.stderr
     os.killpg(child.pid, signum)
@@ -101,19 +101,19 @@ def _signalled(zygote: Zygote | None, args: list, cwd: Path, out: Path, signum: 
     return child.returncode, child.stderr
 
 
-def _sweep(zygote: Zygote | None, args: list, cwd: Path, signum: int, moments: dict[str, Moment]) -> int:
+def _sweep(warm_process: WarmProcess | None, args: list, cwd: Path, signum: int, moments: dict[str, Moment]) -> int:
     """Every moment: the command exits with the signal's code and leaves its ledger interrupted or
     terminated; or no ledger (before one exists); or it had ended. Returns how many ledgers were cut."""
     cut = 0
     for phase, after in moments.items():
         out = cwd / f"runs-{signal.Signals(signum).name}-{phase}"
-        code, err = _signalled(zygote, args, cwd, out, signum, after)
-        if code is None and isinstance(after, float) and zygote is not None and phase != "closing":
+        code, err = _signalled(warm_process, args, cwd, out, signum, after)
+        if code is None and isinstance(after, float) and warm_process is not None and phase != "closing":
             # the run was over before its moment (a busy machine made the timing run slower than
             # this one): the same phase once more, earlier
             after *= 0.6
             out = out.with_name(out.name + "-earlier")
-            code, err = _signalled(zygote, args, cwd, out, signum, after)
+            code, err = _signalled(warm_process, args, cwd, out, signum, after)
         statuses = _statuses(out)
         if code is None or statuses == ["ok"]:  # it finished first (the signal met the process's exit)
             assert "running" not in statuses, statuses
@@ -146,12 +146,12 @@ SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
 ABORTED: list[tuple] = []  # the known C++ abort, met by a sweep (see _sweep)
 
 
-def _left_alone(zygote: Zygote | None, cwd: Path) -> tuple[float, float, dict]:
+def _left_alone(warm_process: WarmProcess | None, cwd: Path) -> tuple[float, float, dict]:
     """One whole ``airctl compile`` of slow.py: when its ledger appeared and when the process ended
     (seconds from its start), and its index."""
     out = cwd / "runs"
     t0 = time.monotonic()
-    child = start(zygote, ["compile", ENDS / "slow.py"], cwd, _env(out), cwd)
+    child = start(warm_process, ["compile", ENDS / "slow.py"], cwd, _env(out), cwd)
     appeared = None
     while True:
         try:
@@ -167,22 +167,22 @@ def _left_alone(zygote: Zygote | None, cwd: Path) -> tuple[float, float, dict]:
 
 
 @pytest.fixture(scope="module")
-def fresh_moments(zygote: Zygote) -> dict[str, Moment]:
+def fresh_moments(warm_process: WarmProcess) -> dict[str, Moment]:
     """The phases only a fresh interpreter has: Python starting (airctl not armed yet), the CLI's
     imports (armed, no ledger yet), torch's and TorchAir's import inside the run (the ledger there,
-    no ``timings.backend_seconds`` yet). Timed by the zygote's own start, which imports the same
+    no ``timings.backend_seconds`` yet). Timed by the warm process's own warm-up, which imports the same
     things in the same order: the CLI, then torch and TorchAir under sim."""
-    imports = zygote.imports  # timed while the workers were importing too: the third of it, to stay inside
+    imports = warm_process.imports  # timed while the workers were importing too: the third of it, to stay inside
     return {"python-starting": 0.2, "cli-imports": PYTHON_START + imports["cli"] / 2,
             "torchair-import": AfterLedger(imports["torch_and_torchair"] / 3)}
 
 
 @pytest.fixture(scope="module")
-def warm_moments(zygote: Zygote, tmp_path_factory: pytest.TempPathFactory) -> dict[str, float]:
-    """The phases of the run itself, from the ledger's own clock (a zygote child, TorchAir loaded):
+def warm_moments(warm_process: WarmProcess, tmp_path_factory: pytest.TempPathFactory) -> dict[str, float]:
+    """The phases of the run itself, from the ledger's own clock (a child of the warm process, TorchAir loaded):
     the model's load and eager run, Dynamo's trace, AOT and the FX passes, GE conversion and its
     passes, the compiled run, and closing the run (report, pointer, exit)."""
-    appears, end, index = _left_alone(zygote, tmp_path_factory.mktemp("warm"))
+    appears, end, index = _left_alone(warm_process, tmp_path_factory.mktemp("warm"))
     t = index["timings"]
     opened = t["backend_seconds"] + t["load_seconds"] + t["eager_seconds"]
     elapsed = {s["name"]: s["elapsed"] for g in index["graphs"] for s in g["stages"]}
@@ -200,9 +200,9 @@ def warm_moments(zygote: Zygote, tmp_path_factory: pytest.TempPathFactory) -> di
 
 
 @pytest.mark.parametrize("signum", SIGNALS)
-def test_a_signal_at_every_phase_of_a_compile(tmp_path: Path, signum: int, zygote: Zygote,
+def test_a_signal_at_every_phase_of_a_compile(tmp_path: Path, signum: int, warm_process: WarmProcess,
                                               fresh_moments: dict[str, Moment], warm_moments: dict[str, float]) -> None:
-    """Fresh interpreters for Python's start, the CLI's imports and TorchAir's; zygote children for
+    """Fresh interpreters for Python's start, the CLI's imports and TorchAir's; children of the warm process for
     the run's own phases (SIGTERM and SIGHUP take every other one, see the module)."""
     warm = warm_moments if signum == signal.SIGINT else \
         dict(list(warm_moments.items())[int(signum == signal.SIGHUP)::2])
@@ -213,7 +213,7 @@ def test_a_signal_at_every_phase_of_a_compile(tmp_path: Path, signum: int, zygot
     if "torchair-import" in fresh:  # it landed inside the import: the run had not recorded its end yet
         landed = _indexes(tmp_path / f"runs-{signal.Signals(signum).name}-torchair-import")
         assert [i for i in landed if "backend_seconds" not in i.get("timings", {})], (fresh, landed)
-    cut += _sweep(zygote, ["compile", ENDS / "slow.py"], tmp_path, signum, warm)
+    cut += _sweep(warm_process, ["compile", ENDS / "slow.py"], tmp_path, signum, warm)
     assert cut >= 2, f"moments land while the run's ledger exists ({fresh_moments}, {warm})"
     _xfail_if_aborted(known)
 
@@ -225,12 +225,13 @@ def test_a_signal_at_every_phase_of_a_compile(tmp_path: Path, signum: int, zygot
     ["import", REPO / "fixtures" / "imports" / "ma_tcd"],
 ], ids=["passes-apply", "run", "profile", "import"])
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_during_the_other_run_commands(tmp_path: Path, command: list, signum: int, zygote: Zygote) -> None:
-    """Two moments per signal, interleaved, in zygote children (the imports before a run are the
+def test_a_signal_during_the_other_run_commands(tmp_path: Path, command: list, signum: int,
+                                                warm_process: WarmProcess) -> None:
+    """Two moments per signal, interleaved, in children of the warm process (the imports before a run are the
     compile sweep's): 0.5 s and 2 s for SIGINT, 1 s and 3 s for SIGTERM."""
     moments = {signal.SIGINT: [0.5, 2.0], signal.SIGTERM: [1.0, 3.0]}[signum]
     known = len(ABORTED)
-    _sweep(zygote, command, tmp_path, signum, {f"{m}s": m for m in moments})
+    _sweep(warm_process, command, tmp_path, signum, {f"{m}s": m for m in moments})
     _xfail_if_aborted(known)
 
 
@@ -241,64 +242,65 @@ def _xfail_if_aborted(known: int) -> None:
                      "C++, or died by the signal at its exit after ending the run")
 
 
-def test_sigkill_leaves_a_run_that_readers_call_died(tmp_path: Path, zygote: Zygote) -> None:
+def test_sigkill_leaves_a_run_that_readers_call_died(tmp_path: Path, warm_process: WarmProcess) -> None:
     out = tmp_path / "runs"
-    assert _run(zygote, ["compile", MODELS / "seed.py"], tmp_path, out).returncode == 0
-    child = start(zygote, ["compile", ENDS / "slow.py"], tmp_path, _env(out), tmp_path)
+    assert _run(warm_process, ["compile", MODELS / "seed.py"], tmp_path, out).returncode == 0
+    child = start(warm_process, ["compile", ENDS / "slow.py"], tmp_path, _env(out), tmp_path)
     deadline = time.monotonic() + 120
     while "running" not in _statuses(out) and time.monotonic() < deadline:
         time.sleep(0.1)
     os.killpg(child.pid, signal.SIGKILL)
     assert child.wait(60) == -signal.SIGKILL
     assert "running" in _statuses(out), "on disk the killed run still says running"
-    runs = _run(zygote, ["runs", "--json"], tmp_path, out)
+    runs = _run(warm_process, ["runs", "--json"], tmp_path, out)
     rows = json.loads(runs.stdout)["runs"]
     assert [r["status"] for r in rows] == ["died", "ok"], rows
     assert "ended without closing the run" in rows[0]["error"]
     died = rows[0]["id"]
-    show = _run(zygote, ["show", died], tmp_path, out)
+    show = _run(warm_process, ["show", died], tmp_path, out)
     assert "status: died" in show.stdout, show.stdout
-    current = _run(zygote, ["show"], tmp_path, out)
+    current = _run(warm_process, ["show"], tmp_path, out)
     assert current.returncode == 0 and "status: ok" in current.stdout, current.stderr  # the pointer reads
 
 
-def test_an_interrupt_that_met_c_code_running_a_string_still_exits_130(tmp_path: Path, zygote: Zygote) -> None:
+def test_an_interrupt_that_met_c_code_running_a_string_still_exits_130(tmp_path: Path,
+                                                                       warm_process: WarmProcess) -> None:
     """The second known defect's cause (docs/reliability.md): CPython remembered an interrupt raised in
     code C ran from a string as unhandled, so ``python -m airctl`` died by SIGINT (-2) after it had
     ended the run ``interrupted`` and said so."""
     out = tmp_path / "runs"
-    proc = _run(zygote, ["compile", ENDS / "interrupt_in_c_string.py"], tmp_path, out)
+    proc = _run(warm_process, ["compile", ENDS / "interrupt_in_c_string.py"], tmp_path, out)
     assert proc.returncode == 130, (proc.returncode, proc.stderr[-2000:])
     assert _statuses(out) == ["interrupted"] and "error: interrupted" in proc.stderr
     [ledger] = [p for p in out.iterdir() if (p / "index.json").is_file()]
     assert "the run's ledger" in proc.stderr and ledger.name in proc.stderr  # where to look, named
 
 
-def test_a_native_crash_leaves_its_stack_in_the_ledger_and_readers_name_the_users_frame(tmp_path: Path,
-                                                                                       zygote: Zygote) -> None:
+def test_a_native_crash_leaves_its_stack_in_the_ledger_and_readers_name_the_users_frame(
+        tmp_path: Path, warm_process: WarmProcess) -> None:
     """A segfault cannot be caught: the ledger keeps faulthandler's report (crash.txt), and `runs` and
     `show` say the run crashed, with the signal, the innermost frame and the user's own frame."""
     out = tmp_path / "runs"
-    proc = _run(zygote, ["compile", ENDS / "crash_in_forward.py"], tmp_path, out)
+    proc = _run(warm_process, ["compile", ENDS / "crash_in_forward.py"], tmp_path, out)
     assert proc.returncode == -signal.SIGSEGV, proc.stderr[-2000:]
     (ledger,) = [d for d in out.iterdir() if (d / "index.json").is_file()]
     assert "Fatal Python error: Segmentation fault" in (ledger / "crash.txt").read_text()
-    rows = json.loads(_run(zygote, ["runs", "--json"], tmp_path, out).stdout)["runs"]
+    rows = json.loads(_run(warm_process, ["runs", "--json"], tmp_path, out).stdout)["runs"]
     assert [r["status"] for r in rows] == ["died"], rows
     error = rows[0]["error"]
     assert "crashed before any stage was captured: Segmentation fault in string_at at " in error, error
     assert f"called from forward at {ENDS / 'crash_in_forward.py'}:9" in error and "crash.txt" in error, error
-    show = _run(zygote, ["show"], tmp_path, out)
+    show = _run(warm_process, ["show"], tmp_path, out)
     assert "status: died" in show.stdout and "crash_in_forward.py:9" in show.stderr + show.stdout, show.stderr
-    ok = _run(zygote, ["compile", MODELS / "seed.py"], tmp_path, out)
+    ok = _run(warm_process, ["compile", MODELS / "seed.py"], tmp_path, out)
     assert ok.returncode == 0 and not list(out.glob("*seed*/crash.txt")), ok.stderr[-2000:]  # empty: removed
 
 
 @pytest.mark.parametrize("script, asked", [("exit_in_get_model.py", 0), ("exit_in_forward.py", 3)])
 def test_os_exit_in_user_code_closes_the_run_and_names_the_script(tmp_path: Path, script: str, asked: int,
-                                                                  zygote: Zygote) -> None:
+                                                                  warm_process: WarmProcess) -> None:
     out = tmp_path / "runs"
-    proc = _run(zygote, ["compile", ENDS / script], tmp_path, out)
+    proc = _run(warm_process, ["compile", ENDS / script], tmp_path, out)
     assert proc.returncode == 4, proc.stderr
     assert f"os._exit({asked}) at {ENDS / script}:" in proc.stderr and script in proc.stderr
     (index,) = _indexes(out)
@@ -306,25 +308,27 @@ def test_os_exit_in_user_code_closes_the_run_and_names_the_script(tmp_path: Path
     assert (out / "latest").read_text().strip() == index["run_id"]
 
 
-def test_a_thread_left_running_is_named_and_does_not_hold_the_exit(tmp_path: Path, zygote: Zygote) -> None:
+def test_a_thread_left_running_is_named_and_does_not_hold_the_exit(tmp_path: Path, warm_process: WarmProcess) -> None:
     t0 = time.monotonic()
-    proc = _run(zygote, ["compile", ENDS / "leaves_thread.py"], tmp_path, tmp_path / "r", timeout=120)
+    proc = _run(warm_process, ["compile", ENDS / "leaves_thread.py"], tmp_path, tmp_path / "r", timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "left 1 thread(s) running: 'metrics-server'" in proc.stderr
     assert "_serve_forever" in proc.stderr
     assert time.monotonic() - t0 < 100
 
 
-def test_a_thread_left_running_in_each_rank(tmp_path: Path, zygote: Zygote) -> None:
-    proc = _run(zygote, ["compile", ENDS / "leaves_thread.py", "--nproc", "2"], tmp_path, tmp_path / "r", timeout=240)
+def test_a_thread_left_running_in_each_rank(tmp_path: Path, warm_process: WarmProcess) -> None:
+    proc = _run(warm_process, ["compile", ENDS / "leaves_thread.py", "--nproc", "2"], tmp_path, tmp_path / "r",
+                timeout=240)
     assert proc.returncode == 0, proc.stderr[-2000:]
     logs = "".join(p.read_text(errors="replace") for p in (tmp_path / "r").rglob("*") if p.is_file()
                    and p.suffix in (".log", ".txt") or p.name in ("stderr.log",))
     assert "metrics-server" in proc.stderr + logs
 
 
-def test_a_rank_stuck_in_its_own_code_is_named_not_the_one_waiting(tmp_path: Path, zygote: Zygote) -> None:
-    proc = _run(zygote, ["compile", ENDS / "stuck_rank.py", "--nproc", "2", "--collective-timeout", "4"], tmp_path,
+def test_a_rank_stuck_in_its_own_code_is_named_not_the_one_waiting(tmp_path: Path, warm_process: WarmProcess) -> None:
+    proc = _run(warm_process, ["compile", ENDS / "stuck_rank.py", "--nproc", "2", "--collective-timeout", "4"],
+                tmp_path,
                 tmp_path / "r", timeout=240)
     assert proc.returncode != 0
     assert "rank 1 was stuck in its own code (get_model at " in proc.stderr, proc.stderr[-3000:]
@@ -398,7 +402,8 @@ def test_a_redelivery_landing_just_after_a_block_ends_is_dropped_not_raised_in_t
         signal.signal(signal.SIGINT, before)
 
 
-def test_the_process_ends_after_the_atexit_handlers_and_flushed_streams(tmp_path: Path, zygote: Zygote) -> None:
+def test_the_process_ends_after_the_atexit_handlers_and_flushed_streams(tmp_path: Path,
+                                                                        warm_process: WarmProcess) -> None:
     """The console script skips the interpreter's teardown (boundary.end_process), not what a program
     is owed at exit: atexit handlers (the user's too) and everything written to stdout/stderr."""
     script = tmp_path / "at_exit.py"
@@ -408,7 +413,7 @@ def test_the_process_ends_after_the_atexit_handlers_and_flushed_streams(tmp_path
                       "sys.kept = open(marker + '.open', 'w')  # never closed: Python's teardown flushes it\n"
                       "sys.kept.write('written, never closed')\n"
                       "sys.stdout.write('x' * 100000)  # left in the buffer, no newline, no flush\n")
-    proc = _run(zygote, ["run", script, tmp_path / "marker.txt"], tmp_path, tmp_path / "r", timeout=120)
+    proc = _run(warm_process, ["run", script, tmp_path / "marker.txt"], tmp_path, tmp_path / "r", timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert (tmp_path / "marker.txt").read_text() == "ran"
     assert (tmp_path / "marker.txt.open").read_text() == "written, never closed"

@@ -17,18 +17,18 @@ from airctl.io.compressed import read_bytes
 from airctl.pipeline.ranks import forks
 from tests.conftest import MODELS, REPO
 from tests.run.helpers import SCRIPTS, Run
-from tests.zygote import Zygote, start
+from tests.warm_process import WarmProcess, start
 
 pytestmark = pytest.mark.slow
 
 
-def airctl(zygote: Zygote, cwd: Path, *args: str | Path, timeout: int = 170,
+def airctl(warm_process: WarmProcess, cwd: Path, *args: str | Path, timeout: int = 170,
            env_extra: dict[str, str] | None = None) -> Run:
-    """``airctl ARGS`` forked from the zygote (tests/zygote.py); its ranks are torchrun's own processes."""
+    """``airctl ARGS`` forked from the warm process (tests/warm_process.py); its ranks are torchrun's own processes."""
     env = dict(os.environ, **(env_extra or {}))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     env.setdefault("GLOO_SOCKET_IFNAME", "lo")  # 127.0.0.1 only
-    child = start(zygote, list(args), cwd, env, cwd).finish(timeout, f"airctl {args}")
+    child = start(warm_process, list(args), cwd, env, cwd).finish(timeout, f"airctl {args}")
     return Run(child.returncode, child.stdout, child.stderr, cwd)
 
 
@@ -61,9 +61,9 @@ def rank_index(top: Path, rank: int) -> dict:
     return json.loads((top / "ranks" / str(rank) / "index.json").read_text())
 
 
-def test_ddp_script_runs_on_two_ranks_each_matching_eager(tmp_path: Path, zygote: Zygote) -> None:
+def test_ddp_script_runs_on_two_ranks_each_matching_eager(tmp_path: Path, warm_process: WarmProcess) -> None:
     """Here each rank is a fresh interpreter (the path of the npu backend); the other tests fork them."""
-    run = airctl(zygote, tmp_path, "run", "--backend", "sim", "python", "-m", "torch.distributed.run",
+    run = airctl(warm_process, tmp_path, "run", "--backend", "sim", "python", "-m", "torch.distributed.run",
                  "--nproc-per-node", "2", SCRIPTS / "ddp.py", env_extra={forks.ENV: "0"})
     assert run.returncode == 0, run.stderr[-3000:]
     top = run.ledger
@@ -87,16 +87,17 @@ def test_ddp_script_runs_on_two_ranks_each_matching_eager(tmp_path: Path, zygote
         issued = [json.loads(line) for line in (top / "ranks" / str(r) / "collectives.jsonl").read_text().splitlines()]
         assert [e["by"] for e in issued if e["ev"] == "issue"] == ["eager reference"] * 2 + ["graph"] * 2
     assert index["divergence"] == []
-    check = airctl(zygote, tmp_path, "check", top)
+    check = airctl(warm_process, tmp_path, "check", top)
     assert check.returncode == 0, check.stdout + check.stderr
     assert "rank 1/1-inference/fx-final" in check.stdout and "collectives compared" in check.stdout
     assert leftovers(top) == []
 
 
 def test_diverging_ranks_are_stopped_and_check_names_the_first_differing_collective(tmp_path: Path,
-                                                                                   zygote: Zygote) -> None:
+                                                                                   warm_process: WarmProcess) -> None:
     # the script sets a 10-minute collective timeout of its own: airctl's watchdog has to stop the ranks
-    run = airctl(zygote, tmp_path, "run", "--backend", "sim", "--watchdog", "5", "torchrun", "--nproc-per-node", "2",
+    run = airctl(warm_process, tmp_path, "run", "--backend", "sim", "--watchdog", "5", "torchrun",
+                 "--nproc-per-node", "2",
                  SCRIPTS / "diverge.py", env_extra={"DIVERGE_PG_TIMEOUT": "600"})
     assert run.returncode == 1, run.stderr[-3000:]
     top = run.ledger
@@ -112,7 +113,7 @@ def test_diverging_ranks_are_stopped_and_check_names_the_first_differing_collect
     assert issued["position"] == 0 and issued["ranks"]["0"]["kind"] == "all_reduce"
     assert issued["ranks"]["1"]["kind"] == "all_gather"
     assert "graph 1-inference" in compiled["message"]
-    check = airctl(zygote, tmp_path, "check", top, "--json")
+    check = airctl(warm_process, tmp_path, "check", top, "--json")
     assert check.returncode == 1
     found = [f for f in json.loads(check.stdout)["findings"] if f["rule"] == "rank_divergence"]
     assert any(f["message"].startswith("ranks diverge at collective #0 of graph 1-inference: rank 0 all_reduce")
@@ -121,8 +122,9 @@ def test_diverging_ranks_are_stopped_and_check_names_the_first_differing_collect
     assert leftovers(top) == []
 
 
-def test_profile_two_ranks_with_the_comm_stream_pass(tmp_path: Path, zygote: Zygote) -> None:
-    run = airctl(zygote, tmp_path, "profile", MODELS / "ddp_overlap.py", "--backend", "sim", "--nproc", "2", "--passes",
+def test_profile_two_ranks_with_the_comm_stream_pass(tmp_path: Path, warm_process: WarmProcess) -> None:
+    run = airctl(warm_process, tmp_path, "profile", MODELS / "ddp_overlap.py", "--backend", "sim", "--nproc", "2",
+                 "--passes",
                  REPO / "passes" / "comm_stream.yaml", "--steps", "2", "--warmup", "0", "--json")
     assert run.returncode == 0, run.stderr[-3000:]
     doc = json.loads(run.stdout)
@@ -138,6 +140,6 @@ def test_profile_two_ranks_with_the_comm_stream_pass(tmp_path: Path, zygote: Zyg
                      (1, "stream comm"), (2, "stream default"), (2, "stream comm")}
     top = Path(doc["ledger"])
     assert json.loads((top / "index.json").read_text())["launcher"]["ranks_started"] == forks.FORKED
-    check = airctl(zygote, tmp_path, "check", top)
+    check = airctl(warm_process, tmp_path, "check", top)
     assert check.returncode == 0, check.stdout + check.stderr
     assert leftovers(top) == []

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.zygote import Zygote, start
+from tests.warm_process import WarmProcess, start
 
 ENV = dict(os.environ, PYTHONPATH=str(REPO), TORCH_DEVICE_BACKEND_AUTOLOAD="0")
 
@@ -168,12 +168,12 @@ print("script ok")
 
 @pytest.mark.slow
 def test_under_airctl_run_torchairs_objects_keep_their_identity_and_children_get_sim(tmp_path: Path,
-                                                                                     zygote: Zygote) -> None:
-    """`airctl run` forked from the zygote (tests/zygote.py); the script's child is a fresh interpreter: it
+                                                                                     warm_process: WarmProcess) -> None:
+    """`airctl run` forked from the warm process (tests/warm_process.py); the script's child is a fresh interpreter: it
     gets sim, and TorchAir's import there leaves the child's SIGTERM and SIGINT handlers alone."""
     script = tmp_path / "identity.py"
     script.write_text(SCRIPT, encoding="utf-8")
-    res = start(zygote, ["run", "--backend", "sim", "--out", tmp_path / "runs", script], tmp_path, ENV, tmp_path)
+    res = start(warm_process, ["run", "--backend", "sim", "--out", tmp_path / "runs", script], tmp_path, ENV, tmp_path)
     assert res.wait(400) == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert "child: airctl.sim.torch_npu True handlers kept" in res.stdout
     assert "script ok" in res.stdout

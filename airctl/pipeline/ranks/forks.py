@@ -4,13 +4,16 @@ Each rank of ``--nproc N`` / ``airctl run torchrun`` is an airctl process that i
 Dynamo and TorchAir before it does anything of its own: about 7 s of CPU each on a 2-core machine,
 paid N times at once. Under sim that import is the same in every rank. So the launcher forks one
 process, the fork server, before torchrun's agent starts; the server imports it once
-(:func:`airctl.backends.warm`). torchrun then starts, for each rank, a stand-in that costs
-milliseconds (:mod:`~airctl.pipeline.ranks.rank_client`), which passes its standard streams,
-working folder and environment over a Unix socket. The server forks the rank from its warm state,
-and the rank runs exactly what a fresh worker runs: the rank worker module as ``__main__``, in a
-session of its own, ending as Python ends (``atexit`` handlers, flushed streams, the same exit
-code or signal). What a fresh interpreter would not have inherited is reset: signal handlers,
-faulthandler, the random generators, open files.
+(:func:`airctl.backends.warm`). torchrun then starts, for each rank, the warm client that costs
+milliseconds (:mod:`airctl.pipeline.warm.client`, run as a file), which passes its standard
+streams, working folder and environment over a Unix socket. The server is airctl's one fork
+server loop (:mod:`airctl.pipeline.warm.server`, as the console's warm process runs it); it forks
+the rank from its warm state, and the rank runs exactly what a fresh worker runs
+(:mod:`~airctl.pipeline.ranks.rank_start`): the rank worker module as ``__main__``, in a session of
+its own, ending as Python ends (``atexit`` handlers, flushed streams, the same exit code or
+signal). What a fresh interpreter would not have inherited is reset
+(:func:`airctl.pipeline.warm.child.become`): signal handlers, faulthandler, the random
+generators, open files.
 
 Each rank is still a fresh interpreter (as before this module) where forking is not safe or not
 possible: a backend that cannot be warmed (``npu``: a device runtime does not survive a fork), a
@@ -24,6 +27,9 @@ checked); the only program the server forks is the rank worker, for this run's l
 
 from __future__ import annotations
 
+import faulthandler
+import gc
+import importlib
 import os
 import shutil
 import signal
@@ -35,10 +41,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from airctl.errors import AirctlError
+from airctl.pipeline.run import signals
 from airctl.pipeline.run.boundary import flush_std_streams
 
 ENV = "AIRCTL_RANK_FORKS"  # "0": every rank a fresh interpreter
-CLIENT = Path(__file__).with_name("rank_client.py")
+CLIENT = Path(__file__).parents[1] / "warm" / "client.py"
+# what every rank imports after TorchAir: warm too, so that no rank pays for them
+RANK_MODULES = ("airctl.pipeline.run.rank", "airctl.ledger.collectives", "airctl.pipeline.compile.compiler",
+                "airctl.pipeline.compile.run_script", "airctl.pipeline.profile", "torch.distributed")
 FORKED = "forked from a warm process (the fork server)"
 
 
@@ -118,9 +128,7 @@ def start(top: Path, requested_backend: str) -> tuple[Forks | None, str]:
         code = 70
         try:
             os.close(write_end)
-            from airctl.pipeline.ranks.fork_server import serve
-
-            code = serve(listener, read_end, top, requested_backend)
+            code = _serve(listener, read_end, top, requested_backend)
         except BaseException:  # noqa: BLE001 - reported, then the process ends here whatever happened
             import traceback
 
@@ -130,3 +138,34 @@ def start(top: Path, requested_backend: str) -> tuple[Forks | None, str]:
     os.close(read_end)
     listener.close()
     return Forks(pid, address, folder, write_end), FORKED
+
+
+def _serve(listener: socket.socket, control: int, top: Path, requested_backend: str) -> int:
+    """The rank server, in a session of its own (the terminal's signals reach the launcher and,
+    through torchrun, the rank clients, never it): warm, then serve until the launcher closes ``control``."""
+    from airctl.pipeline.ranks.rank_start import RankStart
+    from airctl.pipeline.warm.child import close_inherited
+    from airctl.pipeline.warm.server import serve
+
+    os.setsid()
+    signals.forget_after_fork()
+    faulthandler.disable()  # the launcher's was aimed at its own ledger's crash file
+    close_inherited({listener.fileno(), control, 0, 1, 2})
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    _warm(requested_backend)
+    serve(listener, RankStart(str(top)), control=control)
+    return 0
+
+
+def _warm(requested_backend: str) -> None:
+    """Import what every rank imports; a failure is left for each rank to meet and report itself."""
+    from airctl.backends import warm
+
+    try:
+        warm(requested_backend)
+        for name in RANK_MODULES:
+            importlib.import_module(name)
+    except Exception:  # noqa: BLE001, S110 - each rank imports the same and reports the error in its ledger
+        pass
+    gc.collect()
+    gc.freeze()  # the warm heap stays out of the ranks' collections (they would copy every page)

@@ -1,81 +1,61 @@
 """A forked rank becomes what torchrun would have started: ``python -u -m airctl.pipeline.ranks.worker LEDGER``.
 
-Called in the child the fork server (:mod:`airctl.pipeline.ranks.fork_server`) forked for one rank
-client. It takes the client's standard streams, working folder and environment; gives up what a
-fresh interpreter would not have (descriptors, signal handlers, random generators seeded alike in
-every rank); runs the worker module as ``__main__``; and ends as Python ends a program: an uncaught
-exception printed and exit 1, an uncaught interrupt killing the process with SIGINT, ``atexit``
-handlers run, the streams flushed. The caller then leaves with ``os._exit``: the server's frames
-must never run again here.
+The :class:`~airctl.pipeline.warm.server.Program` of a multi-rank run's rank server
+(:mod:`airctl.pipeline.ranks.forks`): it takes only requests for this run's ledger (``client.py
+SOCKET LEDGER``, what torchrun starts per rank); in the child the caller's process state is taken
+(:func:`airctl.pipeline.warm.child.become`), the worker module runs as ``__main__`` and the child
+ends as Python ends a program: an uncaught exception printed and exit 1, an uncaught interrupt
+killing the process with SIGINT, ``atexit`` handlers run, the streams flushed.
 """
 
 from __future__ import annotations
 
-import faulthandler
-import io
 import os
 import runpy
 import signal
 import sys
-import tempfile
+import threading
 import traceback
 from typing import Any
 
-from airctl.pipeline.run import signals
 from airctl.pipeline.run.boundary import finish_program
+from airctl.pipeline.warm.child import std_streams
 
 WORKER_MODULE = "airctl.pipeline.ranks.worker"
 
 
-def run_rank(fds: list[int], request: dict[str, Any], top: str, warm: bool = True) -> int:
-    """Become the rank: from the warm state, or (``warm`` False: the server runs threads, whose locks
-    a forked copy may find held) a fresh interpreter, as torchrun would have started it."""
-    os.setsid()  # as torchrun starts each worker (start_new_session): its own session and group
-    for target, fd in enumerate(fds):
-        os.dup2(fd, target)
-    close_inherited({0, 1, 2})
-    os.chdir(request["cwd"])
-    env = {str(k): str(v) for k, v in request["env"].items()}
-    if not warm:
-        os.execve(sys.executable, [sys.executable, "-u", "-m", WORKER_MODULE, top], env)
-    os.environ.clear()
-    os.environ.update(env)
-    _fresh_process_state()
-    sys.argv = ["-m", top]
-    return _run_as_main()
+class RankStart:
+    """The ranks of the run at ``top``, forked from the rank server."""
+
+    def __init__(self, top: str) -> None:
+        self.top = top
+
+    def refuse(self, request: dict[str, Any]) -> str | None:
+        if request.get("argv") != [self.top]:
+            return f"the rank server of {self.top} forks only its ranks (python client.py SOCKET {self.top})"
+        return None
+
+    def cold(self, request: dict[str, Any]) -> str | None:
+        return None  # a rank that cannot start warm starts fresh in :meth:`run`, as torchrun would have
+
+    def run(self, request: dict[str, Any]) -> int:
+        """Become the rank: from the warm state, or (the server runs threads, whose locks a forked copy
+        may find held) a fresh interpreter, as torchrun would have started it."""
+        if threading.active_count() != 1:
+            os.execve(sys.executable, [sys.executable, "-u", "-m", WORKER_MODULE, self.top], dict(os.environ))
+        std_streams(unbuffered=True)  # python -u
+        sys.path[0:1] = [os.getcwd()] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                         if p and p not in sys.path]
+        sys.argv = ["-m", self.top]
+        return run_module_as_main(WORKER_MODULE)
 
 
-def _fresh_process_state() -> None:
-    env = os.environ
-    signals.forget_after_fork()
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    if env.get("PYTHONFAULTHANDLER"):
-        faulthandler.enable(all_threads=True)
-    for name in ("stdout", "stderr"):  # python -u: nothing waits in a buffer
-        old = getattr(sys, name)
-        new = io.TextIOWrapper(io.FileIO(old.fileno(), "w", closefd=False), encoding=old.encoding,
-                               errors=old.errors, write_through=True)
-        setattr(sys, name, new)
-        setattr(sys, f"__{name}__", new)
-    sys.path[0:1] = [os.getcwd()] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
-                                     if p and p not in sys.path]
-    tempfile.tempdir = None  # found again from this environment's TMPDIR
-    torch = sys.modules.get("torch")
-    if torch is not None:  # the generator a fresh process starts with; threads as its environment says
-        torch.random.default_generator.manual_seed(torch.initial_seed())
-        threads = env.get("OMP_NUM_THREADS", "")
-        if threads.isdigit() and int(threads) > 0 and int(threads) != torch.get_num_threads():
-            torch.set_num_threads(int(threads))
-    numpy_random = sys.modules.get("numpy.random")
-    if numpy_random is not None:
-        numpy_random.seed()  # from the system's entropy, as at numpy's first use in a fresh process
-
-
-def _run_as_main() -> int:
+def run_module_as_main(module: str) -> int:
+    """``python -m MODULE`` from here on, ending as Python ends a program; its exit code."""
     interrupted = False
-    sys.modules.pop(WORKER_MODULE, None)  # the launcher's import of it: a fresh ``-m`` has it only as __main__
+    sys.modules.pop(module, None)  # an earlier import of it: a fresh ``-m`` has it only as __main__
     try:
-        runpy.run_module(WORKER_MODULE, run_name="__main__", alter_sys=True)
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
         code = 0
     except SystemExit as e:
         code = _exit_code(e.code)
@@ -99,18 +79,3 @@ def _exit_code(code: object) -> int:
         return code & 0xFF
     print(code, file=sys.stderr)
     return 1
-
-
-def close_inherited(keep: set[int]) -> None:
-    """Close every descriptor but ``keep``: the parent's files, sockets and pipes are not this
-    process's, and a lock held through one would outlive the parent."""
-    try:
-        fds = [int(name) for name in os.listdir("/proc/self/fd")]
-    except OSError:
-        fds = list(range(3, 1024))
-    for fd in fds:
-        if fd not in keep:
-            try:
-                os.close(fd)
-            except OSError:
-                pass

@@ -1,0 +1,149 @@
+"""The life of one warm process in a user's folder (:mod:`airctl.pipeline.warm.place`): start, serve, end.
+
+:func:`spawn` starts it in the background, detached (a session of its own, stdin and stdout on
+``/dev/null``, stderr into ``<key>.log``); it outlives the command that started it. :func:`live`
+is what the process itself runs:
+
+1. It takes ``<key>.lock`` (another process holding it serves this key already: it leaves) and
+   checks the key is still the install's.
+2. It binds ``<key>.sock`` at once (mode 0600), so that a command started while it warms up waits
+   for it rather than paying the whole import again, and writes ``<key>.json`` (``warming``).
+3. It warms up (the caller's ``warm_up``: imports); one that says the backend's processes must
+   start fresh (``npu``) ends it, leaving ``refused`` and the reason in the state, so that no
+   command starts another for the same key.
+4. It serves (:func:`airctl.pipeline.warm.server.serve`) until it is idle for ``idle_s``
+   (``AIRCTL_WARM_IDLE`` seconds, default :data:`IDLE_S`), until its key is no longer the
+   install's (checked every few seconds and before each command: a warm process never outlives a
+   changed install; one in use starts the new install's warm process as it goes), until
+   ``AIRCTL_WARM_OWNER``'s process ended (the test suite's controller), or until SIGTERM.
+5. It removes its socket and state, and exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from airctl.pipeline.warm import place
+from airctl.pipeline.warm.server import Program, Served, serve
+
+IDLE_ENV = "AIRCTL_WARM_IDLE"
+IDLE_S = 900.0  # 15 minutes without a command
+OWNER_ENV = "AIRCTL_WARM_OWNER"  # a pid: the warm process ends when that process has
+
+
+def spawn(module: str, where: Path, key: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """``python -P -m MODULE WHERE KEY`` in the background, detached (see the module)."""
+    env = dict(os.environ if env is None else env)
+    log = os.open(place.files(where, key)["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        return subprocess.Popen([sys.executable, "-P", "-m", module, str(where), key], cwd="/", env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+                                start_new_session=True, close_fds=True)
+    finally:
+        os.close(log)
+
+
+def alive(where: Path, key: str) -> bool:
+    """Whether a warm process holds key ``key`` in ``where`` (warming up or serving)."""
+    try:
+        fd = os.open(place.files(where, key)["lock"], os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def live(where: Path, key: str, program: Program, warm_up: Callable[[], tuple[str | None, dict[str, float]]],
+         respawn: str | None = None) -> int:
+    """The warm process (see the module); ``warm_up`` imports and says why it cannot serve (None: it
+    can), with the seconds each part of it took; ``respawn``: the module to start for a changed
+    install's key when this one ends for that reason while in use. Its exit code."""
+    os.chdir("/")
+    if place.private(where, make=False) is None:
+        print(f"airctl warm: {where} is not a private folder of this user's", file=sys.stderr)
+        return 1
+    paths = place.files(where, key)
+    lock = os.open(paths["lock"], os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return 0  # another serves this key
+    if place.key(dict(os.environ)) != key:
+        return 0  # the install changed since the spawn
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(paths["sock"])  # one of a warm process that ended without removing it
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(paths["sock"]))
+    os.chmod(paths["sock"], 0o600)
+    listener.listen(64)
+    ours = os.stat(paths["sock"]).st_ino
+    started = time.time()
+    idle_s = float(os.environ.get(IDLE_ENV) or IDLE_S)
+
+    def note(status: str, served: Served | None = None, **more: object) -> None:
+        counts = {} if served is None else {"forked": served.forked, "cold": served.fresh, "refused": served.refused,
+                                            "last_request": served.last}
+        place.write_state(where, key, status=status, pid=os.getpid(), key=key, started=started, idle_s=idle_s,
+                          python=sys.executable, **counts, **more)
+
+    owner = _owner()
+    if owner == -1:
+        listener.close()
+        os.unlink(paths["sock"])
+        return 0
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    note("warming")
+    try:
+        refused, imports = warm_up()
+        if refused is not None:
+            listener.close()
+            note("refused", reason=refused, imports=imports)
+            return 0
+        note("serving", imports=imports)
+        served = serve(listener, program, owner=owner, idle_s=idle_s,
+                       valid=lambda: place.key(dict(os.environ)) == key,
+                       on_request=lambda served: note("serving", served, imports=imports))
+        new_key = place.key(dict(os.environ))
+        if respawn is not None and new_key != key and time.time() - served.last < idle_s:
+            spawn(respawn, where, new_key)  # the changed install's own warm process, for the next command
+    finally:
+        with contextlib.suppress(OSError):
+            if os.stat(paths["sock"]).st_ino == ours:
+                os.unlink(paths["sock"])
+        mine = place.state(where, key) or {}
+        with contextlib.suppress(OSError):
+            if mine.get("pid") == os.getpid() and mine.get("status") != "refused":
+                paths["json"].unlink()
+        if owner is not None:  # a warm process of another process's (the test suite's) leaves nothing behind
+            for name in ("log", "lock"):
+                with contextlib.suppress(OSError):
+                    paths[name].unlink()
+            with contextlib.suppress(OSError):
+                where.rmdir()
+    return 0
+
+
+def _owner() -> int | None:
+    """A pidfd of ``AIRCTL_WARM_OWNER``'s process; None: no owner; -1: the owner is gone already."""
+    pid = os.environ.get(OWNER_ENV, "")
+    if not pid.isdigit():
+        return None
+    try:
+        return os.pidfd_open(int(pid))
+    except OSError:
+        return -1

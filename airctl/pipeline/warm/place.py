@@ -1,0 +1,168 @@
+"""Where a user's warm process lives, and which install it belongs to.
+
+One private folder per user: ``$AIRCTL_WARM_DIR``, else ``$XDG_RUNTIME_DIR/airctl-warm``, else
+``<tmp>/airctl-warm-<uid>``. It is made mode 0700 and used only if it is a real folder (not a
+link), owned by this user and closed to others (:func:`private`). In it, for each *key*:
+
+- ``<key>.sock``: the warm process's Unix socket (only this user can reach it; the server checks
+  each peer's uid again);
+- ``<key>.lock``: held (``flock``) by the warm process for its whole life, so only one serves a key;
+- ``<key>.json``: its state (pid, started, commands served), which ``airctl doctor`` shows;
+- ``<key>.log``: its own stderr (a warm-up that failed says why there).
+
+The key (:func:`key`) names one install and one environment: the Python executable, every file of
+the airctl package (path, size, modification time), the folders packages are installed into
+(site-packages and ``PYTHONPATH``: ``pip install`` of torch, torch-npu or airctl changes their
+modification time) and ``pyvenv.cfg``, and the environment variables read when torch, TorchAir or
+Python start (:func:`import_env`). Any change gives another key: the next command does not reach
+the old warm process, which notices its key is no longer the install's and ends
+(:mod:`airctl.pipeline.warm.daemon`). Computing it costs a few milliseconds and imports nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import stat
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+ENV_DIR = "AIRCTL_WARM_DIR"
+# read when torch, Dynamo, Inductor or Python start, or when the backend is chosen: a command whose
+# environment differs in one of these needs a process that starts again
+IMPORT_PREFIXES = ("TORCH", "PYTORCH", "TORCHINDUCTOR", "TORCHDYNAMO", "PYTHON", "ASCEND", "LC_", "HF_",
+                   "TRANSFORMERS", "TOKENIZERS")
+IMPORT_NAMES = {"LANG", "LD_LIBRARY_PATH", "LD_PRELOAD", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                "CUDA_VISIBLE_DEVICES", "ASDOPS_LOG_LEVEL"}
+IMPORT_EXEMPT = {
+    "TORCH_DEVICE_BACKEND_AUTOLOAD",  # read by ``import torch`` only; airctl sets it itself
+    "TORCHINDUCTOR_CACHE_DIR",  # read when the cache is first used, and then set by torch itself
+    "PYTHONPATH",  # compared as the folders it names (:func:`key`)
+    "PYTHONUNBUFFERED",  # the child's streams are made as the caller's environment says
+}
+
+
+def import_env(env: dict[str, str]) -> dict[str, str]:
+    """The variables of ``env`` read at start (see :data:`IMPORT_PREFIXES`)."""
+    return {k: v for k, v in env.items()
+            if (k.startswith(IMPORT_PREFIXES) or k in IMPORT_NAMES) and k not in IMPORT_EXEMPT}
+
+
+def differs(env: dict[str, str], ours: dict[str, str]) -> list[str]:
+    """The variables read at start that ``env`` sets otherwise than ``ours``."""
+    a, b = import_env(env), import_env(ours)
+    return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+
+
+def python_path(env: dict[str, str]) -> list[str]:
+    """The folders ``PYTHONPATH`` puts on the path, each once, resolved."""
+    seen: list[str] = []
+    for part in env.get("PYTHONPATH", "").split(os.pathsep):
+        if part:
+            path = os.path.realpath(part)
+            if path not in seen:
+                seen.append(path)
+    return seen
+
+
+def _stat(path: str) -> str:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return f"{path}:-"
+    return f"{path}:{info.st_size}:{info.st_mtime_ns}"
+
+
+def install(env: dict[str, str]) -> str:
+    """A digest of the install (see the module): any ``pip install`` or edit of airctl changes it."""
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parents[2]  # the airctl package
+    parts = [sys.version, _stat(os.path.realpath(sys.executable)), _stat(os.path.join(sys.prefix, "pyvenv.cfg"))]
+    for scheme in ("purelib", "platlib"):
+        parts.append(_stat(sysconfig.get_paths()[scheme]))
+    parts += [_stat(p) for p in python_path(env)]
+    for root, dirs, files in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        parts += [_stat(os.path.join(root, name)) for name in sorted(files) if not name.endswith((".pyc", ".pyo"))]
+    digest.update("\n".join(parts).encode())
+    return digest.hexdigest()
+
+
+def key(env: dict[str, str]) -> str:
+    """The key of this install and of ``env``'s variables read at start."""
+    digest = hashlib.sha256(install(env).encode())
+    digest.update(json.dumps([python_path(env), sorted(import_env(env).items())]).encode())
+    return digest.hexdigest()[:20]
+
+
+def folder(env: dict[str, str] | None = None) -> Path:
+    """The user's warm folder (see the module); not made here."""
+    env = os.environ if env is None else env
+    if env.get(ENV_DIR):
+        return Path(env[ENV_DIR])
+    runtime = env.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isdir(runtime):
+        return Path(runtime) / "airctl-warm"
+    return Path(tempfile.gettempdir()) / f"airctl-warm-{os.getuid()}"
+
+
+def private(path: Path, make: bool = True) -> Path | None:
+    """``path`` as a folder of this user's alone (made 0700 when ``make``); None where it is not one:
+    missing, a link, someone else's, or open to others."""
+    if make:
+        with contextlib.suppress(FileExistsError, FileNotFoundError):
+            path.mkdir(mode=0o700)
+    try:
+        info = path.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        return None
+    return path
+
+
+def files(place: Path, k: str) -> dict[str, Path]:
+    """The files of key ``k`` in ``place``."""
+    return {ext: place / f"{k}.{ext}" for ext in ("sock", "lock", "json", "log")}
+
+
+def state(place: Path, k: str) -> dict | None:
+    """The state a warm process wrote for key ``k`` (None: none)."""
+    try:
+        found = json.loads(files(place, k)["json"].read_text())
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def write_state(place: Path, k: str, **fields: object) -> None:
+    """Replace the state of key ``k`` (written aside, then renamed: a reader never sees half of it)."""
+    target = files(place, k)["json"]
+    aside = target.with_name(f".{target.name}.{os.getpid()}")
+    aside.write_text(json.dumps(fields, indent=1))
+    os.replace(aside, target)
+
+
+def socket_fits(path: Path) -> bool:
+    return len(str(path).encode()) <= 100  # sun_path holds 108 bytes
+
+
+def describe(env: dict[str, str], enabled: bool) -> dict[str, object]:
+    """The warm process of this install and environment, as ``airctl doctor`` shows it."""
+    where = folder(env)
+    k = key(env)
+    found = private(where, make=False)
+    about: dict[str, object] = {"enabled": enabled, "folder": str(where), "key": k,
+                                "folder_ok": found is not None or not where.exists()}
+    current = state(where, k) if found is not None else None
+    alive_socket = found is not None and files(where, k)["sock"].exists()
+    if current is None or (current.get("status") != "refused" and not alive_socket):
+        about["status"] = "none (the next ledger-writing command runs cold and starts one)" if enabled else "off"
+        return about
+    about.update({name: current.get(name) for name in ("status", "pid", "started", "idle_s", "forked", "cold",
+                                                        "reason", "imports") if current.get(name) is not None})
+    return about
