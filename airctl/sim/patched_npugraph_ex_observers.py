@@ -72,6 +72,8 @@ def describe(before: dict[str, Any], after: dict[str, Any], call: int, limit: An
 
 
 _LIBRARY = tuple(str(Path(m.__file__).resolve().parent) + os.sep for m in (sys.modules[__name__.split(".")[0]],))
+# the environment's console scripts (``.venv/bin/airctl``): airctl's entry point, not the user's code
+_SCRIPTS = tuple(os.path.join(os.path.realpath(p), "bin") + os.sep for p in {sys.prefix, sys.exec_prefix})
 
 
 def user_call() -> dict[str, Any]:
@@ -82,8 +84,9 @@ def user_call() -> dict[str, Any]:
     frame = sys._getframe(1)
     while frame is not None:
         file = frame.f_code.co_filename
+        real = os.path.realpath(file)
         if not (file.startswith("<") or "site-packages" in file or "dist-packages" in file
-                or os.path.realpath(file).startswith(_LIBRARY) or frame.f_code in orig_code_map):
+                or real.startswith(_LIBRARY) or real.startswith(_SCRIPTS) or frame.f_code in orig_code_map):
             return {"file": file, "line": frame.f_lineno}
         frame = frame.f_back
     return {}

@@ -25,7 +25,7 @@ from airctl.pipeline.warm import daemon, place
 from tests.conftest import MODELS, REPO
 from tests.warm_process import WarmProcess
 
-VOLATILE = {"run_id", "created", "process", "timings", "elapsed", "seconds", "log", "command_line", "started",
+VOLATILE = {"run_id", "created", "process", "timings", "elapsed", "seconds", "seq", "log", "command_line", "started",
             "ended", "duration_s", "wall_s"}
 
 
