@@ -99,7 +99,8 @@ def test_a_warm_commands_ledger_equals_a_cold_ones(tmp_path: Path, warm_process:
         proc = console([*command, "--mode", mode, "--backend", "sim", "--out", tmp_path / side], tmp_path, env)
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err[-3000:]
-        assert forked(warm_process) - before == (side == "warm"), side
+        if side == "warm":  # served by a fork (other workers may fork meanwhile: cold asserts nothing here)
+            assert forked(warm_process) > before, side
         ledgers[side] = ledger(tmp_path / side)
     cold, warm = ledgers["cold"], ledgers["warm"]
     assert sorted(cold["files"]) == sorted(warm["files"])  # the same stages and dumps
@@ -118,7 +119,8 @@ def test_json_is_the_ledgers_index_and_nothing_else(tmp_path: Path, warm_process
     assert proc.returncode == 0, err[-3000:]
     index = json.loads(out)  # the whole of stdout
     assert index["status"] == "ok" and index == json.loads(next((tmp_path / "runs").glob("*/index.json")).read_text())
-    assert forked(warm_process) - before == (side == "warm")
+    if side == "warm":  # the session's warm process is shared by every worker: count forks only up
+        assert forked(warm_process) > before
     assert err == "" if side == "warm" else True  # nothing of the warm process's own reaches the caller
 
 
