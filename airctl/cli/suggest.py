@@ -91,4 +91,7 @@ def render(o: Any) -> None:
         out.print(f"{o.message}: no file written")
     else:
         path = escape(str(o.passes_file))
-        out.print(f"wrote {path}: airctl passes apply {path} --model MODEL.py --mode {escape(o.mode)}")
+        from airctl.io.paths import shareable_path
+
+        model = escape(shareable_path(o.model)) if o.model else "MODEL.py"
+        out.print(f"wrote {path}: airctl passes apply {path} --model {model} --mode {escape(o.mode)}")

@@ -81,6 +81,7 @@ class SuggestOutcome:
     notes: list[str] = field(default_factory=list)
     from_file: Path | None = None
     stage: str = "pre"
+    model: str | None = None  # the model script the plan is for (the ledger's)
 
     @property
     def message(self) -> str | None:
@@ -148,6 +149,8 @@ def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) 
                          found.lower_bound_us, found.method, found.evaluated, found.candidates, req.streams,
                          notes=notes, from_file=req.from_file, stage=req.stage)
     out.current_us = found.single_us if req.from_file is not None else _current(ledger, graph.name, table, tm)
+    model = ledger.index.model if isinstance(ledger.index.model, dict) else {}
+    out.model = str(model["path"]) if model.get("path") else None
     names = cd.stream_names(base, max(streams, 1))
     gains = _gains(base, dag, regions, tm, found)
     beside = _beside(found.best, tm, regions, names)
@@ -308,9 +311,8 @@ def _header(out: SuggestOutcome, stem: str, mode: str) -> list[str]:
              f"Predicted device step ({out.times_from}): single stream {out.single_us:.1f} µs -> "
              f"{out.suggested_us:.1f} µs with this plan ({out.streams} streams at most; lower bound "
              f"{out.lower_bound_us:.1f} µs, {out.method} search).",
-             "Every cross-stream data edge has a record/wait pair: race-free in every mode. (verify-each still",
-             "reports the race between a scope pass and the wait pass after it, `after:yaml:<scope>`; the final",
-             "graph has none: `airctl check` on the run.)",
+             "Every cross-stream data edge has a record/wait pair: race-free in every mode (the stage between",
+             "a scope pass and its wait pass races until the wait runs: `show -v` lists it as fixed by that pass).",
              f"  airctl passes apply {out.passes_file.name if out.passes_file else 'THIS.yaml'} --model {stem}.py "
              f"--mode {mode}"]
     if out.current_us is not None:
