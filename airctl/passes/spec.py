@@ -314,7 +314,7 @@ def _check_selectors(spec: PassSpec, doc: Any, base: tuple[Any, ...], file: str 
             try:
                 compile_pattern(sel.name)
             except PatternError as e:
-                raise SpecError(f"`name` is not a regular expression airctl can match: {e}", file=file,
+                raise SpecError(f"`name` is not a valid regular expression for airctl: {e}", file=file,
                                 line=sel.line, column=sel.column,
                                 hint="names are matched in time linear in their length (no backreferences or "
                                      "lookarounds); a `target:`, `module:` or `source:` selector may fit") from None

@@ -91,29 +91,32 @@ def describe_threads(threads: list[threading.Thread]) -> str:
 
 
 def exit_leaving_threads(code: int, who: str = "airctl", before: frozenset[int] = frozenset(),
-                         whole_process: bool = False) -> None:
+                         whole_process: bool = False, final_code: Callable[[int], int] | None = None) -> None:
     """End the process with ``code``. Where the user's code left non-daemon threads running (Python
     would wait for them forever), name them in a warning and end it at once, without waiting;
     ``before``: the threads already running when the command started (not the user's).
-    ``whole_process`` (a console script, not a call from a test): :func:`end_process`, not ``sys.exit``."""
+    ``whole_process`` (a console script, not a call from a test): :func:`end_process`, not ``sys.exit``.
+    ``final_code``: asked for the code once more just before the process ends (a signal held since)."""
     threads = leftover_threads(before)
     if not threads:
         if whole_process:
-            end_process(code)
+            end_process(code, final_code)
         sys.exit(code)
     sys.stderr.write(f"{who}: warning: the user's code left {len(threads)} thread(s) running: "
                      f"{describe_threads(threads)}; exiting without waiting for them\n")
     flush_std_streams()
-    os._exit(code)
+    os._exit(final_code(code) if final_code else code)
 
 
-def end_process(code: int) -> None:
+def end_process(code: int, final_code: Callable[[int], int] | None = None) -> None:
     """End the program as Python would, less its last step: ``atexit`` handlers (logging's flush,
     torch's and TorchAir's), the standard streams flushed, the files user code left open closed,
-    then ``os._exit``. What is skipped is the interpreter's teardown of every module and object,
-    which after ``import torch`` and a compile takes about a second of CPU (docs/performance.md);
-    of what it does, only closing files is seen outside the process."""
+    then ``os._exit`` (with ``final_code(code)`` when given). What is skipped is the interpreter's
+    teardown of every module and object, which after ``import torch`` and a compile takes about a
+    second of CPU (docs/performance.md); of what it does, only closing files is seen outside the process."""
     finish_program()
+    if final_code is not None:
+        code = final_code(code)
     os._exit(code)
 
 
