@@ -23,6 +23,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from airctl.pipeline.ranks.orphans import die_with_parent
 from airctl.pipeline.ranks.rank_start import close_inherited, run_rank
 from airctl.pipeline.run import signals
 from airctl.pipeline.run.boundary import flush_std_streams
@@ -106,10 +107,12 @@ def _admit(conn: socket.socket, top: Path, sel: selectors.BaseSelector, listener
         return None
     flush_std_streams()
     warm = threading.active_count() == 1  # else the warm-up left threads: a forked copy could find their locks held
+    server = os.getpid()
     pid = os.fork()
     if pid == 0:
         code = 70
         try:
+            die_with_parent(server)  # the server gone (its launcher killed), the rank goes too
             sel.close()
             listener.close()
             code = run_rank(fds, request, str(top), warm)

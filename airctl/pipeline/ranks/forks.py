@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from airctl.errors import AirctlError
+from airctl.pipeline.ranks.orphans import die_with_parent
 from airctl.pipeline.run.boundary import flush_std_streams
 
 ENV = "AIRCTL_RANK_FORKS"  # "0": every rank a fresh interpreter
@@ -113,10 +114,12 @@ def start(top: Path, requested_backend: str) -> tuple[Forks | None, str]:
     listener.listen(128)
     read_end, write_end = os.pipe()
     flush_std_streams()
+    launcher = os.getpid()
     pid = os.fork()
     if pid == 0:  # the server: never returns into the launcher's frames
         code = 70
         try:
+            die_with_parent(launcher)  # a killed launcher takes the server, and so its ranks, with it
             os.close(write_end)
             from airctl.pipeline.ranks.fork_server import serve
 

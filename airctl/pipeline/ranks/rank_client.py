@@ -44,6 +44,7 @@ def main(argv: list[str]) -> int:
         print(f"usage: {WHO}: rank_client.py SOCKET LEDGER  (started by torchrun for airctl)", file=sys.stderr)
         return 2
     address, args = argv[0], argv[1:]
+    _die_with_parent(os.getppid())
     rank: list[int] = []  # the forked rank's pid, once the server told it
     early: list[int] = []  # signals that came before it
 
@@ -80,6 +81,22 @@ def main(argv: list[str]) -> int:
             return _exit_as(int(message["exit"]))
     print(f"{WHO}: the rank fork server went away before the rank ended", file=sys.stderr)
     return 1
+
+
+def _die_with_parent(parent: int) -> None:
+    """SIGKILL when torchrun's agent (the launcher) dies, as every rank process asks
+    (``airctl.pipeline.ranks.orphans.die_with_parent``; this file imports no airctl)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        if ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0) != 0:  # PR_SET_PDEATHSIG
+            return
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _exit_as(code: int) -> int:
