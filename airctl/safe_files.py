@@ -91,3 +91,25 @@ def _size(n: int) -> str:
 def check_regular(path: Path | str, *, error: type[AirctlError] = LedgerError, hint: str | None = None) -> None:
     """``error`` unless ``path`` is a regular file (opened without blocking, then closed)."""
     open_regular(path, error=error, hint=hint).close()
+
+
+def check_folder(path: Path | str, *, error: type[AirctlError] = LedgerError, what: str = "folder",
+                 hint: str | None = None) -> bool:
+    """Whether folder ``path`` exists (False: it does not, and may be made); ``error`` when it is
+    something else: a link to nothing (``mkdir`` would fail with "File exists"), a file, a FIFO, a device."""
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise error(f"the {what} is a link to nothing ({os.readlink(path)})", file=str(path),
+                        hint=hint or "remove the link, create the folder it points to, or give another path") from None
+        return False
+    except NotADirectoryError:
+        raise error(f"the {what} is under something that is not a folder", file=str(path),
+                    hint=hint or "give a folder's path") from None
+    if not stat.S_ISDIR(mode):
+        kind = "a regular file" if stat.S_ISREG(mode) else kind_of(mode)
+        raise error(f"the {what} is not a folder ({kind})", file=str(path),
+                    hint=hint or "give a folder's path (--out)")
+    return True

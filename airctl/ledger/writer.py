@@ -51,6 +51,7 @@ from airctl.ledger.liveness import process_record
 from airctl.ledger.record import INDEX
 from airctl.ledger.runs import mark_latest
 from airctl.ledger.snapshots import Snapshots
+from airctl.safe_files import check_folder
 
 FLUSH_SHARE = 0.1  # at most this share of the time between unforced rewrites of index.json goes to writing it
 SNAPSHOT_EXT = ".json.gz"
@@ -85,6 +86,7 @@ class LedgerWriter:
     def create(cls, out_dir: Path | str, label: str, **fields: Any) -> LedgerWriter:
         """A new run folder under ``out_dir`` (never an existing one); ``fields`` are run-level keys."""
         out = Path(out_dir)
+        check_folder(out, what="folder of runs (--out)")  # a link to nothing, a file: said, not "File exists"
         out.mkdir(parents=True, exist_ok=True)
         while True:
             run_id = new_run_id(label)
