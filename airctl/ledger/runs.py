@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from airctl import layout
 from airctl.errors import LedgerError
 from airctl.layout import is_ledger
 from airctl.ledger.index_load import load_index
@@ -29,7 +30,7 @@ from airctl.ledger.pointer import read_pointer, write_pointer
 from airctl.ledger.record import INDEX
 from airctl.safe_files import check_folder
 
-LATEST = "latest"
+LATEST = layout.LATEST  # the current-run pointer
 START_HINT = "start with `airctl compile MODEL.py` (or `airctl run SCRIPT.py`)"
 
 
