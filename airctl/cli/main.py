@@ -30,6 +30,7 @@ def run(argv: list[str] | None = None, whole_process: bool = False) -> NoReturn:
     from airctl.pipeline.run.boundary import exit_leaving_threads, running_threads
 
     signals.arm()
+    _replace_unencodable()
     before = running_threads()
     code: Any = 0
     late: KeyboardInterrupt | None = None
@@ -72,6 +73,18 @@ def _app_code(argv: list[str] | None) -> Any:
             raise
         return _interrupted(stop)
     return 0
+
+
+def _replace_unencodable() -> None:
+    """Text the terminal's encoding cannot show (``Δ`` under ``PYTHONIOENCODING=ascii`` or a latin-1
+    locale) is written as ``?``, never an error: the standard streams replace what they cannot encode."""
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="replace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):  # not a text stream we own, or closed
+            pass
 
 
 def _final_code(code: int) -> int:
