@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.table import Table
 
-from airctl.cli.output import err, escape, out
+from airctl.cli.output import err, escape, one_line, out
 from airctl.cli.verdicts import print_verdicts
 
 
@@ -84,7 +84,7 @@ def print_summary(result: Any, show_all: bool = False) -> None:
     index = result.index.to_json()
     backend = index.get("backend") or {}
     err.print(f"[bold]airctl {escape(str(index.get('command') or 'compile'))}[/bold] "
-              f"{escape(str((index.get('model') or {}).get('path')))} "
+              f"{one_line((index.get('model') or {}).get('path'))} "
               f"mode={escape(index.get('mode'))} backend={escape(backend.get('name', '?'))}"
               + (f" [dim]({escape(backend.get('reason', ''))})[/dim]" if backend.get("reason") else ""))
     for graph in index.get("graphs", []):
@@ -116,4 +116,4 @@ def print_summary(result: Any, show_all: bool = False) -> None:
     status = index.get("status")
     colour = "green" if status in ("ok", "planned") else "red"
     out.print(f"status: [{colour}]{escape(status)}[/{colour}]")
-    out.print(f"ledger: {escape(result.ledger_dir)}")
+    out.print(f"ledger: {one_line(result.ledger_dir)}")
