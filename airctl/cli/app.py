@@ -152,8 +152,10 @@ def build_app() -> typer.Typer:
                                        help="On an error, also print the Python traceback."),
     ) -> None:
         """airctl"""
+        from airctl.settings import check_environment
         from airctl.torch_env import ensure_torch_importable
 
+        check_environment()  # a mistyped AIRCTL_* setting: an error naming it, before any work
         ensure_torch_importable()  # before any command imports torch (CliRunner enters here, not through run())
 
     for name in COMMAND_MODULES:
