@@ -150,6 +150,30 @@ def finish_program() -> None:
     close_open_files()
 
 
+def reopen_std_streams() -> list[str]:
+    """Give the process back usable standard streams after the user's code closed them: a closed
+    ``sys.stdout``/``sys.stderr`` object is made again on its descriptor, a closed descriptor 1 or 2
+    is pointed at ``/dev/null`` (what was written there is lost, as the script asked, and no file the
+    process opens later takes its number). airctl's own output then never fails on them, so a run
+    that went well does not end in an error. The names of the streams reopened."""
+    reopened = []
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_WRONLY)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            reopened.append(f"descriptor {fd}")
+        stream = getattr(sys, name)
+        if stream is None or getattr(stream, "closed", False):
+            setattr(sys, name, open(fd, "w", encoding=getattr(stream, "encoding", None) or "utf-8",  # noqa: SIM115
+                                    errors="replace", closefd=False, buffering=1))
+            reopened.append(f"sys.{name}")
+    return reopened
+
+
 def flush_std_streams() -> None:
     """Flush stdout and stderr; a closed or broken one (``airctl ... | head``) is left as it is."""
     for stream in (sys.stdout, sys.stderr):

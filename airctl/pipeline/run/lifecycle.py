@@ -35,7 +35,7 @@ from airctl.errors import ExitCode, Terminated
 from airctl.ledger.liveness import library_frame
 from airctl.ledger.writer import LedgerWriter
 from airctl.pipeline.run import signals
-from airctl.pipeline.run.boundary import guarded_exit
+from airctl.pipeline.run.boundary import guarded_exit, reopen_std_streams
 from airctl.pipeline.run.crash_record import CrashRecord
 
 OPEN = ("running", "ok", "planned")
@@ -120,6 +120,7 @@ class Run:
         return self
 
     def __exit__(self, kind: Any, error: BaseException | None, tb: Any) -> None:
+        reopen_std_streams()  # the user's code may have closed them; the run's end still reports
         try:
             self._guard.__exit__(None, None, None)
         finally:

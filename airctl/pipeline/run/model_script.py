@@ -29,6 +29,7 @@ from typing import Any
 
 from airctl.errors import ModelScriptError, UserCodeError
 from airctl.limits import MODEL_SCRIPT_BYTES
+from airctl.pipeline.run.boundary import reopen_std_streams
 from airctl.safe_files import open_regular, too_large
 
 MODEL_FNS = ("get_model", "make_model", "build_model", "create_model")
@@ -208,6 +209,7 @@ def load_model_script(path: Path | str, entry: str | None = None) -> LoadedModel
     path = Path(path)
     module = import_script(path)
     loaded = find_model(module, path, entry)
+    reopen_std_streams()  # closed by the script: the compile that follows logs and prints
     if not callable(loaded.model):
         raise ModelScriptError(f"{loaded.found_by} gave a {type(loaded.model).__name__}, not a model",
                                file=str(path),
