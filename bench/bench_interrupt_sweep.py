@@ -62,7 +62,8 @@ def main() -> None:
         bad = []
         t = args.first
         while t <= end + 1e-9:
-            outcome, _ = compile_once(args.model, Path(tmp) / "runs", t)
+            outcome, took = compile_once(args.model, Path(tmp) / "runs", t)
+            print(f"  SIGINT at {t:.2f} s: {outcome} ({took:.2f} s)", flush=True)
             seen[outcome].append(t)
             if outcome not in ("130", "ended first") and not (outcome == "-2" and t < EARLY_S):
                 bad.append((t, outcome))
