@@ -105,3 +105,36 @@ def test_a_name_pattern_that_needs_backtracking_or_explodes_is_refused_when_the_
     with pytest.raises(SpecError, match="not a valid regular expression for airctl") as e:
         parse_text(f"version: 1\npasses:\n  - {{name: a, kind: record, after: {{name: '{pattern}'}}}}\n")
     assert why in e.value.message and e.value.line == 3
+
+
+def test_a_csv_header_of_a_million_columns_is_one_short_error(tmp_path: Path) -> None:
+    from airctl.profile.ascend.model import Issues, ProfileReadError
+    from airctl.profile.ascend.table import read_table
+
+    table = tmp_path / "op_summary.csv"
+    table.write_text(",".join(f"c{i}" for i in range(1_000_000)) + "\n1,2\n")  # was an 8.9 MB message
+    with pytest.raises(ProfileReadError, match="its header has 1,000,000 columns") as e:
+        read_table(table, Issues())
+    assert len(str(e.value)) < 400 and e.value.line == 1
+
+
+def test_a_150_mb_index_is_refused_from_its_size_and_the_other_runs_listed(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from airctl.cli.app import build_app
+    from airctl.ledger.runs import list_runs
+    from tests.conftest import REPO
+
+    out = tmp_path / "runs"
+    dump = REPO / "fixtures" / "checks" / "dumps" / "similar_stream_labels.txt"
+    for _ in range(2):
+        assert CliRunner().invoke(build_app(), ["import", str(dump), "--out", str(out), "--no-report"]).exit_code == 0
+    big = sorted(p for p in out.iterdir() if p.is_dir())[0] / "index.json"
+    with open(big, "r+b") as f:
+        f.truncate(150 << 20)  # sparse: 150 MB that take no disk (read whole before: 480 MB)
+    started = time.monotonic()
+    rows = {r.id: r for r in list_runs(out)}
+    assert time.monotonic() - started < 2.0
+    assert rows[big.parent.name].status == "unreadable"
+    assert "too large for a run index (index.json): over 64 MB" in rows[big.parent.name].error
+    assert sum(r.status == "ok" for r in rows.values()) == 1
