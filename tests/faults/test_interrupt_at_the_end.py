@@ -59,12 +59,15 @@ def test_an_interrupt_in_the_last_moments_ends_130_and_says_so(tmp_path: Path, b
 def test_sigint_every_50_ms_over_the_end_of_a_compile_never_exits_0(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO), "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
     argv = [sys.executable, "-m", "airctl", "compile", str(MODELS / "seed.py"), "--out", str(tmp_path / "runs")]
-    start = time.monotonic()
-    subprocess.run(argv, env=env, check=True, capture_output=True)
-    wall = time.monotonic() - start
-    outcomes = []
-    for k in range(8):  # from 0.3 s before the typical end to 0.05 s after it
-        at = max(0.5, wall - 0.3 + 0.05 * k)
+    walls = []
+    for _ in range(2):  # the faster of two: a busy host makes the first slower
+        start = time.monotonic()
+        subprocess.run(argv, env=env, check=True, capture_output=True)
+        walls.append(time.monotonic() - start)
+    wall = min(walls)
+    outcomes, ended_first = [], 0
+    for k in range(12):  # from 0.5 s before the faster end to 0.05 s after it
+        at = max(0.5, wall - 0.5 + 0.05 * k)
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         time.sleep(at)
         if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
@@ -73,5 +76,6 @@ def test_sigint_every_50_ms_over_the_end_of_a_compile_never_exits_0(tmp_path: Pa
             outcomes.append((round(at, 2), proc.returncode, err.decode(errors="replace").strip()[-80:]))
         else:
             proc.communicate(timeout=120)
-    assert outcomes, "every compile ended before its interrupt: nothing was tested"
+            ended_first += 1
+    assert outcomes, f"all {ended_first} compiles ended before their interrupt: nothing was tested"
     assert all(code == 130 and text.endswith("error: interrupted") for _, code, text in outcomes), outcomes

@@ -120,15 +120,17 @@ class Run:
         return self
 
     def __exit__(self, kind: Any, error: BaseException | None, tb: Any) -> None:
-        reopen_std_streams()  # the user's code may have closed them; the run's end still reports
         try:
-            self._guard.__exit__(None, None, None)
+            try:
+                self._guard.__exit__(None, None, None)
+            finally:
+                if self._crash is not None:
+                    self._crash.stop()
+                stop = signals.pending_interrupt() if not isinstance(error, KeyboardInterrupt) else None
+                if stop is None:
+                    self._close(error)
         finally:
-            if self._crash is not None:
-                self._crash.stop()
-            stop = signals.pending_interrupt() if not isinstance(error, KeyboardInterrupt) else None
-            if stop is None:
-                self._close(error)
+            reopen_std_streams()  # the user's code may have closed them: what reports the run's end needs them
         if stop is not None:  # a signal the body never saw: something on its way turned it into another error
             assert self.ledger is not None
             signals.seen()
