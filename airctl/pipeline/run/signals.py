@@ -189,6 +189,11 @@ def hold() -> KeyboardInterrupt | None:
     raised: KeyboardInterrupt | None = None
     while True:
         try:
+            # a signal the kernel gives another thread (the mask is the main thread's) is still
+            # handled in the main thread: recorded from here on, never raised into an atexit handler
+            for signum in SIGNALS:
+                if signal.getsignal(signum) is not signal.SIG_IGN:
+                    signal.signal(signum, _record_late)
             signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)  # runs the handlers of signals already in
             break
         except KeyboardInterrupt as e:
@@ -196,12 +201,18 @@ def hold() -> KeyboardInterrupt | None:
     return raised or pending_interrupt()
 
 
+_LATE: list[int] = []  # signals that arrived once the process was ending (:func:`hold`)
+
+
+def _record_late(signum: int, frame: Any) -> None:
+    _LATE.append(signum)
+
+
 def held() -> KeyboardInterrupt | None:
-    """The first of :data:`SIGNALS` that arrived since :func:`hold` (waiting, blocked), or None."""
+    """The first of :data:`SIGNALS` that arrived since :func:`hold` (recorded, or waiting blocked), or None."""
     waiting = signal.sigpending() if hasattr(signal, "sigpending") else set()
-    for signum in SIGNALS:
-        if signum in waiting:
-            return KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum, signal.Signals(signum).name)
+    for signum in [*_LATE, *(s for s in SIGNALS if s in waiting)]:
+        return KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum, signal.Signals(signum).name)
     return None
 
 
