@@ -4,8 +4,8 @@
 
 One compile of ``fixtures/models/seed.py`` is timed first (END: its wall time plus 0.3 s). Then, for
 each moment t = FROM, FROM + STEP, ... up to END, a fresh ``python -m airctl compile`` gets SIGINT
-t seconds after it was started, unless it has already exited (checked with ``waitid(WNOWAIT)``
-right before the signal: a process that ended before it is counted as "ended first"). Prints one
+t seconds after it was started, unless it has already exited or is exiting (``waitid(WNOWAIT)``
+and ``PF_EXITING`` checked right before the signal: such a process is counted as "ended first"). Prints one
 line per outcome with the moments it happened at, and exits 1 if any delivered interrupt ended
 with 0 or any code but 130 (Python's own death by SIGINT, -2, is allowed only in the first 50 ms,
 before airctl's first instruction). docs/reliability.md has the figures.
@@ -27,6 +27,19 @@ REPO = Path(__file__).resolve().parents[1]
 EARLY_S = 0.05  # before this, Python itself may still own SIGINT (its default handler)
 
 
+def exiting(pid: int) -> bool:
+    """Exited, or exiting (``_exit`` called, ``PF_EXITING`` in ``/proc/PID/stat``: tearing down a big
+    process takes milliseconds in which kill() succeeds and nothing is delivered)."""
+    if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return fields[0] in "ZX" or bool(int(fields[6]) & 0x4)
+    except (OSError, IndexError, ValueError):
+        return True
+
+
 def compile_once(model: Path, out: Path, at: float | None) -> tuple[str, float]:
     """One compile, SIGINT at ``at`` seconds; its outcome ("130", "0", "-2", "ended first") and wall time."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
@@ -36,7 +49,7 @@ def compile_once(model: Path, out: Path, at: float | None) -> tuple[str, float]:
     delivered = False
     if at is not None:
         time.sleep(max(0.0, start + at - time.monotonic()))
-        if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+        if not exiting(proc.pid):
             os.kill(proc.pid, signal.SIGINT)
             delivered = True
     code = proc.wait()
