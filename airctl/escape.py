@@ -37,6 +37,12 @@ def terminal(text: Any) -> str:
     return _rich_escape(_TERMINAL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text)))
 
 
+def one_line(text: Any) -> str:
+    """:func:`terminal` for a name or a path shown inside a line: newline and tab as ``\\n``/``\\t``
+    too (a file named ``a\\nb.py`` must not split a header or an error into two lines)."""
+    return terminal(str(text).replace("\n", "\\n").replace("\t", "\\t"))
+
+
 def printable(text: Any) -> str:
     """``text`` with the characters XML cannot carry (and C1 controls) written as ``\\xNN`` / ``\\uNNNN``."""
     return _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256

@@ -29,20 +29,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from airctl.settings import TOOL_TIMEOUT, number
+
 GRACE_S = 2.0  # between SIGTERM and SIGKILL of the group
 KEEP_BYTES = 1 << 20  # of each stream, the tail (not for ``keep_stdout``: a tool's result)
-TOOL_TIMEOUT_ENV = "AIRCTL_TOOL_TIMEOUT"  # seconds: the time limit of the tools airctl launches (dot, chromium)
+TOOL_TIMEOUT_ENV = TOOL_TIMEOUT.name  # seconds: the time limit of the tools airctl launches (dot, chromium)
 
 
 def tool_timeout(default_s: float) -> float:
-    """The time limit of a tool airctl launches: ``$AIRCTL_TOOL_TIMEOUT`` when set (a positive number), else
-    ``default_s``; the errors that report a timeout name the variable."""
+    """The time limit of a tool airctl launches: ``$AIRCTL_TOOL_TIMEOUT`` when set (a positive number;
+    anything else is an error naming it), else ``default_s``; the errors that report a timeout name the variable."""
     text = os.environ.get(TOOL_TIMEOUT_ENV, "").strip()
-    try:
-        value = float(text) if text else default_s
-    except ValueError:
-        return default_s
-    return value if 0 < value < float("inf") else default_s
+    return number(TOOL_TIMEOUT, text) if text else default_s
 
 
 @dataclass

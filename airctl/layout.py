@@ -11,6 +11,18 @@ from __future__ import annotations
 from pathlib import Path
 
 INDEX = "index.json"
+LATEST = "latest"  # the current-run pointer of a folder of runs (airctl.ledger.pointer)
+
+
+def is_runs_pointer(path: Path | str) -> bool:
+    """Is ``path`` the current-run pointer of a folder of runs (named ``latest``, beside ledgers)?"""
+    path = Path(path)
+    if path.name != LATEST:
+        return False
+    try:
+        return any(is_ledger(p) for p in path.parent.iterdir() if p.is_dir())
+    except OSError:
+        return False
 
 
 def is_ledger(path: Path | str) -> bool:

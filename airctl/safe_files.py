@@ -66,16 +66,50 @@ def open_regular(path: Path | str, *, follow_links: bool = True,
 
 def read_regular(path: Path | str, limit: int, *, follow_links: bool = True,
                  error: type[AirctlError] = LedgerError, what: str = "file", hint: str | None = None) -> bytes:
-    """The bytes of regular file ``path``; ``error`` when it holds more than ``limit`` bytes (nothing
-    past ``limit + 1`` bytes is read, whatever its size)."""
+    """The bytes of regular file ``path``; ``error`` when it holds more than ``limit`` bytes: refused
+    from its size before any read, and nothing past ``limit + 1`` bytes is read should it grow."""
     with open_regular(path, follow_links=follow_links, error=error, hint=hint) as f:
+        if os.fstat(f.fileno()).st_size > limit:
+            raise too_large(path, limit, what, error, hint)
         data = f.read(limit + 1)
     if len(data) > limit:
-        raise error(f"too large for a {what}: over {limit} bytes", file=str(path),
-                    hint=hint or f"a {what} airctl writes is far smaller; the file was replaced or damaged")
+        raise too_large(path, limit, what, error, hint)
     return data
+
+
+def too_large(path: Path | str, limit: int, what: str, error: type[AirctlError] = LedgerError,
+              hint: str | None = None) -> AirctlError:
+    """The error for a file over its limit (the docs' table of limits names each)."""
+    return error(f"too large for a {what}: over {_size(limit)}", file=str(path),
+                 hint=hint or f"a {what} airctl writes is far smaller; the file was replaced or damaged")
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MB" if n >= (1 << 20) and n % (1 << 20) == 0 else f"{n} bytes"
 
 
 def check_regular(path: Path | str, *, error: type[AirctlError] = LedgerError, hint: str | None = None) -> None:
     """``error`` unless ``path`` is a regular file (opened without blocking, then closed)."""
     open_regular(path, error=error, hint=hint).close()
+
+
+def check_folder(path: Path | str, *, error: type[AirctlError] = LedgerError, what: str = "folder",
+                 hint: str | None = None) -> bool:
+    """Whether folder ``path`` exists (False: it does not, and may be made); ``error`` when it is
+    something else: a link to nothing (``mkdir`` would fail with "File exists"), a file, a FIFO, a device."""
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise error(f"the {what} is a link to nothing ({os.readlink(path)})", file=str(path),
+                        hint=hint or "remove the link, create the folder it points to, or give another path") from None
+        return False
+    except NotADirectoryError:
+        raise error(f"the {what} is under something that is not a folder", file=str(path),
+                    hint=hint or "give a folder's path") from None
+    if not stat.S_ISDIR(mode):
+        kind = "a regular file" if stat.S_ISREG(mode) else kind_of(mode)
+        raise error(f"the {what} is not a folder ({kind})", file=str(path),
+                    hint=hint or "give a folder's path (--out)")
+    return True

@@ -162,8 +162,10 @@ def build_app() -> typer.Typer:
                                   "warm process (as AIRCTL_WARM=0 does for every command; docs/warm.md)."),
     ) -> None:
         """airctl"""
+        from airctl.settings import check_environment
         from airctl.torch_env import ensure_torch_importable
 
+        check_environment()  # a mistyped AIRCTL_* setting: an error naming it, before any work
         ensure_torch_importable()  # before any command imports torch (CliRunner enters here, not through run())
 
     for name in COMMAND_MODULES:

@@ -24,49 +24,94 @@ def console() -> NoReturn:
 
 def run(argv: list[str] | None = None, whole_process: bool = False) -> NoReturn:
     """Run the app and exit with its code (``SystemExit``; ``whole_process``: the process ends here,
-    :func:`airctl.pipeline.run.boundary.end_process`). The console script (``whole_process``) hands
-    the command to this install's warm process where there is one, else runs it here and may start
-    one for the next command (:mod:`airctl.cli.warm`)."""
+    :func:`airctl.pipeline.run.boundary.end_process`, and an interrupt delivered at any moment before
+    it ends makes the exit code 130, 143 or 129, never 0: :func:`_final_code`). The console script
+    (``whole_process``) hands the command to this install's warm process where there is one, else runs
+    it here and may start one for the next command (:mod:`airctl.cli.warm`)."""
     import sys
 
     from airctl.cli import warm
     from airctl.pipeline.run import signals
 
     signals.arm()
+    _replace_unencodable()
     args, cold = warm.without_flag(list(sys.argv[1:] if argv is None else argv))
     if whole_process and not cold:
-        code = warm.served(args)
-        if code is not None:
+        served = warm.served(args)
+        if served is not None:
             from airctl.pipeline.warm.client import exit_as
 
-            raise SystemExit(exit_as(code))
+            raise SystemExit(exit_as(served))
     from airctl.pipeline.run.boundary import exit_leaving_threads, running_threads
 
     before = running_threads()
     code: Any = 0
+    late: KeyboardInterrupt | None = None
+    try:
+        code = _app_code(args)
+    except KeyboardInterrupt as e:  # landed while the command's end was being handled
+        late = e
+    finally:
+        if whole_process:
+            late = signals.hold() or late
+        else:
+            signals.disarm()
+    code = code if isinstance(code, int) else (0 if code is None else 1)
+    if late is not None and code not in _INTERRUPT_CODES:
+        code = _interrupted(late)
+    _forget_caught_interrupts()
+    if whole_process and not cold and late is None:
+        warm.after_cold(args)
+    exit_leaving_threads(code, before=before, whole_process=whole_process,
+                         final_code=_final_code if whole_process else None)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+_INTERRUPT_CODES = (130, 143, 129)
+
+
+def _app_code(argv: list[str]) -> Any:
+    """The app's exit code: its own, or an interrupt's that ended it before its boundary saw it."""
+    from airctl.pipeline.run import signals
+
     try:
         from airctl.cli.app import run_app
 
-        run_app(args)
+        run_app(argv)
     except SystemExit as e:
-        code = e.code
         # typer turns an interrupt that lands while it parses into Exit(130)
         stop = find_in_chain(e, KeyboardInterrupt, suppressed=False)
-        if stop is not None:
-            code = _interrupted(stop)
+        return _interrupted(stop) if stop is not None else e.code
     except BaseException as e:  # before the app's boundary exists (typer, the commands still importing)
         stop = e if isinstance(e, KeyboardInterrupt) else signals.interrupt_behind(e)
         if stop is None:
             raise
-        code = _interrupted(stop)
-    finally:
-        signals.disarm()
-    _forget_caught_interrupts()
-    if whole_process and not cold:
-        warm.after_cold(args)
-    exit_leaving_threads(code if isinstance(code, int) else (0 if code is None else 1), before=before,
-                         whole_process=whole_process)
-    raise AssertionError("unreachable")  # pragma: no cover
+        return _interrupted(stop)
+    return 0
+
+
+def _replace_unencodable() -> None:
+    """Text the terminal's encoding cannot show (``Δ`` under ``PYTHONIOENCODING=ascii`` or a latin-1
+    locale) is written as ``?``, never an error: the standard streams replace what they cannot encode."""
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="replace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):  # not a text stream we own, or closed
+            pass
+
+
+def _final_code(code: int) -> int:
+    """``code``, or the code of a signal that arrived while the process was ending (held since
+    :func:`~airctl.pipeline.run.signals.hold`), said on stderr: a Ctrl-C delivered before the
+    process ends is never an exit 0."""
+    from airctl.pipeline.run import signals
+
+    stop = signals.held()
+    if stop is None or code in _INTERRUPT_CODES:
+        return code
+    return _interrupted(stop)
 
 
 def _forget_caught_interrupts() -> None:
@@ -91,9 +136,14 @@ def _interrupted(stop: KeyboardInterrupt) -> int:
     from airctl.pipeline.run import signals
 
     signals.seen()
-    kept = getattr(stop, "airctl_ledger", None)
-    sys.stderr.write((f"error: terminated by {stop.name}" if isinstance(stop, Terminated) else "error: interrupted")
-                     + (f"; the run's ledger: {kept}" if kept else "") + "\n")
+    try:
+        kept = getattr(stop, "airctl_ledger", None)
+        said = (f"error: terminated by {stop.name}" if isinstance(stop, Terminated) else "error: interrupted") + \
+            (f"; the run's ledger: {kept}" if kept else "") + "\n"
+        sys.stderr.write(said)
+        sys.stderr.flush()
+    except (OSError, ValueError):  # stderr closed or broken: the exit code still says it
+        pass
     return interrupt_exit_code(stop)
 
 

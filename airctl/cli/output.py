@@ -19,6 +19,7 @@ from typing import Any
 
 from rich.console import Console
 
+from airctl.escape import one_line
 from airctl.escape import terminal as escape
 
 # emoji off: ":thumbs_up:" in a file name is text, not a picture (markup in data is escaped by `escape`)
@@ -90,7 +91,7 @@ def render_error(error: Exception) -> None:
 
     if isinstance(error, AirctlError):
         where = error.location
-        prefix = f"{escape(where)}: " if where else ""
+        prefix = f"{one_line(where)}: " if where else ""
         node = f" [dim](node {escape(error.node)})[/dim]" if error.node else ""
         err.print(f"{prefix}[bold red]error:[/bold red] {escape(error.message)}{node}")
         if error.hint:

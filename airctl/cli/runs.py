@@ -51,6 +51,9 @@ def register(app: typer.Typer) -> None:
             err.print(f"no run in {escape(str(out))} yet — start with `airctl compile MODEL.py`")
             return
         render_runs(rows)
+        for r in rows:
+            if r.status == "unreadable":
+                err.print(f"{escape(r.id)}: [bold red]unreadable:[/bold red] {escape(r.error or '')}")
 
     @app.command("show", help=SHOW_HELP)
     def show_cmd(

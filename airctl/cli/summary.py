@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.table import Table
 
-from airctl.cli.output import err, escape, out
+from airctl.cli.output import err, escape, one_line, out
 from airctl.cli.verdicts import print_verdicts
 from airctl.io.paths import shareable_path
 
@@ -99,7 +99,7 @@ def print_summary(result: Any, show_all: bool = False, verbose: bool = False, wh
     index = result.index.to_json()
     backend = index.get("backend") or {}
     err.print(f"[bold]airctl {escape(str(index.get('command') or 'compile'))}[/bold] "
-              f"{escape(shareable_path(str((index.get('model') or {}).get('path'))))} "
+              f"{one_line(shareable_path(str((index.get('model') or {}).get('path'))))} "
               f"mode={escape(index.get('mode'))} backend={escape(backend.get('name', '?'))}"
               + (f" [dim]({escape(backend.get('reason', ''))})[/dim]" if backend.get("reason") else ""))
     for graph in index.get("graphs", []):
@@ -143,5 +143,6 @@ def print_summary(result: Any, show_all: bool = False, verbose: bool = False, wh
     if index.get("report"):
         from pathlib import Path
 
-        out.print(f"report: {escape(str(Path(str(result.ledger_dir)) / index['report']))} (open in a browser)")
-    out.print(f"ledger: {escape(result.ledger_dir)}")
+        report = shareable_path(Path(str(result.ledger_dir)) / index["report"])
+        out.print(f"report: {one_line(report)} (open in a browser)")
+    out.print(f"ledger: {one_line(shareable_path(result.ledger_dir))}")

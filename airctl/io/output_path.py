@@ -2,8 +2,9 @@
 
 A careless ``airctl dump RUN -o RUN/index.json`` once replaced a ledger's index, and ``airctl diff
 a b --html a`` its own input. :func:`claim_output` is asked before any work is done: it refuses a
-path that is one of the command's inputs, or that lies inside a ledger folder (a folder with an
-``index.json``: ledgers are written by airctl runs only). An ordinary file that exists is overwritten,
+path that is one of the command's inputs, that lies inside a ledger folder (a folder with an
+``index.json``: ledgers are written by airctl runs only), or that is a folder of runs' current-run
+pointer (``latest``: overwritten, every command in that folder would fail). An ordinary file that exists is overwritten,
 as ``cp`` and ``sort -o`` do: users re-run ``airctl dump --type svg -o g.svg`` in their loop, and a
 refusal every second time taught nothing. ``force`` (``--force``) stays accepted for old scripts.
 Its errors name the path and say what to do.
@@ -15,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from airctl.errors import AirctlError
-from airctl.layout import INDEX, is_ledger
+from airctl.layout import INDEX, is_ledger, is_runs_pointer
 
 
 def _ledger_of(path: Path) -> Path | None:
@@ -41,6 +42,9 @@ def claim_output(out: Path | str, inputs: Iterable[Path | str | None] = (), *, f
                                    (Path(source).is_dir() and Path(source).resolve() in out.resolve().parents)):
             raise AirctlError(f"refusing to write {option} {out}: it is (inside) an input of this command",
                               file=str(out), hint=f"choose another {option} path; airctl never overwrites its inputs")
+    if is_runs_pointer(out.resolve()) or is_runs_pointer(out.absolute()):
+        raise AirctlError(f"refusing to write {option} {out}: it is the current-run pointer of {out.parent}",
+                          file=str(out), hint="airctl writes that file itself; write the output elsewhere")
     ledger = _ledger_of(out.resolve())
     if ledger is not None or out.name == INDEX and (out.parent / "graphs").is_dir():
         raise AirctlError(f"refusing to write {option} {out}: it is inside the ledger {ledger or out.parent}",

@@ -17,16 +17,17 @@ from typing import Any
 
 from airctl.errors import LedgerError
 from airctl.ledger.record import INDEX
+from airctl.limits import INDEX_BYTES
 from airctl.safe_files import read_regular
 
-MAX_BYTES = 1 << 30  # 20,000 stages make ~10 MB; far past any real index, still no memory hog
+MAX_BYTES = INDEX_BYTES  # refused from its size, before any read (docs/reliability.md "Limits")
 log = logging.getLogger("airctl")
 
 
 def load_index(path: Path) -> Any:
     """The parsed JSON of ``path`` (an ``index.json``); LedgerError for anything unreadable."""
     try:
-        data = read_regular(path, MAX_BYTES, what=INDEX,
+        data = read_regular(path, MAX_BYTES, what=f"run index ({INDEX})",
                             hint="index.json is written by airctl; restore it, or list the runs with `airctl runs`")
         return json.loads(data.decode("utf-8"))
     except json.JSONDecodeError as e:

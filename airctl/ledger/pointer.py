@@ -30,9 +30,10 @@ import stat
 from pathlib import Path
 
 from airctl.errors import LedgerError
+from airctl.limits import POINTER_BYTES
 from airctl.safe_files import read_regular
 
-MAX_BYTES = 4096  # a run id is under 100 bytes; airctl never writes more
+MAX_BYTES = POINTER_BYTES  # a run id is under 100 bytes; airctl never writes more
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,254}")  # what new_run_id makes (slug characters), never . or ..
 EXCERPT = 40
 REPAIR_HINT = "airctl writes this file; delete it (the newest run is then current) or give --run ID"

@@ -21,14 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from airctl import layout
 from airctl.errors import LedgerError
 from airctl.layout import is_ledger
 from airctl.ledger.index_load import load_index
 from airctl.ledger.liveness import seen_alive
 from airctl.ledger.pointer import read_pointer, write_pointer
 from airctl.ledger.record import INDEX
+from airctl.safe_files import check_folder
 
-LATEST = "latest"
+LATEST = layout.LATEST  # the current-run pointer
 START_HINT = "start with `airctl compile MODEL.py` (or `airctl run SCRIPT.py`)"
 
 
@@ -49,8 +51,9 @@ def _where(out_dir: Path) -> str:
 
 
 def run_folders(out_dir: Path) -> list[Path]:
-    """The ledgers directly under ``out_dir``, newest first (run ids start with their time)."""
-    if not out_dir.is_dir():
+    """The ledgers directly under ``out_dir``, newest first (run ids start with their time); LedgerError
+    when ``out_dir`` is not a folder (a file, ``/dev/null``, a link to nothing: never "no run yet")."""
+    if not check_folder(out_dir, what="folder of runs (--out)"):
         return []
     return sorted((p for p in out_dir.iterdir() if p.is_dir() and is_ledger(p)), key=lambda p: p.name, reverse=True)
 
@@ -58,6 +61,7 @@ def run_folders(out_dir: Path) -> list[Path]:
 def latest_run(out_dir: Path) -> Path:
     """The current run of ``out_dir``; LedgerError (exit 2) with what to do when there is none."""
     out_dir = Path(out_dir)
+    check_folder(out_dir, what="folder of runs (--out)")
     pointer = out_dir / LATEST
     if os.path.lexists(pointer):
         run_id = read_pointer(pointer)  # a link, a FIFO, a huge file or anything but an id: LedgerError
@@ -129,30 +133,53 @@ class RunRow:
         return dict(self.__dict__)
 
 
+_STR, _NUM = (str, type(None)), (int, float, type(None))
+_ROW_FIELDS: dict[str, tuple[type, ...]] = {  # what `airctl runs` shows, and the types it can show
+    "created": _STR, "command": _STR, "mode": _STR, "passes": _STR, "status": _STR, "error": _STR,
+    "execution": (dict, type(None)), "model": (dict, type(None)), "timings": (dict, type(None))}
+
+
+def _field(data: dict[str, Any], key: str, types: tuple[type, ...], where: str, in_: str = "") -> Any:
+    """``data[key]`` when of ``types`` (or absent); LedgerError naming the field and its JSON type else."""
+    value = data.get(key)
+    if isinstance(value, bool) and bool not in types or not isinstance(value, types):
+        kind = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list",
+                dict: "an object"}.get(type(value), type(value).__name__)
+        raise LedgerError(f"corrupt {INDEX}: `{in_}{key}` is {kind}", file=where)
+    return value
+
+
+def _row(root: Path, current: bool) -> RunRow:
+    """One run's row; LedgerError (listed as unreadable, with the reason) when its index cannot say."""
+    where = str(root / INDEX)
+    data = seen_alive(load_index(root / INDEX), root)
+    if not isinstance(data, dict):
+        raise LedgerError(f"corrupt {INDEX}: not a JSON object", file=where)
+    got = {key: _field(data, key, types, where) for key, types in _ROW_FIELDS.items()}
+    execution, model, timings = got["execution"] or {}, got["model"] or {}, got["timings"] or {}
+    races = _field(execution, "races", (list, type(None)), where, "execution.")
+    return RunRow(
+        id=root.name, path=str(root), created=got["created"], command=got["command"],
+        model=_field(model, "path", _STR, where, "model."), mode=got["mode"], passes=got["passes"],
+        status=got["status"], matches_eager=_field(execution, "matches_eager", (bool, type(None)), where, "execution."),
+        races=len(races or []), seconds=_field(timings, "total_seconds", _NUM, where, "timings."), current=current,
+        error=got["error"])
+
+
 def list_runs(out_dir: Path) -> list[RunRow]:
     """Every run of ``out_dir``, newest first, from its index.json (a damaged index is listed, not fatal)."""
     out_dir = Path(out_dir)
+    folders = run_folders(out_dir)  # LedgerError when out_dir is not a folder
     try:
         current = latest_run(out_dir).name
     except LedgerError:
         current = None
     rows = []
-    for root in run_folders(out_dir):
+    for root in folders:
         try:
-            data = seen_alive(load_index(root / INDEX), root)
-            if not isinstance(data, dict):
-                raise LedgerError("not a JSON object", file=str(root / INDEX))
+            rows.append(_row(root, root.name == current))
         except LedgerError as e:
             rows.append(RunRow(root.name, str(root), None, None, None, None, None, "unreadable", None, 0, None,
                                root.name == current, error=e.message))
-            continue
-        execution = data.get("execution") if isinstance(data.get("execution"), dict) else {}
-        model = data.get("model") if isinstance(data.get("model"), dict) else {}
-        timings = data.get("timings") if isinstance(data.get("timings"), dict) else {}
-        rows.append(RunRow(
-            id=root.name, path=str(root), created=data.get("created"), command=data.get("command"),
-            model=model.get("path"), mode=data.get("mode"), passes=data.get("passes"), status=data.get("status"),
-            matches_eager=execution.get("matches_eager"), races=len(execution.get("races") or []),
-            seconds=timings.get("total_seconds"), current=root.name == current, error=data.get("error")))
     rows.sort(key=lambda r: (r.created or "", r.id), reverse=True)  # when it started (ms), then the id
     return rows

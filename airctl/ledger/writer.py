@@ -51,6 +51,7 @@ from airctl.ledger.liveness import process_record
 from airctl.ledger.record import INDEX
 from airctl.ledger.runs import mark_latest
 from airctl.ledger.snapshots import Snapshots
+from airctl.safe_files import check_folder
 
 FLUSH_SHARE = 0.1  # at most this share of the time between unforced rewrites of index.json goes to writing it
 SNAPSHOT_EXT = ".json.gz"
@@ -83,8 +84,10 @@ class LedgerWriter:
 
     @classmethod
     def create(cls, out_dir: Path | str, label: str, **fields: Any) -> LedgerWriter:
-        """A new run folder under ``out_dir`` (never an existing one); ``fields`` are run-level keys."""
-        out = Path(out_dir)
+        """A new run folder under ``out_dir`` (never an existing one); ``fields`` are run-level keys.
+        The folder is absolute from here on: the user's code may change the working folder."""
+        out = Path(out_dir).absolute()
+        check_folder(out, what="folder of runs (--out)")  # a link to nothing, a file: said, not "File exists"
         out.mkdir(parents=True, exist_ok=True)
         while True:
             run_id = new_run_id(label)
@@ -103,8 +106,8 @@ class LedgerWriter:
     @classmethod
     def create_at(cls, root: Path | str, run_id: str | None = None, **fields: Any) -> LedgerWriter:
         """A new ledger in exactly ``root`` (a multi-rank run's ``ranks/<rank>``), which must not
-        exist yet or be empty; ``run_id`` defaults to the folder name."""
-        root = Path(root)
+        exist yet or be empty; ``run_id`` defaults to the folder name (made absolute, as :meth:`create`)."""
+        root = Path(root).absolute()
         root.mkdir(parents=True, exist_ok=True)
         if any(root.iterdir()):
             raise FileExistsError(f"{root} is not empty: a ledger is never written over another")

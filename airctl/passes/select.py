@@ -24,6 +24,7 @@ from typing import Any
 
 from airctl.graph.roles import collective_kind, is_collective_wait
 from airctl.io.fx_reader import module_of, target_name
+from airctl.passes.name_pattern import compile_pattern
 from airctl.passes.spec import Selector
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
@@ -119,7 +120,7 @@ def field_matches(sel: Selector, info: NodeInfo, which: str) -> bool:
     if which == "target":
         return _target_match(sel.target, info.op)
     if which == "name":
-        return re.fullmatch(sel.name or "", info.name) is not None
+        return compile_pattern(sel.name or "").fullmatch(info.name)
     if which == "source":
         return _source_match(sel.source or "", info.frames)
     if which == "module":

@@ -23,8 +23,12 @@ from typing import Any
 import yaml
 
 from airctl.errors import SpecError
+from airctl.limits import PASS_FILE_BYTES
 from airctl.passes import schema
+from airctl.passes.name_pattern import PatternError, compile_pattern
 from airctl.passes.time_limit import DEFAULT_SECONDS
+from airctl.passes.yaml_bounds import BoundedComposer
+from airctl.safe_files import read_regular
 
 
 class MarkedDict(dict):
@@ -42,7 +46,7 @@ class MarkedList(list):
     item_marks: list[tuple[int, int]]
 
 
-class _MarkedLoader(yaml.SafeLoader):
+class _MarkedLoader(BoundedComposer):
     pass
 
 
@@ -163,13 +167,15 @@ def load(path: Path | str) -> PassFile:
     """Parse and check a pass file; raises :class:`SpecError` at the offending line."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_regular(path, PASS_FILE_BYTES, error=SpecError, what="pass file",
+                            hint="a pass file is YAML of a few hundred lines; give its path")
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise SpecError(f"pass file not found: {path}", file=str(path)) from None
     except OSError as e:
         raise SpecError(f"cannot read pass file: {e}", file=str(path)) from e
     except UnicodeDecodeError as e:
-        line = path.read_bytes()[:e.start].count(b"\n") + 1
+        line = data[:e.start].count(b"\n") + 1
         raise SpecError(f"not UTF-8 text ({e.reason} at byte {e.start})", file=str(path), line=line,
                         hint="pass files are UTF-8 YAML") from None
     return parse_text(text, path)
@@ -306,10 +312,12 @@ def _check_selectors(spec: PassSpec, doc: Any, base: tuple[Any, ...], file: str 
     for sel in spec.selectors.values():
         if sel.name is not None:
             try:
-                re.compile(sel.name)
-            except re.error as e:
-                raise SpecError(f"`name` is not a valid regular expression: {e}", file=file, line=sel.line,
-                                column=sel.column) from None
+                compile_pattern(sel.name)
+            except PatternError as e:
+                raise SpecError(f"`name` is not a valid regular expression for airctl: {e}", file=file,
+                                line=sel.line, column=sel.column,
+                                hint="names are matched in time linear in their length (no backreferences or "
+                                     "lookarounds); a `target:`, `module:` or `source:` selector may fit") from None
         if sel.source is not None:
             _, sep, tail = sel.source.rpartition(":")
             if sep and tail and not re.fullmatch(r"\d+(-\d+)?", tail):

@@ -70,6 +70,10 @@ def test_wrong_numbers_travel_as_the_script_and_run_sh_exits_3(tmp_path: Path, w
     assert load_file(str(folder / "inputs.safetensors"))["input.0"].equal(original)
     versions = json.loads((folder / "versions.json").read_text())
     assert {"torch", "torch_npu", "torchair", "cann", "airctl"} <= set(versions)
+    machine = [str(REPO), sys.prefix, str(tmp_path), str(Path.home())]  # shared bundles hold none (issue 47)
+    for name in ("versions.json", "passes.yaml", "README.md", "run.sh"):
+        text = (folder / name).read_text()
+        assert not [p for p in machine if p in text], (name, text[:2000])
     modes = {p.name: p.stat().st_mode & 0o777 for p in folder.rglob("*") if p.is_file()}
     assert modes["inputs.safetensors"] == modes["model.py"] == modes["README.md"], modes  # one mode (issue 33)
     assert modes["run.sh"] & 0o111

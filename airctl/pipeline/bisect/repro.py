@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import secrets
 import shlex
@@ -218,8 +217,7 @@ def _write(req: ReproRequest, index: Any, script: Path, mode: str, atol: float, 
     command = command_line(mode, condition, atol, spec is not None, req.backend)
     why_text = condition.describe()
     rf.write_run(command, why_text, EXIT_NOTES[condition.kind], folder, check=rq.CHECK_SH)
-    (folder / "versions.json").write_text(json.dumps({**rf.versions(index.backend), "modules": modules}, indent=1)
-                                          + "\n")
+    rf.write_versions(folder, {**rf.versions(index.backend), "modules": modules})
     say(f"checking that `bash run.sh` fails: {command}")
     verdict = check_folder(folder, mode, condition, req.backend)
     from airctl.io.paths import shareable

@@ -189,7 +189,8 @@ def write_passes(spec: Any, folder: Path) -> list[str]:
             entry["plugin"] = f"plugins/{path.name}:{func}"
             files.append(f"plugins/{path.name}")
         out.append(entry)
-    doc = {"version": 1, "description": f"cut from {spec.path} by airctl repro", "passes": out}
+    doc = {"version": 1, "description": f"cut from {Path(spec.path).name if spec.path else 'a pass file'} by "
+                                        "airctl repro", "passes": out}  # the name only: the bundle leaves the machine
     (folder / "passes.yaml").write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     return list(dict.fromkeys(files))
 
@@ -200,6 +201,13 @@ def versions(backend: dict[str, Any] | None) -> dict[str, Any]:
     d = diagnose()
     return {"airctl": d["airctl"], "python": d["python"], "torch": d["torch"], "torch_npu": d["torch_npu"],
             "torchair": d["torchair"], "cann": d["cann"], "backend": backend}
+
+
+def write_versions(folder: Path, data: dict[str, Any]) -> None:
+    """versions.json, with none of this machine's paths (TorchAir's ``path``: ``…/<name>``)."""
+    here = str(folder.resolve())
+    text = shareable(json.dumps(data, indent=1), cwd=here, model_dir=here, hide_others=True)
+    (folder / "versions.json").write_text(text + "\n", encoding="utf-8")
 
 
 RUN_SH = '''#!/usr/bin/env bash

@@ -306,10 +306,9 @@ def _check_request(req: CompileRequest) -> list[str]:
             hint="npugraph_ex has no graph dump option: the ledger keeps its generated code (docs/sim.md)"
             if mode is Mode.NPUGRAPH_EX else "TorchAir's aclgraph mode dumps only 'py' graphs (it raises "
             "NotImplementedError otherwise); use --dump-type py")
-    if not Path(req.model_path).is_file():
-        from airctl.pipeline.run.model_script import import_script
+    from airctl.pipeline.run.model_script import check_script
 
-        import_script(Path(req.model_path))  # raises the precise ModelScriptError
+    check_script(Path(req.model_path))  # a FIFO, /dev/zero, a huge file: refused before anything reads it
     return dump_types
 
 

@@ -30,6 +30,7 @@ script's (traceback and exit code as Python shows them, :mod:`~airctl.pipeline.c
 
 from __future__ import annotations
 
+import os
 import runpy
 import sys
 import time
@@ -43,6 +44,7 @@ from airctl.errors import AirctlError, ExecutionMismatch, ModelScriptError
 from airctl.execute.compare import DEFAULT_ATOL
 from airctl.ledger.index import RunIndex
 from airctl.ledger.writer import LedgerWriter
+from airctl.limits import MODEL_SCRIPT_BYTES
 from airctl.pipeline.compile.run_check import run_summary
 from airctl.pipeline.compile.run_errors import ScriptEnd, from_exception, from_system_exit
 from airctl.pipeline.compile.run_hooks import RunHooks, RunSession
@@ -52,6 +54,7 @@ from airctl.pipeline.run.execution import RunExecution
 from airctl.pipeline.run.finish import finish_ledger, verify_instruments
 from airctl.pipeline.run.lifecycle import Run
 from airctl.pipeline.run.rank import RankRun, collectives_of, timeout_of
+from airctl.safe_files import open_regular, too_large
 from airctl.sim.capture import observing
 from airctl.torch_env import ensure_torch_importable
 
@@ -95,6 +98,9 @@ def _check_script(path: Path) -> None:
     if path.is_dir():
         raise ModelScriptError(f"{path} is a folder, not a script",
                                hint="give the .py file; `python -m package` style runs are not supported")
+    with open_regular(path, error=ModelScriptError, hint="a script is a Python file; give its path") as f:
+        if os.fstat(f.fileno()).st_size > MODEL_SCRIPT_BYTES:
+            raise too_large(path, MODEL_SCRIPT_BYTES, "script", ModelScriptError)
 
 
 class _ScriptContext:

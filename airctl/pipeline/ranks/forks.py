@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from airctl.errors import AirctlError
+from airctl.pipeline.ranks.orphans import die_with_parent
 from airctl.pipeline.run import signals
 from airctl.pipeline.run.boundary import flush_std_streams
 
@@ -123,10 +124,12 @@ def start(top: Path, requested_backend: str) -> tuple[Forks | None, str]:
     listener.listen(128)
     read_end, write_end = os.pipe()
     flush_std_streams()
+    launcher = os.getpid()
     pid = os.fork()
     if pid == 0:  # the server: never returns into the launcher's frames
         code = 70
         try:
+            die_with_parent(launcher)  # a killed launcher takes the server, and so its ranks, with it
             os.close(write_end)
             code = _serve(listener, read_end, top, requested_backend)
         except BaseException:  # noqa: BLE001 - reported, then the process ends here whatever happened

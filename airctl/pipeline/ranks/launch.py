@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -37,10 +38,13 @@ import airctl
 from airctl.errors import AirctlError, ModelScriptError, Terminated
 from airctl.ledger.index import RankEntry, RunIndex
 from airctl.ledger.writer import LedgerWriter
+from airctl.limits import NPROC_MAX, NPROC_PER_CPU, nproc_limit
 from airctl.pipeline.ranks import forks
+from airctl.pipeline.ranks.orphans import sweep_leftovers
 from airctl.pipeline.ranks.status import Failure, divergence, rank_backend, rank_entries, rank_numbers, run_status
 from airctl.pipeline.ranks.watchdog import Watchdog
 from airctl.pipeline.ranks.worker import REQUEST_FILE, RankRequest
+from airctl.pipeline.run import signals
 from airctl.pipeline.run.lifecycle import Run
 from airctl.torch_env import ensure_torch_importable, restored_environ
 
@@ -103,7 +107,18 @@ def nproc_argv(nproc: int, script: Path) -> list[str]:
     """torchrun's arguments for ``airctl compile/profile --nproc N`` (one node, a free port)."""
     if nproc < 1:
         raise AirctlError(f"invalid --nproc {nproc}", hint="give the number of ranks, e.g. --nproc 2")
+    check_nproc(nproc, "--nproc")
     return ["--nproc-per-node", str(nproc), str(script)]
+
+
+def check_nproc(nproc: int, option: str) -> None:
+    """AirctlError when ``nproc`` ranks are more than this machine runs (:func:`airctl.limits.nproc_limit`:
+    each rank is a process that imports torch; 1,000 of them on 2 cores never finish starting)."""
+    limit = nproc_limit()
+    if nproc > limit:
+        raise AirctlError(f"invalid {option} {nproc}: at most {limit} ranks on this machine",
+                          hint=f"airctl runs at most {NPROC_PER_CPU} ranks per usable CPU core "
+                               f"(and never over {NPROC_MAX}); docs/multi-rank.md")
 
 
 def run_ranks(req: RanksRequest, progress: Progress | None = None) -> RanksResult:
@@ -111,6 +126,7 @@ def run_ranks(req: RanksRequest, progress: Progress | None = None) -> RanksResul
     say = progress or (lambda _msg: None)
     ensure_torch_importable()  # workers inherit it; torchrun itself imports torch
     from torch.distributed import run as torchrun
+    from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
 
     args = _parse(torchrun, req.argv)
@@ -118,6 +134,8 @@ def run_ranks(req: RanksRequest, progress: Progress | None = None) -> RanksResul
     _check_script(script, args)
     req.rank.script, req.rank.args = str(script), list(args.training_script_args)
     nproc = torchrun.determine_local_world_size(args.nproc_per_node)
+    check_nproc(nproc, "--nproc-per-node")
+    sweep_leftovers(Path(req.out_dir))  # ranks a killed launcher left running in this --out
     with Run.create(
         Path(req.out_dir).absolute(), script.stem, command=req.command, mode=req.rank.options.mode,
         model={"path": str(script), "argv": [str(script), *req.rank.args]}, log=None,
@@ -139,11 +157,16 @@ def run_ranks(req: RanksRequest, progress: Progress | None = None) -> RanksResul
         failures: dict[int, Failure] = {}
         t0 = time.perf_counter()
         parents = {os.getpid(), *([server.pid] if server else [])}
+        ours = signals.armed()  # torchrun's agent puts its own handlers in while it runs
         with _worker_env(), server or contextlib.nullcontext(), Watchdog(top, limit, say, parents=parents) as watchdog:
             try:
                 torchrun.run(args)
             except ChildFailedError as e:
                 failures = {int(r): Failure.of(f) for r, f in e.failures.items()}
+            except SignalException as e:  # torchrun's own handler, in place while the agent runs
+                stop = _as_interrupt(e.sigval)
+                _finish(ledger, nproc, failures, stop.status, stopped=True, status=stop.status)
+                raise stop.error from None
             except KeyboardInterrupt as stop:
                 how = "terminated" if isinstance(stop, Terminated) else "interrupted"
                 _finish(ledger, nproc, failures, how, stopped=True, status=how)
@@ -153,9 +176,26 @@ def run_ranks(req: RanksRequest, progress: Progress | None = None) -> RanksResul
                                     hint="the ranks' consoles are under logs/ in the ledger")
                 entries = _finish(ledger, nproc, failures, error.message, stopped=True)
                 return RanksResult(top, ledger.run_index, entries, error=error)
+            finally:
+                if ours:
+                    signals.arm()
         ledger.set_timing("ranks_seconds", time.perf_counter() - t0)
         entries = _finish(ledger, nproc, failures, watchdog.fired, stopped=watchdog.fired is not None)
         return RanksResult(top, ledger.run_index, entries, list(ledger.run_index.divergence or []), watchdog.fired)
+
+
+@dataclass
+class _Stop:
+    error: KeyboardInterrupt
+    status: str
+
+
+def _as_interrupt(signum: int) -> _Stop:
+    """The interrupt airctl raises for a signal torchrun's handler caught: SIGINT ends the run
+    ``interrupted`` (130), SIGTERM/SIGHUP ``terminated`` (143/129), as everywhere else."""
+    if signum == signal.SIGINT:
+        return _Stop(KeyboardInterrupt(), "interrupted")
+    return _Stop(Terminated(int(signum), signal.Signals(signum).name), "terminated")
 
 
 def _parse(torchrun: Any, argv: list[str]) -> Any:

@@ -33,6 +33,7 @@ from typing import Any
 
 from airctl.errors import interrupt_exit_code
 from airctl.modes import MAX_AUTOTUNE
+from airctl.pipeline.ranks.orphans import die_with_parent
 from airctl.pipeline.run import signals
 from airctl.pipeline.run.boundary import exit_leaving_threads
 from airctl.pipeline.run.rank import RankRun
@@ -108,6 +109,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python -m airctl.pipeline.ranks.worker LEDGER  (started by airctl's launcher)", file=sys.stderr)
         return 2
+    die_with_parent(os.getppid())  # the launcher (or the fork server) killed: this rank ends with it
     ledger = Path(argv[0])
     request = RankRequest.read(ledger / "ranks" / REQUEST_FILE)
     rank = Rank.from_env()

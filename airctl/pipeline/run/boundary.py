@@ -91,29 +91,32 @@ def describe_threads(threads: list[threading.Thread]) -> str:
 
 
 def exit_leaving_threads(code: int, who: str = "airctl", before: frozenset[int] = frozenset(),
-                         whole_process: bool = False) -> None:
+                         whole_process: bool = False, final_code: Callable[[int], int] | None = None) -> None:
     """End the process with ``code``. Where the user's code left non-daemon threads running (Python
     would wait for them forever), name them in a warning and end it at once, without waiting;
     ``before``: the threads already running when the command started (not the user's).
-    ``whole_process`` (a console script, not a call from a test): :func:`end_process`, not ``sys.exit``."""
+    ``whole_process`` (a console script, not a call from a test): :func:`end_process`, not ``sys.exit``.
+    ``final_code``: asked for the code once more just before the process ends (a signal held since)."""
     threads = leftover_threads(before)
     if not threads:
         if whole_process:
-            end_process(code)
+            end_process(code, final_code)
         sys.exit(code)
     sys.stderr.write(f"{who}: warning: the user's code left {len(threads)} thread(s) running: "
                      f"{describe_threads(threads)}; exiting without waiting for them\n")
     flush_std_streams()
-    os._exit(code)
+    os._exit(final_code(code) if final_code else code)
 
 
-def end_process(code: int) -> None:
+def end_process(code: int, final_code: Callable[[int], int] | None = None) -> None:
     """End the program as Python would, less its last step: ``atexit`` handlers (logging's flush,
     torch's and TorchAir's), the standard streams flushed, the files user code left open closed,
-    then ``os._exit``. What is skipped is the interpreter's teardown of every module and object,
-    which after ``import torch`` and a compile takes about a second of CPU (docs/performance.md);
-    of what it does, only closing files is seen outside the process."""
+    then ``os._exit`` (with ``final_code(code)`` when given). What is skipped is the interpreter's
+    teardown of every module and object, which after ``import torch`` and a compile takes about a
+    second of CPU (docs/performance.md); of what it does, only closing files is seen outside the process."""
     finish_program()
+    if final_code is not None:
+        code = final_code(code)
     os._exit(code)
 
 
@@ -145,6 +148,30 @@ def finish_program() -> None:
     atexit._run_exitfuncs()
     flush_std_streams()
     close_open_files()
+
+
+def reopen_std_streams() -> list[str]:
+    """Give the process back usable standard streams after the user's code closed them: a closed
+    ``sys.stdout``/``sys.stderr`` object is made again on its descriptor, a closed descriptor 1 or 2
+    is pointed at ``/dev/null`` (what was written there is lost, as the script asked, and no file the
+    process opens later takes its number). airctl's own output then never fails on them, so a run
+    that went well does not end in an error. The names of the streams reopened."""
+    reopened = []
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_WRONLY)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            reopened.append(f"descriptor {fd}")
+        stream = getattr(sys, name)
+        if stream is None or getattr(stream, "closed", False):
+            setattr(sys, name, open(fd, "w", encoding=getattr(stream, "encoding", None) or "utf-8",  # noqa: SIM115
+                                    errors="replace", closefd=False, buffering=1))
+            reopened.append(f"sys.{name}")
+    return reopened
 
 
 def flush_std_streams() -> None:

@@ -11,6 +11,7 @@ warning saying so.
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,14 +19,26 @@ from typing import Any
 from airctl.errors import LedgerError, ModelScriptError
 from airctl.ledger.reader import Ledger
 from airctl.ledger.runs import resolve_run
+from airctl.limits import MODEL_SCRIPT_BYTES
 from airctl.modes import MAX_AUTOTUNE
+from airctl.safe_files import open_regular
 
 
 def file_sha256(path: Path) -> str | None:
+    """The SHA-256 of a model script; None when it cannot be a script (not a regular file, over
+    :data:`~airctl.limits.MODEL_SCRIPT_BYTES`, unreadable): loading it says why."""
+    digest = hashlib.sha256()
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
+        with open_regular(path, error=ModelScriptError) as f:
+            if os.fstat(f.fileno()).st_size > MODEL_SCRIPT_BYTES:
+                return None
+            while chunk := f.read(1 << 20):
+                digest.update(chunk)
+                if f.tell() > MODEL_SCRIPT_BYTES:
+                    return None
+    except (OSError, ModelScriptError):
         return None
+    return digest.hexdigest()
 
 
 def model_record(path: Path, entry: str | None) -> dict[str, Any]:

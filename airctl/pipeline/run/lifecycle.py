@@ -35,7 +35,7 @@ from airctl.errors import ExitCode, Terminated
 from airctl.ledger.liveness import library_frame
 from airctl.ledger.writer import LedgerWriter
 from airctl.pipeline.run import signals
-from airctl.pipeline.run.boundary import guarded_exit
+from airctl.pipeline.run.boundary import guarded_exit, reopen_std_streams
 from airctl.pipeline.run.crash_record import CrashRecord
 
 OPEN = ("running", "ok", "planned")
@@ -125,13 +125,16 @@ class Run:
 
     def __exit__(self, kind: Any, error: BaseException | None, tb: Any) -> None:
         try:
-            self._guard.__exit__(None, None, None)
+            try:
+                self._guard.__exit__(None, None, None)
+            finally:
+                if self._crash is not None:
+                    self._crash.stop()
+                stop = signals.pending_interrupt() if not isinstance(error, KeyboardInterrupt) else None
+                if stop is None:
+                    self._close(error)
         finally:
-            if self._crash is not None:
-                self._crash.stop()
-            stop = signals.pending_interrupt() if not isinstance(error, KeyboardInterrupt) else None
-            if stop is None:
-                self._close(error)
+            reopen_std_streams()  # the user's code may have closed them: what reports the run's end needs them
         if stop is not None:  # a signal the body never saw: something on its way turned it into another error
             assert self.ledger is not None
             signals.seen()

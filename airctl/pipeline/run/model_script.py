@@ -19,6 +19,7 @@ run), the npu device word mapped by the active backend.
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -27,6 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from airctl.errors import ModelScriptError, UserCodeError
+from airctl.limits import MODEL_SCRIPT_BYTES
+from airctl.pipeline.run.boundary import reopen_std_streams
+from airctl.safe_files import open_regular, too_large
 
 MODEL_FNS = ("get_model", "make_model", "build_model", "create_model")
 INPUT_FNS = ("get_inputs", "example_inputs", "make_inputs", "get_example_inputs")
@@ -95,12 +99,24 @@ def user_code_error(exc: BaseException, path: Path, what: str) -> UserCodeError:
                               + user_traceback(exc, path))
 
 
-def import_script(path: Path) -> Any:
+def check_script(path: Path) -> None:
+    """ModelScriptError unless ``path`` can be a model script: it exists, is a regular file (a FIFO
+    or ``/dev/zero`` would block or never end) of at most :data:`~airctl.limits.MODEL_SCRIPT_BYTES`,
+    and is a ``.py`` file. Checked without reading it."""
     if not path.exists():
         raise ModelScriptError("model script not found", file=str(path),
                                hint="check the path; airctl compile takes a Python file defining the model")
+    with open_regular(path, error=ModelScriptError,
+                      hint="a model script is a Python file; give its path") as f:
+        if os.fstat(f.fileno()).st_size > MODEL_SCRIPT_BYTES:
+            raise too_large(path, MODEL_SCRIPT_BYTES, "model script", ModelScriptError,
+                            hint="a model script is Python source; load big weights from a file it names")
     if path.suffix != ".py":
         raise ModelScriptError("model script must be a .py file", file=str(path))
+
+
+def import_script(path: Path) -> Any:
+    check_script(path)
     module_name = f"airctl_model_{abs(hash(str(path.resolve())))}"
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
@@ -193,6 +209,7 @@ def load_model_script(path: Path | str, entry: str | None = None) -> LoadedModel
     path = Path(path)
     module = import_script(path)
     loaded = find_model(module, path, entry)
+    reopen_std_streams()  # closed by the script: the compile that follows logs and prints
     if not callable(loaded.model):
         raise ModelScriptError(f"{loaded.found_by} gave a {type(loaded.model).__name__}, not a model",
                                file=str(path),

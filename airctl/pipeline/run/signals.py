@@ -177,6 +177,45 @@ def interrupt_behind(error: BaseException) -> KeyboardInterrupt | None:
     return find_in_chain(error, KeyboardInterrupt, suppressed=False) or pending_interrupt()
 
 
+def hold() -> KeyboardInterrupt | None:
+    """Block :data:`SIGNALS` for the rest of the process, which is ending (the console script's last
+    steps: ``atexit`` handlers, flushing, ``os._exit``), so that none can land where nothing reports
+    it; one that arrives from now on waits, and :func:`held` finds it. Returns the interrupt raised
+    while blocking (a signal that had arrived just before, whose handler Python runs on the way out
+    of the call), or the one still pending (raised into a finalizer and dropped, its redelivery not
+    yet sent), or None. Main thread only (elsewhere: None, nothing blocked)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        return None
+    raised: KeyboardInterrupt | None = None
+    while True:
+        try:
+            # a signal the kernel gives another thread (the mask is the main thread's) is still
+            # handled in the main thread: recorded from here on, never raised into an atexit handler
+            for signum in SIGNALS:
+                if signal.getsignal(signum) is not signal.SIG_IGN:
+                    signal.signal(signum, _record_late)
+            signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)  # runs the handlers of signals already in
+            break
+        except KeyboardInterrupt as e:
+            raised = raised or e
+    return raised or pending_interrupt()
+
+
+_LATE: list[int] = []  # signals that arrived once the process was ending (:func:`hold`)
+
+
+def _record_late(signum: int, frame: Any) -> None:
+    _LATE.append(signum)
+
+
+def held() -> KeyboardInterrupt | None:
+    """The first of :data:`SIGNALS` that arrived since :func:`hold` (recorded, or waiting blocked), or None."""
+    waiting = signal.sigpending() if hasattr(signal, "sigpending") else set()
+    for signum in [*_LATE, *(s for s in SIGNALS if s in waiting)]:
+        return KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum, signal.Signals(signum).name)
+    return None
+
+
 def armed() -> bool:
     return _ARMED is not None and signal.getsignal(signal.SIGINT) == _ARMED.handler
 

@@ -223,6 +223,8 @@ def main(argv: list[str]) -> int:
         print(f"usage: {WHO}: client.py [--or-cold] SOCKET ARGS...", file=sys.stderr)
         return 2
     address, args = argv[0], argv[1:]
+    if not or_cold:  # a rank's client, torchrun's child: it dies with the launcher (its command with it)
+        _die_with_parent(os.getppid())
     code = relay(address, args)
     if isinstance(code, str):
         if not (or_cold or code.startswith("cold:")):
@@ -230,6 +232,22 @@ def main(argv: list[str]) -> int:
             return 1
         os.execv(sys.executable, [sys.executable, "-m", "airctl", *args])
     return exit_as(code)
+
+
+def _die_with_parent(parent: int) -> None:
+    """SIGKILL when the parent (torchrun's agent, in the launcher) dies, as every rank process asks
+    (``airctl.pipeline.ranks.orphans.die_with_parent``; this file imports no airctl)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        if ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0) != 0:  # PR_SET_PDEATHSIG
+            return
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it died before the request took: go now
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 if __name__ == "__main__":

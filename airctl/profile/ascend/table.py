@@ -15,7 +15,9 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from airctl.limits import CSV_HEADER_BYTES, CSV_HEADER_COLUMNS
 from airctl.profile.ascend.model import Columns, Issues, ProfileReadError
+from airctl.safe_files import open_regular
 
 
 @dataclass
@@ -50,7 +52,8 @@ def _decode(data: bytes, path: Path, issues: Issues) -> str:
 def read_table(path: Path, issues: Issues) -> Table:
     """The header and the non-blank rows of a CSV file, with their line numbers."""
     try:
-        data = path.read_bytes()
+        with open_regular(path, error=ProfileReadError) as f:  # a FIFO or a device: refused, never read
+            data = f.read()
     except OSError as e:
         raise ProfileReadError(f"cannot read {path.name}: {e.strerror or e}", file=str(path)) from e
     reader = csv.reader(io.StringIO(_decode(data, path, issues), newline=""))
@@ -60,6 +63,7 @@ def read_table(path: Path, issues: Issues) -> Table:
         start = 1
         for cells in reader:
             if not header:
+                _check_header(cells, path)
                 header = [c.strip().lstrip("\ufeff") for c in cells]
             elif any(c.strip() for c in cells):
                 rows.append((start, cells))
@@ -70,6 +74,19 @@ def read_table(path: Path, issues: Issues) -> Table:
                                hint="it should be the profiler's own output; re-export it from the raw data "
                                     "with torch_npu.profiler.profiler.analyse(<folder>)") from e
     return Table(path, header, rows)
+
+
+def _check_header(cells: list[str], path: Path) -> None:
+    """ProfileReadError when the header is more than a profiler writes (a few dozen names): over
+    :data:`~airctl.limits.CSV_HEADER_COLUMNS` columns or :data:`~airctl.limits.CSV_HEADER_BYTES`
+    characters. Said in one short line: the names themselves are not repeated."""
+    size = sum(len(c) + 1 for c in cells)
+    if len(cells) > CSV_HEADER_COLUMNS or size > CSV_HEADER_BYTES:
+        raise ProfileReadError(f"{path.name}: its header has {len(cells):,} columns ({size:,} characters), more than "
+                               f"a profiler's table has (at most {CSV_HEADER_COLUMNS:,} columns and "
+                               f"{CSV_HEADER_BYTES:,} characters)", file=str(path), line=1,
+                               hint="it should be the profiler's own output; re-export it from the raw data "
+                                    "with torch_npu.profiler.profiler.analyse(<folder>)")
 
 
 def columns(table: Table, wanted: dict[str, tuple[str, ...]], useful: tuple[str, ...] = ()) -> tuple[

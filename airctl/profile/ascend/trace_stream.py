@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import logging
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -34,6 +35,7 @@ MAX_VALUE = 256 << 20  # one event (or one skipped top-level value) may not be l
 _BLANK = re.compile(r"[ \t\n\r]*")
 _GAP = re.compile(r"[ \t\n\r]*,[ \t\n\r]*(?=[^ \t\n\r\]])")  # between two events: a comma and blanks
 _DECODER = json.JSONDecoder()
+log = logging.getLogger("airctl")
 Progress = Callable[[int, int], None]  # (bytes read, file size)
 HINT = "the profiler may have been stopped while writing; profile again"
 
@@ -117,6 +119,7 @@ def iter_events(path: Path, progress: Progress | None = None) -> Iterator[dict[s
         if first == "[":
             scan.pos += 1
             yield from _items(scan)
+            _after_end(scan)
             return
         if first != "{":
             raise ProfileReadError(f"{path.name} is neither a list of trace events nor an object with 'traceEvents'",
@@ -139,6 +142,17 @@ def iter_events(path: Path, progress: Progress | None = None) -> Iterator[dict[s
         if not found:
             raise ProfileReadError(f"{path.name} is neither a list of trace events nor an object with 'traceEvents'",
                                    file=str(path), hint="expected Chrome trace JSON as torch_npu writes it")
+        scan.pos += 1
+        _after_end(scan)
+
+
+def _after_end(scan: _Scanner) -> None:
+    """A warning naming ``file:line`` when anything but blanks follows the trace's JSON (a second
+    trace appended, a file still being written): the events read are kept, the rest is not read."""
+    if scan.peek():
+        line = scan.lines_before + scan.buf.count("\n", 0, scan.pos) + 1
+        log.warning("%s:%d: warning: more data after the end of the trace's JSON (%r...); it is not read",
+                    scan.path, line, scan.buf[scan.pos:scan.pos + 20])
 
 
 def _items(scan: _Scanner) -> Iterator[dict[str, Any]]:
