@@ -85,7 +85,17 @@ class WarmProcess:
     def shared(cls) -> WarmProcess:
         """The session's warm process: found alive in the controller's folder, or started there now."""
         owner = os.getppid() if "PYTEST_XDIST_WORKER" in os.environ else os.getpid()
-        folder = place.private(Path(tempfile.gettempdir()) / f"airctl-warm-test-{os.getuid()}-{owner}")
+        return cls._at(f"airctl-warm-test-{os.getuid()}-{owner}", owner)
+
+    @classmethod
+    def private(cls, name: str) -> WarmProcess:
+        """A warm process of this test process alone (``name`` tells it apart), ending with it: for tests
+        that count its forks, which the session's serves to every worker at once."""
+        return cls._at(f"airctl-warm-{name}-{os.getuid()}-{os.getpid()}", os.getpid())
+
+    @classmethod
+    def _at(cls, folder_name: str, owner: int) -> WarmProcess:
+        folder = place.private(Path(tempfile.gettempdir()) / folder_name)
         if folder is None:
             raise RuntimeError(f"the suite's warm folder for session {owner} is not this user's alone: remove it")
         env = {**os.environ, daemon.OWNER_ENV: str(owner)}

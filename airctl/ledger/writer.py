@@ -73,8 +73,9 @@ def new_run_id(label: str) -> str:
 class LedgerWriter:
     """Accumulates the run index and the stage files of one run; every change is flushed."""
 
-    def __init__(self, root: Path, run_index: RunIndex) -> None:
+    def __init__(self, root: Path, run_index: RunIndex, shown: Path | None = None) -> None:
         self.root = root
+        self.shown = shown or root  # the folder as the user typed it (relative stays relative): what is printed
         self.run_index = run_index
         self._started = time.perf_counter()
         self._files = BackgroundFiles()
@@ -85,8 +86,9 @@ class LedgerWriter:
     @classmethod
     def create(cls, out_dir: Path | str, label: str, **fields: Any) -> LedgerWriter:
         """A new run folder under ``out_dir`` (never an existing one); ``fields`` are run-level keys.
-        The folder is absolute from here on: the user's code may change the working folder."""
-        out = Path(out_dir).absolute()
+        The folder is absolute from here on: the user's code may change the working folder (``shown``
+        keeps it as typed, for what is printed; the run restores the working folder when it ends)."""
+        out = Path(os.path.abspath(out_dir))
         check_folder(out, what="folder of runs (--out)")  # a link to nothing, a file: said, not "File exists"
         out.mkdir(parents=True, exist_ok=True)
         while True:
@@ -98,7 +100,9 @@ class LedgerWriter:
             except FileExistsError:
                 continue
         try:
-            return cls._start(root, run_id, fields)
+            writer = cls._start(root, run_id, fields)
+            writer.shown = Path(os.path.normpath(Path(out_dir) / run_id))
+            return writer
         except BaseException:  # not even index.json fits (a full disk): no folder that is not a run is left
             shutil.rmtree(root, ignore_errors=True)
             raise
@@ -107,11 +111,13 @@ class LedgerWriter:
     def create_at(cls, root: Path | str, run_id: str | None = None, **fields: Any) -> LedgerWriter:
         """A new ledger in exactly ``root`` (a multi-rank run's ``ranks/<rank>``), which must not
         exist yet or be empty; ``run_id`` defaults to the folder name (made absolute, as :meth:`create`)."""
-        root = Path(root).absolute()
+        typed, root = Path(root), Path(os.path.abspath(root))
         root.mkdir(parents=True, exist_ok=True)
         if any(root.iterdir()):
             raise FileExistsError(f"{root} is not empty: a ledger is never written over another")
-        return cls._start(root, run_id or root.name, fields)
+        writer = cls._start(root, run_id or root.name, fields)
+        writer.shown = Path(os.path.normpath(typed))
+        return writer
 
     @classmethod
     def _start(cls, root: Path, run_id: str, fields: dict[str, Any]) -> LedgerWriter:

@@ -80,7 +80,7 @@ def _failed_ledger(out: Path, model: Path, mode: str, pass_file: Path, error: Ai
         assert run.ledger is not None
         run.ledger.fail(error.message, error.to_json())
         run.ledger.finish("failed")
-        return run.ledger.root
+        return run.ledger.shown
 
 
 def pass_runs(ledger_dir: Path, index: RunIndex, with_diff: bool = True) -> list[PassRun]:

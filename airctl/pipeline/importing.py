@@ -101,7 +101,7 @@ def import_artifacts(req: ImportRequest) -> ImportResult:
             raise _unreadable(ledger, empty, problems, req.report)
         ledger.finish()  # ok, or (a full disk ate a snapshot) failed with `cannot write the ledger`
         finish_ledger(ledger, None, write_report=req.report)
-    return ImportResult(ledger.root, ledger.run_index, problems, notes)
+    return ImportResult(ledger.shown, ledger.run_index, problems, notes)
 
 
 def _unreadable(ledger: LedgerWriter, empty: list[str], problems: list[str], report: bool,

@@ -25,6 +25,12 @@ from airctl.pipeline.warm import daemon, place
 from tests.conftest import MODELS, REPO
 from tests.warm_process import WarmProcess
 
+
+@pytest.fixture(scope="module")
+def warm_process() -> WarmProcess:
+    """This module's own warm process: its tests count forks, and the session's serves every worker."""
+    return WarmProcess.private("test-warm")
+
 VOLATILE = {"run_id", "created", "process", "timings", "elapsed", "seconds", "seq", "log", "command_line", "started",
             "ended", "duration_s", "wall_s"}
 
@@ -99,8 +105,7 @@ def test_a_warm_commands_ledger_equals_a_cold_ones(tmp_path: Path, warm_process:
         proc = console([*command, "--mode", mode, "--backend", "sim", "--out", tmp_path / side], tmp_path, env)
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err[-3000:]
-        if side == "warm":  # served by a fork (other workers may fork meanwhile: cold asserts nothing here)
-            assert forked(warm_process) > before, side
+        assert forked(warm_process) - before == (side == "warm"), side
         ledgers[side] = ledger(tmp_path / side)
     cold, warm = ledgers["cold"], ledgers["warm"]
     assert sorted(cold["files"]) == sorted(warm["files"])  # the same stages and dumps
@@ -119,8 +124,7 @@ def test_json_is_the_ledgers_index_and_nothing_else(tmp_path: Path, warm_process
     assert proc.returncode == 0, err[-3000:]
     index = json.loads(out)  # the whole of stdout
     assert index["status"] == "ok" and index == json.loads(next((tmp_path / "runs").glob("*/index.json")).read_text())
-    if side == "warm":  # the session's warm process is shared by every worker: count forks only up
-        assert forked(warm_process) > before
+    assert forked(warm_process) - before == (side == "warm")
     assert err == "" if side == "warm" else True  # nothing of the warm process's own reaches the caller
 
 

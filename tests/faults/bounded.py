@@ -9,6 +9,7 @@ one child.
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import signal
@@ -23,6 +24,7 @@ from tests.conftest import REPO
 
 ADDRESS_SPACE = 6 << 30  # torch's import maps ~3 GB of address space it never touches
 RSS_LIMIT_MB = 500  # issue 47: any input, at most this much memory
+MEASURER = Path(__file__).with_name("measured_child.py")
 
 
 @dataclass
@@ -49,11 +51,15 @@ def run_capped(argv: Sequence[str | Path], *, cwd: Path, timeout: float = 120.0,
     """``argv`` as a capped child in ``cwd`` (``PYTHONPATH`` = this checkout); SIGINT after
     ``interrupt_after`` seconds when given; SIGKILL to its group at ``timeout``."""
     environ = {**os.environ, "PYTHONPATH": str(REPO), "TORCH_DEVICE_BACKEND_AUTOLOAD": "0", **(env or {})}
-    out, err = cwd / ".stdout", cwd / ".stderr"
+    out, err, measured = cwd / ".stdout", cwd / ".stderr", cwd / ".measured.json"
+    measured.unlink(missing_ok=True)
     with open(out, "wb") as o, open(err, "wb") as e:
         start = time.monotonic()
-        proc = subprocess.Popen([str(a) for a in argv], cwd=cwd, env=environ, stdout=o, stderr=e,
-                                stdin=subprocess.DEVNULL, preexec_fn=_cap)  # noqa: PLW1509 - the cap is the point
+        # the command runs under measured_child.py, which forks it from a small interpreter (its peak RSS
+        # would otherwise start at this worker's) and reports its status and peak RSS
+        proc = subprocess.Popen([sys.executable, str(MEASURER), str(measured), *[str(a) for a in argv]], cwd=cwd,
+                                env=environ, stdout=o, stderr=e, stdin=subprocess.DEVNULL,
+                                preexec_fn=_cap)  # noqa: PLW1509 - the cap is the point
         timed_out, interrupted = False, False
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -69,8 +75,12 @@ def run_capped(argv: Sequence[str | Path], *, cwd: Path, timeout: float = 120.0,
             time.sleep(0.01)
         proc.returncode = os.waitstatus_to_exitcode(status)
         seconds = time.monotonic() - start
+    rss_kb = usage.ru_maxrss
+    if measured.is_file():  # the command's own figures (absent when the group was killed at the timeout)
+        child = json.loads(measured.read_text())
+        proc.returncode, rss_kb = child["code"], child["maxrss_kb"]
     return Ended(proc.returncode, out.read_text(errors="replace"), err.read_text(errors="replace"),
-                 usage.ru_maxrss / 1024, seconds, timed_out)
+                 rss_kb / 1024, seconds, timed_out)
 
 
 def airctl_capped(*args: str | Path, cwd: Path, **kwargs: object) -> Ended:

@@ -89,9 +89,9 @@ def test_sigint_every_50_ms_over_the_end_of_a_compile_never_exits_0(tmp_path: Pa
         if not exiting(proc.pid):
             os.kill(proc.pid, signal.SIGINT)
             _, err = proc.communicate(timeout=120)
-            outcomes.append((round(at, 2), proc.returncode, err.decode(errors="replace").strip()[-80:]))
+            outcomes.append((round(at, 2), proc.returncode, err.decode(errors="replace").strip()[-300:]))
         else:
             proc.communicate(timeout=120)
             ended_first += 1
     assert outcomes, f"all {ended_first} compiles ended before their interrupt: nothing was tested"
-    assert all(code == 130 and text.endswith("error: interrupted") for _, code, text in outcomes), outcomes
+    assert all(code == 130 and "interrupted" in text for _, code, text in outcomes), outcomes

@@ -135,7 +135,7 @@ class _Compile:
         self.draft: Any = None
 
     def result(self, error: AirctlError | None = None) -> CompileResult:
-        return CompileResult(self.ledger.root, self.ledger.run_index, self.backend, self.execution, error,
+        return CompileResult(self.ledger.shown, self.ledger.run_index, self.backend, self.execution, error,
                              self.session, self.runs.race_rows(), self.hooks, self.kept)
 
     def run(self) -> CompileResult:

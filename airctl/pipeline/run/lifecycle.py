@@ -27,6 +27,7 @@ Whatever the status, the run becomes the current run of its ``--out`` folder whe
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,7 @@ def mark_interrupted(ledger: LedgerWriter, interrupt: KeyboardInterrupt, overrid
     (the user's own code, e.g. a rank stuck in ``get_model()``: ``user_code``). ``override``: also
     over an error the run ended with (the interrupt came first, and caused it)."""
     try:  # the message says where the run was kept (app.py, main.py)
-        interrupt.airctl_ledger = str(ledger.root)  # type: ignore[attr-defined]
+        interrupt.airctl_ledger = str(ledger.shown)  # type: ignore[attr-defined]
     except AttributeError:
         pass
     if ledger.run_index.status not in OPEN and not override:
@@ -111,6 +112,7 @@ class Run:
         return cls.create_at(root, **kwargs) if root is not None else cls.create(out_dir, label, **kwargs)
 
     def __enter__(self) -> Run:
+        self._cwd = _cwd()
         self.ledger = self._create()
         try:
             self._crash = CrashRecord.start(self.ledger.root)
@@ -135,6 +137,7 @@ class Run:
                     self._close(error)
         finally:
             reopen_std_streams()  # the user's code may have closed them: what reports the run's end needs them
+            _restore_cwd(getattr(self, "_cwd", None))  # and changed the working folder: paths as typed hold again
         if stop is not None:  # a signal the body never saw: something on its way turned it into another error
             assert self.ledger is not None
             signals.seen()
@@ -172,5 +175,23 @@ class Run:
                                               "return or raise instead"})
                 ledger.finish("failed")
         if not (self.script_exit_code and code == 0):
-            sys.stderr.write(f"error: {message}\nhint: the run is closed: {ledger.root}\n")
+            sys.stderr.write(f"error: {message}\nhint: the run is closed: {ledger.shown}\n")
         return final
+
+
+def _cwd() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # the working folder was removed
+        return None
+
+
+def _restore_cwd(cwd: str | None) -> None:
+    """Back to the working folder the run started in, when the user's code left another."""
+    if cwd is None:
+        return
+    try:
+        if os.getcwd() != cwd:
+            os.chdir(cwd)
+    except OSError:
+        pass
