@@ -73,17 +73,24 @@ def main() -> None:
               flush=True)
         seen: dict[str, list[float]] = defaultdict(list)
         bad = []
+        latency: list[float] = []  # from the signal to the process's end, delivered interrupts only
         t = args.first
         while t <= end + 1e-9:
             outcome, took = compile_once(args.model, Path(tmp) / "runs", t)
             print(f"  SIGINT at {t:.2f} s: {outcome} ({took:.2f} s)", flush=True)
             seen[outcome].append(t)
+            if outcome != "ended first":
+                latency.append(took - t)
             if outcome not in ("130", "ended first") and not (outcome == "-2" and t < EARLY_S):
                 bad.append((t, outcome))
             t = round(t + args.step, 6)
     for outcome, moments in sorted(seen.items()):
         shown = ", ".join(f"{m:.2f}" for m in moments[:12]) + (" ..." if len(moments) > 12 else "")
         print(f"{outcome:>12}: {len(moments):4d}  at {shown}")
+    if latency:
+        latency.sort()
+        print(f"signal to exit: median {latency[len(latency) // 2]:.2f} s, max {latency[-1]:.2f} s, "
+              f"{sum(x > 1.0 for x in latency)} of {len(latency)} over 1 s")
     print(f"delivered interrupts that did not end 130: {len(bad)}" + (f" {bad}" if bad else ""))
     sys.exit(1 if bad else 0)
 

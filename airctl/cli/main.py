@@ -37,7 +37,10 @@ def run(argv: list[str] | None = None, whole_process: bool = False) -> NoReturn:
     _replace_unencodable()
     args, cold = warm.without_flag(list(sys.argv[1:] if argv is None else argv))
     if whole_process and not cold:
-        served = warm.served(args)
+        try:
+            served = warm.served(args)
+        except KeyboardInterrupt as e:  # before the client forwards signals: nothing was handed over yet
+            raise SystemExit(_interrupted(e)) from None
         if served is not None:
             from airctl.pipeline.warm.client import exit_as
 

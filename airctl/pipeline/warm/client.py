@@ -21,6 +21,7 @@ be run warm: this process runs it itself, cold) or ``{"error"}``; then ``{"exit"
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -123,13 +124,19 @@ def submit(address: str, argv: list[str], cwd: str | None = None, env: dict[str,
     return Submitted(int(message["pid"]), sock, bytes(buffer))
 
 
+ENDING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 def relay(address: str, argv: list[str], argv0: str | None = None, path0: str | None = None) -> int | str:
     """Run ``argv`` (``sys.argv[1:]``) in the server at ``address`` with this process's everything, forwarding signals
     until it ends: its exit code (negative: the signal that ended it), or why it must run cold here."""
     pending: list[int] = []
     command: list[Submitted] = []
+    ending: list[int] = []  # SIGINT, SIGTERM, SIGHUP received: the caller asked the command to end
 
     def forward(signum: int, _frame: object) -> None:
+        if signum in ENDING:
+            ending.append(signum)
         if not command:
             pending.append(signum)
             return
@@ -141,7 +148,10 @@ def relay(address: str, argv: list[str], argv0: str | None = None, path0: str | 
                 os.kill(os.getpid(), signal.SIGTSTP)
                 signal.signal(signal.SIGTSTP, forward)
             else:
-                os.killpg(pid, signum)
+                try:
+                    os.killpg(pid, signum)
+                except ProcessLookupError:  # just forked: not yet in a group of its own. The server holds
+                    os.kill(pid, signum)  # these signals across the fork, so it meets them once it can
         except (ProcessLookupError, PermissionError):
             pass
 
@@ -160,10 +170,17 @@ def relay(address: str, argv: list[str], argv0: str | None = None, path0: str | 
             if signum != signal.SIGCONT:
                 forward(signum, None)
         try:
-            return submitted.wait()
+            code = submitted.wait()
         except ConnectionError as e:
             print(f"{WHO}: {e}", file=sys.stderr)
             return 1
+        if ending and code >= 0 and code not in (128 + sig for sig in ENDING):
+            # the signal came as the command was ending, too late for it: as cold, never an exit 0
+            word = "interrupted" if ending[0] == signal.SIGINT else f"terminated by {signal.Signals(ending[0]).name}"
+            with contextlib.suppress(OSError, ValueError):
+                print(f"error: {word}", file=sys.stderr, flush=True)
+            return 128 + ending[0]
+        return code
     finally:
         if not command:  # run cold here: with this process's own handlers again
             for signum, handler in previous.items():

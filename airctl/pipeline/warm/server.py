@@ -206,6 +206,8 @@ def _fork(program: Program, request: dict[str, Any], fds: list[int], conn: socke
 
             become(fds, request, unblock=held)
             code = program.run(request)
+        except KeyboardInterrupt as e:  # an interrupt forwarded while it was forked, met as it let signals in
+            code = _interrupted(e)
         except BaseException:  # noqa: BLE001 - reported where the caller reads, then the child ends here
             import traceback
 
@@ -266,3 +268,13 @@ def _reap(pid: int, children: dict[int, tuple[socket.socket, int]], sel: selecto
     with contextlib.suppress(KeyError):  # still registered unless its client went away first
         sel.unregister(conn)
     conn.close()
+
+
+def _interrupted(stop: KeyboardInterrupt) -> int:
+    """What a cold process prints and returns for an interrupt before its command began (130, 143, 129)."""
+    from airctl.errors import Terminated, interrupt_exit_code
+
+    with contextlib.suppress(OSError, ValueError):
+        os.write(2, (f"error: terminated by {stop.name}\n" if isinstance(stop, Terminated)
+                     else "error: interrupted\n").encode())
+    return interrupt_exit_code(stop)
