@@ -194,10 +194,7 @@ def _summarize(plans: list[ReplayPlan], table: TimesTable, req: PredictRequest, 
     if kernels and 2 * len(unmatched) > kernels:
         notes = [*notes, f"{len(unmatched)} of {kernels} kernels have no time in {table.source}: times of "
                          "another model or run? (they take no time in the replay)"]
-    summary = summarize(timelines, races=[], top=req.top)
-    summary.predicted = predicted_record(summary, pred)
-    summary.step_s = summary.predicted["step_us"] * 1e-6
-    summary.step_seconds = [summary.step_s]
+    summary = predicted_summary(timelines, pred, req.top)
     summary.meta.update({"ledger": ledger, "predicted": True, "times_from": table.source, "simulated": False,
                          "mode": plans[0].mode, "notes": list(notes) + [p for plan in plans for p in plan.notes],
                          "_timelines": timelines})
@@ -234,16 +231,22 @@ def _predict_measured(req: PredictRequest, dev: Device | None, say: Callable[[st
         timelines, unmatched = [done.timeline], resolved.unmatched
     pred = Prediction(table.source, table.label, dev.name if dev else None, 0.0, gap, latency, unmatched,
                       [f"{timeline.graph}/step {step}"], measured_us=measured_us)
-    summary = summarize(timelines, races=[], top=req.top)
-    summary.predicted = predicted_record(summary, pred)
-    summary.step_s = summary.predicted["step_us"] * 1e-6
-    summary.step_seconds = [summary.step_s]
+    summary = predicted_summary(timelines, pred, req.top)
     summary.meta.update({"predicted": True, "times_from": table.source, "simulated": False, "folder": str(req.source),
                          "notes": notes})
     folder = analysis_dir(Path(req.out_dir), f"predict-{timeline.graph}", Path(req.source or ".").resolve())
     write_profile(folder / PROFILE_DIR, timelines, summary, title=f"{timeline.graph} (predicted from its own profile)",
                   png=req.png)
     return PredictOutcome(summary, None, notes)
+
+
+def predicted_summary(timelines: list[Timeline], pred: Prediction, top: int) -> ProfileSummary:
+    """The profile summary of a replay, its step time the predicted one (launch included)."""
+    summary = summarize(timelines, races=[], top=top)
+    summary.predicted = predicted_record(summary, pred)
+    summary.step_s = summary.predicted["step_us"] * 1e-6
+    summary.step_seconds = [summary.step_s]
+    return summary
 
 
 def single_stream(plan: ReplayPlan) -> ReplayPlan:
