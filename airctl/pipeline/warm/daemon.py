@@ -107,6 +107,9 @@ def live(where: Path, key: str, program: Program, warm_up: Callable[[], tuple[st
         return 0
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    # a signal mask survives exec: a console that spawns this while it holds its ending signals
+    # (cli/main.py, the end of a cold command) would leave SIGTERM blocked here for good
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
     note("warming")
     try:
         refused, imports = warm_up()
