@@ -84,7 +84,7 @@ class Capture(str, enum.Enum):
         return ()
 
 
-class Backend(str, enum.Enum):
+class BackendName(str, enum.Enum):
     """``auto`` picks ``npu`` when CANN's libraries load, ``sim`` otherwise."""
 
     AUTO = "auto"

@@ -12,7 +12,7 @@ from airctl.backends.interface import Backend
 from airctl.backends.npu import NpuBackend
 from airctl.backends.sim import SimBackend
 from airctl.errors import BackendError
-from airctl.modes import Backend as BackendName
+from airctl.modes import BackendName
 from airctl.sim.registry import REGISTRY
 from airctl.torch_env import cann_status, torch_npu_installed
 

@@ -19,10 +19,10 @@ class NpuBackend(Backend):
     @contextmanager
     def session(self, runs: Any, model_path: Path | None = None) -> Iterator[Any]:
         ensure_torch_importable()
-        from airctl.sim import patched_signal_handlers
+        from airctl.hooks import signal_handlers
 
         try:
-            with patched_signal_handlers.kept():  # TorchAir's own would swallow Ctrl-C (see the module)
+            with signal_handlers.kept():  # TorchAir's own would swallow Ctrl-C (see the module)
                 import torch_npu  # noqa: F401
                 import torchair
         except Exception as e:  # ImportError from missing CANN libs, RuntimeError from autoload

@@ -16,7 +16,7 @@ from typing import Any
 import typer
 
 from airctl.cli.options import backend_option, config_option, entry_option, mode_option, out_option
-from airctl.modes import Backend, Bad, Mode
+from airctl.modes import BackendName, Bad, Mode
 
 HELP = (
     "Find the pass that makes a compile bad: first the YAML pass (apply a prefix of --passes), then the "
@@ -52,7 +52,7 @@ def register(app: typer.Typer) -> None:
                                     help="Bad when this shell command exits non-zero ({ledger}: the step's ledger)."),
         atol: float = typer.Option(1e-5, "--atol", help="Tolerance for the eager comparison."),
         out: Path = out_option("Folder for the bisect-<id> folder."),
-        backend: Backend = backend_option(),
+        backend: BackendName = backend_option(),
         entry: str = entry_option(),
         cmd_timeout: float = typer.Option(600.0, "--cmd-timeout", metavar="SECONDS",
                                           help="Time limit of each --bad-cmd run; past it, the command and every "
@@ -66,7 +66,7 @@ def register(app: typer.Typer) -> None:
         from airctl.cli.output import err, escape, print_json
         from airctl.pipeline.bisect.bisect import BisectError, BisectRequest, bisect
         from airctl.pipeline.bisect.conditions import Condition
-        from airctl.pipeline.compile.npugraph_ex import parse_options
+        from airctl.pipeline.compile.options import parse_options
         from airctl.pipeline.run.current import choose_model
 
         condition = Condition.make(bad.value if bad else None, bad_if, bad_cmd, atol, cmd_timeout)

@@ -16,7 +16,7 @@ from airctl.cli.options import (
     mode_option,
     out_option,
 )
-from airctl.modes import Backend, Bad, Capture, Mode
+from airctl.modes import BackendName, Bad, Capture, Mode
 
 HELP = (
     "Compile MODEL.py through TorchAir (Dynamo → AOT → TorchAir's FX passes → GE or aclgraph), run it once, "
@@ -40,7 +40,7 @@ def register(app: typer.Typer) -> None:
         model: Path = typer.Argument(..., help="Model script (.py).", show_default=False),
         mode: Mode = mode_option(),
         out: Path = out_option("Folder for ledgers (one run per subfolder); the run becomes its current run."),
-        backend: Backend = backend_option(),
+        backend: BackendName = backend_option(),
         dump_type: str = dump_types_option(),
         entry: str = entry_option(),
         passes: Path = typer.Option(None, "--passes", "-p", help="YAML pass file to apply (see `airctl passes list`).",
@@ -70,7 +70,7 @@ def register(app: typer.Typer) -> None:
             from airctl.pipeline.compile.torchair_warnings import VERBOSE_ENV
 
             os.environ[VERBOSE_ENV] = "1"  # the ranks' processes too
-        from airctl.pipeline.compile.npugraph_ex import parse_options
+        from airctl.pipeline.compile.options import parse_options
 
         if nproc > 1:
             from airctl.cli.ranks import compile_ranks_command

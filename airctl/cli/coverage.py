@@ -12,7 +12,7 @@ from pathlib import Path
 import typer
 
 from airctl.cli.options import backend_option, command_line, entry_option, out_option
-from airctl.modes import Backend
+from airctl.modes import BackendName
 
 HELP = (
     "Which ops of MODEL.py TorchAir cannot convert to GE (max-autotune), all at once and in seconds: the model is "
@@ -31,7 +31,7 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         model: Path = typer.Argument(..., help="Model script (.py).", show_default=False),
         out: Path = out_option("Folder for ledgers (the coverage run leaves a minimal one)."),
-        backend: Backend = backend_option(),
+        backend: BackendName = backend_option(),
         entry: str = entry_option(),
         as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON on stdout."),
     ) -> None:

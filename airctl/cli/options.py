@@ -12,7 +12,7 @@ from typing import Any
 
 import typer
 
-from airctl.modes import Backend, DumpType, Mode
+from airctl.modes import BackendName, DumpType, Mode
 
 DUMP_TYPES = tuple(t.value for t in DumpType)
 
@@ -38,7 +38,7 @@ def config_option(**kwargs: Any) -> Any:
 
 
 def backend_option(**kwargs: Any) -> Any:
-    return typer.Option(Backend.AUTO, "--backend", "-b", help="auto: npu when CANN loads, else sim.", **kwargs)
+    return typer.Option(BackendName.AUTO, "--backend", "-b", help="auto: npu when CANN loads, else sim.", **kwargs)
 
 
 def dump_types_option() -> Any:

@@ -20,7 +20,7 @@ from airctl.cli.options import (
     out_option,
     run_option,
 )
-from airctl.modes import Backend, Bad, Mode
+from airctl.modes import BackendName, Bad, Mode
 
 HELP = (
     "Declarative pass plugins: YAML files that put ops on other streams (scope_enter/scope_exit, record, wait), "
@@ -66,7 +66,7 @@ def register(app: typer.Typer) -> None:
         diff: bool = typer.Option(False, "--diff", help="Print a unified diff for every pass that changed the graph."),
         out: Path = out_option(),
         run: str = run_option("Take the model from this run instead of the current one."),
-        backend: Backend = backend_option(),
+        backend: BackendName = backend_option(),
         entry: str = entry_option(),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
         fail_on: Bad = typer.Option(None, "--fail-on", show_default=False,
@@ -77,7 +77,7 @@ def register(app: typer.Typer) -> None:
         from airctl.cli.output import print_json, status, stdout_to_stderr
         from airctl.cli.verdicts import enforce_fail_on
         from airctl.pipeline.apply import apply_passes
-        from airctl.pipeline.compile.npugraph_ex import parse_options
+        from airctl.pipeline.compile.options import parse_options
 
         chosen = _choose_model(file, model, entry, mode, out, run, "applying")
         with stdout_to_stderr(as_json), status("applying passes…") as spinner:
@@ -127,7 +127,7 @@ def register(app: typer.Typer) -> None:
         mode: Mode = MODE_OPT,
         out: Path = out_option(),
         run: str = run_option("Take the model from this run instead of the current one."),
-        backend: Backend = backend_option(),
+        backend: BackendName = backend_option(),
         entry: str = entry_option(),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     ) -> None:

@@ -29,7 +29,7 @@ from airctl.cli.options import (
 )
 from airctl.cli.output import escape
 from airctl.errors import AirctlError
-from airctl.modes import Backend, Bad, Mode
+from airctl.modes import BackendName, Bad, Mode
 
 HELP = (
     "Profile a model per stream: a Chrome trace with one lane per stream and record→wait arrows (open it in "
@@ -81,7 +81,7 @@ def register(app: typer.Typer) -> None:
         repeats: int = typer.Option(4, "--repeats", min=1, rich_help_panel=RUN,
                                     help="With --compare: rounds per side (one compile each); a difference is stated "
                                          "only when it exceeds the spread between rounds (3 or more)."),
-        backend: Backend = backend_option(rich_help_panel=RUN),
+        backend: BackendName = backend_option(rich_help_panel=RUN),
         entry: str = entry_option(rich_help_panel=RUN),
         nproc: int = typer.Option(1, "--nproc", min=1, rich_help_panel=RUN,
                                   help="Ranks (processes under torchrun): per-rank communication/compute overlap, one "
@@ -112,7 +112,7 @@ def register(app: typer.Typer) -> None:
         from airctl.cli.output import err, print_json, status, stdout_to_stderr
         from airctl.errors import FindingsExit
         from airctl.pipeline import profile as pipeline
-        from airctl.pipeline.compile.npugraph_ex import parse_options
+        from airctl.pipeline.compile.options import parse_options
 
         if times is not None:
             if target == "analyze" or folder is not None or nproc > 1:

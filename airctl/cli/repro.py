@@ -12,7 +12,7 @@ from pathlib import Path
 import typer
 
 from airctl.cli.options import backend_option, run_argument, runs_option
-from airctl.modes import Backend, Bad
+from airctl.modes import BackendName, Bad
 
 HELP = (
     "Write a self-contained reproducer of a failing run: the model (the script, or its Dynamo graph as a script "
@@ -40,7 +40,7 @@ def register(app: typer.Typer) -> None:
                                    "script could travel."),
         bad: Bad = typer.Option(None, "--bad", help="What failure to reproduce (default: what the run shows).",
                                 show_default=False),
-        backend: Backend = backend_option(),
+        backend: BackendName = backend_option(),
         as_json: bool = typer.Option(False, "--json", help="Print only JSON on stdout."),
     ) -> None:
         from airctl.cli.output import err, escape, print_json

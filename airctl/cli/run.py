@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from airctl.cli.options import backend_option, out_option
-from airctl.modes import Backend, Bad
+from airctl.modes import BackendName, Bad
 
 HELP = (
     "Run SCRIPT.py as `python SCRIPT.py ARGS...` would, with airctl's hooks on every TorchAir backend it "
@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
         script: Path = typer.Argument(..., help="The Python script to run.", show_default=False),
         args: list[str] = typer.Argument(None, help="Arguments for the script.", show_default=False),
         out: Path = out_option("Folder for ledgers (one run per subfolder)."),
-        backend: Backend = backend_option(),
+        backend: BackendName = backend_option(),
         check: bool = typer.Option(True, "--check/--no-check",
                                    help="Compare each compiled graph's first call with its Dynamo graph run eagerly."),
         atol: float = typer.Option(1e-5, "--atol", help="Tolerance for the eager comparison."),
@@ -49,9 +49,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         from airctl.cli.output import err, escape
         from airctl.errors import CommandExit
-        from airctl.pipeline.compile.run_errors import show
-        from airctl.pipeline.compile.run_script import RunRequest, run_script
         from airctl.pipeline.ranks.launch import launcher_argv
+        from airctl.pipeline.script.errors import show
+        from airctl.pipeline.script.runner import RunRequest, run_script
 
         launch = launcher_argv(str(script), list(args or []))
         if launch is not None:

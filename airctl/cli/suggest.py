@@ -10,7 +10,7 @@ from typing import Any
 import typer
 
 from airctl.cli.options import backend_option, entry_option, mode_option, out_option, run_option
-from airctl.modes import Backend, Mode
+from airctl.modes import BackendName, Mode
 
 HELP = (
     "Find the regions of MODEL's graph (or a run's) that can run beside each other, assign them to at most --streams "
@@ -45,7 +45,7 @@ def register(passes: typer.Typer) -> None:
                                    help="Device table for the estimate and core sharing (`airctl profile --help`)."),
         out: Path = out_option("Folder of ledgers (runs).", "--out"),
         run: str = run_option(),
-        backend: Backend = backend_option(),
+        backend: BackendName = backend_option(),
         entry: str = entry_option(),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     ) -> None:

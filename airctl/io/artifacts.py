@@ -31,7 +31,7 @@ from airctl.io.fx_code import is_fx_code
 from airctl.io.fx_listing import is_fx_listing
 from airctl.io.log_records import is_torchair_log
 from airctl.io.why_log import is_dynamo_log
-from airctl.layout import is_ledger
+from airctl.ledger_files import is_ledger
 
 MAX_FILES = 200_000
 HEAD_BYTES = 64 << 10

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from airctl.errors import AirctlError
-from airctl.layout import INDEX, is_ledger, is_runs_pointer
+from airctl.ledger_files import INDEX, is_ledger, is_runs_pointer
 
 
 def _ledger_of(path: Path) -> Path | None:

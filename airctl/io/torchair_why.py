@@ -2,7 +2,7 @@
 
 :func:`torchair_event` reads one record's message (:mod:`airctl.io.why_log` splits a log into
 records, and reads Dynamo's messages itself); :func:`capture_rows` turns npugraph_ex's capture
-messages into the ``captures`` rows a recorded run keeps (:mod:`airctl.sim.patched_npugraph_ex_observers`
+messages into the ``captures`` rows a recorded run keeps (:mod:`airctl.hooks.npugraph_ex_observers`
 uses :func:`shown_key` and :func:`capture_reason` for those, so both say the same). The messages,
 as torch-npu 2.13 writes them, are listed in :mod:`airctl.io.why_log`.
 """

@@ -17,12 +17,12 @@ from pathlib import Path
 from airctl.errors import LedgerError
 from airctl.graph.model import Graph
 from airctl.io.read import read_graph
-from airctl.layout import is_ledger
 from airctl.ledger.defaults import Request, StageRequest, default_stage
 from airctl.ledger.index import VERSION, RunIndex, StageRef
 from airctl.ledger.index_load import load_index, warn_if_newer
 from airctl.ledger.liveness import seen_alive
 from airctl.ledger.record import INDEX
+from airctl.ledger_files import is_ledger
 from airctl.safe_files import check_regular
 
 OPEN_HINT = "pass the run folder that `airctl compile` printed (airctl-runs/<run-id>)"
@@ -39,7 +39,7 @@ class Ledger:
     def index_path(self) -> Path:
         return self.root / INDEX
 
-    is_ledger = staticmethod(is_ledger)  # the one answer (airctl.layout)
+    is_ledger = staticmethod(is_ledger)  # the one answer (airctl.ledger_files)
 
     @classmethod
     def open(cls, path: Path | str) -> Ledger:

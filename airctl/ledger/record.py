@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
 from airctl.errors import LedgerError
-from airctl.layout import INDEX  # noqa: F401 - re-exported: ledger readers and writers name it here
+from airctl.ledger_files import INDEX  # noqa: F401 - re-exported: ledger readers and writers name it here
 
 R = TypeVar("R", bound="Record")
 

@@ -21,16 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from airctl import layout
+from airctl import ledger_files
 from airctl.errors import LedgerError
-from airctl.layout import is_ledger
 from airctl.ledger.index_load import load_index
 from airctl.ledger.liveness import seen_alive
 from airctl.ledger.pointer import read_pointer, write_pointer
 from airctl.ledger.record import INDEX
+from airctl.ledger_files import is_ledger
 from airctl.safe_files import check_folder
 
-LATEST = layout.LATEST  # the current-run pointer
+LATEST = ledger_files.LATEST  # the current-run pointer
 START_HINT = "start with `airctl compile MODEL.py` (or `airctl run SCRIPT.py`)"
 
 

@@ -27,7 +27,7 @@ COMMAND = "passes apply"
 
 
 @dataclass
-class PassRun:
+class AppliedPass:
     name: str  # the YAML pass name
     graph: str
     stage: str  # ledger stage name: yaml:<name> or failed:yaml:<name>
@@ -54,7 +54,7 @@ class ApplyResult:
     pass_file: Path
     ledger_dir: Path | None
     status: str
-    passes: list[PassRun] = field(default_factory=list)
+    passes: list[AppliedPass] = field(default_factory=list)
     execution: dict[str, Any] | None = None
     error: AirctlError | None = None
     warnings: list[AirctlError] = field(default_factory=list)
@@ -83,18 +83,18 @@ def _failed_ledger(out: Path, model: Path, mode: str, pass_file: Path, error: Ai
         return run.ledger.shown
 
 
-def pass_runs(ledger_dir: Path, index: RunIndex, with_diff: bool = True) -> list[PassRun]:
+def pass_runs(ledger_dir: Path, index: RunIndex, with_diff: bool = True) -> list[AppliedPass]:
     """One row per YAML pass stage of every graph of a ledger, with its diff to the stage before."""
     from airctl.io.json_io import read_json
     from airctl.passes.textdiff import unified
 
-    rows: list[PassRun] = []
+    rows: list[AppliedPass] = []
     for graph in index.graphs:
         stages = graph.stages
         for i, s in enumerate(stages):
             if not (s.name.startswith("yaml:") or s.name.startswith("failed:yaml:")):
                 continue
-            run = PassRun(
+            run = AppliedPass(
                 name=s.name.split("yaml:", 1)[1], graph=graph.id, stage=s.name, kind=s.pass_kind,
                 changed=s.changed, nodes=s.nodes or 0, node_delta=s.node_delta, seconds=s.seconds,
                 inserted=s.inserted or [], removed=s.removed or [], eager_check=s.eager_check,

@@ -21,9 +21,9 @@ from airctl.diff.runs import DIFFERS, RunsDiff, diff_runs
 from airctl.errors import AirctlError, GraphReadError
 from airctl.graph.model import Graph
 from airctl.io.output_path import claim_output
-from airctl.layout import is_ledger
 from airctl.ledger.pass_window import PassWindow
 from airctl.ledger.runs import LATEST, matching_runs, resolve_run
+from airctl.ledger_files import is_ledger
 
 
 @dataclass

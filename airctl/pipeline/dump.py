@@ -30,8 +30,8 @@ from typing import Any
 from airctl.errors import AirctlError
 from airctl.graph.model import Graph
 from airctl.io.output_path import claim_output
-from airctl.layout import is_ledger
 from airctl.ledger.runs import resolve_run
+from airctl.ledger_files import is_ledger
 from airctl.modes import MAX_AUTOTUNE, GraphFormat
 
 LANE_SUFFIXES = (".svg", ".png", ".html")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from airctl.io.import_plan import ImportPlan
+from airctl.importer.plan import ImportPlan
 from airctl.io.torchair_why import CAPTURE_KINDS, capture_rows
 from airctl.io.why_log import read_why_file
 from airctl.ledger.writer import LedgerWriter

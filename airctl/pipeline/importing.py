@@ -4,7 +4,7 @@
 >>> result.ledger_dir, [g.id for g in result.index.graphs]               # doctest: +SKIP
 (PosixPath('airctl-runs/20261123-140000-import-from-npu-1a2b'), ['1-inference'])
 
-:func:`airctl.io.artifacts.discover` finds TorchAir's files, :func:`airctl.io.import_plan.plan_import`
+:func:`airctl.io.artifacts.discover` finds TorchAir's files, :func:`airctl.importer.plan.plan_import`
 links them into one plan per compiled graph with its stages in TorchAir's order, and this module
 writes the ledger with the one writer, as ``airctl compile`` would have: stage snapshots (an
 unchanged pass shares its predecessor's file), TorchAir's dumps copied into ``torchair/``, the
@@ -29,9 +29,9 @@ from typing import Any
 
 from airctl.errors import GraphReadError
 from airctl.graph.model import Graph
+from airctl.importer.plan import GraphPlan, ImportPlan, plan_import
 from airctl.instrument import fingerprint
 from airctl.io.artifacts import ArtifactSet, discover
-from airctl.io.import_plan import GraphPlan, ImportPlan, plan_import
 from airctl.io.listing import ge_ops_text
 from airctl.ledger.files import copy_compressed
 from airctl.ledger.index import RunIndex

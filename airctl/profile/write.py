@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from airctl.execute.timeline import Timeline
-from airctl.layout import is_ledger
+from airctl.ledger_files import is_ledger
 from airctl.profile.chrome_trace import write_chrome_trace
 from airctl.profile.timeline_svg import render_svg, svg_to_png
 

@@ -73,7 +73,7 @@ class Band:
 
 
 @dataclass
-class Run:
+class FoldedRun:
     lane: int
     row: int
     members: list[int] = field(default_factory=list)  # node indices, program order
@@ -106,7 +106,7 @@ class Lanes:
     rows: int
     run: list[int]  # per node: its run (index into runs), -1 when drawn on its own
     roles: list[Role] = field(default_factory=list)  # graph.roles.role_of per node
-    runs: list[Run] = field(default_factory=list)
+    runs: list[FoldedRun] = field(default_factory=list)
     bands: list[Band] = field(default_factory=list)
     arrows: list[tuple[int, int]] = field(default_factory=list)  # record -> wait (node indices)
     races: list[tuple[int, int]] = field(default_factory=list)  # value read -> racy reader
@@ -268,7 +268,7 @@ def _rows(view: Lanes, roles: list[Role], preds: list[list[int]], drawn: list[bo
         row[i] = low
         if foldable:
             view.run[i] = len(view.runs)
-            view.runs.append(Run(lane[i], low, [i], _fold_key(graph, i, fold, depth)))
+            view.runs.append(FoldedRun(lane[i], low, [i], _fold_key(graph, i, fold, depth)))
     for i in range(n - 1, -1, -1):  # scope_enter / wait: just above the op they precede
         if drawn[i] and roles[i] in BEFORE and nxt[i] >= 0:
             row[i] = max(row[i], row[nxt[i]] - 1)

@@ -9,7 +9,7 @@ namespace ``torch.ops.npugraph_ex``, which torch cannot unregister), and puts th
 names for its length. No npugraph_ex file is copied or modified.
 
 At import npugraph_ex installs SIGINT/SIGTERM handlers and an ``atexit`` finalizer, as TorchAir
-does: the handlers are not kept (:mod:`.patched_signal_handlers`), and the finalizer is
+does: the handlers are not kept (:mod:`airctl.hooks.signal_handlers`), and the finalizer is
 unregistered, because at exit it imports ``torch_npu`` again, outside any session (the real wheel,
 which fails without CANN); it only uninstalls static kernels, which sim never installs.
 """
@@ -23,8 +23,8 @@ from pathlib import Path
 from types import ModuleType
 
 from airctl.errors import BackendError
-from airctl.sim import patched_signal_handlers
-from airctl.sim.patching import Patches
+from airctl.hooks import signal_handlers
+from airctl.hooks.patching import Patches
 from airctl.sim.registry import REGISTRY
 
 PACKAGE = "npugraph_ex"
@@ -62,7 +62,7 @@ def load(root: Path) -> tuple[ModuleType, ModuleType] | None:
         path = npugraph_ex_dir(root)
         if path is None:
             return None
-        with patched_signal_handlers.kept():
+        with signal_handlers.kept():
             package = _load(PACKAGE, path)
             facade = _load(FACADE, root / "npu" / PACKAGE)
         for name in (PACKAGE, FACADE):  # each session puts them back (and takes them away) itself

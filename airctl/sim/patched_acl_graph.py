@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from airctl.sim.patching import Patches
+from airctl.hooks.patching import Patches
 
 RunAcl = Callable[[Any, Sequence[Any], str], Any]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from airctl.sim.patching import Patches
+from airctl.hooks.patching import Patches
 
 
 def patch(p: Patches, torchair: Any) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from airctl.sim.patching import Patches
+from airctl.hooks.patching import Patches
 from airctl.sim.torchair_core import RUNNER_ATTR
 
 # how a converted graph executes: (graph_module, fx_args, graph_name) -> tuple of outputs

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from airctl.sim.patching import Patches
+from airctl.hooks.patching import Patches
 
 
 def patch(p: Patches, table: Any) -> None:

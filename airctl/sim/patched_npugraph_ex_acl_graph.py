@@ -32,8 +32,8 @@ from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import Any
 
+from airctl.hooks.patching import Patches
 from airctl.sim.patched_acl_graph import remembering_final_graphs
-from airctl.sim.patching import Patches
 
 RunAcl = Callable[[Any, Sequence[Any], str], Any]
 FALLBACK = "fallback_to_eager"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from airctl.sim.patching import Patches
+from airctl.hooks.patching import Patches
 
 log = logging.getLogger("airctl.sim")
 

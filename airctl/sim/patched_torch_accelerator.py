@@ -16,7 +16,7 @@ keep torch's own answers; any other accelerator gets torch's own ``is_available`
 
 from __future__ import annotations
 
-from airctl.sim.patching import Patches
+from airctl.hooks.patching import Patches
 
 
 def patch(p: Patches) -> None:

@@ -9,7 +9,7 @@ the data really is on the CPU). ``torch.device("npu")`` itself is not supported:
 torch's PrivateUse1 backend renamed, which makes torch believe an accelerator is present (and
 ``torch.accelerator``, which Dynamo queries on every frame, would report one it cannot drive).
 
-Everything is undone when the sim session ends (:class:`~airctl.sim.patching.Patches`). Dynamo's
+Everything is undone when the sim session ends (:class:`~airctl.hooks.patching.Patches`). Dynamo's
 rule map (``torch._dynamo.trace_rules``) resolves ``torch.ones`` and the other factories by name
 when it is built; ``init_process_group`` clears it, so a compile after that, inside a session,
 builds it with this session's wrappers. Kept past the session, the next session's wrappers would
@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from airctl.sim.patching import Patches
+from airctl.hooks.patching import Patches
 
 FACTORIES = (
     "empty zeros ones full rand randn randint arange linspace tensor as_tensor eye "

@@ -29,7 +29,7 @@ import functools
 import inspect
 from typing import Any
 
-from airctl.sim.patching import Patches
+from airctl.hooks.patching import Patches
 
 
 def gloo_backend(backend: Any) -> Any:

@@ -10,7 +10,7 @@ where the real wheel lives, so TorchAir can still be found inside it.
 
 from __future__ import annotations
 
-from airctl.sim.patching import Patches
+from airctl.hooks.patching import Patches
 
 
 def patch(p: Patches) -> None:

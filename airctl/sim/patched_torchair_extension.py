@@ -8,8 +8,8 @@ TorchAir holds on to the objects it imported, so every session must hand back th
 
 from __future__ import annotations
 
+from airctl.hooks.patching import Patches
 from airctl.sim import torchair_core
-from airctl.sim.patching import Patches
 from airctl.sim.registry import REGISTRY
 
 

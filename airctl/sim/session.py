@@ -30,7 +30,7 @@ While it lasts:
 On exit every patched attribute and ``sys.modules`` entry is restored. What stays is what the
 registry documents: the loaded TorchAir package, the ``npu::`` and ``npu_define`` op
 registrations, and the stand-in device's ids. TorchAir's import does not keep the SIGTERM and
-SIGINT handlers it installs (:mod:`.patched_signal_handlers`).
+SIGINT handlers it installs (:mod:`airctl.hooks.signal_handlers`).
 """
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from airctl.hooks import signal_handlers
+from airctl.hooks.patching import Patches
 from airctl.sim import (
     collective_ops,
     ge_graph_runner,
@@ -54,7 +56,6 @@ from airctl.sim import (
     patched_ge_custom_op,
     patched_npugraph_ex_acl_graph,
     patched_register_device_module,
-    patched_signal_handlers,
     patched_torch_accelerator,
     patched_torch_device_word,
     patched_torch_distributed,
@@ -64,7 +65,6 @@ from airctl.sim import (
     wheel_ops,
 )
 from airctl.sim.ascend_ir import AscendIr
-from airctl.sim.patching import Patches
 from airctl.sim.registry import REGISTRY
 from airctl.torch_env import ensure_torch_importable
 
@@ -110,7 +110,7 @@ def load_torchair() -> ModuleType:
         from airctl.sim.torchair_loader import torchair_dir
 
         path = torchair_dir()
-        with Patches() as p, patched_signal_handlers.kept():
+        with Patches() as p, signal_handlers.kept():
             patched_torchair_extension.patch(p)
             patched_torch_npu.patch(p)
             npu_ops.register()

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from airctl.errors import AirctlError
-from airctl.pipeline.compile.npugraph_ex import apply_options, parse_options
+from airctl.pipeline.compile.options import apply_options, parse_options
 from tests.conftest import MODELS, REPO, ledger_json
 
 NPUGRAPH_EX_FX_PASSES = ["optimize_noop_ops", "recover_view_inplace_pattern", "apply_pattern_passes",

@@ -1,4 +1,4 @@
-"""The per-graph execution check of ``airctl run`` (airctl/pipeline/compile/run_check.py)."""
+"""The per-graph execution check of ``airctl run`` (airctl/pipeline/script/check.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from airctl.pipeline.compile.run_check import GraphCheck, copy_graph_module, run_summary  # noqa: E402
+from airctl.pipeline.script.check import GraphCheck, copy_graph_module, run_summary  # noqa: E402
 
 
 def traced(fn):  # noqa: ANN001, ANN201

@@ -1,11 +1,11 @@
-"""How a script's end becomes airctl's exit code and traceback (airctl/pipeline/compile/run_errors.py)."""
+"""How a script's end becomes airctl's exit code and traceback (airctl/pipeline/script/errors.py)."""
 
 from __future__ import annotations
 
 import traceback
 
-from airctl.pipeline.compile import run_errors
-from airctl.pipeline.compile.run_errors import from_exception, from_system_exit
+from airctl.pipeline.script import errors as run_errors
+from airctl.pipeline.script.errors import from_exception, from_system_exit
 
 
 def test_system_exit_codes_follow_the_interpreter() -> None:

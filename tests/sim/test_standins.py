@@ -96,7 +96,7 @@ def _patched_surface() -> dict[str, object]:
 
 def test_a_compile_and_a_script_run_restore_every_patched_attribute(tmp_path: Path) -> None:
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
-    from airctl.pipeline.compile.run_script import RunRequest, run_script
+    from airctl.pipeline.script.runner import RunRequest, run_script
 
     before = _patched_surface()
     assert before["sys.modules[torch_npu]"] == "<absent>" and before["torch.npu"] == "<absent>"

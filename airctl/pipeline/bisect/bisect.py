@@ -12,7 +12,7 @@ beside them. The levels, in order (each a binary search, ``O(log n)`` compiles):
 
 1. **YAML pass** — apply the first ``k`` passes of the file; the smallest bad ``k`` names the pass.
    Bad with no YAML pass at all: the cause is elsewhere, and the next level runs without them.
-2. **TorchAir pass** — switch TorchAir's own FX/GE passes off (:mod:`airctl.sim.pass_switch`):
+2. **TorchAir pass** — switch TorchAir's own FX/GE passes off (:mod:`airctl.hooks.pass_switch`):
    all of them, then the first ``m`` on; the smallest bad ``m`` names the pass the failure
    needs, confirmed by a run with only that one off. Passes that cannot be switched off are
    listed. Still bad with all of them off: none is needed.

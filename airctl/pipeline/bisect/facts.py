@@ -3,7 +3,7 @@
 Each step leaves an ordinary ledger; the next level of the bisection is planned from it:
 
 - :func:`torchair_passes`: TorchAir's own passes the run went through, in order, each with how it
-  can be switched off (:func:`airctl.sim.pass_switch.switch`);
+  can be switched off (:func:`airctl.hooks.pass_switch.switch`);
 - :func:`units_of`: the units (``placements``) a YAML pass placed, from its ``yaml:<name>`` stage;
 - :func:`culprit_facts`: the culprit pass's stage — the nodes it touched, the units it kept, and
   the rename-proof diff against the stage before it (:func:`airctl.passes.textdiff.unified`).
@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from airctl.graph.model import Graph
+from airctl.hooks.pass_switch import HOOKS, Switch, switch
 from airctl.io.json_io import read_json
 from airctl.ledger.index import StageRef
 from airctl.ledger.reader import Ledger
-from airctl.sim.pass_switch import HOOKS, Switch, switch
 
 
 def _pass_of(stage: str) -> tuple[str, str] | None:

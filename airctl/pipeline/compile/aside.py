@@ -2,7 +2,7 @@
 
 Why: by default the capture keeps TorchAir's own pbtxt of the optimized GE graph, and only the
 live GraphDef can give that text (TorchAir lists a node's attributes in the order of its
-in-memory maps, which no copy keeps: airctl/sim/patched_concrete_graph.py). TorchAir's pbtxt
+in-memory maps, which no copy keeps: airctl/hooks/concrete_graph.py). TorchAir's pbtxt
 renderer is a Python loop: about 2 s for a 10k-op graph, in a compile that is otherwise single
 threaded. A child forked at the moment TorchAir dumps the graph holds the same objects (copy on
 write), so it writes the same file as TorchAir would in-process, while the compile and the run

@@ -1,13 +1,13 @@
 """Capture every stage of a TorchAir compile into a ledger.
 
 A :class:`CaptureSession` listens to TorchAir while a compile runs (``with observing(session):``,
-:mod:`airctl.sim.capture`; the Dynamo-level wrapper :func:`capturing_backend` adds the Dynamo
+:mod:`airctl.hooks.capture`; the Dynamo-level wrapper :func:`capturing_backend` adds the Dynamo
 graph) and turns each event into a ledger stage. Every FX and GE pass runs through its one
 :class:`~airctl.instrument.PassRunner` — TorchAir's built-in passes through the observer, YAML
 passes through the composed hooks, which are given the same runner — with these instruments, in
 order: timing, change detection, the returned-graph check (R11), the eager check, the caller's
 (verify-each), and the snapshot that writes the stage. A TorchAir pass named in ``torchair_off``
-(``airctl bisect``, :mod:`airctl.sim.pass_switch`) is not run and leaves no stage.
+(``airctl bisect``, :mod:`airctl.hooks.pass_switch`) is not run and leaves no stage.
 
 Stages per graph (graph id ``<k>-<kind>``, k = Dynamo graph number, kind forward / backward /
 inference)::
@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from airctl.graph.model import Graph
+from airctl.hooks.pass_switch import skipped_by_observer
 from airctl.instrument import Instrument, PassRunner
 from airctl.instrument.eager_check import EagerCheck
 from airctl.instrument.returned_graph import ReturnedGraph
@@ -40,7 +41,6 @@ from airctl.ledger.writer import LedgerWriter, Text
 from airctl.modes import MAX_AUTOTUNE, Capture
 from airctl.pipeline.compile.aside import Aside
 from airctl.pipeline.compile.why_events import cache_event, link_graphs
-from airctl.sim.pass_switch import skipped_by_observer
 
 GE_STAGE_NAMES = {"original_ge_graph": "ge-original", "optimized_ge_graph": "ge-optimized"}
 
@@ -195,14 +195,14 @@ class CaptureSession:
         return listed
 
     def aclgraph_capture(self, graph_name: str, event: dict[str, Any]) -> None:
-        """npugraph_ex captured, recaptured or fell back to eager (:mod:`airctl.sim.patched_npugraph_ex_observers`):
+        """npugraph_ex captured, recaptured or fell back to eager (:mod:`airctl.hooks.npugraph_ex_observers`):
         one row of ``index.json`` ``captures``, with the ledger's graph id."""
         row = {"graph": self.graph_ids_by_name().get(graph_name, graph_name), "graph_name": graph_name, **event,
                "seq": self.ledger.elapsed()}
         self.ledger.set(captures=[*(self.ledger.run_index.captures or []), row])
 
     def cache_event(self, event: dict[str, Any]) -> None:
-        """TorchAir's ``cache_compile`` decided (:mod:`airctl.sim.patched_lazy_compiled_model`): one row of
+        """TorchAir's ``cache_compile`` decided (:mod:`airctl.hooks.lazy_compiled_model`): one row of
         ``events``, compared with earlier runs (:func:`.why_events.cache_event`)."""
         if event.get("kind") in ("cache_miss", "cache_invalidated"):
             event["dynamo_graph"] = self.dynamo_count + 1

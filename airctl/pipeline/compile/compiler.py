@@ -23,12 +23,14 @@ from typing import Any
 from airctl.backends import Backend, choose
 from airctl.errors import AirctlError, ExecutionMismatch, ModelScriptError, find_in_chain
 from airctl.execute.compare import Comparison, compare
+from airctl.hooks.capture import observing
 from airctl.instrument import StopAfterPass
 from airctl.ledger.writer import LedgerWriter
 from airctl.modes import CAPTURES, MODES, Capture, DumpType, Mode
 from airctl.pipeline.compile.capture import CaptureSession, capturing_backend
 from airctl.pipeline.compile.failure import translate
-from airctl.pipeline.compile.npugraph_ex import apply_options, backend_for, build_npugraph_ex_config, compile_dynamic
+from airctl.pipeline.compile.npugraph_ex import backend_for, build_npugraph_ex_config, compile_dynamic
+from airctl.pipeline.compile.options import apply_options
 from airctl.pipeline.compile.request import CompileRequest, CompileResult, Progress
 from airctl.pipeline.compile.torch_state import torch_state_kept
 from airctl.pipeline.compile.torchair_warnings import kept_warnings  # TorchAir's warnings: ledger (issue 29)
@@ -41,7 +43,6 @@ from airctl.pipeline.run.logs import capture_logs
 from airctl.pipeline.run.model_script import LoadedModel, load_model_script
 from airctl.pipeline.run.rank import collectives_of, timeout_of
 from airctl.pipeline.run.signals import redelivered
-from airctl.sim.capture import observing
 from airctl.torch_env import torchair_attr
 
 DUMP_TYPES = tuple(t.value for t in DumpType)
@@ -88,7 +89,7 @@ def _base_config(torchair: Any, req: CompileRequest, ledger: LedgerWriter, backe
     if post is not None:
         config.post_grad_custom_post_pass = post
     if req.torchair_off:
-        from airctl.sim.pass_switch import configure
+        from airctl.hooks.pass_switch import configure
 
         configure(config, req.torchair_off)
     backend.configure(config, req.mode)

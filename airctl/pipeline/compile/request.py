@@ -50,7 +50,7 @@ class CompileRequest:
     command_line: Sequence[str] | None = None  # the airctl command that asked for this run (recorded)
     threads_per_stream: int | None = None  # multi-stream executor (sim): intra-op threads per stream
     stream_timeout_s: float = 60.0  # multi-stream executor (sim): longest wait before it stops the run
-    torchair_off: Sequence[str] = ()  # TorchAir passes to switch off (airctl bisect; airctl.sim.pass_switch)
+    torchair_off: Sequence[str] = ()  # TorchAir passes to switch off (airctl bisect; airctl.hooks.pass_switch)
     bisect: dict[str, Any] | None = None  # airctl bisect: this step, for index.json `bisect`
     keep_dynamo_graphs: bool = False  # keep each Dynamo graph and its real example inputs (airctl repro)
     rank: RankRun | None = None  # a rank of a multi-rank run (pipeline/ranks/worker.py)

@@ -9,7 +9,7 @@ reaches the terminal that would not have reached it without airctl), reads each 
 NPU machine's log — and adds the event to the ledger, with the Dynamo graph it led to.
 
 TorchAir's ``cache_compile`` decisions arrive through the capture listener's ``cache_event``
-(:mod:`airctl.sim.patched_lazy_compiled_model`); :func:`cache_event` compares the key parts with
+(:mod:`airctl.hooks.lazy_compiled_model`); :func:`cache_event` compares the key parts with
 the same function's last event in earlier runs of the same ``--out`` folder, to say which part of
 the key changed on a miss, and whether a hit loaded code saved from a different source.
 """

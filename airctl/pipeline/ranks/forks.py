@@ -49,7 +49,7 @@ ENV = "AIRCTL_RANK_FORKS"  # "0": every rank a fresh interpreter
 CLIENT = Path(__file__).parents[1] / "warm" / "client.py"
 # what every rank imports after TorchAir: warm too, so that no rank pays for them
 RANK_MODULES = ("airctl.pipeline.run.rank", "airctl.ledger.collectives", "airctl.pipeline.compile.compiler",
-                "airctl.pipeline.compile.run_script", "airctl.pipeline.profile", "torch.distributed")
+                "airctl.pipeline.script.runner", "airctl.pipeline.profile", "torch.distributed")
 FORKED = "forked from a warm process (the fork server)"
 
 

@@ -6,7 +6,7 @@ from ``LEDGER/ranks/request.json`` (written by the launcher: the command, the sc
 arguments, airctl's options) and runs airctl's ordinary pipeline for its rank, into its own
 ledger ``LEDGER/ranks/<RANK>/``:
 
-- ``run``: :func:`~airctl.pipeline.compile.run_script.run_script` on the user's script, unmodified;
+- ``run``: :func:`~airctl.pipeline.script.runner.run_script` on the user's script, unmodified;
 - ``compile`` / ``profile``: the process group first (``init_process_group``: gloo under sim,
   HCCL on an NPU), then :func:`~airctl.pipeline.compile.compiler.compile_model` or
   :func:`~airctl.pipeline.profile.profile_model`.
@@ -136,8 +136,8 @@ def main(argv: list[str]) -> int:
 
 
 def _run(request: RankRequest, place: RankRun, say: Any) -> int:
-    from airctl.pipeline.compile.run_errors import show
-    from airctl.pipeline.compile.run_script import RunRequest, run_script
+    from airctl.pipeline.script.errors import show
+    from airctl.pipeline.script.runner import RunRequest, run_script
 
     result = run_script(RunRequest(Path(request.script), args=list(request.args), backend=request.backend,
                                    check=request.check, atol=request.atol, rank=place),
@@ -180,7 +180,7 @@ def _compile(request: RankRequest, place: RankRun, say: Any) -> int:
             error = run.error
         else:
             from airctl.pipeline.compile.compiler import CompileRequest, compile_model
-            from airctl.pipeline.compile.npugraph_ex import parse_options
+            from airctl.pipeline.compile.options import parse_options
 
             result = compile_model(CompileRequest(
                 Path(request.script), mode=options.mode, backend=request.backend, entry=options.entry,

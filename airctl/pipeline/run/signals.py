@@ -7,7 +7,7 @@ the process outright, leaving its ledger ``running`` forever. :func:`arm` makes 
 the other two, so every path that ends a run on Ctrl-C ends it on them too, and the CLI exits
 130, 143 or 129. The console script arms them before it imports anything else
 (:mod:`airctl.cli.main`), so they hold while TorchAir and the user's script are imported
-(TorchAir's own handlers are kept out: :mod:`airctl.sim.patched_signal_handlers`).
+(TorchAir's own handlers are kept out: :mod:`airctl.hooks.signal_handlers`).
 
 A signal can still vanish: Python also runs handlers inside finalizers (a ``__del__``, the weakref
 callbacks of torch's caches), where the exception is printed as "Exception ignored in ..." and

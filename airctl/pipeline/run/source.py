@@ -21,10 +21,10 @@ from airctl.errors import GraphReadError, LedgerError, ModelScriptError
 from airctl.graph.model import Graph
 from airctl.io.read import read_graph
 from airctl.io.source import is_model_script
-from airctl.layout import INDEX, is_ledger
 from airctl.ledger.defaults import Request, StageRequest
 from airctl.ledger.reader import Ledger
 from airctl.ledger.runs import resolve_run
+from airctl.ledger_files import INDEX, is_ledger
 from airctl.modes import MAX_AUTOTUNE
 
 

@@ -1,7 +1,7 @@
 """What airctl hears from TorchAir during a compile, on either backend, and how it listens.
 
-:func:`observing` patches TorchAir's observer points (:mod:`.patched_graph_transform_observer`,
-:mod:`.patched_concrete_graph`) for the length of a ``with`` block and hands every event to a
+:func:`observing` patches TorchAir's observer points (:mod:`.graph_transform_observer`,
+:mod:`.concrete_graph`) for the length of a ``with`` block and hands every event to a
 :class:`CaptureListener` — the pipeline's capture session, which turns them into ledger stages.
 TorchAir's own code still runs; nothing is left patched afterwards.
 """
@@ -13,13 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
-from airctl.sim import (
-    patched_concrete_graph,
-    patched_graph_transform_observer,
-    patched_lazy_compiled_model,
-    patched_npugraph_ex_observers,
-)
-from airctl.sim.patching import Patches
+from airctl.hooks import concrete_graph, graph_transform_observer, lazy_compiled_model, npugraph_ex_observers
+from airctl.hooks.patching import Patches
 
 
 class CaptureListener(Protocol):
@@ -65,8 +60,8 @@ class CaptureListener(Protocol):
 def observing(listener: CaptureListener) -> Iterator[None]:
     """Send TorchAir's compile events to ``listener`` while the block runs (TorchAir must be importable)."""
     with Patches() as p:
-        patched_graph_transform_observer.patch(p, listener)
-        patched_concrete_graph.patch(p, listener)
-        patched_npugraph_ex_observers.patch(p, listener)  # npugraph_ex's copies, when it is loaded
-        patched_lazy_compiled_model.patch(p, listener)  # cache_compile's hit or miss, and its key
+        graph_transform_observer.patch(p, listener)
+        concrete_graph.patch(p, listener)
+        npugraph_ex_observers.patch(p, listener)  # npugraph_ex's copies, when it is loaded
+        lazy_compiled_model.patch(p, listener)  # cache_compile's hit or miss, and its key
         yield

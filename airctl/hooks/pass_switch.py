@@ -1,7 +1,7 @@
 """Which of TorchAir's own passes can be switched off, and how (``airctl bisect``, both backends).
 
 TorchAir runs its FX passes through ``GraphTransformObserver.apply_gm_pass`` and its GE passes
-through ``apply_gegraph_pass``; :mod:`.patched_graph_transform_observer` hands each call to the
+through ``apply_gegraph_pass``; :mod:`.graph_transform_observer` hands each call to the
 capture listener, which runs the pass — or, for a pass switched off, returns without running it.
 That is safe where TorchAir ignores what the pass returns. Three GE passes return what conversion
 goes on to use (the graph's inputs, the reference-data indices, the output-to-input mapping):

@@ -6,14 +6,14 @@ copies of the classes airctl listens to (:mod:`.capture`). For the length of a c
 - its ``GraphTransformObserver`` hands every FX pass (``post_grad_custom_pre_pass``,
   ``optimize_noop_ops``, ``recover_view_inplace_pattern``, ``apply_pattern_passes``,
   ``view_to_reshape``, ``post_grad_custom_post_pass``) and every aclgraph pass it announces by a
-  dump to the listener, as TorchAir's does (:mod:`.patched_graph_transform_observer`);
+  dump to the listener, as TorchAir's does (:mod:`.graph_transform_observer`);
 - ``AclConcreteGraph.save_fx_graph`` gives the final FX graph (``fx-final``) and the concrete
   graph whose generated code the ledger keeps;
 - ``AclGraph.__call__`` is watched from outside: npugraph_ex's own bookkeeping (its graph keys,
   its ``captured_*``/``recapture_due_to_*`` counters, its fallback flag) is compared before and after
   each call, and each capture, recapture and fallback to eager is handed to the listener with its
   reason (``aclgraph_capture``). On an NPU that is the real capture; under sim, the bookkeeping
-  of :mod:`.patched_npugraph_ex_acl_graph`.
+  of :mod:`airctl.sim.patched_npugraph_ex_acl_graph`.
 
 Nothing is patched when npugraph_ex is not loaded.
 """
@@ -27,9 +27,9 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+from airctl.hooks import graph_transform_observer
+from airctl.hooks.patching import Patches
 from airctl.io.torchair_why import RECAPTURE_REASONS, capture_reason, shown_key
-from airctl.sim import patched_graph_transform_observer
-from airctl.sim.patching import Patches
 
 
 def _modules() -> tuple[Any, Any, Any] | None:
@@ -99,7 +99,7 @@ def patch(p: Patches, listener: Any) -> None:
     gto, fx2acl, acl = modules
     from torch._dynamo.utils import counters
 
-    patched_graph_transform_observer.patch(p, listener, gto=gto)
+    graph_transform_observer.patch(p, listener, gto=gto)
     concrete = fx2acl.AclConcreteGraph
     original_save = concrete.save_fx_graph
 

@@ -36,7 +36,7 @@ from airctl.graph.model import Graph
 from airctl.io.torchair_log import FX_PASSES, LogUnit, PassTable
 
 if TYPE_CHECKING:
-    from airctl.io.import_plan import GraphPlan
+    from airctl.importer.plan import GraphPlan
 
 DUMP_PREFERENCE = {"pbtxt": 0, "txt": 1, "py": 2}  # control edges and attributes: pbtxt/txt; py has neither
 

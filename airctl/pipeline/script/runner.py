@@ -9,11 +9,11 @@ The script runs as ``python SCRIPT.py ARGS...`` would run it: ``__name__ == "__m
 directory unchanged — in this process, after the backend is prepared (``sim``: the stand-ins
 for ``torch_npu``/``torchair``; both: ``TORCH_DEVICE_BACKEND_AUTOLOAD=0`` when torch-npu is
 installed without CANN, set before the script imports torch). While it runs, a
-:class:`~airctl.pipeline.compile.run_hooks.RunSession` is active and
-:class:`~airctl.pipeline.compile.run_hooks.RunHooks`
+:class:`~airctl.pipeline.script.hooks.RunSession` is active and
+:class:`~airctl.pipeline.script.hooks.RunHooks`
 wrap TorchAir's backend factories, so each graph the script compiles lands in the ledger with
 the same stages as ``airctl compile``, plus a per-graph execution check
-(:mod:`~airctl.pipeline.compile.run_check`).
+(:mod:`~airctl.pipeline.script.check`).
 
 Ledger additions for ``run`` (layout in docs/ledger.md, the rest as for compile)::
 
@@ -25,7 +25,7 @@ Ledger additions for ``run`` (layout in docs/ledger.md, the rest as for compile)
     log.txt     TorchAir's log lines at the level the script set, and airctl's notes
 
 Whatever the script does, the ledger ends with what was captured; a script failure is the
-script's (traceback and exit code as Python shows them, :mod:`~airctl.pipeline.compile.run_errors`).
+script's (traceback and exit code as Python shows them, :mod:`~airctl.pipeline.script.errors`).
 """
 
 from __future__ import annotations
@@ -42,20 +42,20 @@ from typing import Any
 from airctl.backends import Backend, choose
 from airctl.errors import AirctlError, ExecutionMismatch, ModelScriptError
 from airctl.execute.compare import DEFAULT_ATOL
+from airctl.hooks.capture import observing
 from airctl.ledger.index import RunIndex
 from airctl.ledger.writer import LedgerWriter
 from airctl.limits import MODEL_SCRIPT_BYTES
-from airctl.pipeline.compile.run_check import run_summary
-from airctl.pipeline.compile.run_errors import ScriptEnd, from_exception, from_system_exit
-from airctl.pipeline.compile.run_hooks import RunHooks, RunSession
-from airctl.pipeline.compile.run_logs import RunLog, tee_torchair_log
 from airctl.pipeline.compile.why_events import recording_why
 from airctl.pipeline.run.execution import RunExecution
 from airctl.pipeline.run.finish import finish_ledger, verify_instruments
 from airctl.pipeline.run.lifecycle import Run
 from airctl.pipeline.run.rank import RankRun, collectives_of, timeout_of
+from airctl.pipeline.script.check import run_summary
+from airctl.pipeline.script.errors import ScriptEnd, from_exception, from_system_exit
+from airctl.pipeline.script.hooks import RunHooks, RunSession
+from airctl.pipeline.script.logs import RunLog, tee_torchair_log
 from airctl.safe_files import open_regular, too_large
-from airctl.sim.capture import observing
 from airctl.torch_env import ensure_torch_importable
 
 Progress = Callable[[str], None]

@@ -6,7 +6,7 @@ TorchAir routes every FX pass of its compiler (``apply_gm_pass``), every GE pass
 ``dump_gm(gm, "graph_after_<pass>")`` for the aclgraph passes, ``dump_gegraph`` for the
 original/optimized GE graphs) through this observer; it only writes files when
 ``TORCH_COMPILE_DEBUG=1``. For the length of a capture, the four methods hand each event to the
-:class:`~airctl.sim.capture.CaptureListener` — which runs the pass itself, through its pass
+:class:`~airctl.hooks.capture.CaptureListener` — which runs the pass itself, through its pass
 runner — and TorchAir's original still does the work, so its behaviour, logs and dumps are
 unchanged.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from airctl.sim.patching import Patches
+from airctl.hooks.patching import Patches
 
 
 def patch(p: Patches, listener: Any, gto: Any = None) -> None:

@@ -5,7 +5,7 @@ names with wrappers that call the originals:
 
 - ``torchair.get_npu_backend``: the backend TorchAir returns is wrapped so every Dynamo graph
   it receives is captured (:func:`~airctl.pipeline.compile.capture.capturing_backend`) and checked
-  against eager (:mod:`~airctl.pipeline.compile.run_check`). The ``"npu"`` and ``"npugraph_ex"``
+  against eager (:mod:`~airctl.pipeline.script.check`). The ``"npu"`` and ``"npugraph_ex"``
   Dynamo backends resolve ``torchair.get_npu_backend`` when they run, so they capture too.
   Under sim, for the aclgraph modes (reduce-overhead, npugraph_ex), the user's config gets
   ``debug.run_eagerly = True``: NPU graph capture/replay is a device feature, so TorchAir's
@@ -27,7 +27,7 @@ effect of the compiled code, so after the run airctl knows they were dropped and
 (``index.json`` ``warnings``).
 
 The stage capture itself comes from TorchAir's observer and concrete-graph patches
-(:mod:`airctl.sim.capture`), listening for the whole script with the :class:`RunSession`.
+(:mod:`airctl.hooks.capture`), listening for the whole script with the :class:`RunSession`.
 TorchAir writes its graph dumps where the script's config says; each dump is also copied into
 the ledger's ``torchair/`` (the index entry keeps the original path in ``source``).
 """
@@ -44,12 +44,12 @@ from typing import Any
 
 from airctl.backends import Backend
 from airctl.execute.compare import DEFAULT_ATOL
+from airctl.hooks.patching import Patches
 from airctl.instrument import Instrument
 from airctl.ledger.writer import LedgerWriter
 from airctl.pipeline.compile.capture import CaptureSession, capturing_backend
-from airctl.pipeline.compile.run_check import GraphCheck, copy_graph_module
 from airctl.pipeline.run.execution import RunExecution
-from airctl.sim.patching import Patches
+from airctl.pipeline.script.check import GraphCheck, copy_graph_module
 
 Note = Callable[[str], None]
 

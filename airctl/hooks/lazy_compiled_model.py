@@ -27,7 +27,7 @@ import os
 import sys
 from typing import Any
 
-from airctl.sim.patching import Patches
+from airctl.hooks.patching import Patches
 
 MODULE = "torchair.inference._cache_compiler"
 

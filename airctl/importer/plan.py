@@ -15,7 +15,7 @@ there is. Each graph gets its kind (``backward`` from the phase; ``forward`` whe
 a backward graph, else ``inference``), its Dynamo graph number ``k`` (``model__K`` + 1, else
 counted, backward graphs pairing with the latest open forward graph as in ``airctl compile``)
 and its ledger id ``<k>-<kind>`` (``rank<R>-<k>-<kind>`` when the files name several ranks).
-The stages themselves come from :mod:`airctl.io.import_stages`.
+The stages themselves come from :mod:`airctl.importer.stages`.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from airctl.importer.stages import StageSource, graph_stages
 from airctl.io.artifacts import ArtifactSet, GeDump, TcdModel, TcdRun
-from airctl.io.import_stages import StageSource, graph_stages
 from airctl.io.torchair_log import FX_PASSES, LogUnit, TorchAirLog, read_torchair_log
 
 
