@@ -82,8 +82,8 @@ def test_sigint_every_50_ms_over_the_end_of_a_compile_never_exits_0(tmp_path: Pa
         walls.append(time.monotonic() - start)
     wall = min(walls)
     outcomes, ended_first = [], 0
-    for k in range(12):  # from 0.5 s before the faster end to 0.05 s after it
-        at = max(0.5, wall - 0.5 + 0.05 * k)
+    for k in range(8):  # from 0.3 s before the faster end (the window is its last ~0.2 s) to 0.05 s after it
+        at = max(0.5, wall - 0.3 + 0.05 * k)
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         time.sleep(at)
         if not exiting(proc.pid):
