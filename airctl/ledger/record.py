@@ -185,6 +185,10 @@ def _check(value: Any, hint: Any, parent: str, key: str, file: str | None) -> An
     if not ok:
         where = f"{parent}: {key}" if parent else key
         raise _error(f"{where} is {_kind(value)}, expected {_EXPECTED.get(base, base.__name__)}", file)
+    if base is dict and typing.get_args(hint):  # dict[str, X]: every value an X (``timings``, ``by_kind``)
+        for name, item in value.items():
+            _check(item, typing.get_args(hint)[1], parent, _inner(key, name), file)
+        return value
     if base is list and typing.get_args(hint):
         (item,) = typing.get_args(hint)
         if isinstance(item, type) and issubclass(item, Record):

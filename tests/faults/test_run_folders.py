@@ -52,7 +52,7 @@ def test_a_run_with_a_wrongly_typed_index_is_listed_unreadable_and_the_others_st
     index = json.loads((bad / "index.json").read_text())
     (bad / "index.json").write_text(json.dumps({**index, **damage}))
     text = clean(airctl("runs", "--out", runs), 0)
-    assert good.name in text and f"{bad.name}: unreadable: corrupt index.json: `" in text, text
+    assert good.name in text and f"{bad.name}: unreadable: malformed index.json: '" in text, text
     rows = json.loads(clean(airctl("runs", "--out", runs, "--json"), 0))["runs"]
     assert {r["id"]: r["status"] for r in rows}[bad.name] == "unreadable"
 
