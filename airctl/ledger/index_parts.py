@@ -91,8 +91,9 @@ class ErrorDetail(TypedDict, total=False):
     hint: str | None
     unconvertible: list[dict[str, Any]]  # {op, reason, detail, count, nodes, source, workaround}
     exit_code: int | None
+    signal: str | None  # a rank ended by a signal: SIGKILL, ...
     traceback: str | None
-    where: str | None
+    where: str | None  # ProcessExit: the file and line of os._exit
 
 
 class FindingRow(TypedDict, total=False):
