@@ -78,6 +78,19 @@ class Execution(TypedDict, total=False):
     calls_checked: int
 
 
+class UnconvertibleOp(TypedDict, total=False):
+    """One op TorchAir cannot convert to GE (:class:`airctl.verify.converter_coverage.Unconvertible`)."""
+
+    op: str
+    reason: str  # no converter | stub | converter fails
+    detail: str | None
+    count: int  # nodes calling it
+    nodes: list[str]  # the first 20
+    source: str | None  # the first node's line
+    module: str | None  # the nn.Module holding the first node
+    workaround: str | None
+
+
 class ErrorDetail(TypedDict, total=False):
     """``error_detail``: the run's error as :meth:`airctl.errors.AirctlError.to_json` gives it, plus
     ``unconvertible`` (TorchAir cannot convert the graph to GE) or ``exit_code`` (a script, a rank)."""
@@ -89,7 +102,7 @@ class ErrorDetail(TypedDict, total=False):
     column: int | None
     node: str | None
     hint: str | None
-    unconvertible: list[dict[str, Any]]  # {op, reason, detail, count, nodes, source, workaround}
+    unconvertible: list[UnconvertibleOp]
     exit_code: int | None
     signal: str | None  # a rank ended by a signal: SIGKILL, ...
     traceback: str | None
