@@ -210,12 +210,17 @@ class Divergence(TypedDict, total=False):
     nodes: list[str]
 
 
+class WarningMessage(TypedDict, total=False):
+    message: str
+    count: int
+
+
 class TorchAirWarnings(TypedDict, total=False):
     """``torchair_warnings``: TorchAir's Python warnings of the run (``airctl compile -v`` prints them)."""
 
     count: int
     by_kind: dict[str, int]  # "<Category> at <file>:<line>" -> how many
-    messages: list[dict[str, Any]]  # {message, count}
+    messages: list[WarningMessage]
 
 
 class EagerCheck(TypedDict, total=False):
