@@ -162,6 +162,10 @@ class ScriptEnd(TypedDict, total=False):
     ended_by: str | None  # os._exit(0) at file:line
 
 
+# a TorchAir pass a bisect step switched off, where it would have run (``pass`` is a keyword: no class syntax)
+SkippedPass = TypedDict("SkippedPass", {"graph": str, "pass": str}, total=False)
+
+
 class BisectStep(TypedDict, total=False):
     """``bisect``: what this step of ``airctl bisect`` changed (docs/bisect.md)."""
 
@@ -171,7 +175,7 @@ class BisectStep(TypedDict, total=False):
     yaml_passes: list[str] | None
     torchair_off: list[str]
     placements: dict[str, list[int]] | None  # the culprit YAML pass -> the units kept
-    torchair_skipped: list[str]
+    torchair_skipped: list[SkippedPass]
 
 
 class Imported(TypedDict, total=False):
@@ -206,8 +210,11 @@ class Divergence(TypedDict, total=False):
 
     kind: str
     message: str | None
-    graph: str | None
+    graph: str | None  # compiled: the graph only some ranks compiled, or whose collectives differ
     nodes: list[str]
+    position: int  # issued: the collective's number
+    where: str  # issued
+    ranks: dict[str, Any]  # issued: rank -> its collective there, null past its end
 
 
 class WarningMessage(TypedDict, total=False):
