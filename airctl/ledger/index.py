@@ -2,7 +2,10 @@
 
 One :class:`RunIndex` per run; it holds one :class:`GraphEntry` per compiled graph, each with its
 :class:`StageEntry` list, and one :class:`DumpEntry` per TorchAir file; a multi-rank run's top
-index has one :class:`RankEntry` per rank. Written by
+index has one :class:`RankEntry` per rank; the objects inside them (``execution``, ``model``,
+``error_detail``, ``findings`` rows, ...) are the ``TypedDict`` records of :mod:`airctl.ledger.index_parts`.
+A field is the only way a key gets written: :meth:`~airctl.ledger.record.Record.update` refuses any
+other (a ``TypeError`` naming the writer's method). Written by
 :class:`~airctl.ledger.writer.LedgerWriter` only, read by :class:`~airctl.ledger.reader.Ledger`
 only. ``to_json()`` gives today's JSON shape; ``RunIndex.from_json`` checks types and raises
 :class:`~airctl.errors.LedgerError` naming ``index.json`` and the graph and stage.

@@ -1,7 +1,7 @@
 """The nested objects of ``index.json``, typed: what ``execution``, ``model``, ``error_detail``, … hold.
 
 The run index's records (:mod:`airctl.ledger.index`) name the run's parts; the small objects
-inside them are these ``TypedDict``\\ s. They are plain dicts at run time, so the file's JSON shape
+inside them are these ``TypedDict`` records. They are plain dicts at run time, so the file's JSON shape
 is exactly what airctl always wrote and every reader keeps using ``index.execution["races"]``;
 a type checker sees the keys, and :meth:`~airctl.ledger.record.Record.from_json` checks each
 known key's type on read (``malformed index.json: 'execution.matches_eager' is a string, expected
