@@ -206,7 +206,7 @@ def measure_warm(args: argparse.Namespace, tmp: Path, sizes: list[tuple[int, int
     def with_airctl(out: Path, row: Row) -> None:
         extra = {"capture": args.capture} if args.capture else {}
         # without this reset, A's compile (still in Dynamo's cache) became garbage inside B's span
-        # (docs/performance.md, "Fourth round")
+        # (docs/performance.md, "Capture overhead")
         torch._dynamo.reset()
         gc.collect()
         t0 = time.perf_counter()

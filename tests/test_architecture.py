@@ -1,12 +1,15 @@
-"""The architecture's rules that a linter does not check: no hidden process state, and the
-examples in module docstrings still print what they say (docs/architecture.md)."""
+"""The architecture's rules that a linter does not check: no hidden process state, no module or test
+helper over 300 lines of logic, and the examples in module docstrings still print what they say
+(docs/architecture.md)."""
 
 from __future__ import annotations
 
 import ast
 import doctest
 import importlib
+import io
 import tempfile
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -65,6 +68,40 @@ def test_the_state_check_catches_what_it_is_for(tmp_path: Path) -> None:
                    "\ndef f():\n    global X\n", encoding="utf-8")
     rows = _module_state(bad)
     assert [r.split(": ", 1)[1].split(" =")[0] for r in rows] == ["global X", "_active", "SETTINGS", "_tls"]
+
+
+MAX_LOGIC_LINES = 300  # docs/architecture.md "Conventions"; /work/shared/style.md §2
+
+
+def logic_lines(text: str) -> int:
+    """Lines holding code: not blank, not only a comment, not part of a docstring (a module's, a class's,
+    a function's)."""
+    docstrings: set[int] = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(
+                    first.value.value, str):
+                docstrings.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    skip = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)
+    lines: set[int] = set()
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type not in skip:
+            lines.update(n for n in range(token.start[0], token.end[0] + 1) if n not in docstrings)
+    return len(lines)
+
+
+def test_no_module_or_test_helper_over_300_lines_of_logic() -> None:
+    sizes = {path.relative_to(REPO): logic_lines(path.read_text(encoding="utf-8"))
+             for root in (PACKAGE, REPO / "tests") for path in sorted(root.rglob("*.py"))}
+    over = [f"{path}: {n}" for path, n in sorted(sizes.items(), key=lambda row: -row[1]) if n > MAX_LOGIC_LINES]
+    assert over == [], "a module does one job; split these by what their parts do:\n" + "\n".join(over)
+
+
+def test_logic_lines_leave_out_blanks_comments_and_docstrings() -> None:
+    text = ('"""Module.\n\nMore."""\n\nimport os  # why\n\n\n'
+            'def f(\n    x,\n):\n    """Doc."""\n    # a comment\n    return x\n')
+    assert logic_lines(text) == 5  # import, the def's three lines, return
 
 
 def _modules_with_examples() -> list[str]:

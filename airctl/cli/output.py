@@ -27,7 +27,7 @@ out = Console(highlight=False, soft_wrap=True, emoji=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 # rich's default redraws a spinner 12.5 times a second from a thread of its own; each wake takes the
-# GIL from the compile running beside it (docs/performance.md, "Fresh processes")
+# GIL from the compile running beside it (docs/performance.md, "Capture overhead")
 SPINNER_PER_SECOND = 4.0
 
 

@@ -2,7 +2,10 @@
 
 One :class:`RunIndex` per run; it holds one :class:`GraphEntry` per compiled graph, each with its
 :class:`StageEntry` list, and one :class:`DumpEntry` per TorchAir file; a multi-rank run's top
-index has one :class:`RankEntry` per rank. Written by
+index has one :class:`RankEntry` per rank; the objects inside them (``execution``, ``model``,
+``error_detail``, ``findings`` rows, ...) are the ``TypedDict`` records of :mod:`airctl.ledger.index_parts`.
+A field is the only way a key gets written: :meth:`~airctl.ledger.record.Record.update` refuses any
+other (a ``TypeError`` naming the writer's method). Written by
 :class:`~airctl.ledger.writer.LedgerWriter` only, read by :class:`~airctl.ledger.reader.Ledger`
 only. ``to_json()`` gives today's JSON shape; ``RunIndex.from_json`` checks types and raises
 :class:`~airctl.errors.LedgerError` naming ``index.json`` and the graph and stage.
@@ -19,6 +22,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airctl.errors import LedgerError
+from airctl.ledger.index_parts import (
+    BackendInfo,
+    BisectStep,
+    CaptureRow,
+    CompilerRow,
+    Divergence,
+    EagerCheck,
+    ErrorDetail,
+    Execution,
+    FindingRow,
+    Imported,
+    Launcher,
+    ModelInfo,
+    Placement,
+    ProcessInfo,
+    ProfileRow,
+    RankLast,
+    ScriptEnd,
+    TorchAirWarnings,
+)
 from airctl.ledger.record import INDEX, Record, optional, required
 
 FORMAT = "airctl-ledger"
@@ -50,8 +73,8 @@ class StageEntry(Record):
     inserted: list[str] | None = optional()
     removed: list[str] | None = optional()
     skipped: str | None = optional()
-    eager_check: dict[str, Any] | None = optional()
-    placements: list[dict[str, Any]] | None = optional()  # the units the pass found: {unit, nodes}
+    eager_check: EagerCheck | None = optional()
+    placements: list[Placement] | None = optional()  # the units the pass found: {unit, nodes}
     applied_placements: list[int] | None = optional()  # `placements:` of the pass file: the units it kept
     imported_from: str | None = optional()  # airctl import: the file (and line) the stage was read from
 
@@ -80,7 +103,7 @@ class GraphEntry(Record):
     name: str | None = None  # TorchAir's graph name (graph_1)
     stages: list[StageEntry] = field(default_factory=list)
     dynamo_graph: int | None = optional()
-    execution: dict[str, Any] | None = optional()  # airctl run: this graph's execution check
+    execution: Execution | None = optional()  # airctl run: this graph's execution check
     mode: str | None = optional()  # airctl import: the graph's mode, when the run's graphs differ
     rank: int | None = optional()  # airctl import: the rank its files name (rank_<R>)
     pid: int | None = optional()  # airctl import: the process that compiled it
@@ -121,7 +144,7 @@ class RankEntry(Record):
     ledger: str | None = None  # ledger-relative folder of the rank's own ledger (ranks/<rank>)
     log: dict[str, str] | None = optional()  # {"stdout", "stderr"}: the worker's console, ledger-relative
     error: str | None = optional()  # the first line of the rank's error
-    last: dict[str, Any] | None = optional()  # where the rank was last seen (graph, node, op, stream, ...)
+    last: RankLast | None = optional()  # where the rank was last seen (graph, node, op, stream, ...)
     stuck: str | None = optional()  # stopped while in the user's own code: where (function at file:line)
 
     @classmethod
@@ -202,51 +225,52 @@ class RunIndex(Record):
     run_id: str | None = None
     created: str | None = None
     status: str | None = None  # running, ok, failed, mismatch, interrupted, terminated, planned; died (readers)
-    process: dict[str, Any] | None = optional()  # who writes it: {pid, host, start_ticks} (ledger/liveness.py)
+    process: ProcessInfo | None = optional()  # who writes it: {pid, host, start_ticks} (ledger/liveness.py)
     command: str | None = None
-    backend: dict[str, Any] | None = None  # {"name", "reason"}
+    backend: BackendInfo | None = None
     mode: str | None = None
-    model: dict[str, Any] | None = None  # compile: {path, resolved, sha256, entry, found_by}; run: {path, argv}
+    model: ModelInfo | None = None
     passes: str | None = optional()  # the YAML pass file, as given
     passes_resolved: str | None = optional()  # ... and as an absolute path
     command_line: list[str] | None = optional()  # the airctl command that made the run
-    options: dict[str, Any] | None = optional()  # --option KEY=VALUE: what was set on the mode's config
+    options: dict[str, Any] | None = optional()  # --option KEY=VALUE: what was set on the mode's config, typed
     # npugraph_ex: each capture of a graph (first, recaptures with their reason) and each fallback to eager
-    captures: list[dict[str, Any]] | None = optional()
+    captures: list[CaptureRow] | None = optional()
     # airctl why: graph breaks, recompiles, compile-cache decisions, in order (docs/why.md)
     events: list[WhyEvent] | None = optional()
     graphs: list[GraphEntry] = required()
     dumps: list[DumpEntry] = field(default_factory=list)
-    findings: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[FindingRow] = field(default_factory=list)
     first_stage_with_finding: dict[str, str] | None = optional()
-    fixed_findings: list[dict[str, Any]] | None = optional()  # earlier stages' findings a later pass fixed (fixed_by)
-    other_modes: list[dict[str, Any]] | None = optional()  # the plan's errors under the other modes (other_mode)
-    execution: dict[str, Any] | None = None
+    fixed_findings: list[FindingRow] | None = optional()  # earlier stages' findings a later pass fixed (fixed_by)
+    other_modes: list[FindingRow] | None = optional()  # the plan's errors under the other modes (other_mode)
+    execution: Execution | None = None
     timings: dict[str, float] = field(default_factory=dict)
     error: str | None = None
-    error_detail: dict[str, Any] | None = None
+    error_detail: ErrorDetail | None = None
     log: str | None = None
     report: str | None = None
     report_error: str | None = optional()
+    torchair_warnings: TorchAirWarnings | None = optional()  # not printed; `airctl compile -v` prints them
     # airctl run (docs/run.md)
-    compilers: list[dict[str, Any]] | None = optional()
-    profiles: list[dict[str, Any]] | None = optional()
+    compilers: list[CompilerRow] | None = optional()
+    profiles: list[ProfileRow] | None = optional()
     torch_compile_debug: list[str] | None = optional()
-    warnings: list[Any] | None = optional()
+    warnings: list[str] | None = optional()
     notes: list[str] | None = optional()
-    script: dict[str, Any] | None = optional()
+    script: ScriptEnd | None = optional()
     # airctl bisect: what this step of a bisection changed (docs/bisect.md)
-    bisect: dict[str, Any] | None = optional()
-    imported: dict[str, Any] | None = optional()  # airctl import: sources, logs, ranks, notes, problems
+    bisect: BisectStep | None = optional()
+    imported: Imported | None = optional()  # airctl import: sources, logs, ranks, notes, problems
     # multi-rank runs (docs/multi-rank.md): the top ledger lists its ranks, each rank ledger says which it is
-    launcher: dict[str, Any] | None = optional()  # {"name": "torchrun", "argv", "nproc_per_node", ...}
+    launcher: Launcher | None = optional()
     world_size: int | None = optional()
     ranks: list[RankEntry] | None = optional()
     rank: int | None = optional()  # a rank's own ledger: its global rank
     local_rank: int | None = optional()
     restart_count: int | None = optional()
     pid: int | None = optional()  # the rank's process (airctl's watchdog stops it by this id)
-    divergence: list[dict[str, Any]] | None = optional()  # the first difference between the ranks' collectives
+    divergence: list[Divergence] | None = optional()  # the first difference between the ranks' collectives
 
     @classmethod
     def read(cls, data: Any, file: str | None = None) -> RunIndex:

@@ -1,11 +1,13 @@
-"""Read ``index.json`` as untrusted bytes: the one loader under the typed reader and ``airctl runs``.
+"""Read ``index.json`` as untrusted bytes, then typed: the one parser under the reader and ``airctl runs``.
 
 An index is a file anyone may have replaced: a FIFO (``open`` would block), a link into the
 system, 200k nested brackets (Python's parser raises RecursionError), gigabytes. It is opened
 as a regular file (:mod:`airctl.safe_files`), read up to :data:`MAX_BYTES`, parsed, and every
 failure is a :class:`~airctl.errors.LedgerError` naming the file. A newer index ``version`` is
 read as far as this airctl knows it, with a warning naming the version (unknown keys are kept
-in ``Record.extra`` and written back unchanged).
+in ``Record.extra`` and written back unchanged). :func:`read_index` is the whole way from a ledger
+folder to its checked :class:`~airctl.ledger.index.RunIndex`, as every reader shows it (a run whose
+process died says ``died``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from airctl.errors import LedgerError
+from airctl.ledger.index import VERSION, RunIndex
+from airctl.ledger.liveness import seen_alive
 from airctl.ledger.record import INDEX
 from airctl.limits import INDEX_BYTES
 from airctl.safe_files import read_regular
@@ -46,3 +50,13 @@ def warn_if_newer(data: Any, known: int, file: str) -> None:
     if isinstance(version, int) and not isinstance(version, bool) and version > known:
         log.warning("%s: warning: index version %d is newer than this airctl reads (%d); fields it does not "
                     "know are kept but not used (upgrade airctl to see them)", file, version, known)
+
+
+def read_index(root: Path, *, warn: bool = True) -> RunIndex:
+    """The checked, typed index of the ledger at ``root`` (LedgerError naming the file for anything
+    wrong); ``warn``: say so when its version is newer than this airctl's."""
+    path = Path(root) / INDEX
+    data = load_index(path)
+    if warn:
+        warn_if_newer(data, VERSION, str(path))
+    return RunIndex.read(seen_alive(data, root), file=str(path))

@@ -18,9 +18,8 @@ from airctl.errors import LedgerError
 from airctl.graph.model import Graph
 from airctl.io.read import read_graph
 from airctl.ledger.defaults import Request, StageRequest, default_stage
-from airctl.ledger.index import VERSION, RunIndex, StageRef
-from airctl.ledger.index_load import load_index, warn_if_newer
-from airctl.ledger.liveness import seen_alive
+from airctl.ledger.index import RunIndex, StageRef
+from airctl.ledger.index_load import read_index
 from airctl.ledger.record import INDEX
 from airctl.ledger_files import is_ledger
 from airctl.safe_files import check_regular
@@ -48,9 +47,7 @@ class Ledger:
         index_path = root / INDEX
         if not index_path.is_file():
             raise LedgerError(f"not a ledger: no {INDEX}", file=str(root), hint=OPEN_HINT)
-        data = load_index(index_path)
-        warn_if_newer(data, VERSION, str(index_path))
-        return cls(root, RunIndex.read(seen_alive(data, root), file=str(index_path)))
+        return cls(root, read_index(root))
 
     # -- stages --------------------------------------------------------------------------------
     def graph_ids(self) -> list[str]:

@@ -6,15 +6,19 @@ which were set since), in order, and writes exactly those; keys it does not know
 
 - *core* fields are written whenever the writer creates the record (``null`` if unset);
 - *optional* fields (``optional()``) are written only once set, as airctl always did;
-- on read, the record's keys are exactly the file's.
+- on read, the record's keys are exactly the file's;
+- set by key (:meth:`Record.update`, what :class:`~airctl.ledger.writer.LedgerWriter` calls), a
+  key that is not a field is a ``TypeError``: a misspelt key is never written silently.
 
-Reading checks every known key's type against the field's annotation and raises
+Reading checks every known key's type against the field's annotation (and, inside the nested
+objects of :mod:`airctl.ledger.index_parts`, each known key's) and raises
 :class:`~airctl.errors.LedgerError` naming ``index.json`` and where in it (graph, stage, key).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import types
 import typing
@@ -79,18 +83,20 @@ class Record:
             return getattr(self, key) if self.has(key) else default
         return self.extra.get(key, default)
 
-    def set_key(self, key: str, value: Any) -> None:
-        """Set JSON key ``key``: a field (nested entries given as JSON are read) or an extra key."""
-        if key in _field_names(type(self)):
-            hint = _hints(type(self))[key]
-            setattr(self, key, _coerce(value, hint))
-        else:
-            self.extra[key] = value
-            self._keys.setdefault(key)
-
-    def update(self, fields: Mapping[str, Any]) -> None:
+    def update(self, fields: Mapping[str, Any], caller: str = "update()") -> None:
+        """Set the fields named by their JSON keys (nested entries given as JSON are read). A key that
+        is not a field is refused before anything is set, a ``TypeError`` naming ``caller``, as Python
+        refuses a misspelt keyword: writing it would keep a key no reader looks at."""
+        names = _field_names(type(self))
+        unknown = [key for key in fields if key not in names]
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], sorted(names), n=1)
+            raise TypeError(f"{caller} got an unknown {self.KIND} key {unknown[0]!r}"
+                            + (f" (did you mean {close[0]!r}?)" if close else "")
+                            + f"; the keys are the fields of {type(self).__name__} (airctl/ledger/index.py)")
+        hints = _hints(type(self))
         for key, value in fields.items():
-            self.set_key(key, value)
+            setattr(self, key, _coerce(value, hints[key]))
 
     # -- JSON ----------------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
@@ -165,6 +171,12 @@ def _check(value: Any, hint: Any, parent: str, key: str, file: str | None) -> An
         return _check(value, args[0], parent, key, file)
     if isinstance(hint, type) and issubclass(hint, Record):
         return hint.from_json(value, file=file, where=f"{parent}: {key}" if parent else key)
+    if typing.is_typeddict(hint):  # a nested object (index_parts.py): a dict whose known keys are checked
+        _check(value, dict, parent, key, file)
+        for name, item in _hints(hint).items():
+            if name in value:
+                _check(value[name], item, parent, _inner(key, name), file)
+        return value
     base = origin or hint
     if base is float:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -173,6 +185,10 @@ def _check(value: Any, hint: Any, parent: str, key: str, file: str | None) -> An
     if not ok:
         where = f"{parent}: {key}" if parent else key
         raise _error(f"{where} is {_kind(value)}, expected {_EXPECTED.get(base, base.__name__)}", file)
+    if base is dict and typing.get_args(hint):  # dict[str, X]: every value an X (``timings``, ``by_kind``)
+        for name, item in value.items():
+            _check(item, typing.get_args(hint)[1], parent, _inner(key, name), file)
+        return value
     if base is list and typing.get_args(hint):
         (item,) = typing.get_args(hint)
         if isinstance(item, type) and issubclass(item, Record):
@@ -180,6 +196,11 @@ def _check(value: Any, hint: Any, parent: str, key: str, file: str | None) -> An
                     for i, v in enumerate(value)]
         return [_check(v, item, parent, f"{key}[{i}]", file) for i, v in enumerate(value)]
     return value
+
+
+def _inner(key: str, name: str) -> str:
+    """How errors name key ``name`` inside ``key``: ``'execution.matches_eager'``."""
+    return f"{key[:-1]}.{name}'" if key.endswith("'") else f"{key}.{name}"
 
 
 def _coerce(value: Any, hint: Any) -> Any:

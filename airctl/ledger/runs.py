@@ -23,8 +23,7 @@ from typing import Any
 
 from airctl import ledger_files
 from airctl.errors import LedgerError
-from airctl.ledger.index_load import load_index
-from airctl.ledger.liveness import seen_alive
+from airctl.ledger.index_load import read_index
 from airctl.ledger.pointer import read_pointer, write_pointer
 from airctl.ledger.record import INDEX
 from airctl.ledger_files import is_ledger
@@ -46,8 +45,6 @@ def mark_latest(out_dir: Path, run_id: str) -> None:
 def _where(out_dir: Path) -> str:
     text = str(out_dir)
     return text if Path(text).is_absolute() or text.startswith(".") else f"./{text}"
-
-
 
 
 def run_folders(out_dir: Path) -> list[Path]:
@@ -133,37 +130,16 @@ class RunRow:
         return dict(self.__dict__)
 
 
-_STR, _NUM = (str, type(None)), (int, float, type(None))
-_ROW_FIELDS: dict[str, tuple[type, ...]] = {  # what `airctl runs` shows, and the types it can show
-    "created": _STR, "command": _STR, "mode": _STR, "passes": _STR, "status": _STR, "error": _STR,
-    "execution": (dict, type(None)), "model": (dict, type(None)), "timings": (dict, type(None))}
-
-
-def _field(data: dict[str, Any], key: str, types: tuple[type, ...], where: str, in_: str = "") -> Any:
-    """``data[key]`` when of ``types`` (or absent); LedgerError naming the field and its JSON type else."""
-    value = data.get(key)
-    if isinstance(value, bool) and bool not in types or not isinstance(value, types):
-        kind = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list",
-                dict: "an object"}.get(type(value), type(value).__name__)
-        raise LedgerError(f"corrupt {INDEX}: `{in_}{key}` is {kind}", file=where)
-    return value
-
-
 def _row(root: Path, current: bool) -> RunRow:
-    """One run's row; LedgerError (listed as unreadable, with the reason) when its index cannot say."""
-    where = str(root / INDEX)
-    data = seen_alive(load_index(root / INDEX), root)
-    if not isinstance(data, dict):
-        raise LedgerError(f"corrupt {INDEX}: not a JSON object", file=where)
-    got = {key: _field(data, key, types, where) for key, types in _ROW_FIELDS.items()}
-    execution, model, timings = got["execution"] or {}, got["model"] or {}, got["timings"] or {}
-    races = _field(execution, "races", (list, type(None)), where, "execution.")
+    """One run's row, from its index read as every reader reads it (:func:`~airctl.ledger.index_load.read_index`);
+    LedgerError (listed as unreadable, with the reason) when the index is malformed."""
+    index = read_index(root, warn=False)
+    execution = index.execution or {}
     return RunRow(
-        id=root.name, path=str(root), created=got["created"], command=got["command"],
-        model=_field(model, "path", _STR, where, "model."), mode=got["mode"], passes=got["passes"],
-        status=got["status"], matches_eager=_field(execution, "matches_eager", (bool, type(None)), where, "execution."),
-        races=len(races or []), seconds=_field(timings, "total_seconds", _NUM, where, "timings."), current=current,
-        error=got["error"])
+        id=root.name, path=str(root), created=index.created, command=index.command,
+        model=(index.model or {}).get("path"), mode=index.run_mode, passes=index.passes, status=index.status,
+        matches_eager=execution.get("matches_eager"), races=len(execution.get("races") or []),
+        seconds=index.timings.get("total_seconds"), current=current, error=index.error)
 
 
 def list_runs(out_dir: Path) -> list[RunRow]:

@@ -34,8 +34,6 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import os
-import re
-import secrets
 import shutil
 import time
 from collections.abc import Callable, Mapping
@@ -48,26 +46,18 @@ from airctl.ledger.files import BackgroundFiles, copy_compressed
 from airctl.ledger.index import DumpEntry, GraphEntry, RunIndex, StageEntry, WhyEvent
 from airctl.ledger.index_file import cannot_write, write_index
 from airctl.ledger.liveness import process_record
+from airctl.ledger.lost_files import missing_files, unlist
 from airctl.ledger.record import INDEX
+from airctl.ledger.run_folder import make_run_folder, slug
 from airctl.ledger.runs import mark_latest
 from airctl.ledger.snapshots import Snapshots
-from airctl.safe_files import check_folder
 
 FLUSH_SHARE = 0.1  # at most this share of the time between unforced rewrites of index.json goes to writing it
 SNAPSHOT_EXT = ".json.gz"
 TEXT_EXT = ".txt.gz"
 Text = str | Callable[[], str] | None
 
-__all__ = ["INDEX", "LedgerWriter", "cannot_write", "new_run_id", "slug"]
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "stage"
-
-
-def new_run_id(label: str) -> str:
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    return f"{stamp}-{slug(label)[:40]}-{secrets.token_hex(2)}"
+__all__ = ["INDEX", "LedgerWriter", "cannot_write"]
 
 
 class LedgerWriter:
@@ -88,17 +78,8 @@ class LedgerWriter:
         """A new run folder under ``out_dir`` (never an existing one); ``fields`` are run-level keys.
         The folder is absolute from here on: the user's code may change the working folder (``shown``
         keeps it as typed, for what is printed; the run restores the working folder when it ends)."""
-        out = Path(os.path.abspath(out_dir))
-        check_folder(out, what="folder of runs (--out)")  # a link to nothing, a file: said, not "File exists"
-        out.mkdir(parents=True, exist_ok=True)
-        while True:
-            run_id = new_run_id(label)
-            root = out / run_id
-            try:
-                root.mkdir()
-                break
-            except FileExistsError:
-                continue
+        root = make_run_folder(out_dir, label)
+        run_id = root.name
         try:
             writer = cls._start(root, run_id, fields)
             writer.shown = Path(os.path.normpath(Path(out_dir) / run_id))
@@ -128,7 +109,7 @@ class LedgerWriter:
             created=_dt.datetime.now().astimezone().isoformat(timespec="milliseconds"),
             status="running", graphs=[], log="log.txt", process=process_record(),
         )
-        index.update(fields)
+        index.update(fields, "LedgerWriter.create()")
         writer = cls(root, index)
         writer.flush()
         return writer
@@ -138,11 +119,11 @@ class LedgerWriter:
         entry = self.run_index.graph(graph_id)
         if entry is None:
             entry = GraphEntry(id=graph_id, kind=kind)
-            entry.update(fields)
+            entry.update(fields, "LedgerWriter.graph()")
             self.run_index.graphs.append(entry)
             (self.root / "graphs" / slug(graph_id)).mkdir(parents=True, exist_ok=True)
         else:
-            entry.update({k: v for k, v in fields.items() if v is not None})
+            entry.update({k: v for k, v in fields.items() if v is not None}, "LedgerWriter.graph()")
         return entry
 
     def graph_entry(self, graph_id: str) -> GraphEntry:
@@ -153,7 +134,7 @@ class LedgerWriter:
 
     def update_graph(self, graph_id: str, **fields: Any) -> None:
         """Set graph-level keys (``execution`` of ``airctl run``'s per-graph check, ...) and flush."""
-        self.graph_entry(graph_id).update(fields)
+        self.graph_entry(graph_id).update(fields, "LedgerWriter.update_graph()")
         self.flush(force=False)
 
     def stages(self, graph_id: str) -> list[StageEntry]:
@@ -232,7 +213,7 @@ class LedgerWriter:
             file=file, text=text_file, seconds=seconds,
             elapsed=round(time.perf_counter() - self._started, 3),
         )
-        stage.update(extra)
+        stage.update(extra, "LedgerWriter.add_stage()")
         stages.append(stage)
         self.flush(force=False)
         return stage
@@ -303,35 +284,14 @@ class LedgerWriter:
     def forget_missing(self) -> None:
         """Unlist the stage files that are not on disk (a process that ended before its background
         writes did: a killed rank's ledger, finished by the launcher)."""
-        listed = {s.file for g in self.run_index.graphs for s in g.stages} | {
-            s.text for g in self.run_index.graphs for s in g.stages if s.text}
-        lost = {f for f in listed if not (self.root / f).is_file()}
+        lost = missing_files(self.run_index, self.root)
         if lost:
             self._forget(lost, "the process ended before they were written")
 
     def _forget(self, lost: set[str], why: str) -> None:
-        """Stages whose snapshot is in ``lost`` leave the index, texts in it are unlisted, a TorchAir
-        dump that could not be compressed is listed under its own name; a note says so."""
-        dropped = 0
-        for entry in self.run_index.graphs:
-            kept = [s for s in entry.stages if s.file not in lost]
-            dropped += len(entry.stages) - len(kept)
-            entry.stages[:] = kept
-            for stage in kept:
-                if stage.text in lost:
-                    stage.text = None
-        for dump in list(self.run_index.dumps):
-            if dump.file in lost:
-                original = dump.file.removesuffix(".gz")
-                if (self.root / original).is_file():
-                    dump.file = original
-                else:
-                    self.run_index.dumps.remove(dump)
+        """The files ``lost`` out of the index (:mod:`airctl.ledger.lost_files`) and the report's memory."""
+        unlist(self.run_index, self.root, lost, why)
         self._snapshots.forget(lost)
-        if self.run_index.notes is None:
-            self.run_index.notes = []
-        self.run_index.notes.append(f"{len(lost)} ledger file(s) could not be written ({why}); "
-                                    f"{dropped} stage(s) whose snapshot is missing are left out")
 
     def sync(self) -> None:
         """Everything handed to the writer on disk: the stage files, and index.json as it is now."""
@@ -344,7 +304,7 @@ class LedgerWriter:
         if self.dump_entry(path) is not None:
             return None
         entry = DumpEntry(file=rel)
-        entry.update(fields)
+        entry.update(fields, "LedgerWriter.add_dump()")
         self.run_index.dumps.append(entry)
         self.flush(force=False)
         return entry
@@ -357,13 +317,14 @@ class LedgerWriter:
         """Set keys of a listed dump (``source``: where the script had TorchAir write it) and flush."""
         entry = self.dump_entry(path)
         if entry is not None:
-            entry.update(fields)
+            entry.update(fields, "LedgerWriter.update_dump()")
             self.flush(force=False)
 
     # -- run-level fields ---------------------------------------------------------------------
     def set(self, **fields: Any) -> None:
-        """Set run-level keys (documented ones become typed fields, others are kept as they are)."""
-        self.run_index.update(fields)
+        """Set run-level keys: fields of :class:`~airctl.ledger.index.RunIndex`; any other key (a
+        misspelt one) raises ``TypeError`` before anything is set."""
+        self.run_index.update(fields, "LedgerWriter.set()")
         self.flush()
 
     def elapsed(self) -> float:

@@ -1,7 +1,7 @@
 """Read a YAML pass file into :class:`PassFile`, with every error pointing at its line and column.
 
 YAML is parsed with ``yaml.SafeLoader`` (no arbitrary objects), subclassed so that each mapping
-and list remembers where its keys and items were written; schema violations
+and list remembers where its keys and items were written (:mod:`airctl.passes.yaml_marks`); schema violations
 (:mod:`airctl.passes.schema`) and the semantic checks below then raise
 :class:`~airctl.errors.SpecError` with ``file:line:column`` and a hint (closest key, closest
 pass name). Semantic checks: unique pass names; ``wait.on`` names an earlier record pass (or a
@@ -27,63 +27,8 @@ from airctl.limits import PASS_FILE_BYTES
 from airctl.passes import schema
 from airctl.passes.name_pattern import PatternError, compile_pattern
 from airctl.passes.time_limit import DEFAULT_SECONDS
-from airctl.passes.yaml_bounds import BoundedComposer
+from airctl.passes.yaml_marks import MarkedLoader, where
 from airctl.safe_files import read_regular
-
-
-class MarkedDict(dict):
-    """A YAML mapping that knows where it and each of its keys and values were written."""
-
-    line: int = 0
-    column: int = 0
-    key_marks: dict[Any, tuple[int, int]]
-    value_marks: dict[Any, tuple[int, int]]
-
-
-class MarkedList(list):
-    line: int = 0
-    column: int = 0
-    item_marks: list[tuple[int, int]]
-
-
-class _MarkedLoader(BoundedComposer):
-    pass
-
-
-def _mark(node: yaml.Node) -> tuple[int, int]:
-    return node.start_mark.line + 1, node.start_mark.column + 1
-
-
-def _construct_map(loader: _MarkedLoader, node: yaml.MappingNode):  # type: ignore[no-untyped-def]
-    data = MarkedDict()
-    data.line, data.column = _mark(node)
-    data.key_marks, data.value_marks = {}, {}
-    yield data
-    loader.flatten_mapping(node)
-    for key_node, value_node in node.value:
-        if isinstance(key_node, yaml.ScalarNode) and key_node.tag == "tag:yaml.org,2002:bool":
-            key = key_node.value  # YAML 1.1 reads a bare `on:` key as True; keys here are words
-        else:
-            key = loader.construct_object(key_node, deep=True)
-        if key in data:
-            line, col = _mark(key_node)
-            raise SpecError(f"duplicate key `{key}`", line=line, column=col,
-                            hint="a YAML mapping keeps only the last of repeated keys; remove one")
-        data[key] = loader.construct_object(value_node, deep=True)
-        data.key_marks[key] = _mark(key_node)
-        data.value_marks[key] = _mark(value_node)
-
-
-def _construct_seq(loader: _MarkedLoader, node: yaml.SequenceNode):  # type: ignore[no-untyped-def]
-    data = MarkedList()
-    data.line, data.column = _mark(node)
-    data.item_marks = [_mark(n) for n in node.value]
-    yield data
-    data.extend(loader.construct_object(n, deep=True) for n in node.value)
-
-
-_MarkedLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
-_MarkedLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
 
 
 @dataclass
@@ -184,7 +129,7 @@ def load(path: Path | str) -> PassFile:
 def parse_text(text: str, path: Path | None = None) -> PassFile:
     file = str(path) if path else None
     try:
-        data = yaml.load(text, Loader=_MarkedLoader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(text, Loader=MarkedLoader)  # noqa: S506 - a SafeLoader subclass
     except SpecError as e:
         e.file = file
         raise
@@ -206,28 +151,11 @@ def parse_text(text: str, path: Path | None = None) -> PassFile:
     return _build(data, file, path)
 
 
-def _where(doc: Any, path: tuple[Any, ...], at_key: bool = False) -> tuple[int | None, int | None]:
-    """Line and column of ``path`` inside the marked document (its nearest known ancestor)."""
-    node, best = doc, (getattr(doc, "line", None), getattr(doc, "column", None))
-    for i, step in enumerate(path):
-        last = i == len(path) - 1
-        if isinstance(node, MarkedDict) and step in node:
-            marks = node.key_marks if (last and at_key) else node.value_marks
-            best = marks.get(step, best)
-            node = node[step]
-        elif isinstance(node, MarkedList) and isinstance(step, int) and 0 <= step < len(node):
-            best = node.item_marks[step]
-            node = node[step]
-        else:
-            break
-    return best
-
-
 def _check(value: Any, sch: dict[str, Any], doc: Any, base: tuple[Any, ...], file: str | None) -> None:
     violations = schema.validate(value, sch, base)
     if violations:
         v = violations[0]
-        line, col = _where(doc, v.path, v.at_key)
+        line, col = where(doc, v.path, v.at_key)
         raise SpecError(v.message, file=file, line=line, column=col, hint=v.hint)
 
 
@@ -261,21 +189,21 @@ def _build(doc: dict[str, Any], file: str | None, path: Path | None) -> PassFile
     for i, raw in enumerate(doc["passes"]):
         base = ("passes", i)
         if not isinstance(raw, dict):
-            line, col = _where(doc, base)
+            line, col = where(doc, base)
             raise SpecError(f"passes[{i}] must be a mapping (name, kind, ...), got {schema.type_name(raw)}", file=file,
                             line=line, column=col)
         kind = raw.get("kind")
         if kind not in schema.KINDS:
-            line, col = _where(doc, (*base, "kind") if "kind" in raw else base)
+            line, col = where(doc, (*base, "kind") if "kind" in raw else base)
             guess = schema.closest(str(kind), list(schema.KINDS)) if kind is not None else None
             what = f"unknown pass kind `{kind}`" if kind is not None else f"passes[{i}] has no `kind`"
             raise SpecError(what, file=file, line=line, column=col,
                             hint=(f"did you mean `{guess}`? " if guess else "") + "kinds: " + ", ".join(schema.KINDS))
         _check(raw, schema.KINDS[kind], doc, base, file)
         name = raw["name"]
-        line, col = _where(doc, base)
+        line, col = where(doc, base)
         if name in seen:
-            nline, ncol = _where(doc, (*base, "name"))
+            nline, ncol = where(doc, (*base, "name"))
             raise SpecError(f"duplicate pass name `{name}` (first at line {seen[name]})", file=file, line=nline,
                             column=ncol, hint="pass names must be unique: waits and ledger stages refer to them")
         seen[name] = line or 0
@@ -287,7 +215,7 @@ def _build(doc: dict[str, Any], file: str | None, path: Path | None) -> PassFile
             timeout=_seconds(raw, default_timeout),
             each=raw.get("each", False),
             placements=list(raw["placements"]) if "placements" in raw else None,
-            marks={k: _where(doc, (*base, k)) for k in raw},  # type: ignore[misc]
+            marks={k: where(doc, (*base, k)) for k in raw},  # type: ignore[misc]
         )
         for key in ("select", "after", "before"):
             if key in raw:

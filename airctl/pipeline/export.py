@@ -28,7 +28,7 @@ from airctl.io.read import write_graph
 from airctl.io.torch_trace import Compile, write_trace
 from airctl.ledger.index import GraphEntry
 from airctl.ledger.reader import Ledger
-from airctl.ledger.writer import slug
+from airctl.ledger.run_folder import slug
 
 
 @dataclass

@@ -35,7 +35,8 @@ from airctl.io.artifacts import ArtifactSet, discover
 from airctl.io.listing import ge_ops_text
 from airctl.ledger.files import copy_compressed
 from airctl.ledger.index import RunIndex
-from airctl.ledger.writer import LedgerWriter, slug
+from airctl.ledger.run_folder import slug
+from airctl.ledger.writer import LedgerWriter
 from airctl.pipeline.import_why import record_why_events
 from airctl.pipeline.run.finish import finish_ledger
 from airctl.pipeline.run.lifecycle import Run

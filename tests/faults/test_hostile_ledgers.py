@@ -15,25 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from airctl.cli.app import build_app
 from airctl.ledger.runs import LATEST, latest_run, list_runs, mark_latest
 from tests.conftest import REPO
-
-runner = CliRunner()
-DUMP = REPO / "fixtures" / "checks" / "dumps" / "similar_stream_labels.txt"
-
-
-def airctl(*args: object):  # noqa: ANN201
-    return runner.invoke(build_app(), [str(a) for a in args])
-
-
-def no_traceback(result, code: int) -> str:  # noqa: ANN001
-    text = result.stdout + result.stderr
-    assert result.exit_code == code, (result.exit_code, text[-2000:], result.exception)
-    assert "internal error" not in text and "Traceback" not in text, text[-2000:]
-    return text
+from tests.faults.in_process import DUMP, airctl, no_traceback
 
 
 @pytest.fixture

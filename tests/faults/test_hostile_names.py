@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from airctl.cli.app import build_app
 from tests.conftest import REPO
+from tests.faults.in_process import no_traceback
 
 runner = CliRunner()
 HOSTILE = "\x1b]0;owned\x07[red]x[bold]:thumbs_up:\x1b[31m"  # no "/": it also names files
@@ -28,9 +29,7 @@ def airctl(*args: object):  # noqa: ANN201
 def clean(result, *codes: int) -> str:  # noqa: ANN001
     """The command's stdout + stderr, checked: an expected exit code, no traceback, no raw control character,
     no emoji rendered from data."""
-    text = result.stdout + result.stderr
-    assert result.exit_code in codes, (result.exit_code, text[-2000:], result.exception)
-    assert "internal error" not in text and "Traceback" not in text, text[-2000:]
+    text = no_traceback(result, *codes)
     assert not RAW.search(text), repr(RAW.search(text).group()) + " in " + repr(text[:3000])
     assert "\U0001f44d" not in text, "an emoji code in data was rendered"
     return text

@@ -15,32 +15,16 @@ import logging
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from airctl.cli.app import build_app
-from tests.conftest import REPO
 from tests.faults.bounded import airctl_capped
-
-runner = CliRunner()
-DUMP = REPO / "fixtures" / "checks" / "dumps" / "similar_stream_labels.txt"
-
-
-def airctl(*args: object, env: dict[str, str] | None = None):  # noqa: ANN201
-    return runner.invoke(build_app(), [str(a) for a in args], env=env)
-
-
-def clean(result, code: int) -> str:  # noqa: ANN001
-    text = result.stdout + result.stderr
-    assert result.exit_code == code, (result.exit_code, text[-2000:], result.exception)
-    assert "internal error" not in text and "Traceback" not in text, text[-2000:]
-    return text
+from tests.faults.in_process import DUMP, airctl, no_traceback
 
 
 @pytest.fixture
 def runs(tmp_path: Path) -> Path:
     out = tmp_path / "runs"
     for _ in range(2):
-        clean(airctl("import", DUMP, "--out", out, "--no-report"), 0)
+        no_traceback(airctl("import", DUMP, "--out", out, "--no-report"), 0)
     return out
 
 
@@ -51,9 +35,9 @@ def test_a_run_with_a_wrongly_typed_index_is_listed_unreadable_and_the_others_st
     bad, good = sorted(p for p in runs.iterdir() if p.is_dir())
     index = json.loads((bad / "index.json").read_text())
     (bad / "index.json").write_text(json.dumps({**index, **damage}))
-    text = clean(airctl("runs", "--out", runs), 0)
-    assert good.name in text and f"{bad.name}: unreadable: corrupt index.json: `" in text, text
-    rows = json.loads(clean(airctl("runs", "--out", runs, "--json"), 0))["runs"]
+    text = no_traceback(airctl("runs", "--out", runs), 0)
+    assert good.name in text and f"{bad.name}: unreadable: malformed index.json: '" in text, text
+    rows = json.loads(no_traceback(airctl("runs", "--out", runs, "--json"), 0))["runs"]
     assert {r["id"]: r["status"] for r in rows}[bad.name] == "unreadable"
 
 
@@ -62,9 +46,9 @@ def test_the_current_run_pointer_is_refused_as_output(runs: Path, command: list[
     pointer = runs / "latest"
     before = pointer.read_text()
     run = next(p for p in runs.iterdir() if p.is_dir())
-    text = clean(airctl(*[a.format(run=run) for a in command], pointer), 2)
+    text = no_traceback(airctl(*[a.format(run=run) for a in command], pointer), 2)
     assert "it is the current-run pointer" in text and pointer.read_text() == before
-    clean(airctl("show", "--out", runs), 0)  # the folder still works
+    no_traceback(airctl("show", "--out", runs), 0)  # the folder still works
 
 
 @pytest.mark.parametrize("kind", ["file", "/dev/null", "dangling link"])
@@ -77,20 +61,20 @@ def test_runs_on_something_that_is_not_a_folder_is_an_error_not_no_run_yet(tmp_p
     else:
         out = Path("/dev/null")
     for command in ("runs", "show"):
-        text = clean(airctl(command, "--out", out), 2)
+        text = no_traceback(airctl(command, "--out", out), 2)
         assert "no run" not in text and ("is not a folder" in text or "is a link to nothing" in text), text
 
 
 def test_a_dangling_runs_link_is_named_when_a_run_starts(tmp_path: Path) -> None:
     out = tmp_path / "airctl-runs"
     out.symlink_to(tmp_path / "gone")
-    text = clean(airctl("import", DUMP, "--out", out, "--no-report"), 2)
+    text = no_traceback(airctl("import", DUMP, "--out", out, "--no-report"), 2)
     assert "is a link to nothing" in text and "File exists" not in text, text
 
 
 @pytest.mark.parametrize("value", ["abc", "-1", "nan", "inf", "0"])
 def test_a_bad_tool_timeout_setting_is_an_error_naming_the_variable(tmp_path: Path, value: str) -> None:
-    text = clean(airctl("runs", "--out", tmp_path, env={"AIRCTL_TOOL_TIMEOUT": value}), 2)
+    text = no_traceback(airctl("runs", "--out", tmp_path, env={"AIRCTL_TOOL_TIMEOUT": value}), 2)
     assert f"AIRCTL_TOOL_TIMEOUT={value!r} is not valid" in text
 
 
@@ -98,12 +82,12 @@ def test_every_checked_setting_refuses_a_bad_value(tmp_path: Path) -> None:
     from airctl.settings import SETTINGS
 
     for setting in SETTINGS:
-        text = clean(airctl("runs", "--out", tmp_path, env={setting.name: "maybe"}), 2)
+        text = no_traceback(airctl("runs", "--out", tmp_path, env={setting.name: "maybe"}), 2)
         assert setting.name in text
 
 
 def test_a_newline_in_a_model_path_is_shown_escaped(tmp_path: Path) -> None:
-    text = clean(airctl("compile", tmp_path / "new\nline.py", "--out", tmp_path / "runs"), 2)
+    text = no_traceback(airctl("compile", tmp_path / "new\nline.py", "--out", tmp_path / "runs"), 2)
     assert "new\\nline.py: error: model script not found" in text, text
 
 

@@ -1,5 +1,6 @@
 """The typed run index: a real ledger's index.json reads and writes back unchanged, unknown keys
-survive, and the writer's dict view writes through to the typed index."""
+survive a read, the writer writes through to the typed index and refuses a key it does not know,
+and the nested objects (index_parts.py) are checked on read."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from airctl.errors import LedgerError
 from airctl.ledger.index import DumpEntry, GraphEntry, RunIndex, StageEntry
 from airctl.ledger.reader import Ledger
 from airctl.ledger.writer import LedgerWriter
@@ -78,14 +80,14 @@ def test_writer_methods_write_through_to_the_typed_index_and_the_file(tmp_path: 
     w.set_timing("backend_seconds", 0.5004)
     w.update_graph("1-inference", execution={"matches_eager": True})
     w.update_dump(path, source="/elsewhere/x.pbtxt")
-    w.set(warnings=["w"], something_new=1)
+    w.set(warnings=["w"])
     w.sync()
     if w.run_index.mode is None:
         w.set(mode="max-autotune")
     index = w.run_index
     assert index.timings["backend_seconds"] == 0.5 and index.graphs[0].execution == {"matches_eager": True}
     assert index.dumps[0].source == "/elsewhere/x.pbtxt" and index.warnings == ["w"] and index.mode == "max-autotune"
-    assert index.extra == {"something_new": 1}
+    assert index.extra == {}
     on_disk = json.loads((w.root / "index.json").read_text())
     assert on_disk == index.to_json()
     assert "report_error" not in on_disk and on_disk["graphs"][0]["stages"][0]["name"] == "aot-inference"
@@ -108,3 +110,44 @@ def test_writer_public_lookups(tmp_path: Path) -> None:
     index = json.loads((w.root / "index.json").read_text())
     assert index["graphs"][0]["execution"] == {"checked": True}
     assert index["error"] == "pass `p` failed" and index["status"] == "running"
+
+
+@pytest.mark.parametrize("call", [
+    lambda w: w.set(matches_eagr=True),
+    lambda w: w.set(status="ok", executoin={"matches_eager": True}),
+    lambda w: w.add_stage("1-inference", "aot-inference", _graph(1), pass_knd="wait"),
+    lambda w: w.graph("2-forward", "forward", dynamo_grpah=2),
+    lambda w: w.update_graph("1-inference", exectuion={}),
+    lambda w: w.add_dump(w.root / "torchair" / "a.txt", wrtten_by="torchair"),
+])
+def test_the_writer_refuses_a_misspelt_key_and_writes_nothing_of_the_call(tmp_path: Path, call) -> None:
+    w = LedgerWriter.create(tmp_path, "m", command="compile")
+    w.graph("1-inference", "inference")
+    w.sync()
+    before = (w.root / "index.json").read_text()
+    with pytest.raises(TypeError, match=r"LedgerWriter\.\w+\(\) got an unknown \w+ key '\w+'"):
+        call(w)
+    w.sync()
+    assert (w.root / "index.json").read_text() == before  # not half-set: `status` of the second call too
+
+
+def test_a_misspelt_key_names_the_key_it_resembles(tmp_path: Path) -> None:
+    w = LedgerWriter.create(tmp_path, "m")
+    with pytest.raises(TypeError) as e:
+        w.set(eror_detail={"type": "X"})
+    assert "'eror_detail' (did you mean 'error_detail'?)" in str(e.value)
+    with pytest.raises(TypeError, match="LedgerWriter.create"):
+        LedgerWriter.create(tmp_path, "m", comand="compile")
+
+
+def test_nested_objects_are_typed_and_checked_on_read() -> None:
+    data = {"graphs": [], "execution": {"matches_eager": "yes", "races": []}}
+    with pytest.raises(LedgerError, match="'execution.matches_eager' is a string, expected a boolean"):
+        RunIndex.read(data)
+    data = {"graphs": [], "model": {"path": "m.py", "argv": ["m.py", 3]}}
+    with pytest.raises(LedgerError, match=r"'model.argv'\[1\] is a number, expected a string"):
+        RunIndex.read(data)
+    data = {"graphs": [], "execution": {"matches_eager": True, "races": [{"graph": "1-inference", "later": 1}]},
+            "findings": [{"rule": "R3", "nodes": ["a"], "future": {}}], "backend": {"name": "sim", "new": 2}}
+    index = RunIndex.read(json.loads(json.dumps(data)))
+    assert index.execution == data["execution"] and index.to_json() == data  # unknown nested keys kept as read

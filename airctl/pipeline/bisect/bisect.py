@@ -37,7 +37,7 @@ from typing import Any
 
 from airctl.errors import AirctlError
 from airctl.io.paths import shareable
-from airctl.ledger.writer import new_run_id
+from airctl.ledger.run_folder import new_run_id
 from airctl.modes import MAX_AUTOTUNE
 from airctl.pipeline.bisect.conditions import Condition, Verdict
 from airctl.pipeline.bisect.facts import culprit_facts, torchair_passes, units_of

@@ -119,17 +119,18 @@ def link_graphs(ledger: LedgerWriter) -> None:
 # -- TorchAir's compile cache ------------------------------------------------------------------
 def _earlier_events(out_dir: Path, this: Path) -> Iterator[dict[str, Any]]:
     """Cache events of earlier runs in ``out_dir``, newest run first (each ``index.json`` read once, as
-    plain JSON: only its ``events`` are looked at)."""
-    import json
-
+    JSON by the ledger's one loader, untyped: only its ``events`` are looked at)."""
+    from airctl.errors import LedgerError
+    from airctl.ledger.index_load import load_index
     from airctl.ledger.runs import run_folders
+    from airctl.ledger_files import INDEX
 
     for folder in sorted(run_folders(out_dir), key=lambda p: p.name, reverse=True):
         if folder.resolve() == this.resolve():
             continue
         try:
-            events = json.loads((folder / "index.json").read_text()).get("events") or []
-        except (OSError, ValueError, AttributeError):  # an unreadable or foreign ledger says nothing
+            events = load_index(folder / INDEX).get("events") or []
+        except (LedgerError, AttributeError):  # an unreadable or foreign ledger says nothing
             continue
         for event in reversed(events):
             if isinstance(event, dict) and str(event.get("kind", "")).startswith("cache_"):

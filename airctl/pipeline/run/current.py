@@ -91,8 +91,8 @@ def run_origin(out_dir: Path, run: str | Path | None = None) -> RunOrigin:
         origin.warnings.append(f"{path} changed since run {root.name}: using the file as it is now")
     if index.passes:
         passes = Path(index.passes)
-        resolved = index.extra.get("passes_resolved")
-        if not passes.is_file() and isinstance(resolved, str) and Path(resolved).is_file():
+        resolved = index.passes_resolved
+        if not passes.is_file() and resolved and Path(resolved).is_file():
             passes = Path(resolved)
         origin.passes = passes if passes.is_file() else None
         if origin.passes is None:
