@@ -113,6 +113,7 @@ def register(app: typer.Typer) -> None:
         from airctl.errors import FindingsExit
         from airctl.pipeline import profile as pipeline
         from airctl.pipeline.compile.options import parse_options
+        from airctl.pipeline.source import MODELS, choose_model, resolve_source
 
         if times is not None:
             if target == "analyze" or folder is not None or nproc > 1:
@@ -125,24 +126,23 @@ def register(app: typer.Typer) -> None:
                             options=parse_options(option), command_line=command_line(ctx), device=device,
                             launch_us=launch_us, compare=compare, top=top, png=png, as_json=as_json)
             return
-        if target == "analyze":
+        source = None if target == "analyze" else resolve_source(target, run, out_dir=out, accepts=MODELS)
+        if source is None:
             if folder is None:
                 raise AirctlError("`airctl profile analyze` needs a profiler folder",
                                   hint="airctl profile analyze ./prof   (the dir given to tensorboard_trace_handler)")
             with status("reading the profile…") as spinner:  # big traces: how far it got
                 outcome = pipeline.analyze_profile_folder(folder, ledger, out=out, png=png, top=top,
                                                           progress=lambda msg: spinner.update(escape(msg)))
-        elif (imported := _imported(target, run, out, passes, compare, nproc)) is not None:
+        elif (imported := _imported(source, passes, compare, nproc)) is not None:
             from airctl.pipeline.profile_imported import profile_imported
 
             with stdout_to_stderr(as_json), status("profiling the imported GE graphs…") as spinner:
                 outcome = profile_imported(imported, steps=steps, warmup=warmup, png=png, top=top,
                                            backend=backend.value, progress=lambda msg: spinner.update(msg))
         else:
-            from airctl.pipeline.run.current import choose_model
-
-            chosen = choose_model(Path(target) if target else None, entry=entry, mode=mode.value if mode else None,
-                                  passes=passes, out_dir=out, run=run, reuse_passes=True)
+            chosen = choose_model(source, entry=entry, mode=mode.value if mode else None, passes=passes,
+                                  reuse_passes=True)
             if chosen.origin is not None:
                 with_passes = f" with {chosen.passes.name}" if chosen.passes else ""
                 err.print(f"profiling {escape(chosen.model.name)}{escape(with_passes)} "
@@ -186,14 +186,14 @@ def register(app: typer.Typer) -> None:
             raise FindingsExit(len(outcome.races))
 
 
-def _imported(target: str | None, run: str | None, out: Path, passes: Path | None, compare: bool,
-              nproc: int) -> Path | None:
-    """The imported ledger to profile (a ledger folder given, or the current/--run run an import), else None."""
+def _imported(source: Any, passes: Path | None, compare: bool, nproc: int) -> Path | None:
+    """The imported ledger to profile (SOURCE a run that is an import), else None."""
     from airctl.pipeline.profile_imported import imported_ledger
+    from airctl.pipeline.source import Form
 
-    if target is not None and target.endswith(".py"):
+    if source.form is not Form.RUN:
         return None
-    found = imported_ledger(target, run, out)
+    found = imported_ledger(source.path)
     if found is not None and (passes is not None or compare or nproc > 1):
         raise AirctlError("--passes, --compare and --nproc need a model script; an imported ledger has GE graphs only",
                           hint="profile the imported ledger as it is, or the model script with airctl profile MODEL.py")

@@ -68,13 +68,9 @@ def register(app: typer.Typer) -> None:
         from airctl.cli.output import print_json
         from airctl.cli.summary import print_summary
         from airctl.ledger.reader import Ledger
-        from airctl.ledger.runs import resolve_run
+        from airctl.pipeline.source import resolve_source
 
-        if run and run_opt and run != run_opt:
-            from airctl.errors import LedgerError
-
-            raise LedgerError(f"two runs given: {run} and --run {run_opt}", hint="give one")
-        root = resolve_run(out, run or run_opt)
+        root = resolve_source(run, run_opt, out_dir=out).path
         index = Ledger.open(root).index
         if as_json:
             print_json(index.to_json())
