@@ -132,7 +132,8 @@ FILES = {  # SOURCE forms that are files, and the commands that take them
     "profiler": ["profile {0} --times {0}"],
 }
 PATHS = {"pbtxt": ("stream/original.pbtxt", "stream/optimized.pbtxt"),
-         "txt": ("stream/original.txt", "stream/optimized.txt"), "py-dump": ("stream/original.py", "stream/optimized.py"),
+         "txt": ("stream/original.txt", "stream/optimized.txt"),
+         "py-dump": ("stream/original.py", "stream/optimized.py"),
          "json": ("fx_before.json", "fx_after.json")}
 FILE_GRID = [(form, line) for form, lines in FILES.items() for line in lines]
 
