@@ -126,6 +126,8 @@ def register(app: typer.Typer) -> None:
                             options=parse_options(option), command_line=command_line(ctx), device=device,
                             launch_us=launch_us, compare=compare, top=top, png=png, as_json=as_json)
             return
+        if target != "analyze":
+            _check_model_args(folder, ledger)  # usage first: then what SOURCE names
         source = None if target == "analyze" else resolve_source(target, run, out_dir=out, accepts=MODELS)
         if source is None:
             if folder is None:
@@ -149,7 +151,8 @@ def register(app: typer.Typer) -> None:
                           f"({escape(chosen.mode)}, from run {escape(chosen.origin.run.name)})", highlight=False)
                 for warning in chosen.origin.warnings:
                     err.print(f"[bold yellow]warning:[/bold yellow] {escape(warning)}")
-            _check_model_form(folder, ledger, compare, chosen.passes)
+            if compare and chosen.passes is None:
+                raise AirctlError("--compare needs --passes FILE.yaml (it runs the model without and with it)")
             req = pipeline.ProfileRequest(model_path=chosen.model, mode=chosen.mode, passes_file=chosen.passes,
                                           steps=steps, warmup=warmup, out_dir=out, backend=backend.value,
                                           entry=chosen.entry, command_line=command_line(ctx),
@@ -200,16 +203,14 @@ def _imported(source: Any, passes: Path | None, compare: bool, nproc: int) -> Pa
     return found
 
 
-def _check_model_form(folder: Path | None, ledger: Path | None, compare: bool, passes: Path | None) -> None:
-    """Options that belong to `analyze`, or that need another, given with a model script."""
+def _check_model_args(folder: Path | None, ledger: Path | None) -> None:
+    """Arguments that belong to `analyze`, given with a model script or a run."""
     if folder is not None:
-        raise AirctlError(f"unexpected argument {str(folder)!r} after the model script",
+        raise AirctlError(f"unexpected argument {str(folder)!r} after the model script or run",
                           hint="to read a profiler folder: airctl profile analyze DIR")
     if ledger is not None:
         raise AirctlError("--ledger goes with `airctl profile analyze DIR`",
                           hint="a model run writes its own ledger under --out")
-    if compare and passes is None:
-        raise AirctlError("--compare needs --passes FILE.yaml (it runs the model without and with it)")
 
 
 def _fail_on(fail_on: Any, runs: list[Any]) -> None:
