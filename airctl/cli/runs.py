@@ -12,7 +12,7 @@ from typing import Any
 
 import typer
 
-from airctl.cli.options import out_option, run_option
+from airctl.cli.options import out_option, run_argument, run_option
 from airctl.cli.output import escape
 
 RUNS_HELP = (
@@ -57,7 +57,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("show", help=SHOW_HELP)
     def show_cmd(
-        run: str = typer.Argument(None, metavar="[RUN]", show_default=False, help="Run id or ledger folder."),
+        run: str = run_argument(),
         out: Path = out_option("Folder of ledgers where the run is."),
         run_opt: str = run_option("The run, as RUN (every command takes --run)."),
         all_stages: bool = typer.Option(False, "--all", help="Also list the passes that changed nothing."),

@@ -12,7 +12,7 @@ from typing import Any
 
 import typer
 
-from airctl.cli.options import out_option, run_option
+from airctl.cli.options import out_option, run_argument, run_option
 from airctl.cli.output import escape
 
 WHY_HELP = (
@@ -34,7 +34,7 @@ WHY_HELP = (
 def register(app: typer.Typer) -> None:
     @app.command("why", help=WHY_HELP)
     def why_cmd(
-        run: str = typer.Argument(None, metavar="[RUN]", show_default=False, help="Run id or ledger folder."),
+        run: str = run_argument(),
         out: Path = out_option("Folder of ledgers where the run is."),
         run_opt: str = run_option("The run, as RUN (every command takes --run)."),
         as_json: bool = typer.Option(False, "--json", help="Print the table as JSON on stdout."),
