@@ -14,7 +14,7 @@ AirctlErrors that main.py shows. No torch at import time.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -30,6 +30,9 @@ from airctl.cli.options import (
 from airctl.cli.output import escape
 from airctl.errors import AirctlError
 from airctl.modes import BackendName, Bad, Mode
+
+if TYPE_CHECKING:
+    from airctl.pipeline.source import Source
 
 HELP = (
     "Profile a model per stream: a Chrome trace with one lane per stream and record→wait arrows (open it in "
@@ -189,7 +192,7 @@ def register(app: typer.Typer) -> None:
             raise FindingsExit(len(outcome.races))
 
 
-def _imported(source: Any, passes: Path | None, compare: bool, nproc: int) -> Path | None:
+def _imported(source: Source, passes: Path | None, compare: bool, nproc: int) -> Path | None:
     """The imported ledger to profile (SOURCE a run that is an import), else None."""
     from airctl.pipeline.profile_imported import imported_ledger
     from airctl.pipeline.source import Form
