@@ -55,30 +55,7 @@ _AIRCTL = Path(__file__).resolve().parents[2]
 Detail = dict[str, Any]
 
 
-def mark_interrupted(ledger: LedgerWriter, interrupt: KeyboardInterrupt, override: bool = False) -> None:
-    """End ``ledger`` ``interrupted`` (Ctrl-C) or ``terminated`` (SIGTERM, SIGHUP), unless it already
-    ended with an error of its own; ``where`` says what the process was doing when the signal came
-    (the user's own code, e.g. a rank stuck in ``get_model()``: ``user_code``). ``override``: also
-    over an error the run ended with (the interrupt came first, and caused it)."""
-    try:  # the message says where the run was kept (app.py, main.py)
-        interrupt.airctl_ledger = str(ledger.shown)  # type: ignore[attr-defined]
-    except AttributeError:
-        pass
-    if ledger.run_index.status not in OPEN and not override:
-        return
-    where, user_code = interrupted_at(interrupt)
-    detail = {"where": where, "user_code": user_code} if where else {}
-    if isinstance(interrupt, Terminated):
-        ledger.fail(f"terminated by {interrupt.name}" + (f" in {where}" if user_code else ""),
-                    {"type": "Terminated", "signal": interrupt.name, **detail})
-        ledger.finish("terminated")
-    else:
-        ledger.fail("interrupted" + (f" in {where}" if user_code else ""),
-                    {"type": "KeyboardInterrupt", "signal": "SIGINT", **detail})
-        ledger.finish("interrupted")
-
-
-def interrupted_at(interrupt: BaseException) -> tuple[str | None, bool]:
+def _interrupted_at(interrupt: BaseException) -> tuple[str | None, bool]:
     """The innermost frame the interrupt was raised in, outside airctl, and whether it is the user's
     code (not a library's, not Python's own)."""
     import traceback
@@ -169,8 +146,27 @@ class Run:
             raise
 
     def interrupt(self, stop: KeyboardInterrupt, *, override: bool = False) -> None:
-        """End the run ``interrupted`` or ``terminated`` by ``stop`` (see :func:`mark_interrupted`)."""
-        mark_interrupted(self.ledger, stop, override=override)
+        """End the run ``interrupted`` (Ctrl-C) or ``terminated`` (SIGTERM, SIGHUP) by ``stop``, unless
+        it already ended with an error of its own; ``where`` says what the process was doing when the
+        signal came (the user's own code, e.g. a rank stuck in ``get_model()``: ``user_code``).
+        ``override``: also over an error the run ended with (the interrupt came first, and caused it)."""
+        ledger = self.ledger
+        try:  # the message says where the run was kept (app.py, main.py)
+            stop.airctl_ledger = str(ledger.shown)  # type: ignore[attr-defined]
+        except AttributeError:
+            pass
+        if ledger.run_index.status not in OPEN and not override:
+            return
+        where, user_code = _interrupted_at(stop)
+        detail = {"where": where, "user_code": user_code} if where else {}
+        if isinstance(stop, Terminated):
+            ledger.fail(f"terminated by {stop.name}" + (f" in {where}" if user_code else ""),
+                        {"type": "Terminated", "signal": stop.name, **detail})
+            ledger.finish("terminated")
+        else:
+            ledger.fail("interrupted" + (f" in {where}" if user_code else ""),
+                        {"type": "KeyboardInterrupt", "signal": "SIGINT", **detail})
+            ledger.finish("interrupted")
 
     def __enter__(self) -> Run:
         self._cwd = _cwd()
