@@ -10,9 +10,9 @@ nothing                       the current run of ``--out`` (``AIRCTL_OUT``; ``./
 ``--run RUN``                 a run, in any of the forms below (never a file)
 a run id, a unique part of    a run of ``--out`` (:func:`airctl.ledger.runs.resolve_run`);
 one, ``latest``,              ``latest~N``: the N-th run before the current one
-``latest~N``
+``latest~N``                  (``./latest``: a file of that name)
 a ledger or rank folder       that run (``airctl-runs/<id>``, ``.../ranks/<rank>``)
-a model script ``.py``        compiled first (:func:`compile_script`), into ``--out``
+a model script ``.py``        compiled first (:func:`compile_script`), into ``./airctl-runs``
 a graph file                  TorchAir ``.pbtxt``/``.txt``/``.py`` dump, airctl ``.json``, their
                               ``.gz``; for ``check`` also a DEBUG log or a ``graph():`` listing
 a profiler folder             a torch_npu profiler output (``profile --times``)
@@ -107,11 +107,13 @@ def resolve_source(given: str | Path | None, run: str | None = None, *, out_dir:
         return Source(Form.RUN, resolve_run(out_dir, run, option), run)
     text = str(given)
     path = Path(text)
+    if Form.RUN in accepts and _run_word(text):  # even beside a file named so (`./latest` names the file)
+        return Source(Form.RUN, resolve_run(out_dir, text, option), text)
     if path.is_dir():
         return _folder(path, text, accepts, out_dir)
     if path.exists():
         return _file(path, text, accepts, out_dir)
-    if Form.RUN in accepts and (_run_word(text) or accepts == RUNS or matching_runs(out_dir, text)):
+    if Form.RUN in accepts and (accepts == RUNS or matching_runs(out_dir, text)):
         return Source(Form.RUN, resolve_run(out_dir, text, option), text)
     if text.endswith(".py") and Form.MODEL in accepts:
         raise ModelScriptError("model script not found", file=text, hint=forms_hint(accepts, out_dir))

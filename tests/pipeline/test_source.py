@@ -84,3 +84,11 @@ def test_an_empty_folder_names_the_option_that_points_elsewhere(tmp_path: Path) 
         with pytest.raises(LedgerError, match="no run in .* yet") as caught:
             resolve_source(given, out_dir=tmp_path / "airctl-runs", accepts=GRAPHS, option=option)
         assert f"runs in another folder: {option} DIR" in (caught.value.hint or "")
+
+
+def test_latest_is_the_current_run_even_beside_a_file_of_that_name(out: Path, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "latest").write_bytes(PBTXT.read_bytes())
+    assert resolve_source("latest", out_dir=out, accepts=GRAPHS).form is Form.RUN
+    assert resolve_source("./latest", out_dir=out, accepts=GRAPHS).form is Form.GRAPH
