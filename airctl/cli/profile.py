@@ -103,8 +103,8 @@ def register(app: typer.Typer) -> None:
                                         help="With --times: host cost of one graph execution, µs (default: 40 "
                                              "max-autotune, 15 aclgraph; an assumption, docs/profile.md)."),
         ledger: Path = typer.Option(None, "--ledger", show_default=False, rich_help_panel=ANALYZE,
-                                    help="Ledger of the same model: link tasks to graph nodes; files go to its "
-                                         "profile/."),
+                                    help="The run of the same model (id, `latest`, folder): link tasks to graph "
+                                         "nodes; files go to its profile/."),
         out: Path = out_option("Folder for ledgers (analyze without --ledger: <out>/analyze-<folder>/).",
                                rich_help_panel=OUTPUT),
         png: bool = typer.Option(False, "--png", rich_help_panel=OUTPUT,
@@ -136,6 +136,8 @@ def register(app: typer.Typer) -> None:
             if folder is None:
                 raise AirctlError("`airctl profile analyze` needs a profiler folder",
                                   hint="airctl profile analyze ./prof   (the dir given to tensorboard_trace_handler)")
+            if ledger is not None:  # a run in any form (`--ledger latest`)
+                ledger = resolve_source(ledger, out_dir=out).path
             with status("reading the profile…") as spinner:  # big traces: how far it got
                 outcome = pipeline.analyze_profile_folder(folder, ledger, out=out, png=png, top=top,
                                                           progress=lambda msg: spinner.update(escape(msg)))
