@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -58,16 +59,21 @@ COMMANDS = {
     "predict": ["profile", "{run}", "--times", "estimate", "--json"],
     "suggest": ["passes", "suggest", "{run}", "-o", "{tmp}/suggested.yaml", "--json"],
     "fix": ["passes", "fix", "{run}", "-o", "{tmp}/fixed.yaml", "--no-check", "--json"],
+    "apply": ["passes", "apply", str(REPO / "fixtures" / "passes" / "bisect_numbers.yaml"), "{run}"],
+    "profile": ["profile", "{run}", "--steps", "1", "--warmup", "0"],
     "repro": ["repro", "{run}", "-o", "{tmp}/repro", "--json"],
     "bisect": ["bisect", "{run}", "--json", "--max-compiles", "12"],
 }
 POSITIONAL = ["none", "id", "part", "latest", "latest~0", "folder"]
 FORMS = [*POSITIONAL, *(f"--run {form}" for form in POSITIONAL[1:])]
-# repro and bisect compile at every form: a few forms of each way in (the resolver is the same)
-COSTLY = {"repro": ["none", "part", "folder", "--run latest~0"], "bisect": ["none", "latest", "--run id"]}
+# these compile at every form: a few forms of each way in (the resolver is the same); passes apply
+# names its run with --run only (its positional is the pass file)
+COSTLY = {"apply": ["none", "--run part", "--run latest~0"], "profile": ["none", "latest", "--run folder"],
+          "repro": ["none", "part", "folder", "--run latest~0"], "bisect": ["none", "latest", "--run id"]}
 # bisect runs to its culprit for the current run (no form); for the other forms its first step shows it
 # took the run's model, pass file and mode (the whole bisect is tests/pipeline/test_bisect.py's)
 FIRST_STEP_ONLY = ["--max-compiles", "1"]
+WRITES_RUNS = {"apply", "profile"}
 GRID = [(c, f) for c in COMMANDS for f in COSTLY.get(c, FORMS)]
 
 
@@ -83,6 +89,9 @@ def _value(form: str, run_id: str, cwd: Path) -> list[str]:
 def test_every_run_command_takes_every_form(failing_run: tuple[Path, str], tmp_path: Path, command: str,
                                             form: str) -> None:
     cwd, run_id = failing_run
+    if command in WRITES_RUNS:  # the new run becomes current: in a copy, so the other cases see the same one
+        shutil.copytree(cwd / "airctl-runs", tmp_path / "airctl-runs")
+        cwd = tmp_path
     args: list[str] = []
     for word in COMMANDS[command]:
         args += _value(form, run_id, cwd) if word == "{run}" else [word.format(tmp=tmp_path)]
@@ -112,6 +121,8 @@ def test_every_run_command_takes_every_form(failing_run: tuple[Path, str], tmp_p
         printed = json.loads(r.stdout)  # --json: the steps so far, and why it stopped
         assert printed["error"] == "bisect stopped after 1 compile (--max-compiles)" and "raise" in printed["hint"]
         assert printed["steps"] == done["steps"] and printed["culprit"] is None
+    elif command in ("apply", "profile"):  # the run's model again: its passes change the numbers (exit 3)
+        assert r.exit_code in (0, 1, 3) and f"from run {run_id}" in r.stderr, text[-1500:]
     elif command in ("predict", "suggest", "fix"):
         assert r.exit_code in (0, 1), text[-1500:]  # 1: races in the plan
         assert run_id in r.stdout, r.stdout[-1500:]  # --json names the run it read
