@@ -15,7 +15,7 @@ from typing import Any
 
 import typer
 
-from airctl.cli.options import backend_option, config_option, entry_option, mode_option, out_option
+from airctl.cli.options import backend_option, config_option, entry_option, mode_option, out_option, run_option
 from airctl.modes import BackendName, Bad, Mode
 
 HELP = (
@@ -52,6 +52,7 @@ def register(app: typer.Typer) -> None:
                                     help="Bad when this shell command exits non-zero ({ledger}: the step's ledger)."),
         atol: float = typer.Option(1e-5, "--atol", help="Tolerance for the eager comparison."),
         out: Path = out_option("Folder for the bisect-<id> folder."),
+        run: str = run_option("The run whose model, pass file and mode to bisect, as RUN."),
         backend: BackendName = backend_option(),
         entry: str = entry_option(),
         cmd_timeout: float = typer.Option(600.0, "--cmd-timeout", metavar="SECONDS",
@@ -67,12 +68,12 @@ def register(app: typer.Typer) -> None:
         from airctl.pipeline.bisect.bisect import BisectError, BisectRequest, bisect
         from airctl.pipeline.bisect.conditions import Condition
         from airctl.pipeline.compile.options import parse_options
-        from airctl.pipeline.run.current import choose_model
+        from airctl.pipeline.source import MODELS, choose_model, resolve_source
 
         condition = Condition.make(bad.value if bad else None, bad_if, bad_cmd, atol, cmd_timeout)
-        script = Path(model) if model is not None and model.endswith(".py") else None
-        chosen = choose_model(script, entry=entry, mode=mode.value if mode else None, passes=passes, out_dir=out,
-                              run=None if script is not None else model, reuse_passes=True)
+        source = resolve_source(model, run, out_dir=out, accepts=MODELS)
+        chosen = choose_model(source, entry=entry, mode=mode.value if mode else None, passes=passes,
+                              reuse_passes=True)
         for warning in chosen.origin.warnings if chosen.origin else []:
             err.print(f"warning: {escape(warning)}", highlight=False)
         request = BisectRequest(model_path=chosen.model, passes_file=chosen.passes, mode=chosen.mode,

@@ -19,7 +19,8 @@ from airctl.modes import Mode
 def register(app: typer.Typer) -> None:
     @app.command("check")
     def check(
-        path: Path = typer.Argument(None, help="airctl graph .json, ledger folder (imported ones too), TorchAir "
+        path: Path = typer.Argument(None, help="airctl graph .json, a run (id, part of one, `latest`, `latest~N`, "
+                                    "folder; imported ones too), TorchAir "
                                     ".pbtxt/.txt dump, TorchAir DEBUG log, graph() listing, or model .py. Default: "
                                     "the current run (its stream plan).", show_default=False),
         mode: Mode | None = typer.Option(None, "--mode", help="Semantics to check against (default: the ledger's "

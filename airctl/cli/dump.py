@@ -30,8 +30,9 @@ HELP = (
 def register(app: typer.Typer) -> None:
     @app.command("dump", help=HELP)
     def dump_cmd(
-        source: Path = typer.Argument(None, help="Dump file, graph .json, ledger folder, or model script (compiled "
-                                      "first). Default: the current run.", show_default=False),
+        source: Path = typer.Argument(None, help="Dump file, graph .json, a run (id, part of one, `latest`, "
+                                      "`latest~N`, folder), or model script (compiled first). Default: the current "
+                                      "run.", show_default=False),
         mode: Mode | None = mode_option(None, help="Mode for a model script SOURCE (default max-autotune) and the "
                                         "semantics of --type lanes (default: the ledger's mode)."),
         type_: GraphFormat = typer.Option(GraphFormat.JSON, "--type", "-t",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from airctl.cli.options import run_argument, runs_option
+from airctl.cli.options import run_argument, run_option, runs_option
 
 HELP = (
     "Write a ledger in another tool's format.\n\n"
@@ -27,6 +27,7 @@ def register(app: typer.Typer) -> None:
     @export_app.command("tlparse")
     def tlparse_cmd(
         run: str = run_argument(),
+        run_opt: str = run_option("The run, as RUN (every command takes --run)."),
         runs: Path = runs_option(),
         out: Path = typer.Option(None, "--out", "-o", help="Folder for the log (default: <ledger>/torch_trace).",
                                  show_default=False),
@@ -36,9 +37,9 @@ def register(app: typer.Typer) -> None:
         from airctl.cli.output import err, escape, print_json
         from airctl.cli.output import out as stdout
         from airctl.pipeline.export import export_tlparse
-        from airctl.pipeline.run.source import run_folder
+        from airctl.pipeline.source import resolve_source
 
-        result = export_tlparse(run_folder(run, runs), out)
+        result = export_tlparse(resolve_source(run, run_opt, out_dir=runs, option="--runs").path, out)
         if json_out:
             print_json(result.to_json())
             return

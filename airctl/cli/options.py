@@ -91,8 +91,8 @@ def runs_option(**kwargs: Any) -> Any:
                         help="Folder of ledgers where RUN is (and the current run).", **kwargs)
 
 
-RUN_ARGUMENT_HELP = ("The run: a run id from `airctl runs` (a unique part is enough), `latest`, or a ledger (or rank) "
-                     "folder; default: the current run.")
+RUN_ARGUMENT_HELP = ("The run: a run id from `airctl runs` (a unique part is enough), `latest`, `latest~N` (the N-th "
+                     "run before it), or a ledger (or rank) folder; default: the current run.")
 
 
 def run_argument(help: str = RUN_ARGUMENT_HELP) -> Any:

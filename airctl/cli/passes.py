@@ -154,9 +154,10 @@ def _choose_model(file: Path, model: Path | None, entry: str | None, mode: Mode 
                   verb: str) -> Any:
     """The model to compile: --model, or the current run's (said on stderr, with any warning)."""
     from airctl.cli.output import err, escape
-    from airctl.pipeline.run.current import choose_model
+    from airctl.pipeline.source import MODELS, choose_model, resolve_source
 
-    chosen = choose_model(model, entry=entry, mode=mode.value if mode else None, passes=None, out_dir=out, run=run)
+    source = resolve_source(model, run, out_dir=out, accepts=MODELS, what="--model")
+    chosen = choose_model(source, entry=entry, mode=mode.value if mode else None, passes=None)
     if chosen.origin is not None:
         origin = chosen.origin  # the mode that will run: --mode when given, else the run's
         err.print(f"{verb} {escape(file.name)} to {escape(chosen.model.name)} ({escape(chosen.mode)}; model from run "

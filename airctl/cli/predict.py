@@ -22,18 +22,18 @@ def predict_command(*, target: str | None, times: str, run: str | None, out: Pat
     """Predict, render, and return the outcome (the caller applies exit codes)."""
     from airctl.cli.output import err, print_json, status, stdout_to_stderr
     from airctl.pipeline import predict as pipeline
+    from airctl.pipeline.source import PREDICTABLE, Form, resolve_source
 
-    source: Path | None = Path(target) if target else None
-    if source is not None and target and target.endswith(".py"):
-        if run is not None:
-            raise AirctlError("give a model script or --run, not both")
+    resolved = resolve_source(target, run, out_dir=out, accepts=PREDICTABLE)
+    source = resolved.path
+    if resolved.form is Form.MODEL:
         with stdout_to_stderr(as_json), status("compiling (the prediction reads its graphs)…") as spinner:
             source = _compile(source, mode, passes, backend, entry, options, out, command_line,
                               lambda msg: spinner.update(escape(msg)))
     elif passes is not None:
         raise AirctlError("--passes with --times needs a model script", hint="airctl profile MODEL.py --passes "
                           "FILE.yaml --times T.csv (a run is predicted with the passes it ran with)")
-    req = pipeline.PredictRequest(times=times, source=source, run=run, out_dir=out, device=device,
+    req = pipeline.PredictRequest(times=times, source=source, run=None, out_dir=out, device=device,
                                   launch_us=launch_us, compare=compare, top=top, png=png)
     with stdout_to_stderr(as_json), status("predicting…") as spinner:
         outcome = pipeline.predict(req, progress=lambda msg: spinner.update(escape(msg)))

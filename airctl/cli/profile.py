@@ -14,7 +14,7 @@ AirctlErrors that main.py shows. No torch at import time.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -30,6 +30,9 @@ from airctl.cli.options import (
 from airctl.cli.output import escape
 from airctl.errors import AirctlError
 from airctl.modes import BackendName, Bad, Mode
+
+if TYPE_CHECKING:
+    from airctl.pipeline.source import Source
 
 HELP = (
     "Profile a model per stream: a Chrome trace with one lane per stream and record→wait arrows (open it in "
@@ -100,8 +103,8 @@ def register(app: typer.Typer) -> None:
                                         help="With --times: host cost of one graph execution, µs (default: 40 "
                                              "max-autotune, 15 aclgraph; an assumption, docs/profile.md)."),
         ledger: Path = typer.Option(None, "--ledger", show_default=False, rich_help_panel=ANALYZE,
-                                    help="Ledger of the same model: link tasks to graph nodes; files go to its "
-                                         "profile/."),
+                                    help="The run of the same model (id, `latest`, folder): link tasks to graph "
+                                         "nodes; files go to its profile/."),
         out: Path = out_option("Folder for ledgers (analyze without --ledger: <out>/analyze-<folder>/).",
                                rich_help_panel=OUTPUT),
         png: bool = typer.Option(False, "--png", rich_help_panel=OUTPUT,
@@ -113,6 +116,7 @@ def register(app: typer.Typer) -> None:
         from airctl.errors import FindingsExit
         from airctl.pipeline import profile as pipeline
         from airctl.pipeline.compile.options import parse_options
+        from airctl.pipeline.source import MODELS, choose_model, resolve_source
 
         if times is not None:
             if target == "analyze" or folder is not None or nproc > 1:
@@ -125,31 +129,35 @@ def register(app: typer.Typer) -> None:
                             options=parse_options(option), command_line=command_line(ctx), device=device,
                             launch_us=launch_us, compare=compare, top=top, png=png, as_json=as_json)
             return
-        if target == "analyze":
+        if target != "analyze":
+            _check_model_args(folder, ledger)  # usage first: then what SOURCE names
+        source = None if target == "analyze" else resolve_source(target, run, out_dir=out, accepts=MODELS)
+        if source is None:
             if folder is None:
                 raise AirctlError("`airctl profile analyze` needs a profiler folder",
                                   hint="airctl profile analyze ./prof   (the dir given to tensorboard_trace_handler)")
+            if ledger is not None:  # a run in any form (`--ledger latest`)
+                ledger = resolve_source(ledger, out_dir=out).path
             with status("reading the profile…") as spinner:  # big traces: how far it got
                 outcome = pipeline.analyze_profile_folder(folder, ledger, out=out, png=png, top=top,
                                                           progress=lambda msg: spinner.update(escape(msg)))
-        elif (imported := _imported(target, run, out, passes, compare, nproc)) is not None:
+        elif (imported := _imported(source, passes, compare, nproc)) is not None:
             from airctl.pipeline.profile_imported import profile_imported
 
             with stdout_to_stderr(as_json), status("profiling the imported GE graphs…") as spinner:
                 outcome = profile_imported(imported, steps=steps, warmup=warmup, png=png, top=top,
                                            backend=backend.value, progress=lambda msg: spinner.update(msg))
         else:
-            from airctl.pipeline.run.current import choose_model
-
-            chosen = choose_model(Path(target) if target else None, entry=entry, mode=mode.value if mode else None,
-                                  passes=passes, out_dir=out, run=run, reuse_passes=True)
+            chosen = choose_model(source, entry=entry, mode=mode.value if mode else None, passes=passes,
+                                  reuse_passes=True)
             if chosen.origin is not None:
                 with_passes = f" with {chosen.passes.name}" if chosen.passes else ""
                 err.print(f"profiling {escape(chosen.model.name)}{escape(with_passes)} "
                           f"({escape(chosen.mode)}, from run {escape(chosen.origin.run.name)})", highlight=False)
                 for warning in chosen.origin.warnings:
                     err.print(f"[bold yellow]warning:[/bold yellow] {escape(warning)}")
-            _check_model_form(folder, ledger, compare, chosen.passes)
+            if compare and chosen.passes is None:
+                raise AirctlError("--compare needs --passes FILE.yaml (it runs the model without and with it)")
             req = pipeline.ProfileRequest(model_path=chosen.model, mode=chosen.mode, passes_file=chosen.passes,
                                           steps=steps, warmup=warmup, out_dir=out, backend=backend.value,
                                           entry=chosen.entry, command_line=command_line(ctx),
@@ -186,30 +194,28 @@ def register(app: typer.Typer) -> None:
             raise FindingsExit(len(outcome.races))
 
 
-def _imported(target: str | None, run: str | None, out: Path, passes: Path | None, compare: bool,
-              nproc: int) -> Path | None:
-    """The imported ledger to profile (a ledger folder given, or the current/--run run an import), else None."""
+def _imported(source: Source, passes: Path | None, compare: bool, nproc: int) -> Path | None:
+    """The imported ledger to profile (SOURCE a run that is an import), else None."""
     from airctl.pipeline.profile_imported import imported_ledger
+    from airctl.pipeline.source import Form
 
-    if target is not None and target.endswith(".py"):
+    if source.form is not Form.RUN:
         return None
-    found = imported_ledger(target, run, out)
+    found = imported_ledger(source.path)
     if found is not None and (passes is not None or compare or nproc > 1):
         raise AirctlError("--passes, --compare and --nproc need a model script; an imported ledger has GE graphs only",
                           hint="profile the imported ledger as it is, or the model script with airctl profile MODEL.py")
     return found
 
 
-def _check_model_form(folder: Path | None, ledger: Path | None, compare: bool, passes: Path | None) -> None:
-    """Options that belong to `analyze`, or that need another, given with a model script."""
+def _check_model_args(folder: Path | None, ledger: Path | None) -> None:
+    """Arguments that belong to `analyze`, given with a model script or a run."""
     if folder is not None:
-        raise AirctlError(f"unexpected argument {str(folder)!r} after the model script",
+        raise AirctlError(f"unexpected argument {str(folder)!r} after the model script or run",
                           hint="to read a profiler folder: airctl profile analyze DIR")
     if ledger is not None:
         raise AirctlError("--ledger goes with `airctl profile analyze DIR`",
                           hint="a model run writes its own ledger under --out")
-    if compare and passes is None:
-        raise AirctlError("--compare needs --passes FILE.yaml (it runs the model without and with it)")
 
 
 def _fail_on(fail_on: Any, runs: list[Any]) -> None:

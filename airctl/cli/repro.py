@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from airctl.cli.options import backend_option, run_argument, runs_option
+from airctl.cli.options import backend_option, run_argument, run_option, runs_option
 from airctl.modes import BackendName, Bad
 
 HELP = (
@@ -31,6 +31,7 @@ def register(app: typer.Typer) -> None:
     @app.command("repro", help=HELP)
     def repro_cmd(
         run: str = run_argument(),
+        run_opt: str = run_option("The run, as RUN (every command takes --run)."),
         runs: Path = runs_option(),
         out: Path = typer.Option(None, "--out", "-o", help="Folder to write (default: repro-<run id> beside RUN).",
                                  show_default=False),
@@ -46,9 +47,10 @@ def register(app: typer.Typer) -> None:
         from airctl.cli.output import err, escape, print_json
         from airctl.cli.output import out as stdout
         from airctl.pipeline.bisect.repro import ReproRequest, repro
-        from airctl.pipeline.run.source import run_folder
+        from airctl.pipeline.source import resolve_source
 
-        request = ReproRequest(run_folder(run, runs), out, bad.value if bad else None, minify, graph, backend.value)
+        root = resolve_source(run, run_opt, out_dir=runs, option="--runs").path
+        request = ReproRequest(root, out, bad.value if bad else None, minify, graph, backend.value)
         result = repro(request, progress=lambda msg: err.print(escape(msg), highlight=False))
         if as_json:
             print_json(result.to_json())

@@ -12,7 +12,7 @@ from typing import Any
 
 import typer
 
-from airctl.cli.options import out_option, run_option
+from airctl.cli.options import out_option, run_argument, run_option
 from airctl.cli.output import escape
 
 RUNS_HELP = (
@@ -57,7 +57,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("show", help=SHOW_HELP)
     def show_cmd(
-        run: str = typer.Argument(None, metavar="[RUN]", show_default=False, help="Run id or ledger folder."),
+        run: str = run_argument(),
         out: Path = out_option("Folder of ledgers where the run is."),
         run_opt: str = run_option("The run, as RUN (every command takes --run)."),
         all_stages: bool = typer.Option(False, "--all", help="Also list the passes that changed nothing."),
@@ -68,13 +68,9 @@ def register(app: typer.Typer) -> None:
         from airctl.cli.output import print_json
         from airctl.cli.summary import print_summary
         from airctl.ledger.reader import Ledger
-        from airctl.ledger.runs import resolve_run
+        from airctl.pipeline.source import resolve_source
 
-        if run and run_opt and run != run_opt:
-            from airctl.errors import LedgerError
-
-            raise LedgerError(f"two runs given: {run} and --run {run_opt}", hint="give one")
-        root = resolve_run(out, run or run_opt)
+        root = resolve_source(run, run_opt, out_dir=out).path
         index = Ledger.open(root).index
         if as_json:
             print_json(index.to_json())

@@ -12,7 +12,7 @@ from typing import Any
 
 import typer
 
-from airctl.cli.options import out_option
+from airctl.cli.options import out_option, run_argument, run_option
 from airctl.cli.output import escape
 
 WHY_HELP = (
@@ -34,14 +34,15 @@ WHY_HELP = (
 def register(app: typer.Typer) -> None:
     @app.command("why", help=WHY_HELP)
     def why_cmd(
-        run: str = typer.Argument(None, metavar="[RUN]", show_default=False, help="Run id or ledger folder."),
+        run: str = run_argument(),
         out: Path = out_option("Folder of ledgers where the run is."),
+        run_opt: str = run_option("The run, as RUN (every command takes --run)."),
         as_json: bool = typer.Option(False, "--json", help="Print the table as JSON on stdout."),
     ) -> None:
         from airctl.cli.output import print_json
         from airctl.pipeline.why import why_run
 
-        table = why_run(run, out)
+        table = why_run(run, out, run_opt)
         if as_json:
             print_json(table.to_json())
             return

@@ -1,4 +1,5 @@
-"""What kind of file a command's SOURCE is: a ``.py`` model script, or a TorchAir py dump / FX code.
+"""What kind of file a command's SOURCE is: a ``.py`` model script or a TorchAir py dump / FX code, a
+torch_npu profiler folder (:mod:`airctl.pipeline.source` resolves every SOURCE with these).
 
 ``airctl dump`` and ``airctl diff`` accept the same sources:
 
@@ -7,7 +8,7 @@
   through :class:`airctl.ledger.reader.Ledger`; without one, the request's default stage
   (:func:`airctl.ledger.defaults.default_stage`, the table in docs/ledger.md);
 - a ``.py`` *model script* (told apart from a TorchAir py dump by content, :func:`is_model_script`)
-  is not a graph: :mod:`airctl.pipeline.run.source` compiles it first, then reads the ledger.
+  is not a graph: :mod:`airctl.pipeline.source` compiles it first, then reads the ledger.
 """
 
 from __future__ import annotations
@@ -33,3 +34,16 @@ def _py_dump(path: Path) -> bool:
     from airctl.io.fx_code import is_fx_code
 
     return is_torchair_py_dump(text) or is_fx_code(text)
+
+
+def is_profiler_folder(path: Path) -> bool:
+    """Whether ``path`` is (or holds, one or two levels down) a torch_npu profiler output."""
+    path = Path(path)
+    if not path.is_dir():
+        return False
+    if path.name.endswith("_ascend_pt") or (path / "ASCEND_PROFILER_OUTPUT").is_dir():
+        return True
+    for depth in ("*_ascend_pt", "*/*_ascend_pt"):
+        if next(iter(path.glob(depth)), None) is not None:
+            return True
+    return False

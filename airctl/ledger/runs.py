@@ -4,8 +4,8 @@ Every run that writes a ledger marks itself, when it ends (ok, failed or interru
 latest of its ``--out`` folder: ``<out>/latest`` is a one-line text file holding the run id —
 plain text works on every OS (no symlinks), and it is replaced atomically (a temporary file,
 then a rename), so two runs ending at once leave one valid pointer. Commands given no source use
-:func:`resolve_run`: ``--run ID`` (an id, a unique prefix of one, a ledger path, or ``latest``)
-or else the latest.
+:func:`resolve_run`: ``--run ID`` (an id, a unique prefix of one, a ledger path, ``latest``, or
+``latest~N``: the N-th run before it) or else the latest.
 
 >>> import tempfile; out = Path(tempfile.mkdtemp())
 >>> resolve_run(out)
@@ -30,7 +30,10 @@ from airctl.ledger_files import is_ledger
 from airctl.safe_files import check_folder
 
 LATEST = ledger_files.LATEST  # the current-run pointer
-START_HINT = "start with `airctl compile MODEL.py` (or `airctl run SCRIPT.py`)"
+def start_hint(option: str = "--out") -> str:
+    """What to do when a folder has no run: make one, or name the folder the runs are in (``option``:
+    the command's option for it, ``--runs`` where ``-o/--out`` is the command's own output)."""
+    return f"start with `airctl compile MODEL.py` (or `airctl run SCRIPT.py`); runs in another folder: {option} DIR"
 
 
 def mark_latest(out_dir: Path, run_id: str) -> None:
@@ -55,7 +58,7 @@ def run_folders(out_dir: Path) -> list[Path]:
     return sorted((p for p in out_dir.iterdir() if p.is_dir() and is_ledger(p)), key=lambda p: p.name, reverse=True)
 
 
-def latest_run(out_dir: Path) -> Path:
+def latest_run(out_dir: Path, option: str = "--out") -> Path:
     """The current run of ``out_dir``; LedgerError (exit 2) with what to do when there is none."""
     out_dir = Path(out_dir)
     check_folder(out_dir, what="folder of runs (--out)")
@@ -69,18 +72,18 @@ def latest_run(out_dir: Path) -> Path:
         raise LedgerError(f"the current run {run_id!r} of {_where(out_dir)} no longer exists (deleted or moved)",
                           file=str(pointer),
                           hint=(f"`airctl runs` lists the {len(others)} run(s) left; pick one with --run ID, or "
-                                if others else "") + START_HINT)
+                                if others else "") + start_hint(option))
     folders = run_folders(out_dir)  # ledgers written before `latest` existed: the newest one
     if folders:
         return folders[0]
-    raise LedgerError(f"no run in {_where(out_dir)} yet", hint=START_HINT)
+    raise LedgerError(f"no run in {_where(out_dir)} yet", hint=start_hint(option))
 
 
-def resolve_run(out_dir: Path, run: str | Path | None = None) -> Path:
-    """The ledger a command works on: ``run`` (id, unique id prefix, ledger path, or ``latest``), else
-    the latest."""
+def resolve_run(out_dir: Path, run: str | Path | None = None, option: str = "--out") -> Path:
+    """The ledger a command works on: ``run`` (id, unique id prefix, ledger path, ``latest``, or
+    ``latest~N``), else the latest; ``option``: the command's option naming ``out_dir``, for the hint."""
     if run is None:
-        return latest_run(out_dir)
+        return latest_run(out_dir, option)
     as_path = Path(run)
     if is_ledger(as_path):
         return as_path
@@ -89,7 +92,9 @@ def resolve_run(out_dir: Path, run: str | Path | None = None) -> Path:
                           hint="give a run id from `airctl runs`, or the folder `airctl compile` printed")
     text = str(run)
     if text == LATEST:
-        return latest_run(out_dir)
+        return latest_run(out_dir, option)
+    if text.startswith(LATEST + "~"):
+        return _before_latest(Path(out_dir), text, option)
     if is_ledger(Path(out_dir) / text):
         return Path(out_dir) / text
     matches = matching_runs(out_dir, text)
@@ -101,6 +106,21 @@ def resolve_run(out_dir: Path, run: str | Path | None = None) -> Path:
     names = ", ".join(p.name for p in matches[:5])
     raise LedgerError(f"{text!r} matches {len(matches)} runs in {_where(Path(out_dir))}: {names}",
                       hint="give more of the run id")
+
+
+def _before_latest(out_dir: Path, text: str, option: str) -> Path:
+    """``latest~N``: the N-th run before the current one, as runs are listed (newest first)."""
+    count = text.removeprefix(LATEST + "~")
+    if not count.isdigit():
+        raise LedgerError(f"{text!r} is not a run: `latest~N` counts runs back from the current one",
+                          hint="latest~1 is the run before the current one (`airctl runs` lists them)")
+    current = latest_run(out_dir, option)
+    names = [p.name for p in run_folders(out_dir)]
+    before = len(names) - 1 - names.index(current.name) if current.name in names else 0
+    if int(count) > before:
+        raise LedgerError(f"no run {text!r} in {_where(out_dir)}: {before} run(s) before the current one",
+                          hint="`airctl runs` lists them, newest first")
+    return out_dir / names[names.index(current.name) + int(count)]
 
 
 def matching_runs(out_dir: Path, text: str) -> list[Path]:

@@ -77,9 +77,7 @@ def _failed_ledger(out: Path, model: Path, mode: str, pass_file: Path, error: Ai
 
     with Run.create(out, Path(model).stem, command=COMMAND, mode=mode, model=model_record(Path(model), None),
                     passes=str(pass_file)) as run:
-        assert run.ledger is not None
-        run.ledger.fail(error.message, error.to_json())
-        run.ledger.finish("failed")
+        run.fail(error)
         return run.ledger.shown
 
 

@@ -1,9 +1,10 @@
 """``airctl check PATH``: load the graphs PATH names and run the static verifier on each.
 
-PATH is a graph file, a ledger folder, a TorchAir dump or a model script (compiled first, see
-:func:`airctl.pipeline.run.source.check_targets`). Each graph is checked in the mode asked for, else
-the one its ledger ran in, else max-autotune; GE graphs are always max-autotune's. The command
-renders the :class:`CheckOutcome`; ``to_json()`` is what ``--json`` prints.
+PATH is any SOURCE (:mod:`airctl.pipeline.source`: nothing or ``--run`` for a run, a run id, a
+ledger folder, a graph file, a TorchAir dump or DEBUG log, a model script, compiled first). Each
+graph is checked in the mode asked for, else the one its ledger ran in, else max-autotune; GE
+graphs are always max-autotune's. The command renders the :class:`CheckOutcome`; ``to_json()`` is
+what ``--json`` prints.
 """
 
 from __future__ import annotations
@@ -12,9 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from airctl.errors import AirctlError
 from airctl.graph.model import is_stream_op
-from airctl.ledger.runs import resolve_run
 from airctl.modes import MAX_AUTOTUNE, NPUGRAPH_EX
 from airctl.verify.findings import Finding, count, summary_json
 
@@ -46,17 +45,14 @@ def check_source(path: Path | str | None, *, mode: str | None = None, stage: str
                  runs_dir: Path = Path("airctl-runs")) -> CheckOutcome:
     """Verify every graph ``path`` names (None: the current run, or ``run``); ``mode`` None: each
     graph's own mode (see the module doc)."""
-    from airctl.pipeline.run.source import check_targets
+    from airctl.pipeline.source import GRAPHS, check_targets, resolve_source
     from airctl.verify.verifier import verify
 
-    if path is None or run is not None:
-        if path is not None:
-            raise AirctlError("give a PATH or --run, not both", hint="--run picks a run when no PATH is given")
-        path = resolve_run(runs_dir, run)
-    if is_multi_rank(path):
-        return check_ranks_ledger(Path(path), mode=mode, stage=stage)
+    source = resolve_source(path, run, out_dir=runs_dir, accepts=GRAPHS)
+    if is_multi_rank(source.path):
+        return check_ranks_ledger(source.path, mode=mode, stage=stage)
     checked = []
-    for target in check_targets(path, stage=stage, passes=passes, mode=mode):
+    for target in check_targets(source, stage=stage, passes=passes, mode=mode):
         used = MAX_AUTOTUNE if target.graph.dialect == "ge" else mode or target.mode or _ops_mode(target.graph)
         findings = verify(target.graph, used) + list(target.findings)
         for f in findings:

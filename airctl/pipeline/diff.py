@@ -2,8 +2,9 @@
 
 Two sources (files, ledgers, model scripts), or two stages of one ledger: by default its first
 AOT stage and its last FX stage, i.e. what every pass did (docs/diff.md). No source: the current
-run's two stages; ``runs``: one run's (``--run ID``), or two runs against each other. A or B
-that is no file or folder is a run id (or ``latest``) of ``runs_dir``. Two runs (two ledgers, or
+run's two stages; ``runs``: one run's (``--run ID``), or two runs against each other. A and B are
+SOURCEs as every command takes them (:mod:`airctl.pipeline.source`: a run id, ``latest``, a
+folder, a graph file, a model script). Two runs (two ledgers, or
 ``--run`` twice) with no stage named are compared stage by stage
 (:mod:`airctl.diff.runs`); with ``--from``/``--to``, those stages (one named: the same in both).
 The structural diff is :func:`airctl.diff.diff_graphs`; the views are the report's page and the
@@ -18,11 +19,10 @@ from pathlib import Path
 
 from airctl.diff import DiffReport, diff_graphs
 from airctl.diff.runs import DIFFERS, RunsDiff, diff_runs
-from airctl.errors import AirctlError, GraphReadError
+from airctl.errors import AirctlError
 from airctl.graph.model import Graph
 from airctl.io.output_path import claim_output
 from airctl.ledger.pass_window import PassWindow
-from airctl.ledger.runs import LATEST, matching_runs, resolve_run
 from airctl.ledger_files import is_ledger
 
 
@@ -145,29 +145,19 @@ def _diff_runs(a: Path, b: Path, html: Path | None, svg: Path | None) -> DiffOut
 
 
 def _sources(a: Path | None, b: Path | None, runs: Sequence[str], runs_dir: Path) -> tuple[Path, Path | None]:
-    if runs and a is not None:
-        raise AirctlError("give A [B] or --run, not both", hint="--run picks runs when no graph is given")
+    """A and B as every command resolves a SOURCE (:mod:`airctl.pipeline.source`); ``--run`` once
+    stands for A, twice for A and B."""
+    from airctl.pipeline.source import GRAPHS, not_both, resolve_source
+
     if len(runs) > 2:
         raise AirctlError(f"--run given {len(runs)} times", hint="one run (its stages), or two runs (A against B)")
-    if a is None:
-        if len(runs) == 2:
-            return resolve_run(runs_dir, runs[0]), resolve_run(runs_dir, runs[1])
-        return resolve_run(runs_dir, runs[0] if runs else None), None
-    return _source_or_run(a, runs_dir), None if b is None else _source_or_run(b, runs_dir)
-
-
-def _source_or_run(path: Path, runs_dir: Path) -> Path:
-    """A positional A or B: a file or folder as given, else a run of ``runs_dir`` (an id, a unique
-    part of one, or ``latest``), as ``--run`` takes it."""
-    path = Path(path)
-    if path.exists():
-        return path
-    text = str(path)
-    if text == LATEST or matching_runs(runs_dir, text):
-        return resolve_run(runs_dir, text)
-    raise GraphReadError("no such file, ledger folder or run", file=text,
-                         hint=f"A and B are graph files, ledger folders, or run ids of {runs_dir} "
-                              "(`airctl runs` lists them; `latest` is the current run)")
+    if runs and a is not None:
+        raise not_both("A [B]")
+    if len(runs) == 2:
+        old, new = (resolve_source(None, run, out_dir=runs_dir).path for run in runs)
+        return old, new
+    first = resolve_source(a, runs[0] if runs else None, out_dir=runs_dir, accepts=GRAPHS).path
+    return first, None if b is None else resolve_source(b, out_dir=runs_dir, accepts=GRAPHS).path
 
 
 def diff_pair(old: Graph, new: Graph) -> DiffReport:
@@ -178,7 +168,7 @@ def load_pair(a: Path, b: Path | None, from_stage: str | None, to_stage: str | N
     """The two graphs to compare: two sources, or two stages of ledger ``a`` (defaults: docs/ledger.md)."""
     from airctl.ledger.defaults import Request, StageRequest
     from airctl.ledger.reader import Ledger
-    from airctl.pipeline.run.source import load_source
+    from airctl.pipeline.source import load_source
 
     if b is not None:
         if _is_ledger(a) and _is_ledger(b):  # two runs, one stage named: the same stage of both

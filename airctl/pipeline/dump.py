@@ -4,7 +4,8 @@ Text formats (json, fx, pbtxt, txt) come back as text, and are written to ``out`
 pictures go to a file always: dot/svg/png through :func:`airctl.render.render_to`, html through
 the report's single-graph viewer (:func:`airctl.report.page.graph_page`).
 
-No SOURCE means the current run (:func:`airctl.ledger.runs.resolve_run`; ``run`` picks another).
+SOURCE is resolved as every command's is (:mod:`airctl.pipeline.source`): nothing is the current
+run, ``run`` (``--run``) or a run id another one, a model script is compiled first.
 A ledger's stage defaults to what the output type needs (docs/ledger.md: pbtxt/txt the GE graph
 TorchAir dumped last, fx the final FX graph). When that stage is one TorchAir dumped in the same
 format (``ge-original``/``ge-optimized`` as pbtxt or txt), the text is TorchAir's own file.
@@ -30,7 +31,6 @@ from typing import Any
 from airctl.errors import AirctlError
 from airctl.graph.model import Graph
 from airctl.io.output_path import claim_output
-from airctl.ledger.runs import resolve_run
 from airctl.ledger_files import is_ledger
 from airctl.modes import MAX_AUTOTUNE, GraphFormat
 
@@ -57,15 +57,14 @@ def dump_source(source: Path | None, fmt: GraphFormat | str, *, stage: str | Non
     ledger follows the ledger's mode.
     """
     from airctl.ledger.defaults import Request, StageRequest
-    from airctl.pipeline.run.source import load_source
+    from airctl.pipeline.source import GRAPHS, load_source, resolve_source
 
     fmt = GraphFormat(fmt)
     notes: list[str] = []
-    if source is None or run is not None:
-        if source is not None:
-            raise AirctlError("give a SOURCE or --run, not both", hint="--run picks a run when no SOURCE is given")
-        source = resolve_run(runs_dir, run)
-        notes.append(f"run {source.name}" + ("" if run else " (the current run)"))
+    resolved = resolve_source(source, run, out_dir=runs_dir, accepts=GRAPHS, option="--runs")
+    if resolved.named_run:
+        notes.append(resolved.describe())
+    source = resolved.path
     if out is None and not fmt.is_text:  # a picture always goes to a file
         suffix = "lanes.svg" if fmt is GraphFormat.LANES else fmt.value
         out = Path(f"{Path(source).stem or 'graph'}.{suffix}")

@@ -97,7 +97,7 @@ def _indent(text: str) -> str:
     return found.group(1) if found else "  "
 
 
-def fix_passes(run: str | None, out: Path, output: Path | None = None, *, check: bool = True,
+def fix_passes(run: str | Path | None, out: Path, output: Path | None = None, *, check: bool = True,
                progress: Any = None) -> FixResult:
     from airctl.ledger.reader import Ledger
     from airctl.ledger.runs import resolve_run

@@ -38,7 +38,6 @@ from airctl.ledger.index import RunIndex
 from airctl.ledger.run_folder import slug
 from airctl.ledger.writer import LedgerWriter
 from airctl.pipeline.import_why import record_why_events
-from airctl.pipeline.run.finish import finish_ledger
 from airctl.pipeline.run.lifecycle import Run
 
 PASS_PREFIXES = ("after:", "ge:after:")
@@ -80,7 +79,6 @@ def import_artifacts(req: ImportRequest) -> ImportResult:
     with Run.create(Path(req.out_dir).absolute(), f"import-{paths[0].resolve().name}", command="import",
                     mode=plan.mode, backend=None, model=None, execution=None) as run:
         ledger = run.ledger
-        assert ledger is not None
         problems: list[str] = []
         empty: list[str] = []
         for graph in plan.graphs:
@@ -88,7 +86,7 @@ def import_artifacts(req: ImportRequest) -> ImportResult:
                 empty.append(graph.id)
         read = {g.id for g in ledger.run_index.graphs if g.stages}
         if empty and not read and not found.profiles:  # nothing readable: fail before copying anything
-            raise _unreadable(ledger, empty, problems, req.report, nothing=True)
+            raise _unreadable(run, empty, problems, req.report, nothing=True)
         _copy_dumps(ledger, plan, read)
         logs = _copy_logs(ledger, plan)
         record_why_events(ledger, plan)
@@ -99,13 +97,12 @@ def import_artifacts(req: ImportRequest) -> ImportResult:
         if req.verify:
             _verify(ledger, plan)
         if empty:  # some graph's every stage unreadable: say so loudly, keep what was read (issue 32)
-            raise _unreadable(ledger, empty, problems, req.report)
-        ledger.finish()  # ok, or (a full disk ate a snapshot) failed with `cannot write the ledger`
-        finish_ledger(ledger, None, write_report=req.report)
+            raise _unreadable(run, empty, problems, req.report)
+        run.finish(report=req.report)  # ok, or (a full disk ate a snapshot) failed with `cannot write the ledger`
     return ImportResult(ledger.shown, ledger.run_index, problems, notes)
 
 
-def _unreadable(ledger: LedgerWriter, empty: list[str], problems: list[str], report: bool,
+def _unreadable(run: Run, empty: list[str], problems: list[str], report: bool,
                 nothing: bool = False) -> GraphReadError:
     """The import's failure when graphs had no stage that could be read: the ledger ends failed with
     what was read, and the error names the first problem (every file is in ``imported.problems``)."""
@@ -113,12 +110,10 @@ def _unreadable(ledger: LedgerWriter, empty: list[str], problems: list[str], rep
     error = GraphReadError(
         ("nothing could be imported: " if nothing else "") + f"no stage of graph {', '.join(empty)} could be read: "
         f"{first}",
-        hint=f"the ledger {ledger.root} keeps what was read (imported.problems lists every file); the files are "
+        hint=f"the ledger {run.ledger.root} keeps what was read (imported.problems lists every file); the files are "
              "named as TorchAir's but do not hold what TorchAir writes, or airctl cannot read this TorchAir dump "
              "(a bug worth reporting, with the file)")
-    ledger.fail(error.message, error.to_json())
-    ledger.finish("failed")
-    finish_ledger(ledger, None, write_report=report)
+    run.fail(error, report=report)
     return error
 
 

@@ -24,6 +24,7 @@ from typing import Any
 from airctl.errors import AirctlError
 from airctl.execute.timeline import DEFAULT_STREAM, Timeline
 from airctl.graph.model import Graph
+from airctl.io.source import is_profiler_folder
 from airctl.ledger.defaults import Request
 from airctl.ledger.reader import Ledger
 from airctl.modes import MAX_AUTOTUNE
@@ -274,19 +275,6 @@ def prediction_folder(ledger_dir: Path) -> Path:
         if not (isinstance(data, dict) and (data.get("meta") or {}).get("predicted")):
             return folder / "predicted"
     return folder
-
-
-def is_profiler_folder(path: Path) -> bool:
-    """Whether ``path`` is (or holds, one or two levels down) a torch_npu profiler output."""
-    path = Path(path)
-    if not path.is_dir():
-        return False
-    if path.name.endswith("_ascend_pt") or (path / "ASCEND_PROFILER_OUTPUT").is_dir():
-        return True
-    for depth in ("*_ascend_pt", "*/*_ascend_pt"):
-        if next(iter(path.glob(depth)), None) is not None:
-            return True
-    return False
 
 
 def mechanism(without: dict[str, Any], with_: dict[str, Any]) -> str:

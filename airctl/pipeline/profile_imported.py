@@ -24,7 +24,6 @@ from typing import Any
 from airctl.errors import AirctlError, LedgerError
 from airctl.graph.model import Graph
 from airctl.ledger.reader import Ledger
-from airctl.ledger.runs import resolve_run
 from airctl.pipeline.profile import ProfileOutcome, ProfileRun, timed_steps, write_timelines
 from airctl.profile.summary import summarize
 from airctl.profile.write import PROFILE_DIR, write_profile
@@ -32,20 +31,10 @@ from airctl.profile.write import PROFILE_DIR, write_profile
 IMPORT_COMMAND = "import"
 
 
-def imported_ledger(target: str | None, run: str | None, out_dir: Path) -> Path | None:
-    """The ledger ``airctl profile`` was pointed at when it is an import (no model to compile), else None:
-    ``target`` a ledger folder, or no target and the current run (``--run``: that run) an import."""
-    if target is not None:
-        folder = Path(target)
-        if not (folder.is_dir() and (folder / "index.json").is_file()):
-            return None
-    else:
-        try:
-            folder = resolve_run(out_dir, run)
-        except AirctlError:
-            return None
-    ledger = Ledger.open(folder)
-    return folder if ledger.index.command == IMPORT_COMMAND else None
+def imported_ledger(folder: Path) -> Path | None:
+    """``folder`` when its run is an import (GE graphs, no model to compile: ``airctl profile`` runs
+    them as they are), else None."""
+    return folder if Ledger.open(folder).index.command == IMPORT_COMMAND else None
 
 
 def ge_graphs(ledger: Ledger) -> list[tuple[str, Graph]]:

@@ -205,10 +205,11 @@ def _merged(user_file: Path, regions: list[Region], found: sg.SearchResult, comm
 
 
 def _ledger(req: SuggestRequest, say: Callable[[str], None]) -> tuple[Path, str]:
-    from airctl.ledger.runs import resolve_run
+    from airctl.pipeline.source import MODELS, Form, resolve_source
 
-    src = req.source
-    if src is not None and src.suffix == ".py":
+    source = resolve_source(req.source, req.run, out_dir=req.out_dir, accepts=MODELS)
+    src = source.path
+    if source.form is Form.MODEL:
         from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
         say("compiling up to the passes…")
@@ -218,7 +219,7 @@ def _ledger(req: SuggestRequest, say: Callable[[str], None]) -> tuple[Path, str]
         if result.error is not None:
             raise result.error
         return Path(result.ledger_dir), src.stem
-    ledger_dir = resolve_run(req.out_dir, src if src is not None else req.run)
+    ledger_dir = src
     model = Ledger.open(ledger_dir).index.model
     path = model.get("path") if isinstance(model, dict) else None
     return ledger_dir, Path(str(path)).stem if path else Path(ledger_dir).name

@@ -1,7 +1,7 @@
 """``airctl why``: the table of a run's graph breaks, recompiles, recaptures and cache decisions.
 
-The run is found as every command finds one (:func:`airctl.pipeline.run.source.run_folder`: a run
-id, a unique part, ``latest``, a ledger folder, or the current run); the table is built from its
+The run is found as every command finds one (:func:`airctl.pipeline.source.resolve_source`: a run
+id, a unique part, ``latest``, a ledger folder, ``--run``, or the current run); the table is built from its
 ``index.json`` by :func:`airctl.why.why_table`, whether the run recorded the events itself or
 ``airctl import`` read them from an NPU machine's logs. A multi-rank run's events are in its rank
 ledgers: the top ledger answers with one table per rank.
@@ -15,13 +15,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from airctl.ledger.reader import Ledger
-from airctl.pipeline.run.source import run_folder
+from airctl.pipeline.source import resolve_source
 from airctl.why import WhyTable, why_table
 
 
-def why_run(run: str | Path | None, out_dir: Path) -> WhyTable:
-    """The table of one run (a multi-rank run's ranks, one after the other, each row naming its rank)."""
-    root = run_folder(run, out_dir)
+def why_run(run: str | Path | None, out_dir: Path, run_opt: str | None = None) -> WhyTable:
+    """The table of one run, RUN or ``--run`` (a multi-rank run's ranks, one after the other, each row
+    naming its rank)."""
+    root = resolve_source(run, run_opt, out_dir=out_dir).path
     index = Ledger.open(root).index
     if not index.is_multi_rank:
         return why_table(index)

@@ -3,7 +3,7 @@
 >>> write_report(Path("airctl-runs/<run-id>"))       # doctest: +SKIP
 PosixPath('airctl-runs/<run-id>/report.html')
 
-Called by :func:`airctl.pipeline.run.finish.finish_ledger`; also usable on any ledger folder.
+Called as a run ends (:meth:`airctl.pipeline.run.lifecycle.Run.finish`); also usable on any ledger folder.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ each graph's default ``check`` stage, docs/ledger.md, or ``--stage NAME``); a To
 ledger's ``log.txt.gz`` too): each graph's final FX listing ("after fx graph optimization"; else
 the last listing TorchAir printed for it), plus what only the log shows
 (:mod:`airctl.verify.log_checks`). A model script is compiled first by
-:mod:`airctl.pipeline.run.source`. Every unreadable input raises
+:mod:`airctl.pipeline.source`. Every unreadable input raises
 :class:`~airctl.errors.GraphReadError` (a malformed ledger :class:`~airctl.errors.LedgerError`) with
 the file (and line where the format has one), which the CLI maps to exit code 2.
 """

@@ -103,13 +103,26 @@ def test_the_card_loop_typed_as_written(workdir: Path) -> None:
     assert r.exit_code == 0 and "ge-optimized" in r.stdout and edited in r.stdout
 
 
-def test_no_run_yet_is_a_clear_error_for_every_command(workdir: Path) -> None:
-    for args in (["dump", "--type", "pbtxt"], ["check"], ["diff"], ["show"], ["profile"],
-                 ["passes", "apply", "stream.yaml"]):
-        r = airctl(*args)
-        assert r.exit_code == 2, (args, r.output)
-        assert "no run in ./airctl-runs yet" in r.stderr and "airctl compile MODEL.py" in r.stderr, args
-        assert "Traceback" not in r.output
+NO_RUN_COMMANDS = (["dump", "--type", "pbtxt"], ["check"], ["diff"], ["show"], ["why"], ["profile"],
+                   ["profile", "--times", "estimate"], ["passes", "apply", "stream.yaml"], ["passes", "fix"],
+                   ["passes", "suggest"], ["bisect"], ["repro"], ["export", "tlparse"])
+RUNS_OPTION = {"dump", "repro", "export", "fix"}  # their -o/--out is their own output: the folder is --runs
+
+
+@pytest.mark.parametrize("form", [[], ["latest"], ["--run", "latest"], ["latest~1"]], ids=["none", "latest", "--run",
+                                                                                          "latest~1"])
+def test_no_run_yet_is_a_clear_error_for_every_command(workdir: Path, form: list[str]) -> None:
+    """Nothing, `latest` as SOURCE or --run, `latest~1`: every command answers the same, naming the
+    folder, how to make a run and the option that names another folder."""
+    for args in NO_RUN_COMMANDS:
+        if args[:2] == ["passes", "apply"] and form and form[0] != "--run":
+            args = [*args, "--model"]
+        r = airctl(*args, *form)
+        assert r.exit_code == 2, (args, form, r.output)
+        assert "no run in ./airctl-runs yet" in r.stderr and "airctl compile MODEL.py" in r.stderr, (args, form)
+        option = "--runs" if RUNS_OPTION & set(args[:2]) else "--out"
+        assert f"runs in another folder: {option} DIR" in r.stderr, (args, form, r.stderr)
+        assert "no such file" not in r.stderr and "Traceback" not in r.output
     assert not (workdir / "airctl-runs").exists() or not list_runs(workdir / "airctl-runs")
 
 
@@ -144,15 +157,16 @@ def test_a_deleted_current_run_and_a_moved_model_are_named(workdir: Path) -> Non
 
 
 def test_a_changed_model_is_used_as_it_is_now_with_a_warning(workdir: Path) -> None:
-    from airctl.pipeline.run.current import choose_model
+    from airctl.pipeline.source import MODELS, choose_model, resolve_source
 
     out = workdir / "airctl-runs"
     _fake_run(out, workdir / "model.py", "20261123-120000-model-cccc", passes="stream.yaml")
-    same = choose_model(None, entry=None, mode=None, passes=None, out_dir=out, run=None, reuse_passes=True)
+    current = resolve_source(None, out_dir=out, accepts=MODELS)
+    same = choose_model(current, entry=None, mode=None, passes=None, reuse_passes=True)
     assert same.origin is not None and same.origin.warnings == []
     assert same.mode == "reduce-overhead" and same.passes == Path("stream.yaml")  # the run's mode and pass file
     (workdir / "model.py").write_text((workdir / "model.py").read_text() + "\n# edited\n")
-    changed = choose_model(None, entry=None, mode="max-autotune", passes=None, out_dir=out, run=None)
+    changed = choose_model(current, entry=None, mode="max-autotune", passes=None)
     assert changed.model.resolve() == (workdir / "model.py").resolve() and changed.mode == "max-autotune"
     assert changed.origin is not None and "changed since run 20261123-120000-model-cccc" in changed.origin.warnings[0]
 
@@ -171,6 +185,13 @@ def test_run_ids_resolve_by_unique_part_and_refuse_ambiguity(workdir: Path) -> N
         resolve_run(out, "20261123-13")
     with pytest.raises(LedgerError, match="no run 'zzzz'"):
         resolve_run(out, "zzzz")
+    assert resolve_run(out, "latest~0") == a
+    mark_latest(out, b.name)  # latest~N counts back from the current run, as `airctl runs` lists them
+    assert resolve_run(out, "latest~1") == a and resolve_run(out, "latest~0") == b
+    with pytest.raises(LedgerError, match="no run 'latest~2' in .*: 1 run\\(s\\) before the current one"):
+        resolve_run(out, "latest~2")
+    with pytest.raises(LedgerError, match="counts runs back"):
+        resolve_run(out, "latest~x")
 
 
 @pytest.mark.slow

@@ -351,8 +351,7 @@ def test_a_signal_swallowed_on_its_way_still_ends_the_run_terminated(tmp_path: P
             except BaseException as e:  # noqa: BLE001 - as C code would: a different error, then handled
                 swallowed = ImportError(f"cannot load module more than once per process ({type(e).__name__})")
             assert isinstance(swallowed, ImportError)
-            run.ledger.fail("TorchAir failed to compile the model: " + str(swallowed))
-            run.ledger.finish("failed")
+            run.fail("TorchAir failed to compile the model: " + str(swallowed))
     finally:
         signals.disarm()
     (index,) = [json.loads(p.read_text()) for p in tmp_path.glob("*/index.json")]

@@ -70,7 +70,7 @@ class CaptureSession:
         self._aside: list[tuple[Aside, Callable[[bool], Any]]] = []
         self.capture = capture
         self.texts = capture is not Capture.MINIMAL  # readable text beside each snapshot
-        self.compress_log = True  # finish_ledger gzips log.txt once the run is over
+        self.compress_log = True  # Run.finish gzips log.txt once the run is over
         self.mode = str(ledger.run_index.mode or MAX_AUTOTUNE)
         self.dynamo_count = 0
         self.current: str | None = None

@@ -37,12 +37,11 @@ from airctl.pipeline.compile.torchair_warnings import kept_warnings  # TorchAir'
 from airctl.pipeline.compile.why_events import recording_why
 from airctl.pipeline.run.current import model_record
 from airctl.pipeline.run.execution import RunExecution
-from airctl.pipeline.run.finish import close_run, verify_instruments
+from airctl.pipeline.run.finish import verify_instruments
 from airctl.pipeline.run.lifecycle import Run
 from airctl.pipeline.run.logs import capture_logs
 from airctl.pipeline.run.model_script import LoadedModel, load_model_script
 from airctl.pipeline.run.rank import collectives_of, timeout_of
-from airctl.pipeline.run.signals import redelivered
 from airctl.torch_env import torchair_attr
 
 DUMP_TYPES = tuple(t.value for t in DumpType)
@@ -109,10 +108,9 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
     rank = req.rank
     fields = dict(command=req.command, mode=req.mode, model=model, passes=req.passes_file, **origin,
                   **(rank.fields if rank is not None else {}))
-    with redelivered(), Run.of(req.out_dir, Path(req.model_path).stem, rank.root if rank else None,
-                               what=f"the model script {req.model_path}", **fields) as run, torch_state_kept():
-        assert run.ledger is not None
-        result = _Compile(req, run.ledger, model, progress).run()
+    with Run.of(req.out_dir, Path(req.model_path).stem, rank.root if rank else None,
+                what=f"the model script {req.model_path}", **fields) as run, torch_state_kept():
+        result = _Compile(req, run, model, progress).execute()
     from airctl.pipeline.compile.known_causes import explain_mismatch
 
     return explain_mismatch(req, result, progress)
@@ -121,9 +119,8 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
 class _Compile:
     """One compile's state while its body runs (the ledger, the session, the result so far)."""
 
-    def __init__(self, req: CompileRequest, ledger: LedgerWriter, model: dict[str, Any],
-                 progress: Progress | None) -> None:
-        self.req, self.ledger, self.model = req, ledger, model
+    def __init__(self, req: CompileRequest, run: Run, model: dict[str, Any], progress: Progress | None) -> None:
+        self.req, self.run, self.ledger, self.model = req, run, run.ledger, model
         self.say = progress or (lambda _msg: None)
         self.session: CaptureSession | None = None
         self.backend: Backend | None = None
@@ -139,8 +136,10 @@ class _Compile:
         return CompileResult(self.ledger.shown, self.ledger.run_index, self.backend, self.execution, error,
                              self.session, self.runs.race_rows(), self.hooks, self.kept)
 
-    def run(self) -> CompileResult:
-        req, ledger = self.req, self.ledger
+    def execute(self) -> CompileResult:
+        """The body, then the run's end: ok (``planned`` when it stopped after the passes), or the
+        failure :mod:`.failure` makes of what was raised (``mismatch`` for wrong numbers)."""
+        req, run = self.req, self.run
         try:
             self._body()
         except KeyboardInterrupt:
@@ -149,15 +148,13 @@ class _Compile:
             pass
         except BaseException as exc:  # noqa: BLE001 - every failure must land in index.json
             if find_in_chain(exc, StopAfterPass) is not None:
-                close_run(ledger, self.session, "planned", write_report=self.want_report)
+                run.finish("planned", report=self.want_report)
                 return self.result()
-            error = translate(exc, self.session, ledger, Path(req.model_path), self.backend)
-            status = "mismatch" if isinstance(error, ExecutionMismatch) else "failed"
-            ledger.fail(error.message, error.to_json())
-            close_run(ledger, self.session, status, write_report=self.want_report, draft=self.draft)
+            error = translate(exc, self.session, self.ledger, Path(req.model_path), self.backend)
+            run.fail(error, status="mismatch" if isinstance(error, ExecutionMismatch) else "failed",
+                     report=self.want_report, draft=self.draft)
             return self.result(error)
-        close_run(ledger, self.session, "planned" if req.stop_after_passes else None, write_report=self.want_report,
-                  draft=self.draft)
+        run.finish("planned" if req.stop_after_passes else None, report=self.want_report, draft=self.draft)
         return self.result()
 
     def _body(self) -> None:
@@ -186,7 +183,7 @@ class _Compile:
 
             instruments = list(req.instruments) + (verify_instruments(req.mode) if req.verify else [])
             final = () if req.dump_types else capture.final_dumps(Mode(req.mode))  # --dump-type: as asked
-            session = self.session = CaptureSession(
+            session = self.session = self.run.session = CaptureSession(
                 ledger, instruments, extra_dump_types=dump_types[1:], capture=capture, final_dump_types=final,
                 torchair_off=req.torchair_off, keep_dynamo_graphs=req.keep_dynamo_graphs)
             if self.kept is not None:

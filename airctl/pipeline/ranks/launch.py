@@ -37,7 +37,6 @@ from typing import Any
 import airctl
 from airctl.errors import AirctlError, ModelScriptError, Terminated
 from airctl.ledger.index import RankEntry, RunIndex
-from airctl.ledger.writer import LedgerWriter
 from airctl.limits import NPROC_MAX, NPROC_PER_CPU, nproc_limit
 from airctl.pipeline.ranks import forks
 from airctl.pipeline.ranks.orphans import sweep_leftovers
@@ -143,7 +142,6 @@ def run_ranks(req: RanksRequest, progress: Progress | None = None) -> RanksResul
                   "nnodes": args.nnodes, "collective_timeout_s": req.rank.collective_timeout_s},
         world_size=nproc, ranks=[]) as run:
         ledger = run.ledger
-        assert ledger is not None
         top = ledger.root
         (top / "ranks").mkdir()
         (top / "ranks" / REQUEST_FILE).write_text(json.dumps(req.rank.to_json(), indent=1), encoding="utf-8")
@@ -165,22 +163,22 @@ def run_ranks(req: RanksRequest, progress: Progress | None = None) -> RanksResul
                 failures = {int(r): Failure.of(f) for r, f in e.failures.items()}
             except SignalException as e:  # torchrun's own handler, in place while the agent runs
                 stop = _as_interrupt(e.sigval)
-                _finish(ledger, nproc, failures, stop.status, stopped=True, status=stop.status)
+                _finish(run, nproc, failures, stop.status, stopped=True, status=stop.status)
                 raise stop.error from None
             except KeyboardInterrupt as stop:
                 how = "terminated" if isinstance(stop, Terminated) else "interrupted"
-                _finish(ledger, nproc, failures, how, stopped=True, status=how)
+                _finish(run, nproc, failures, how, stopped=True, status=how)
                 raise
             except Exception as e:  # noqa: BLE001 - the launcher's own failure (rendezvous, bad option)
                 error = AirctlError(f"torchrun failed: {type(e).__name__}: {e}".splitlines()[0],
                                     hint="the ranks' consoles are under logs/ in the ledger")
-                entries = _finish(ledger, nproc, failures, error.message, stopped=True)
+                entries = _finish(run, nproc, failures, error.message, stopped=True)
                 return RanksResult(top, ledger.run_index, entries, error=error)
             finally:
                 if ours:
                     signals.arm()
         ledger.set_timing("ranks_seconds", time.perf_counter() - t0)
-        entries = _finish(ledger, nproc, failures, watchdog.fired, stopped=watchdog.fired is not None)
+        entries = _finish(run, nproc, failures, watchdog.fired, stopped=watchdog.fired is not None)
         return RanksResult(top, ledger.run_index, entries, list(ledger.run_index.divergence or []), watchdog.fired)
 
 
@@ -244,16 +242,19 @@ def _worker_env() -> Iterator[None]:
         yield
 
 
-def _finish(ledger: LedgerWriter, nproc: int, failures: dict[int, Failure], stop: str | None,
+def _finish(run: Run, nproc: int, failures: dict[int, Failure], stop: str | None,
             stopped: bool, status: str | None = None) -> list[RankEntry]:
-    """The top ledger's rank entries, divergence, status and error (``stop``: why airctl stopped the run)."""
+    """End the top ledger: its rank entries, divergence, status and error (``stop``: why airctl
+    stopped the run)."""
+    ledger = run.ledger
     ranks = rank_numbers(ledger.root, failures) or list(range(nproc))
     entries = rank_entries(ledger.root, ranks, failures, stopped)
     ledger.set(ranks=[e.to_json() for e in entries], divergence=divergence(ledger.root, ranks),
                backend=rank_backend(ledger.root, entries))
     verdict, error = run_status(entries, stop)
     if error is not None:
-        detail = {"type": "RanksFailed", "ranks": {str(e.rank): e.status for e in entries}}
-        ledger.set_error(error, detail)
-    ledger.finish(status or verdict)
+        run.fail(error, {"type": "RanksFailed", "ranks": {str(e.rank): e.status for e in entries}},
+                 status=status or verdict)
+    else:
+        run.finish(status or verdict)
     return entries

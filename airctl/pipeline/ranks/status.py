@@ -24,6 +24,7 @@ from airctl.ledger.index import RankEntry
 from airctl.ledger.reader import Ledger
 from airctl.ledger.writer import LedgerWriter
 from airctl.pipeline.ranks.watchdog import describe_last
+from airctl.pipeline.run.lifecycle import Run
 from airctl.verify.ranks import compiled_collectives, compiled_differences, first_issued_difference
 
 STOP_SIGNALS = ("SIGTERM", "SIGKILL", "SIGINT")
@@ -108,11 +109,11 @@ def _finish_abandoned(folder: Path, index: Any, failure: Failure | None, stopped
     writer.forget_missing()  # snapshots still queued for the background writer when the process ended
     how = _how(failure)
     by_us = stopped or (failure is not None and failure.signal in STOP_SIGNALS)
-    writer.fail(f"the rank's process ended ({how}) before its ledger was finished"
-                + (": stopped by airctl's watchdog or torchrun" if by_us else ""),
-                {"type": "RankEnded", "exit_code": failure.exit_code if failure else None,
-                 "signal": failure.signal if failure else None})
-    writer.finish("interrupted" if by_us else "failed")
+    Run.adopt(writer).fail(f"the rank's process ended ({how}) before its ledger was finished"
+                           + (": stopped by airctl's watchdog or torchrun" if by_us else ""),
+                           {"type": "RankEnded", "exit_code": failure.exit_code if failure else None,
+                            "signal": failure.signal if failure else None},
+                           status="interrupted" if by_us else "failed")
 
 
 def _console_logs(top: Path, rank: int) -> dict[str, str] | None:

@@ -2,7 +2,8 @@
 
 Users loop — compile, apply a pass file, look at the GE graph, profile, edit the YAML, again — so
 ``airctl passes apply stream.yaml`` and ``airctl profile`` with no model take the model script,
-entry, mode and pass file of the current run (:func:`airctl.ledger.runs.resolve_run`). A run
+entry, mode and pass file of the current run (:func:`run_origin`; the commands choose through
+:func:`airctl.pipeline.source.choose_model`). A run
 records its model script's path as given and resolved, and its SHA-256 (:func:`model_record`);
 a script that moved is an error naming it, one that changed since is used as it is now, with a
 warning saying so.
@@ -99,29 +100,3 @@ def run_origin(out_dir: Path, run: str | Path | None = None) -> RunOrigin:
             origin.warnings.append(f"the pass file of run {root.name}, {index.passes}, no longer exists: "
                                    "running without it")
     return origin
-
-
-@dataclass
-class ModelChoice:
-    """The model a command compiles: given on its command line, or reused from a run (``origin``)."""
-
-    model: Path
-    entry: str | None
-    mode: str
-    passes: Path | None
-    origin: RunOrigin | None = None
-
-
-def choose_model(model: Path | None, *, entry: str | None, mode: str | None, passes: Path | None,
-                 out_dir: Path, run: str | Path | None, reuse_passes: bool = False) -> ModelChoice:
-    """``model`` as given; or, when None, the current run's (``--run``: that run's) model, entry and mode.
-    What the command line gives wins over the run's; ``reuse_passes`` takes the run's pass file too."""
-    if model is not None:
-        if run is not None:
-            raise LedgerError("give a model script or --run, not both",
-                              hint="--run picks the run whose model script to use when none is given")
-        return ModelChoice(Path(model), entry, mode or MAX_AUTOTUNE, passes)
-    origin = run_origin(out_dir, run)
-    chosen_passes = passes if passes is not None or not reuse_passes else origin.passes
-    return ModelChoice(origin.model, entry if entry is not None else origin.entry, mode or origin.mode,
-                       chosen_passes, origin)

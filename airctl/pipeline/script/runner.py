@@ -44,11 +44,10 @@ from airctl.errors import AirctlError, ExecutionMismatch, ModelScriptError
 from airctl.execute.compare import DEFAULT_ATOL
 from airctl.hooks.capture import observing
 from airctl.ledger.index import RunIndex
-from airctl.ledger.writer import LedgerWriter
 from airctl.limits import MODEL_SCRIPT_BYTES
 from airctl.pipeline.compile.why_events import recording_why
 from airctl.pipeline.run.execution import RunExecution
-from airctl.pipeline.run.finish import finish_ledger, verify_instruments
+from airctl.pipeline.run.finish import verify_instruments
 from airctl.pipeline.run.lifecycle import Run
 from airctl.pipeline.run.rank import RankRun, collectives_of, timeout_of
 from airctl.pipeline.script.check import run_summary
@@ -128,11 +127,11 @@ def run_script(req: RunRequest, progress: Progress | None = None) -> RunResult:
     root = Path(req.rank.root).absolute() if req.rank is not None else None
     with Run.of(Path(req.out_dir).absolute(), script.stem, root, script_exit_code=True,
                 what=f"the script {script}", **fields) as run:
-        assert run.ledger is not None
-        return _run_body(req, run.ledger, progress)
+        return _run_body(req, run, progress)
 
 
-def _run_body(req: RunRequest, ledger: LedgerWriter, progress: Progress | None) -> RunResult:
+def _run_body(req: RunRequest, run: Run, progress: Progress | None) -> RunResult:
+    ledger = run.ledger
     say = progress or (lambda _msg: None)
     notes: list[str] = []
     open_logs: list[RunLog] = []
@@ -155,8 +154,7 @@ def _run_body(req: RunRequest, ledger: LedgerWriter, progress: Progress | None) 
         ledger.set(backend=backend.to_json())
         say(f"backend {backend.name}: {backend.reason}")
     except AirctlError as error:
-        ledger.fail(error.message, error.to_json())
-        ledger.finish("failed")
+        run.fail(error)
         return RunResult(ledger.root, ledger.run_index, backend, end, error, notes)
 
     runs = RunExecution(collectives=collectives_of(req.rank), collective_timeout_s=timeout_of(req.rank))
@@ -192,15 +190,18 @@ def _run_body(req: RunRequest, ledger: LedgerWriter, progress: Progress | None) 
                     for n in backend.notes():
                         note(n)
     except AirctlError as error:  # the backend could not start
-        ledger.fail(error.message, error.to_json())
-        ledger.finish("failed")
+        run.fail(error)  # no findings, no report: the capture never began
         return RunResult(ledger.root, ledger.run_index, backend, end, error, notes)
     ledger.set_timing("script_seconds", time.perf_counter() - t0)
-    return _finish(req, ledger, session, hooks, backend, end, notes)
+    run.session = session  # its findings are recorded as the run ends
+    return _finish(req, run, hooks, backend, end, notes)
 
 
-def _finish(req: RunRequest, ledger: LedgerWriter, session: RunSession, hooks: RunHooks,
-            backend: Backend, end: ScriptEnd, notes: list[str]) -> RunResult:
+def _finish(req: RunRequest, run: Run, hooks: RunHooks, backend: Backend, end: ScriptEnd,
+            notes: list[str]) -> RunResult:
+    """The run's end from how the script ended: failed (its exception or exit code), mismatch (a
+    compiled graph's outputs differ from its Dynamo graph run eagerly), else ok."""
+    ledger = run.ledger
     execution = run_summary(hooks.checks)
     ledger.set(execution=execution, script={"exit_code": end.exit_code}, notes=notes)
     error: AirctlError | None = None
@@ -212,16 +213,13 @@ def _finish(req: RunRequest, ledger: LedgerWriter, session: RunSession, hooks: R
             detail.update(exception=type(e).__name__, message=str(e), traceback=end.traceback)
         else:
             message = end.message or f"the script exited with code {end.exit_code}"
-        ledger.fail(message, detail)
-        ledger.finish("failed")
+        run.fail(message, detail, report=req.report)
     elif execution is not None and execution["matches_eager"] is False:
         error = ExecutionMismatch(
             "compiled graphs differ from their Dynamo graphs run eagerly: " + "; ".join(execution["mismatches"][:5]),
             hint="a pass changed the results (TorchAir requires passes to keep them); "
                  "compare the stages with `airctl diff`, or skip the check with --no-check")
-        ledger.fail(error.message, error.to_json())
-        ledger.finish("mismatch")
+        run.fail(error, status="mismatch", report=req.report)
     else:
-        ledger.finish()
-    finish_ledger(ledger, session, write_report=req.report)
+        run.finish(report=req.report)
     return RunResult(ledger.root, ledger.run_index, backend, end, error, notes)
