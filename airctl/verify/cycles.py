@@ -18,15 +18,16 @@ from airctl.verify.rules import make_finding
 def fx_has_backward_reference(graph: Graph, index: dict[str, int]) -> bool:
     """Whether some node uses one that comes later. If none does, every edge (data, sync, stream
     order) points forward in node order and no cycle can exist: the common case, checked in O(e)."""
+    get = index.get
     for i, node in enumerate(graph.nodes):
-        for ref in node.inputs:
-            j = index.get(ref)
-            if j is None:
-                j = index.get(Node.producer(ref))
-            if j is not None and j >= i:
-                return True
         if node.control_inputs:
             return True  # rare in FX; let the full check decide
+        for ref in node.inputs:
+            j = get(ref)
+            if j is None:
+                j = get(Node.producer(ref))
+            if j is not None and j >= i:
+                return True
     return False
 
 

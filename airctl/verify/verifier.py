@@ -40,6 +40,8 @@ def verify(graph: Graph, mode: str = MAX_AUTOTUNE) -> list[Finding]:
         else:
             findings = _verify_fx(graph, mode) + foreign_stream_ops(graph, asked)
         findings.extend(similar_label_findings(graph, MAX_AUTOTUNE if graph.dialect == "ge" else mode))
+    if not findings:
+        return findings
     if is_npugraph_ex(asked):
         for f in findings:
             _say_npugraph_ex(f)
