@@ -30,7 +30,7 @@ from operator import ge
 from airctl.graph.roles import Role
 from airctl.modes import MAX_AUTOTUNE, REDUCE_OVERHEAD
 from airctl.verify.findings import Finding
-from airctl.verify.plan import FxPlan, node_args, ref_name
+from airctl.verify.plan import FxPlan
 from airctl.verify.rules import make_finding
 
 # A stamp says where a node ran: ``(sid, pos, clock)``, the stream id, the node's 1-based position
@@ -120,16 +120,7 @@ class HappensBefore:
             if role is _INPUT:
                 continue  # graph inputs: visible on every stream (fork at graph start / GE data edge)
             b = sid_of[streams[i]]
-            if role is _OP and not (mutated and (is_inplace(node.op) or not mutated.isdisjoint(node.inputs))):
-                for name in node.inputs:  # _uses, for a node no in-place write concerns
-                    st = stamps.get(name)
-                    if st is None or st[0] == b:
-                        continue  # graph input, forward reference, or program order
-                    if ma:
-                        self.merge(b, st)  # GE synchronises cross-stream data edges
-                    elif clock[b][st[0]] < st[1]:
-                        self._race(name, node.name, st[0], b, kind="read")
-            elif role is _WAIT:
+            if role is _WAIT:
                 for name in _wait_targets(node):
                     st = stamps.get(name)
                     if st is not None and not (ma and name in self.dropped):
@@ -140,7 +131,9 @@ class HappensBefore:
                     vc = list(clock[b])
                     vc[b] = pos[b]
                     joins.append(tuple(vc))  # tagged_event_record before the exit ...
-            elif role is not _ENTER:
+            elif role is _ENTER:
+                pass
+            elif role is _OUTPUT or (mutated and (is_inplace(node.op) or not mutated.isdisjoint(node.inputs))):
                 if role is _OUTPUT and ro:
                     for vc in joins:  # ... and its tagged_event_wait before the output
                         self._merge_clock(b, vc)
@@ -149,6 +142,15 @@ class HappensBefore:
                     vc = list(clock[b])
                     vc[b] = pos[b]
                     output_clock = tuple(vc)
+            else:  # _uses, for a node no in-place write concerns: reads only
+                for name in node.inputs:
+                    st = stamps.get(name)
+                    if st is None or st[0] == b:
+                        continue  # graph input, forward reference, or program order
+                    if ma:
+                        self.merge(b, st)  # GE synchronises cross-stream data edges
+                    elif clock[b][st[0]] < st[1]:
+                        self._race(name, node.name, st[0], b, kind="read")
             p = pos[b] = pos[b] + 1
             stamps[node.name] = (b, p, clock[b])
             if b and (role is _OP or role.is_op) and not in_unclosed[i]:
@@ -240,9 +242,11 @@ _YAML_HINTS = 3  # races per graph whose hint carries the pass file's YAML
 
 
 def _wait_targets(node) -> list[str]:  # noqa: ANN001
-    args = node_args(node)
+    args = node.attrs.get("args")
+    if not isinstance(args, (list, tuple)):
+        args = ()
     if args and isinstance(args[0], (list, tuple)):
-        return [n for n in (ref_name(a) for a in args[0]) if n is not None]
+        return [a[1:] for a in args[0] if isinstance(a, str) and len(a) > 1 and a[0] == "%"]  # plan.ref_name
     if not args and "args" not in node.attrs:
         return list(node.inputs)
     return []
