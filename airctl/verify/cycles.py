@@ -48,17 +48,34 @@ def fx_dependencies(graph: Graph, streams: list[str | None]) -> list[list[int]]:
     return succ
 
 
-def ge_dependencies(graph: Graph) -> list[list[int]]:
+def ge_predecessors(graph: Graph) -> list[list[int]]:
+    """Per node, the positions of the nodes its data and control inputs come from (a name's last node)."""
     index = {n.name: i for i, n in enumerate(graph.nodes)}
-    succ: list[list[int]] = [[] for _ in graph.nodes]
-    for i, node in enumerate(graph.nodes):
-        for ref in (*node.inputs, *node.control_inputs):
-            if not ref:
-                continue
-            j = index.get(Node.producer(ref))
-            if j is not None:
-                succ[j].append(i)
+    get, producer = index.get, Node.producer
+    preds: list[list[int]] = []
+    for node in graph.nodes:
+        ps = []
+        for refs in (node.inputs, node.control_inputs):
+            for ref in refs:
+                if ref:
+                    j = get(producer(ref))
+                    if j is not None:
+                        ps.append(j)
+        preds.append(ps)
+    return preds
+
+
+def successors(preds: list[list[int]]) -> list[list[int]]:
+    """The successor lists of ``preds``, each in consumer order."""
+    succ: list[list[int]] = [[] for _ in preds]
+    for i, ps in enumerate(preds):
+        for j in ps:
+            succ[j].append(i)
     return succ
+
+
+def ge_dependencies(graph: Graph) -> list[list[int]]:
+    return successors(ge_predecessors(graph))
 
 
 def cyclic_components(succ: list[list[int]]) -> list[list[int]]:

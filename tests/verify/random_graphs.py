@@ -1,12 +1,13 @@
-"""Random multi-stream FX graphs, and the verifier's findings on them kept as a golden file.
+"""Random multi-stream FX and GE graphs, and the verifier's findings on them kept as a golden file.
 
-The verifier's fast paths (per-op caches, the vector-clock walk on plain tuples) must give exactly
-the findings of the plain code they replaced. ``golden_findings.json`` holds what that plain code
-found on :func:`random_fx_graph` for seeds ``0..SEEDS-1`` in every mode: how many of each rule,
-and a digest of the whole list as JSON (order, nodes, messages, hints, sources).
-The graphs mix every construct a rule reads: scopes (nested, unclosed, unmatched, strings instead
-of lists, priority and switch keys), records and waits (on records, plain tensors, unknown names,
-constants, empty lists), in-place ops, literal arguments, forward references, both op namespaces.
+The verifier's fast paths (per-op caches, the vector-clock walk on plain tuples, predecessors
+resolved once) must give exactly the findings of the plain code they replaced.
+``golden_findings.json`` holds what that plain code found on :func:`random_fx_graph` for seeds
+``0..SEEDS-1`` in every mode and on :func:`random_ge_graph`: how many of each rule, and a digest
+of the whole list as JSON (order, nodes, messages, hints, sources). The FX graphs mix every
+construct a rule reads: scopes (nested, unclosed, unmatched, strings instead of lists, priority
+and switch keys), records and waits (on records, plain tensors, unknown names, constants, empty
+lists), in-place ops, literal arguments, forward references, both op namespaces.
 
     .venv/bin/python -m tests.verify.random_graphs   # rewrite the golden file (only with a reason)
 """
@@ -124,14 +125,40 @@ def random_fx_graph(seed: int) -> Graph:
     return Graph(f"random-{seed}", "fx", nodes)
 
 
+def random_ge_graph(seed: int) -> Graph:
+    """A GE graph of 20-120 ops: data and control edges (some unknown, some backward: cycles), streams,
+    Consts with control inputs, zipped one-letter scope attributes, an output or none."""
+    rng = random.Random(seed)
+    nodes = [Node(f"data{i}", "Data", attrs={"index": i}) for i in range(rng.randint(1, 3))]
+    count = rng.randint(20, 120)
+    for i in range(count):
+        ins = [f"{rng.choice(nodes).name}:{rng.randint(0, 1)}" for _ in range(rng.randint(0, 2))]
+        if rng.random() < 0.01:
+            ins.append(f"op{i + rng.randint(0, 5)}:0")  # backward in node order: may close a cycle
+        ctrl = [rng.choice(["^", ""]) + rng.choice(nodes).name for _ in range(rng.random() < 0.15)]
+        if rng.random() < 0.02:
+            ctrl.append("^nowhere")
+        attrs: dict = {}
+        if rng.random() < 0.05:
+            attrs.update({"_": "s", "u": "t", "s": "r"})
+        if rng.random() < 0.05:
+            attrs["_user_stream_priority"] = rng.choice(["1", "x"])
+        stream = rng.choice([None, None, "stream_1", "Stream1", "s"]) if rng.random() < 0.5 else None
+        op = rng.choice(["MatMul", "Add", "Const", "Cast", "Identity"])
+        nodes.append(Node(f"op{i}", op, inputs=ins, control_inputs=ctrl, attrs=attrs, stream=stream))
+    if rng.random() < 0.9:
+        nodes.append(Node("out", "NetOutput", inputs=[f"op{count - 1}:0", f"op{count // 2}:0"]))
+    return Graph(f"random-ge-{seed}", "ge", nodes)
+
+
 def findings_digest(seed: int) -> dict[str, list]:
-    """Per mode: how many findings of each rule, and a sha256 of all of them as JSON, in order."""
+    """Per mode (and ``ge``: :func:`random_ge_graph`): how many findings of each rule, and a sha256 of
+    all of them as JSON, in order."""
     from airctl.verify import verify
 
-    graph = random_fx_graph(seed)
     out: dict[str, list] = {}
-    for mode in MODES:
-        found = verify(graph, mode)
+    for mode in (*MODES, "ge"):
+        found = verify(random_ge_graph(seed), MODES[0]) if mode == "ge" else verify(random_fx_graph(seed), mode)
         counts: dict[str, int] = {}
         for f in found:
             counts[f.rule] = counts.get(f.rule, 0) + 1
