@@ -99,7 +99,10 @@ def _edges(graph: Graph, positions: list[int], where: dict[str, int]) -> dict[st
     """Data/control/sync edges as flat [src, dst, ...] union indices; the same rules as :meth:`Graph.edges`,
     with each distinct input reference resolved once (a 50k-node graph has few distinct references)."""
     refs: dict[str, int] = {}
-    record = {where[n.name] for n in graph.nodes if is_stream_op(n.op, "record")}
+    ops = {n.op for n in graph.nodes}  # each distinct op tested once
+    record_ops = {op for op in ops if is_stream_op(op, "record")}
+    wait_ops = {op for op in ops if is_stream_op(op, "wait")}
+    record = {where[n.name] for n in graph.nodes if n.op in record_ops} if record_ops else set()
     data: list[int] = []
     control: list[int] = []
     sync: list[int] = []
@@ -111,7 +114,7 @@ def _edges(graph: Graph, positions: list[int], where: dict[str, int]) -> dict[st
         return u
 
     for node, d in zip(graph.nodes, positions, strict=True):
-        is_wait = is_stream_op(node.op, "wait")
+        is_wait = node.op in wait_ops
         for ref in node.inputs:
             s = refs.get(ref)
             if s is None:

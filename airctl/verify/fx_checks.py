@@ -145,6 +145,17 @@ class FxStructure:
 
     def _check_wait_args(self, i: int) -> None:
         plan, node = self.plan, self.plan.nodes[i]
+        args = node.attrs.get("args")
+        if type(args) is list and args and type(args[0]) is list and args[0]:  # the usual [[%record, ...]]
+            index, roles = plan.index, plan.roles
+            for item in args[0]:
+                if not (type(item) is str and len(item) > 1 and item[0] == "%"):
+                    break
+                j = index.get(item[1:])
+                if j is None or not (roles[j] is _RECORD or _makes_token(roles[j])):
+                    break
+            else:
+                return  # every item names a record or a tensor: nothing to say
         args = node_args(node)
         if not args and "args" not in node.attrs:
             items: Any = [f"%{n}" for n in node.inputs]  # a hand-made graph without attrs
@@ -209,10 +220,11 @@ def _is_literal(value: Any) -> bool:
 
 def _likely_starts_with_const(node: Any) -> bool:
     """GE converters turn scalar and int-list arguments into Const ops before the compute op (R8)."""
-    if not (node.op.startswith("aten.") or node.op.startswith("prims.")):
+    if not node.op.startswith(("aten.", "prims.")):
         return False
-    if any(_is_literal(a) for a in node_args(node)):
-        return True
+    args = node.attrs.get("args")
+    if isinstance(args, (list, tuple)) and any(type(a) is not str and _is_literal(a) for a in args):
+        return True  # (a node reference "%x" is never a literal)
     kwargs = node.attrs.get("kwargs") or {}
     return any(_is_literal(v) for k, v in kwargs.items() if k not in _NON_CONST_KWARGS)
 

@@ -147,8 +147,10 @@ class HappensBefore:
                     st = stamps.get(name)
                     if st is None or st[0] == b:
                         continue  # graph input, forward reference, or program order
-                    if ma:
-                        self.merge(b, st)  # GE synchronises cross-stream data edges
+                    if ma:  # GE synchronises cross-stream data edges: merge, unless already known
+                        cur = clock[b]
+                        if cur[st[0]] < st[1] or not (st[2] is cur or all(map(ge, cur, st[2]))):
+                            self.merge(b, st)
                     elif clock[b][st[0]] < st[1]:
                         self._race(name, node.name, st[0], b, kind="read")
             p = pos[b] = pos[b] + 1
