@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import deque
 
 from airctl.graph.model import Graph, Node, is_stream_op
+from airctl.graph.refs import Refs
 from airctl.verify.findings import Finding
 from airctl.verify.rules import make_finding
 
@@ -50,17 +51,12 @@ def fx_dependencies(graph: Graph, streams: list[str | None]) -> list[list[int]]:
 
 def ge_predecessors(graph: Graph) -> list[list[int]]:
     """Per node, the positions of the nodes its data and control inputs come from (a name's last node)."""
-    index = {n.name: i for i, n in enumerate(graph.nodes)}
-    get, producer = index.get, Node.producer
+    refs = Refs.of(graph)  # each distinct reference parsed once, the usual "name:0" not at all
     preds: list[list[int]] = []
     for node in graph.nodes:
-        ps = []
-        for refs in (node.inputs, node.control_inputs):
-            for ref in refs:
-                if ref:
-                    j = get(producer(ref))
-                    if j is not None:
-                        ps.append(j)
+        ps = [j for j in map(refs.__getitem__, filter(None, node.inputs)) if j >= 0]
+        if node.control_inputs:
+            ps.extend(j for j in map(refs.__getitem__, filter(None, node.control_inputs)) if j >= 0)
         preds.append(ps)
     return preds
 
