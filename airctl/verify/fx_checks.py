@@ -223,8 +223,10 @@ def _likely_starts_with_const(node: Any) -> bool:
     if not node.op.startswith(("aten.", "prims.")):
         return False
     args = node.attrs.get("args")
-    if isinstance(args, (list, tuple)) and any(type(a) is not str and _is_literal(a) for a in args):
-        return True  # (a node reference "%x" is never a literal)
+    if isinstance(args, (list, tuple)):
+        for a in args:
+            if type(a) is not str and _is_literal(a):  # (a node reference "%x" is never a literal)
+                return True
     kwargs = node.attrs.get("kwargs") or {}
     return any(_is_literal(v) for k, v in kwargs.items() if k not in _NON_CONST_KWARGS)
 
