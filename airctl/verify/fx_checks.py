@@ -187,7 +187,7 @@ class FxStructure:
         banned = GE_UNSUPPORTED if self.mode == MAX_AUTOTUNE else ACL_UNSUPPORTED
         other = REDUCE_OVERHEAD if self.mode == MAX_AUTOTUNE else MAX_AUTOTUNE
         nodes = self.plan.nodes
-        bad_ops = {op for op in {n.op for n in nodes}  # each distinct op tested once
+        bad_ops = {op for op in self.plan.ops
                    if is_stream_op(op) and (op.split(".")[1] if "." in op else op) in banned}
         for node in nodes if bad_ops else ():
             if node.op in bad_ops:

@@ -75,7 +75,7 @@ class HappensBefore:
         self.findings: list[Finding] = []
         self._raced: set[tuple[str, str]] = set()
         # only tensors some node writes in place need reader/writer tracking
-        inplace = {op for op in {n.op for n in plan.nodes} if is_inplace(op)}
+        inplace = {op for op in plan.ops if is_inplace(op)}
         self.mutated = {n.inputs[0] for n in plan.nodes if n.inputs and n.op in inplace} if inplace else set()
 
     # -- clock algebra ----------------------------------------------------------------------------

@@ -81,6 +81,7 @@ class FxPlan:
     unclosed: list[Scope] = field(default_factory=list)
     in_unclosed: list[bool] = field(default_factory=list)
     index: dict[str, int] = field(default_factory=dict)
+    ops: set[str] = field(default_factory=set)  # the distinct ops (per-op tests run once per op, not per node)
 
     @property
     def nodes(self) -> list[Node]:
@@ -98,6 +99,7 @@ def build_plan(graph: Graph, mode: str) -> FxPlan:
     plan = FxPlan(graph=graph, mode=mode)
     plan.index = {node.name: i for i, node in enumerate(nodes)}
     plan.roles = roles = [role_of_op(node.op, node.kind) for node in nodes]
+    plan.ops = {node.op for node in nodes}
     markers = [i for i, role in enumerate(roles) if role is _ENTER or role is _EXIT]
     if not markers:
         plan.stream = [node.stream for node in nodes]
