@@ -10,12 +10,11 @@ to no node), ``ctrl_in``, and the reverse lists ``users``/``user_slot`` (data) a
 
 from __future__ import annotations
 
-import operator
 import re
-from itertools import repeat
 from typing import Any
 
-from airctl.graph.model import Graph, Node
+from airctl.graph.model import Graph
+from airctl.graph.refs import Refs
 
 _REF = re.compile(r"'%[^']*'")
 # what a scope pass sets on every op inside it (TorchAir's scope keys, docs/passes.md): placement, not
@@ -38,7 +37,7 @@ class Side:
         intern = ops.setdefault
         self.op = [intern(node.op, len(ops)) for node in nodes]
         self.ops = ops  # op name -> its int (both sides share the table)
-        refs = _Refs(self.index, graph.dialect)  # each distinct input reference is parsed once
+        refs = Refs(self.index, graph.dialect)  # each distinct input reference is parsed once
         ref = refs.__getitem__  # C-level lookups; __missing__ parses the rare other spellings
         self.data_in = [list(map(ref, node.inputs)) for node in nodes]
         # control edges are rare: nodes without any share one empty list (never appended to)
@@ -82,27 +81,6 @@ class Side:
     def unmatched(self) -> list[int]:
         pair = self.pair
         return [i for i in range(self.n) if pair[i] < 0]
-
-
-class _Refs(dict[str, int]):
-    """Input reference -> producer index (-1: not in the graph), computed on first use.
-
-    The common spelling is filled in bulk up front: a plain name in FX, ``name:0`` (the first
-    output) in GE.
-    """
-
-    def __init__(self, index: dict[str, int], dialect: str) -> None:
-        if dialect == "ge":
-            super().__init__(zip(map(operator.add, index, repeat(":0")), index.values(), strict=True))
-        elif any(":" in k or "^" in k for k in index):  # a name that is not its own reference
-            super().__init__((k, v) for k, v in index.items() if ":" not in k and k[:1] != "^")
-        else:
-            super().__init__(index)
-        self.index = index
-
-    def __missing__(self, ref: str) -> int:
-        found = self[ref] = self.index.get(Node.producer(ref), -1)
-        return found
 
 
 def attr_hash(attrs: dict[str, Any]) -> int:

@@ -54,6 +54,8 @@ class Node:
         """The producing node's name of an input reference (``"MatMul:0"`` -> ``"MatMul"``)."""
         if ref.startswith("^"):
             return ref[1:]
+        if ref.endswith(":0"):  # the common case of a GE reference, without the general parse below
+            return ref[:-2]
         head, sep, tail = ref.rpartition(":")
         if sep and (tail.lstrip("-").isdigit()):
             return head

@@ -29,6 +29,7 @@ converts it to, so dumps, selectors, the executor's collective log and the rank 
 from __future__ import annotations
 
 import enum
+from functools import lru_cache
 
 from airctl.graph.model import STREAM_NAMESPACES, Node
 
@@ -92,14 +93,20 @@ def air_name(op: str) -> str | None:
 
 def role_of(node: Node) -> Role:
     """The node's :class:`Role`, from its op (air ops by name) and its FX kind."""
-    air = air_name(node.op)
+    return role_of_op(node.op, node.kind)
+
+
+@lru_cache(maxsize=4096)
+def role_of_op(op: str, kind: str) -> Role:
+    """:func:`role_of` by the two fields it reads; cached, as a graph has few distinct (op, kind) pairs."""
+    air = air_name(op)
     if air in ("scope_enter", "scope_exit", "record", "wait"):
         return _AIR_ROLES[air]
-    if node.kind in INPUT_KINDS or node.op in INPUT_KINDS:
+    if kind in INPUT_KINDS or op in INPUT_KINDS:
         return Role.INPUT
-    if node.kind == "output" or node.op == "output":
+    if kind == "output" or op == "output":
         return Role.OUTPUT
-    if node.kind in OP_KINDS:
+    if kind in OP_KINDS:
         return _AIR_ROLES.get(air, Role.OP) if air is not None else Role.OP
     return Role.OTHER
 

@@ -49,7 +49,8 @@ from dataclasses import dataclass, field
 
 from airctl.errors import AirctlError
 from airctl.graph.model import Graph, Node
-from airctl.graph.roles import Role, role_of
+from airctl.graph.refs import Refs
+from airctl.graph.roles import Role, role_of_op
 from airctl.io.gc_pause import gc_paused
 from airctl.modes import MAX_AUTOTUNE
 from airctl.verify.findings import Finding
@@ -119,7 +120,7 @@ class Lanes:
 def _streams(graph: Graph, mode: str) -> tuple[list[str | None], list[Role], list[tuple[int, int | None, str]]]:
     """Per-node stream, roles, and the stream scopes (enter, exit, label) of the plan."""
     if graph.dialect == "ge":
-        return [n.stream for n in graph.nodes], [role_of(n) for n in graph.nodes], []
+        return [n.stream for n in graph.nodes], [role_of_op(n.op, n.kind) for n in graph.nodes], []
     from airctl.verify.plan import build_plan
 
     plan = build_plan(graph, mode)
@@ -135,7 +136,8 @@ def _streams(graph: Graph, mode: str) -> tuple[list[str | None], list[Role], lis
 def _drawn(graph: Graph, roles: list[Role]) -> list[bool]:
     if graph.dialect == "ge":
         return [not (n.op in GE_INPUTS and not n.control_inputs) for n in graph.nodes]
-    return [r is not Role.INPUT for r in roles]
+    inputs = Role.INPUT
+    return [r is not inputs for r in roles]
 
 
 def build_lanes(graph: Graph, mode: str = MAX_AUTOTUNE, findings: Iterable[Finding] = (),
@@ -200,18 +202,15 @@ def _orderings(graph: Graph, index: dict[str, int], lane: list[int], drawn: list
                sync_cross: bool, view: Lanes) -> list[list[int]]:
     """For each node, the earlier nodes that order it besides its lane predecessor; fills ``view.arrows``."""
     preds: list[list[int]] = [[] for _ in graph.nodes]
-    records = {i for i, r in enumerate(roles) if r is Role.RECORD}
-    where: dict[str, int | None] = {}  # input reference -> producer index, each distinct reference resolved once
+    record, wait = Role.RECORD, Role.WAIT
+    records = {i for i, r in enumerate(roles) if r is record}
+    refs = Refs(index, graph.dialect)  # each distinct reference parsed once, the usual spelling not at all
     for d, node in enumerate(graph.nodes):
         if not drawn[d]:
             continue
-        is_wait = roles[d] is Role.WAIT
-        for ref in node.inputs:
-            if ref in where:
-                s = where[ref]
-            else:
-                s = where[ref] = index.get(Node.producer(ref)) if ref else None
-            if s is None or not drawn[s] or s >= d:
+        is_wait = roles[d] is wait
+        for s in map(refs.__getitem__, filter(None, node.inputs)):
+            if s < 0 or not drawn[s] or s >= d:
                 continue
             if is_wait and s in records:
                 preds[d].append(s)

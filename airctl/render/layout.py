@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import itemgetter
 
 DX = 180.0  # horizontal distance between neighbours in a layer
 DY = 70.0  # vertical distance between layers
@@ -92,7 +93,7 @@ def layered_layout(n: int, edges: Iterable[tuple[int, int]], dx: float = DX, dy:
     for i in order:
         ps = fpred[i]
         if ps:
-            layer[i] = max(layer[p] for p in ps) + 1
+            layer[i] = max(map(layer.__getitem__, ps)) + 1
     # Sources, and single-input chains hanging off them (a weight and its transpose), sit just
     # above their first user instead of in the first rows. Reverse topological order: users first.
     pullable = [False] * n
@@ -141,13 +142,11 @@ def layered_layout(n: int, edges: Iterable[tuple[int, int]], dx: float = DX, dy:
                 if len(row) < 2:
                     place(row)
                     continue
-                keys = []
-                for i in row:
-                    ns = nbrs[i]
-                    keys.append(sum(x[j] for j in ns) / len(ns) if ns else x[i])
+                at = x.__getitem__
+                keys = [sum(map(at, ns)) / len(ns) if (ns := nbrs[i]) else x[i] for i in row]
                 if groups is not None:
                     keys = [(groups[i], k) for i, k in zip(row, keys, strict=True)]
-                row[:] = [i for _, i in sorted(zip(keys, row, strict=True), key=lambda kv: kv[0])]
+                row[:] = [i for _, i in sorted(zip(keys, row, strict=True), key=itemgetter(0))]
                 place(row)
     y = [layer[i] * dy for i in range(n)]
     return Layout(layer, x, y)

@@ -45,11 +45,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from airctl.graph.model import Graph, Node
-from airctl.graph.roles import Role, air_name, role_of
+from airctl.graph.refs import Refs
+from airctl.graph.roles import Role, air_name, role_of_op
 
 ANCHOR = 10  # dot weight of an anchor edge: the tied node sits right next to that op
 CONSTRAINT = 1  # weight of the other order edges: program order on the stream, little pull
 BEFORE = frozenset({Role.SCOPE_ENTER, Role.WAIT, Role.TAGGED_WAIT})
+_ENDS = (Role.INPUT, Role.OUTPUT)  # graph inputs and the output: never tied
 EXPLICIT = "explicit"  # graph.attrs["program_order"] of a graph that lists its order edges in meta
 STREAM_KEY = "_user_stream_label"
 
@@ -81,11 +83,14 @@ def opened_stream(node: Node) -> str | None:
 
 def display_streams(graph: Graph, roles: list[Role] | None = None) -> list[str | None]:
     """Each node's stream as drawn: its own, except that a ``scope_enter`` takes the stream it opens."""
-    roles = roles or [role_of(n) for n in graph.nodes]
-    out = []
-    for node, role in zip(graph.nodes, roles, strict=True):
-        label = opened_stream(node) if role is Role.SCOPE_ENTER else None
-        out.append(label if label is not None else node.stream)
+    roles = roles or [role_of_op(n.op, n.kind) for n in graph.nodes]
+    out = [n.stream for n in graph.nodes]
+    enter = Role.SCOPE_ENTER
+    for i, role in enumerate(roles):
+        if role is enter:
+            label = opened_stream(graph.nodes[i])
+            if label is not None:
+                out[i] = label
     return out
 
 
@@ -94,17 +99,17 @@ def _no_data_edges(graph: Graph, index: dict[str, int], skip: list[bool]) -> lis
 
     Linear, with each distinct input reference resolved once: building :meth:`Graph.edges` for a
     50k-node graph costs more than the rest of the picture."""
-    producers: dict[str, str] = {}
-    for node in graph.nodes:
-        for ref in node.inputs:
-            if ref and ref not in producers:
-                producers[ref] = Node.producer(ref)
-    used = set(producers.values())
-    out = [False] * len(graph.nodes)
-    for i, node in enumerate(graph.nodes):
+    nodes = graph.nodes
+    refs = Refs(index, graph.dialect)  # each distinct reference parsed once, the usual spelling not at all
+    produced: set[int] = set()
+    for node in nodes:
+        produced.update(map(refs.__getitem__, filter(None, node.inputs)))
+    used = {nodes[j].name for j in produced if j >= 0}  # the names some input reference names
+    out = [False] * len(nodes)
+    for i, node in enumerate(nodes):
         if skip[i] or node.name in used:
             continue
-        out[i] = not any(producers[r] in index for r in node.inputs if r)
+        out[i] = not any(refs[r] >= 0 for r in node.inputs if r)
     return out
 
 
@@ -112,14 +117,15 @@ def program_order(graph: Graph) -> Order:
     """The order edges of ``graph`` (see the module docstring); linear in nodes plus edges."""
     nodes = graph.nodes
     index = {n.name: i for i, n in enumerate(nodes)}
-    roles = [role_of(n) for n in nodes]
+    roles = [role_of_op(n.op, n.kind) for n in nodes]
     order = Order(streams=display_streams(graph, roles))
     if graph.attrs.get("program_order") == EXPLICIT:
         return _explicit(graph, index, roles, order)
-    air = [air_name(n.op) is not None for n in nodes]
-    skip = [a or r in (Role.INPUT, Role.OUTPUT) for a, r in zip(air, roles, strict=True)]
+    air_ops = {op for op in {n.op for n in nodes} if air_name(op) is not None}  # each distinct op once
+    air = [n.op in air_ops for n in nodes]
+    skip = [a or r in _ENDS for a, r in zip(air, roles, strict=True)]
     lonely = _no_data_edges(graph, index, skip)
-    tied = [a and r not in (Role.INPUT, Role.OUTPUT) for a, r in zip(air, roles, strict=True)]
+    tied = [a and r not in _ENDS for a, r in zip(air, roles, strict=True)]
     if any(lonely):
         controlled = {Node.producer(r) for n in nodes for r in n.control_inputs} if graph.dialect == "ge" else set()
         for i, node in enumerate(nodes):
@@ -130,8 +136,9 @@ def program_order(graph: Graph) -> Order:
     last: dict[str | None, int] = {}
     prev_edge: dict[int, int] = {}  # tied node -> position of the edge from its previous neighbour
     next_edge: dict[int, int] = {}
+    inputs = Role.INPUT
     for i, role in enumerate(roles):
-        if role is Role.INPUT:
+        if role is inputs:
             continue
         lane = order.streams[i]
         p = last.get(lane)

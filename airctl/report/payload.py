@@ -30,6 +30,7 @@ from typing import Any
 
 from airctl.diff import DiffReport, diff_graphs
 from airctl.graph.model import Graph, Node, is_stream_op
+from airctl.graph.refs import Refs
 from airctl.io.json_io import non_finite_text
 from airctl.modes import MAX_AUTOTUNE
 from airctl.render.layout import layered_layout
@@ -98,28 +99,26 @@ def _detail(node: Node) -> dict[str, Any]:
 def _edges(graph: Graph, positions: list[int], where: dict[str, int]) -> dict[str, list[int]]:
     """Data/control/sync edges as flat [src, dst, ...] union indices; the same rules as :meth:`Graph.edges`,
     with each distinct input reference resolved once (a 50k-node graph has few distinct references)."""
-    refs: dict[str, int] = {}
-    record = {where[n.name] for n in graph.nodes if is_stream_op(n.op, "record")}
+    refs = Refs(where, graph.dialect)  # each distinct reference parsed once, the usual spelling not at all
+    ops = {n.op for n in graph.nodes}  # each distinct op tested once
+    record_ops = {op for op in ops if is_stream_op(op, "record")}
+    wait_ops = {op for op in ops if is_stream_op(op, "wait")}
+    record = {where[n.name] for n in graph.nodes if n.op in record_ops} if record_ops else set()
     data: list[int] = []
     control: list[int] = []
     sync: list[int] = []
-
-    def resolve(ref: str) -> int:
-        u = refs.get(ref)
-        if u is None:
-            u = refs[ref] = where.get(Node.producer(ref), -1)
-        return u
-
+    resolve = refs.__getitem__
     for node, d in zip(graph.nodes, positions, strict=True):
-        is_wait = is_stream_op(node.op, "wait")
-        for ref in node.inputs:
-            s = refs.get(ref)
-            if s is None:
-                s = resolve(ref)
-            if s >= 0:
-                (sync if is_wait and s in record else data).extend((s, d))
-        for ref in node.control_inputs:
-            s = resolve(ref)
+        if node.inputs:
+            if node.op in wait_ops:
+                for s in map(resolve, node.inputs):
+                    if s >= 0:
+                        (sync if s in record else data).extend((s, d))
+            else:
+                for s in map(resolve, node.inputs):
+                    if s >= 0:
+                        data.extend((s, d))
+        for s in map(resolve, node.control_inputs):
             if s >= 0:
                 control.extend((s, d))
     return {"data": data, "control": control, "sync": sync}

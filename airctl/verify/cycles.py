@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import deque
 
 from airctl.graph.model import Graph, Node, is_stream_op
+from airctl.graph.refs import Refs
 from airctl.verify.findings import Finding
 from airctl.verify.rules import make_finding
 
@@ -18,15 +19,16 @@ from airctl.verify.rules import make_finding
 def fx_has_backward_reference(graph: Graph, index: dict[str, int]) -> bool:
     """Whether some node uses one that comes later. If none does, every edge (data, sync, stream
     order) points forward in node order and no cycle can exist: the common case, checked in O(e)."""
+    get = index.get
     for i, node in enumerate(graph.nodes):
-        for ref in node.inputs:
-            j = index.get(ref)
-            if j is None:
-                j = index.get(Node.producer(ref))
-            if j is not None and j >= i:
-                return True
         if node.control_inputs:
             return True  # rare in FX; let the full check decide
+        for ref in node.inputs:
+            j = get(ref)
+            if j is None:
+                j = get(Node.producer(ref))
+            if j is not None and j >= i:
+                return True
     return False
 
 
@@ -47,17 +49,29 @@ def fx_dependencies(graph: Graph, streams: list[str | None]) -> list[list[int]]:
     return succ
 
 
-def ge_dependencies(graph: Graph) -> list[list[int]]:
-    index = {n.name: i for i, n in enumerate(graph.nodes)}
-    succ: list[list[int]] = [[] for _ in graph.nodes]
-    for i, node in enumerate(graph.nodes):
-        for ref in (*node.inputs, *node.control_inputs):
-            if not ref:
-                continue
-            j = index.get(Node.producer(ref))
-            if j is not None:
-                succ[j].append(i)
+def ge_predecessors(graph: Graph) -> list[list[int]]:
+    """Per node, the positions of the nodes its data and control inputs come from (a name's last node)."""
+    refs = Refs.of(graph)  # each distinct reference parsed once, the usual "name:0" not at all
+    preds: list[list[int]] = []
+    for node in graph.nodes:
+        ps = [j for j in map(refs.__getitem__, filter(None, node.inputs)) if j >= 0]
+        if node.control_inputs:
+            ps.extend(j for j in map(refs.__getitem__, filter(None, node.control_inputs)) if j >= 0)
+        preds.append(ps)
+    return preds
+
+
+def successors(preds: list[list[int]]) -> list[list[int]]:
+    """The successor lists of ``preds``, each in consumer order."""
+    succ: list[list[int]] = [[] for _ in preds]
+    for i, ps in enumerate(preds):
+        for j in ps:
+            succ[j].append(i)
     return succ
+
+
+def ge_dependencies(graph: Graph) -> list[list[int]]:
+    return successors(ge_predecessors(graph))
 
 
 def cyclic_components(succ: list[list[int]]) -> list[list[int]]:

@@ -24,6 +24,8 @@ GE_UNSUPPORTED = frozenset({
 })
 ACL_UNSUPPORTED = frozenset({"wait_tensor", "npu_fused_infer_attention_score", "npu_fused_infer_attention_score_v2"})
 _NON_CONST_KWARGS = frozenset({"dtype", "layout", "device", "pin_memory", "memory_format", "non_blocking"})
+_OP, _RECORD, _WAIT = Role.OP, Role.RECORD, Role.WAIT
+_GETITEM = ("getitem", "_operator.getitem")  # ops that make no GE op (plan.emits_ge_op)
 
 
 class FxStructure:
@@ -85,25 +87,34 @@ class FxStructure:
 
     # -- R7, R8, R9 ------------------------------------------------------------------------------
     def _records_and_waits(self) -> None:
-        plan, nodes = self.plan, self.plan.nodes
-        ops_seen: dict[str | None, int] = {}
+        nodes, roles, outer = self.plan.nodes, self.plan.roles, self.plan.outer
+        lanes_with_ops: set[str | None] = set()
         pending: dict[str | None, list[str]] = {}
-        for i, node in enumerate(nodes):
-            role = plan.roles[i]
-            lane = plan.outer[i]  # GE files ops, records and waits under the outermost label
-            if role is Role.RECORD:
-                if not ops_seen.get(lane):
+        for i, role in enumerate(roles):
+            if role is _OP:  # the common case first (emits_ge_op without its call)
+                if nodes[i].op in _GETITEM:
+                    continue
+            elif role is _RECORD:
+                lane = outer[i]  # GE files ops, records and waits under the outermost label
+                if lane not in lanes_with_ops:
+                    node = nodes[i]
                     self.dropped_records.add(node.name)
                     where = f"stream {lane!r}" if lane is not None else "the default stream"
                     self._add("record_before_any_op",
                               f"{node.name} is the first thing on {where}: GE records 'no_op_before_record' "
                               f"and every wait on it is dropped (R7)", [node.name])
-            elif role is Role.WAIT:
+                continue
+            elif role is _WAIT:
                 self._check_wait_args(i)
-                pending.setdefault(lane, []).append(node.name)
-            elif emits_ge_op(node, role):
-                ops_seen[lane] = ops_seen.get(lane, 0) + 1
+                pending.setdefault(outer[i], []).append(nodes[i].name)
+                continue
+            elif not emits_ge_op(nodes[i], role):
+                continue
+            lane = outer[i]
+            lanes_with_ops.add(lane)
+            if pending:
                 waits = pending.pop(lane, None)
+                node = nodes[i]
                 if waits and _likely_starts_with_const(node) and not self._data_edge_orders(waits, node):
                     self._add("wait_on_const",
                               f"the control edge of {', '.join(waits)} lands on the first GE op of {node.name} "
@@ -134,6 +145,17 @@ class FxStructure:
 
     def _check_wait_args(self, i: int) -> None:
         plan, node = self.plan, self.plan.nodes[i]
+        args = node.attrs.get("args")
+        if type(args) is list and args and type(args[0]) is list and args[0]:  # the usual [[%record, ...]]
+            index, roles = plan.index, plan.roles
+            for item in args[0]:
+                if not (type(item) is str and len(item) > 1 and item[0] == "%"):
+                    break
+                j = index.get(item[1:])
+                if j is None or not (roles[j] is _RECORD or _makes_token(roles[j])):
+                    break
+            else:
+                return  # every item names a record or a tensor: nothing to say
         args = node_args(node)
         if not args and "args" not in node.attrs:
             items: Any = [f"%{n}" for n in node.inputs]  # a hand-made graph without attrs
@@ -164,11 +186,11 @@ class FxStructure:
     def _mode_api(self) -> None:
         banned = GE_UNSUPPORTED if self.mode == MAX_AUTOTUNE else ACL_UNSUPPORTED
         other = REDUCE_OVERHEAD if self.mode == MAX_AUTOTUNE else MAX_AUTOTUNE
-        for node in self.plan.nodes:
-            if not is_stream_op(node.op):
-                continue
-            name = node.op.split(".")[1] if "." in node.op else node.op
-            if name in banned:
+        nodes = self.plan.nodes
+        bad_ops = {op for op in self.plan.ops
+                   if is_stream_op(op) and (op.split(".")[1] if "." in op else op) in banned}
+        for node in nodes if bad_ops else ():
+            if node.op in bad_ops:
                 self._add("mode_unsupported_api",
                           f"{node.name} ({node.op}) is not supported in {self.mode}; it only works in {other} (R12)",
                           [node.name])
@@ -198,10 +220,13 @@ def _is_literal(value: Any) -> bool:
 
 def _likely_starts_with_const(node: Any) -> bool:
     """GE converters turn scalar and int-list arguments into Const ops before the compute op (R8)."""
-    if not (node.op.startswith("aten.") or node.op.startswith("prims.")):
+    if not node.op.startswith(("aten.", "prims.")):
         return False
-    if any(_is_literal(a) for a in node_args(node)):
-        return True
+    args = node.attrs.get("args")
+    if isinstance(args, (list, tuple)):
+        for a in args:
+            if type(a) is not str and _is_literal(a):  # (a node reference "%x" is never a literal)
+                return True
     kwargs = node.attrs.get("kwargs") or {}
     return any(_is_literal(v) for k, v in kwargs.items() if k not in _NON_CONST_KWARGS)
 

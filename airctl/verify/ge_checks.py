@@ -8,10 +8,8 @@ GE synchronises data edges itself, so a cross-stream data edge is not a race her
 
 from __future__ import annotations
 
-from collections import deque
-
 from airctl.graph.model import Graph, Node
-from airctl.verify.cycles import deadlock_findings, ge_dependencies
+from airctl.verify.cycles import deadlock_findings, ge_predecessors, successors
 from airctl.verify.findings import MAX_AUTOTUNE, Finding
 from airctl.verify.rules import make_finding
 from airctl.verify.scope_values import ge_scope_findings
@@ -43,29 +41,31 @@ def check_ge(graph: Graph) -> list[Finding]:
                              f"compute op; GE may fold the Const and lose the ordering (R8)",
                              [node.name, *(Node.producer(r) for r in node.control_inputs)], graph))
     findings.extend(ge_scope_findings(graph, mode))
-    findings.extend(deadlock_findings(graph, ge_dependencies(graph), mode))
-    findings.extend(_unjoined(graph, mode))
+    preds = ge_predecessors(graph)
+    if any(j >= i for i, ps in enumerate(preds) for j in ps):  # else every edge points forward: no cycle
+        findings.extend(deadlock_findings(graph, successors(preds), mode))
+    findings.extend(_unjoined(graph, preds, mode))
     return findings
 
 
-def _unjoined(graph: Graph, mode: str) -> list[Finding]:
-    outputs = [n for n in graph.nodes if n.op in OUTPUT_TYPES]
-    if not outputs:
+def _unjoined(graph: Graph, preds: list[list[int]], mode: str) -> list[Finding]:
+    nodes = graph.nodes
+    queue = [i for i, n in enumerate(nodes) if n.op in OUTPUT_TYPES]
+    if not queue:
         return []
-    reached = {n.name for n in outputs}
-    queue = deque(outputs)
+    outputs = [nodes[i] for i in queue]
+    reached = [False] * len(nodes)  # by position (GE op names are unique in a graph)
+    for i in queue:
+        reached[i] = True
     while queue:
-        node = queue.popleft()
-        for ref in (*node.inputs, *node.control_inputs):
-            if not ref:
-                continue
-            src = graph.get(Node.producer(ref))
-            if src is not None and src.name not in reached:
-                reached.add(src.name)
-                queue.append(src)
+        for j in preds[queue.pop()]:
+            if not reached[j]:
+                reached[j] = True
+                queue.append(j)
+    skip = CONST_TYPES | INPUT_TYPES
     by_stream: dict[str, list[str]] = {}
-    for n in graph.nodes:
-        if n.stream is not None and n.name not in reached and n.op not in CONST_TYPES | INPUT_TYPES:
+    for i, n in enumerate(nodes):
+        if n.stream is not None and not reached[i] and n.op not in skip:
             by_stream.setdefault(n.stream, []).append(n.name)
     out = []
     for stream, names in by_stream.items():

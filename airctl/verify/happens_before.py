@@ -25,23 +25,18 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from functools import lru_cache
-from typing import NamedTuple
+from operator import ge
 
 from airctl.graph.roles import Role
 from airctl.modes import MAX_AUTOTUNE, REDUCE_OVERHEAD
 from airctl.verify.findings import Finding
-from airctl.verify.plan import FxPlan, node_args, ref_name
+from airctl.verify.plan import FxPlan
 from airctl.verify.rules import make_finding
 
-
-class Stamp(NamedTuple):
-    """Where a node ran: stream id, 1-based position on that stream, the stream's clock then.
-
-    A NamedTuple, not a dataclass: one is made per node, and tuple construction is the cheap one."""
-
-    sid: int
-    pos: int
-    clock: tuple[int, ...]
+# A stamp says where a node ran: ``(sid, pos, clock)``, the stream id, the node's 1-based position
+# on that stream, and the stream's clock then. A plain tuple: one is made per node, and a plain
+# tuple is the cheapest object Python makes (a NamedTuple's constructor is a Python call).
+Stamp = tuple[int, int, tuple[int, ...]]
 
 
 @lru_cache(maxsize=4096)
@@ -69,7 +64,7 @@ class HappensBefore:
         self.mode = plan.mode
         self.dropped = dropped_records or set()
         labels: dict[str | None, int] = {None: 0}
-        for s in plan.stream:
+        for s in dict.fromkeys(plan.stream):  # each label once, in order of first use
             labels.setdefault(s, len(labels))
         self.labels = list(labels)
         self.sid = labels
@@ -80,31 +75,38 @@ class HappensBefore:
         self.findings: list[Finding] = []
         self._raced: set[tuple[str, str]] = set()
         # only tensors some node writes in place need reader/writer tracking
-        self.mutated = {n.inputs[0] for n in plan.nodes if n.inputs and is_inplace(n.op)}
+        inplace = {op for op in plan.ops if is_inplace(op)}
+        self.mutated = {n.inputs[0] for n in plan.nodes if n.inputs and n.op in inplace} if inplace else set()
 
     # -- clock algebra ----------------------------------------------------------------------------
     def ordered(self, before: Stamp, sid: int) -> bool:
         """Whether ``before`` happens before the next node on stream ``sid``."""
-        if before.sid == sid:
-            return before.pos <= self.pos[sid]
-        return self.clock[sid][before.sid] >= before.pos
+        if before[0] == sid:
+            return before[1] <= self.pos[sid]
+        return self.clock[sid][before[0]] >= before[1]
 
     def merge(self, sid: int, stamp: Stamp) -> None:
+        """Stream ``sid`` now knows everything ``stamp`` knew, and ``stamp``'s node itself."""
         cur = self.clock[sid]
-        known = cur[stamp.sid] >= stamp.pos and all(a >= b for a, b in zip(cur, stamp.clock, strict=False))
-        if stamp.sid != sid and known:
-            return
-        new = [max(a, b) for a, b in zip(cur, stamp.clock, strict=False)]
-        new[stamp.sid] = max(new[stamp.sid], stamp.pos)
+        ssid, spos, sclock = stamp
+        if ssid != sid and cur[ssid] >= spos and (sclock is cur or all(map(ge, cur, sclock))):
+            return  # already known
+        new = list(map(max, cur, sclock))
+        if spos > new[ssid]:
+            new[ssid] = spos
         self.clock[sid] = tuple(new)
 
     def _merge_clock(self, sid: int, clock: tuple[int, ...]) -> None:
-        self.clock[sid] = tuple(max(a, b) for a, b in zip(self.clock[sid], clock, strict=False))
+        self.clock[sid] = tuple(map(max, self.clock[sid], clock))
 
     # -- walk -------------------------------------------------------------------------------------
     def run(self) -> list[Finding]:
+        """One walk in node order. Most nodes are ops that read values already on their own stream
+        or, under max-autotune, across streams (a merge): those take the short path in the loop;
+        waits, scope exits, the output and nodes touching a tensor written in place take the rest."""
         plan = self.plan
-        nodes, roles = plan.nodes, plan.roles
+        nodes, roles, streams, in_unclosed = plan.nodes, plan.roles, plan.stream, plan.in_unclosed
+        sid_of, clock, pos, stamps, mutated = self.sid, self.clock, self.pos, self.stamps, self.mutated
         exit_scope = {s.exit: s for s in plan.scopes if s.exit is not None}
         joins: list[tuple[int, ...]] = []  # reduce-overhead: clocks of stream scopes at their exit
         work: dict[int, list[tuple[int, str]]] = {}  # side-stream work per stream: (pos, name)
@@ -112,35 +114,49 @@ class HappensBefore:
         last_readers: dict[str, dict[int, tuple[str, Stamp]]] = {}
         output_clock: tuple[int, ...] | None = None
         ro = self.mode == REDUCE_OVERHEAD
+        ma = self.mode == MAX_AUTOTUNE
         for i, node in enumerate(nodes):
             role = roles[i]
-            b = self.sid[plan.stream[i]]
-            if role is Role.INPUT:
+            if role is _INPUT:
                 continue  # graph inputs: visible on every stream (fork at graph start / GE data edge)
-            if role is Role.WAIT:
+            b = sid_of[streams[i]]
+            if role is _WAIT:
                 for name in _wait_targets(node):
-                    st = self.stamps.get(name)
-                    if st is not None and not (self.mode == MAX_AUTOTUNE and name in self.dropped):
+                    st = stamps.get(name)
+                    if st is not None and not (ma and name in self.dropped):
                         self.merge(b, st)
-            elif role is Role.SCOPE_EXIT and ro:
-                scope = exit_scope.get(i)
+            elif role is _EXIT:
+                scope = exit_scope.get(i) if ro else None
                 if scope is not None and scope.label is not None:
-                    vc = list(self.clock[b])
-                    vc[b] = self.pos[b]
+                    vc = list(clock[b])
+                    vc[b] = pos[b]
                     joins.append(tuple(vc))  # tagged_event_record before the exit ...
-            elif role.is_op or role in (Role.OUTPUT, Role.OTHER, Role.RECORD):
-                if role is Role.OUTPUT and ro:
+            elif role is _ENTER:
+                pass
+            elif role is _OUTPUT or (mutated and (is_inplace(node.op) or not mutated.isdisjoint(node.inputs))):
+                if role is _OUTPUT and ro:
                     for vc in joins:  # ... and its tagged_event_wait before the output
                         self._merge_clock(b, vc)
                 self._uses(node, b, last_writer, last_readers)
-                if role is Role.OUTPUT:
-                    vc = list(self.clock[b])
-                    vc[b] = self.pos[b]
+                if role is _OUTPUT:
+                    vc = list(clock[b])
+                    vc[b] = pos[b]
                     output_clock = tuple(vc)
-            self.pos[b] += 1
-            self.stamps[node.name] = Stamp(b, self.pos[b], self.clock[b])
-            if role.is_op and b != 0 and not plan.in_unclosed[i]:
-                work.setdefault(b, []).append((self.pos[b], node.name))
+            else:  # _uses, for a node no in-place write concerns: reads only
+                for name in node.inputs:
+                    st = stamps.get(name)
+                    if st is None or st[0] == b:
+                        continue  # graph input, forward reference, or program order
+                    if ma:  # GE synchronises cross-stream data edges: merge, unless already known
+                        cur = clock[b]
+                        if cur[st[0]] < st[1] or not (st[2] is cur or all(map(ge, cur, st[2]))):
+                            self.merge(b, st)
+                    elif clock[b][st[0]] < st[1]:
+                        self._race(name, node.name, st[0], b, kind="read")
+            p = pos[b] = pos[b] + 1
+            stamps[node.name] = (b, p, clock[b])
+            if b and (role is _OP or role.is_op) and not in_unclosed[i]:
+                work.setdefault(b, []).append((p, node.name))
         if output_clock is not None:
             self._joins(work, output_clock)
         return self.findings
@@ -154,15 +170,15 @@ class HappensBefore:
             st = self.stamps.get(name)
             if st is None:
                 continue  # graph input, or a forward reference (deadlock_cycle reports those)
-            if st.sid != b:
+            if st[0] != b:
                 if self.mode == MAX_AUTOTUNE:
                     self.merge(b, st)  # GE synchronises cross-stream data edges
                 elif not self.ordered(st, b):
-                    self._race(name, node.name, st.sid, b, kind="read")
+                    self._race(name, node.name, st[0], b, kind="read")
             if name in self.mutated:
                 w = last_writer.get(name)
-                if w is not None and w[1].sid != b and w[0] != node.name and not self.ordered(w[1], b):
-                    self._race(w[0], node.name, w[1].sid, b, kind="write-read", tensor=name)
+                if w is not None and w[1][0] != b and w[0] != node.name and not self.ordered(w[1], b):
+                    self._race(w[0], node.name, w[1][0], b, kind="write-read", tensor=name)
         if not self.mutated:
             return
         if is_inplace(node.op) and node.inputs:
@@ -171,13 +187,13 @@ class HappensBefore:
                 if c != b and rname != node.name and not self.ordered(rst, b):
                     self._race(rname, node.name, c, b, kind="read-write", tensor=target)
             w = last_writer.get(target)
-            if w is not None and w[1].sid != b and not self.ordered(w[1], b):
-                self._race(w[0], node.name, w[1].sid, b, kind="write-write", tensor=target)
+            if w is not None and w[1][0] != b and not self.ordered(w[1], b):
+                self._race(w[0], node.name, w[1][0], b, kind="write-write", tensor=target)
             # the write lands when this node runs: stamp it as the next position on b
-            last_writer[target] = (node.name, Stamp(b, self.pos[b] + 1, self.clock[b]))
+            last_writer[target] = (node.name, (b, self.pos[b] + 1, self.clock[b]))
         for name in seen:
             if name in self.mutated:
-                last_readers.setdefault(name, {})[b] = (node.name, Stamp(b, self.pos[b] + 1, self.clock[b]))
+                last_readers.setdefault(name, {})[b] = (node.name, (b, self.pos[b] + 1, self.clock[b]))
 
     def _race(self, first: str, second: str, a: int, b: int, *, kind: str, tensor: str | None = None) -> None:
         key = (first, second)
@@ -206,7 +222,7 @@ class HappensBefore:
 
     def _joins(self, work: dict[int, list[tuple[int, str]]], output_clock: tuple[int, ...]) -> None:
         roles = self.plan.roles
-        out_name = next((n.name for n, r in zip(self.plan.nodes, roles, strict=False) if r is Role.OUTPUT), "output")
+        out_name = self.plan.nodes[roles.index(_OUTPUT)].name if _OUTPUT in roles else "output"
         for sid, items in work.items():
             seen_upto = output_clock[sid]
             cut = bisect_right([p for p, _ in items], seen_upto)
@@ -222,13 +238,17 @@ class HappensBefore:
                 self.findings.append(f)
 
 
+_INPUT, _OP, _WAIT, _OUTPUT = Role.INPUT, Role.OP, Role.WAIT, Role.OUTPUT
+_ENTER, _EXIT = Role.SCOPE_ENTER, Role.SCOPE_EXIT
 _YAML_HINTS = 3  # races per graph whose hint carries the pass file's YAML
 
 
 def _wait_targets(node) -> list[str]:  # noqa: ANN001
-    args = node_args(node)
+    args = node.attrs.get("args")
+    if not isinstance(args, (list, tuple)):
+        args = ()
     if args and isinstance(args[0], (list, tuple)):
-        return [n for n in (ref_name(a) for a in args[0]) if n is not None]
+        return [a[1:] for a in args[0] if isinstance(a, str) and len(a) > 1 and a[0] == "%"]  # plan.ref_name
     if not args and "args" not in node.attrs:
         return list(node.inputs)
     return []

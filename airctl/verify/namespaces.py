@@ -20,11 +20,14 @@ from airctl.verify.findings import Finding
 from airctl.verify.rules import is_npugraph_ex, make_finding, normalise_mode
 
 
-def foreign_stream_ops(graph: Graph, mode: str) -> list[Finding]:
-    """One finding naming the stream ops ``mode``'s compiler does not read (none when all fit)."""
+def foreign_stream_ops(graph: Graph, mode: str, ops: set[str] | None = None) -> list[Finding]:
+    """One finding naming the stream ops ``mode``'s compiler does not read (none when all fit);
+    ``ops``: the graph's distinct ops, when the caller has them."""
     npugraph_ex = is_npugraph_ex(mode)
     own = "npugraph_ex" if npugraph_ex else "air"
-    foreign = [n.name for n in graph.nodes if is_stream_op(n.op) and n.op.split(".")[0] != own]
+    ops = ops if ops is not None else {n.op for n in graph.nodes}
+    foreign_ops = {op for op in ops if is_stream_op(op) and op.split(".")[0] != own}
+    foreign = [n.name for n in graph.nodes if n.op in foreign_ops] if foreign_ops else []
     if not foreign:
         return []
     other = "air" if npugraph_ex else "npugraph_ex"

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airctl.graph.model import Graph, Node
-from airctl.graph.roles import Role, role_of
+from airctl.graph.roles import Role, role_of_op
 from airctl.modes import REDUCE_OVERHEAD
 
 STREAM_KEY = "_user_stream_label"
@@ -81,6 +81,7 @@ class FxPlan:
     unclosed: list[Scope] = field(default_factory=list)
     in_unclosed: list[bool] = field(default_factory=list)
     index: dict[str, int] = field(default_factory=dict)
+    ops: set[str] = field(default_factory=set)  # the distinct ops (per-op tests run once per op, not per node)
 
     @property
     def nodes(self) -> list[Node]:
@@ -91,46 +92,53 @@ class FxPlan:
 
 
 def build_plan(graph: Graph, mode: str) -> FxPlan:
+    """The plan of ``graph`` under ``mode``. Streams change only at scope markers, so the walk visits
+    the markers and fills the runs of nodes between them in one slice each."""
     nodes = graph.nodes
+    n = len(nodes)
     plan = FxPlan(graph=graph, mode=mode)
-    plan.index = {n.name: i for i, n in enumerate(nodes)}
-    plan.roles = [role_of(n) for n in nodes]
-    has_scopes = Role.SCOPE_ENTER in plan.roles or Role.SCOPE_EXIT in plan.roles
+    plan.index = {node.name: i for i, node in enumerate(nodes)}
+    plan.roles = roles = [role_of_op(node.op, node.kind) for node in nodes]
+    plan.ops = {node.op for node in nodes}
+    markers = [i for i, role in enumerate(roles) if role is _ENTER or role is _EXIT]
+    if not markers:
+        plan.stream = [node.stream for node in nodes]
+        plan.outer = list(plan.stream)
+        plan.in_unclosed = [False] * n
+        return plan
+    stream: list[str | None] = [None] * n
+    outer_of: list[str | None] = [None] * n
     stack: list[Scope] = []
     inner: str | None = None
     outer: str | None = None
-
-    def refresh() -> tuple[str | None, str | None]:
-        labels = [s.label for s in stack if s.label is not None]
-        return (labels[-1], labels[0]) if labels else (None, None)
-
-    for i, node in enumerate(nodes):
-        role = plan.roles[i]
-        if not has_scopes:
-            plan.stream.append(node.stream)
-            plan.outer.append(node.stream)
-            continue
-        if role is Role.SCOPE_EXIT:
-            plan.stream.append(inner)  # the exit belongs to the scope it closes
-            plan.outer.append(outer)
-            if stack:
-                stack.pop().exit = i
-                inner, outer = refresh()
-            else:
+    start = 0  # nodes start..i take the streams in force before marker i changes them
+    for i in markers:
+        if inner is not None:
+            stream[start:i + 1] = [inner] * (i + 1 - start)
+        if outer is not None:
+            outer_of[start:i + 1] = [outer] * (i + 1 - start)
+        start = i + 1
+        if roles[i] is _EXIT:  # the exit belongs to the scope it closes
+            if not stack:
                 plan.unmatched_exits.append(i)
-            continue
-        plan.stream.append(inner)
-        plan.outer.append(outer)
-        if role is Role.SCOPE_ENTER:
-            keys, values = scope_keys_values(node)
+                continue
+            stack.pop().exit = i
+        else:
+            keys, values = scope_keys_values(nodes[i])
             scope = Scope(enter=i, label=stream_label(keys, values, mode), parent_stream=inner)
             plan.scopes.append(scope)
             stack.append(scope)
-            inner, outer = refresh()
+        labels = [s.label for s in stack if s.label is not None]
+        inner, outer = (labels[-1], labels[0]) if labels else (None, None)
+    if inner is not None:
+        stream[start:] = [inner] * (n - start)
+    if outer is not None:
+        outer_of[start:] = [outer] * (n - start)
+    plan.stream, plan.outer = stream, outer_of
     plan.unclosed = list(stack)
-    plan.in_unclosed = [False] * len(nodes)
-    if stack:
-        first = stack[0].enter
-        for i in range(first, len(nodes)):
-            plan.in_unclosed[i] = True
+    first = stack[0].enter if stack else n
+    plan.in_unclosed = [False] * first + [True] * (n - first)
     return plan
+
+
+_ENTER, _EXIT = Role.SCOPE_ENTER, Role.SCOPE_EXIT

@@ -24,7 +24,7 @@ from airctl.verify.fx_checks import FxStructure
 from airctl.verify.ge_checks import check_ge
 from airctl.verify.happens_before import HappensBefore
 from airctl.verify.namespaces import foreign_stream_ops
-from airctl.verify.plan import build_plan
+from airctl.verify.plan import FxPlan, build_plan
 from airctl.verify.rules import is_npugraph_ex, normalise_mode
 from airctl.verify.scope_values import similar_label_findings
 
@@ -38,8 +38,11 @@ def verify(graph: Graph, mode: str = MAX_AUTOTUNE) -> list[Finding]:
         if graph.dialect == "ge":
             findings = check_ge(graph)  # GE graphs exist only in max-autotune
         else:
-            findings = _verify_fx(graph, mode) + foreign_stream_ops(graph, asked)
+            plan = build_plan(graph, mode)
+            findings = _verify_fx(plan) + foreign_stream_ops(graph, asked, plan.ops)
         findings.extend(similar_label_findings(graph, MAX_AUTOTUNE if graph.dialect == "ge" else mode))
+    if not findings:
+        return findings
     if is_npugraph_ex(asked):
         for f in findings:
             _say_npugraph_ex(f)
@@ -61,8 +64,8 @@ def _say_npugraph_ex(finding: Finding) -> None:
         finding.hint = re.sub(r"(?<![\w.])air\.", "npugraph_ex.", finding.hint)
 
 
-def _verify_fx(graph: Graph, mode: str) -> list[Finding]:
-    plan = build_plan(graph, mode)
+def _verify_fx(plan: FxPlan) -> list[Finding]:
+    graph, mode = plan.graph, plan.mode
     structure = FxStructure(plan)
     findings = structure.run()
     cycles = []
