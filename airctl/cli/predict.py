@@ -52,10 +52,12 @@ def _compile(model: Path, mode: str | None, passes: Path | None, backend: str, e
              options: dict[str, str], out: Path, command_line: list[str] | None, say: Any) -> Path:
     from airctl.modes import MAX_AUTOTUNE
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
+    from airctl.pipeline.target import Target
 
-    result = compile_model(CompileRequest(model, mode=mode or MAX_AUTOTUNE, out_dir=out, backend=backend, entry=entry,
-                                          command="profile", passes_file=str(passes) if passes else None,
-                                          command_line=command_line, options=dict(options)), progress=say)
+    target = Target(model, mode=mode or MAX_AUTOTUNE, backend=backend, entry=entry, options=dict(options),
+                    passes_file=passes)
+    result = compile_model(CompileRequest(target, out_dir=out, command="profile", command_line=command_line),
+                           progress=say)
     if result.error is not None:
         raise result.error
     return Path(result.ledger_dir)
