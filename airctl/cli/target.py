@@ -2,7 +2,7 @@
 
 ``airctl compile``, ``passes apply``, ``passes explain``, ``profile``, ``run`` and ``bisect`` each
 compile (or run) a model with a :class:`~airctl.pipeline.target.Target`. The options all of them
-honour (:class:`EveryMode`: ``--backend``) are declared here once, as fields whose
+honour (:class:`EveryMode`: ``--backend``, ``--seed``) are declared here once, as fields whose
 metadata holds the typer option: :func:`every_mode_options` puts them into a command's signature
 where the command has a parameter ``every: EveryMode = EVERY_MODE``, and hands the command one
 :class:`EveryMode` instead. :func:`build_target` turns it and the command's own options (mode,
@@ -23,8 +23,19 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+import typer
+
 from airctl.cli.options import backend_option
 from airctl.modes import BackendName, Mode
+
+SEED_MAX = 2**32 - 1  # NumPy's largest seed; torch and Python take it too
+
+
+def _seed_option(panel: str | None) -> Any:
+    return typer.Option(None, "--seed", min=0, max=SEED_MAX, metavar="N", show_default=False, rich_help_panel=panel,
+                        help="Seed torch, Python's random and NumPy with N before the model (or script) runs, before "
+                             "the eager reference and before the compiled run, in every rank: random weights, inputs "
+                             "and dropout repeat from run to run. Recorded in index.json.")
 
 
 @dataclass(frozen=True)
@@ -33,6 +44,7 @@ class EveryMode:
 
     backend: BackendName = field(default=BackendName.AUTO,
                                  metadata={"option": lambda panel: backend_option(rich_help_panel=panel)})
+    seed: int | None = field(default=None, metadata={"option": _seed_option})
 
 
 EVERY_MODE = EveryMode()  # the placeholder default of a command's ``every`` parameter

@@ -3,7 +3,7 @@
 ``airctl compile``, ``passes apply``, ``profile``, ``run``, each ``bisect`` step and each rank of
 ``--nproc`` compile (or run) a model with the same per-compile settings: the model script and its
 entry, the mode, the backend, the mode's ``--option``s, the pass file, the tolerance of the eager
-check, what the ledger keeps. They live here once. Each request
+check, what the ledger keeps, the seed. They live here once. Each request
 (:class:`~airctl.pipeline.compile.request.CompileRequest`,
 :class:`~airctl.pipeline.script.runner.RunRequest`,
 :class:`~airctl.pipeline.profile.ProfileRequest`,
@@ -51,6 +51,7 @@ class Target:
     dump_types: tuple[str, ...] | None = None  # --dump-type (None: the capture level's for the mode)
     torchair_off: tuple[str, ...] = ()  # TorchAir passes switched off (airctl bisect; hooks/pass_switch.py)
     verbose: bool = False  # -v: TorchAir's warnings printed as they come (also AIRCTL_VERBOSE=1)
+    seed: int | None = None  # --seed: torch, random and numpy seeded before the eager and the compiled run
 
     def __post_init__(self) -> None:
         for name, kind in _ENUMS.items():  # a value the enum lacks stays as given: the compile refuses it

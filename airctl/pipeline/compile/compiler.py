@@ -32,6 +32,7 @@ from airctl.pipeline.compile.failure import translate
 from airctl.pipeline.compile.npugraph_ex import backend_for, build_npugraph_ex_config, compile_dynamic
 from airctl.pipeline.compile.options import apply_options
 from airctl.pipeline.compile.request import CompileRequest, CompileResult, Progress
+from airctl.pipeline.compile.seed import seed_all
 from airctl.pipeline.compile.torch_state import torch_state_kept
 from airctl.pipeline.compile.torchair_warnings import kept_warnings  # TorchAir's warnings: into the ledger
 from airctl.pipeline.compile.why_events import recording_why
@@ -108,6 +109,8 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
     if req.bisect is not None:
         origin["bisect"] = req.bisect
     rank = req.rank
+    if req.target.seed is not None:
+        origin["seed"] = req.target.seed
     passes = str(req.target.passes_file) if req.target.passes_file is not None else None
     fields = dict(command=req.command, mode=req.target.mode, model=model, passes=passes, **origin,
                   **(rank.fields if rank is not None else {}))
@@ -181,6 +184,7 @@ class _Compile:
             ledger.set_timing("backend_seconds", time.perf_counter() - t0)
             t0 = time.perf_counter()
             say(f"loading {req.target.model_path}")
+            seed_all(req.target.seed)  # the script's random weights and inputs
             loaded = load_model_script(req.target.model_path, req.target.entry)
             ledger.set(model={**self.model, "found_by": loaded.found_by})
             ledger.set_timing("load_seconds", time.perf_counter() - t0)
@@ -345,6 +349,7 @@ def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSessio
     eager_out: Any = None
     if req.reference:
         say("running eager PyTorch for reference")
+        seed_all(req.target.seed)
         eager_out = _run_eager(loaded, session)
     torch._dynamo.reset()
     _forget_failed_conversion()
@@ -353,6 +358,7 @@ def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSessio
     t0 = time.perf_counter()
     say(f"compiling through TorchAir ({req.target.mode}) and running once")
     inference = req.trace_inference and _is_inference(loaded)
+    seed_all(req.target.seed)  # the compiled run draws what the eager one drew
     with torch.no_grad() if inference else contextlib.nullcontext():
         compiled_out = loaded.call(compiled)
     session.ledger.set_timing("compile_and_run_seconds", time.perf_counter() - t0)

@@ -45,6 +45,7 @@ from airctl.hooks.capture import observing
 from airctl.ledger.index import RunIndex
 from airctl.ledger.writer import LedgerWriter
 from airctl.limits import MODEL_SCRIPT_BYTES
+from airctl.pipeline.compile.seed import seed_all
 from airctl.pipeline.compile.why_events import recording_why
 from airctl.pipeline.run.execution import RunExecution
 from airctl.pipeline.run.finish import finish_ledger, verify_instruments
@@ -61,7 +62,7 @@ from airctl.torch_env import ensure_torch_importable
 
 @dataclass
 class RunRequest:
-    target: Target  # the script (model_path), backend, tolerance; the script chooses its own modes
+    target: Target  # the script (model_path), backend, tolerance, seed; the script chooses its own modes
     args: Sequence[str] = ()
     out_dir: Path = Path("airctl-runs")
     check: bool = True  # compare each compiled graph with its Dynamo graph run eagerly
@@ -120,6 +121,7 @@ def run_script(req: RunRequest, progress: Progress | None = None) -> RunResult:
     script = req.target.model_path
     # absolute: the script may chdir, and the ledger must stay where the user asked
     fields = dict(command="run", mode=None, model={"path": str(script), "argv": [str(script), *req.args]},
+                  **({"seed": req.target.seed} if req.target.seed is not None else {}),
                   **(req.rank.fields if req.rank is not None else {}))
     root = Path(req.rank.root).absolute() if req.rank is not None else None
     with Run.of(Path(req.out_dir).absolute(), script.stem, root, script_exit_code=True,
@@ -171,6 +173,7 @@ def _run_body(req: RunRequest, ledger: LedgerWriter, progress: Progress | None) 
                 try:
                     with observing(session), recording_why(session), hooks.installed(torchair), \
                             _ScriptContext(script, req.args):
+                        seed_all(req.target.seed)
                         runpy.run_path(str(script), run_name="__main__")
                 except SystemExit as e:
                     end = from_system_exit(e)
