@@ -1,9 +1,10 @@
 """Running and summarising a multi-rank run for ``airctl run torchrun ...`` and ``--nproc N``.
 
-Not a command of its own: ``run``, ``compile`` and ``profile`` call :func:`run_ranks_command`
-when they are asked for several ranks. It builds the request, calls
-:func:`airctl.pipeline.ranks.launch.run_ranks` and prints one line per rank, the divergence between the
-ranks' collectives (if any) and the ledger; the exit code is :attr:`RanksResult.exit_code`.
+Not a command of its own: ``run``, ``compile`` and ``profile`` come here when they are asked for
+several ranks, with the RankRequest (the command and its Target) every rank reads back.
+:func:`run_ranks_command` calls :func:`airctl.pipeline.ranks.launch.run_ranks` and prints one line per
+rank, the divergence between the ranks' collectives (if any) and the ledger; the exit code is
+:attr:`RanksResult.exit_code`.
 """
 
 from __future__ import annotations

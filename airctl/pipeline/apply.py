@@ -60,7 +60,7 @@ class ApplyResult:
     error: AirctlError | None = None
     warnings: list[AirctlError] = field(default_factory=list)
     plan: bool = False
-    mode: str | None = None  # the mode that ran (not the current run's, when --mode overrode it)
+    mode: Mode | str | None = None  # the mode that ran (not the current run's, when --mode overrode it)
     index: RunIndex | None = None  # the run's index: findings and races, for the verdicts and --fail-on
 
     def to_json(self) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from airctl.modes import Mode
 from airctl.pipeline.profile import ProfileRequest
 from airctl.pipeline.ranks.launch import RanksRequest, RanksResult, nproc_argv, run_ranks
 from airctl.pipeline.ranks.worker import RankRequest
@@ -37,7 +38,7 @@ class RanksProfile:
     ranks: list[RankProfile] = field(default_factory=list)
     trace: Path | None = None
     passes_file: str | None = None
-    mode: str | None = None
+    mode: Mode | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"ledger": str(self.result.ledger_dir), "status": self.result.index.status, "mode": self.mode,

@@ -2,8 +2,9 @@
 
 :mod:`airctl.pipeline.ranks.launch` runs torchrun's agent inside airctl and has it start this module
 (torchrun's ``--no-python`` form) instead of ``python SCRIPT.py``. Every worker reads what to do
-from ``LEDGER/ranks/request.json`` (written by the launcher: the command, the script and its
-arguments, airctl's options) and runs airctl's ordinary pipeline for its rank, into its own
+from ``LEDGER/ranks/request.json`` (written by the launcher: the command, its
+:class:`~airctl.pipeline.target.Target` — the script and airctl's options — and the script's
+arguments) and runs airctl's ordinary pipeline on exactly that target for its rank, into its own
 ledger ``LEDGER/ranks/<RANK>/``:
 
 - ``run``: :func:`~airctl.pipeline.script.runner.run_script` on the user's script, unmodified;
