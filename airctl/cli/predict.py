@@ -13,10 +13,11 @@ from typing import Any
 
 from airctl.cli.output import escape
 from airctl.errors import AirctlError
+from airctl.modes import Mode
 
 
 def predict_command(*, target: str | None, times: str, run: str | None, out: Path, passes: Path | None,
-                    mode: str | None, backend: str, entry: str | None, options: dict[str, str],
+                    mode: Mode | None, backend: str, entry: str | None, options: dict[str, str],
                     command_line: list[str] | None, device: str | None, launch_us: float | None, compare: bool,
                     top: int, png: bool, as_json: bool) -> Any:
     """Predict, render, and return the outcome (the caller applies exit codes)."""
@@ -48,13 +49,12 @@ def predict_command(*, target: str | None, times: str, run: str | None, out: Pat
     return outcome
 
 
-def _compile(model: Path, mode: str | None, passes: Path | None, backend: str, entry: str | None,
+def _compile(model: Path, mode: Mode | None, passes: Path | None, backend: str, entry: str | None,
              options: dict[str, str], out: Path, command_line: list[str] | None, say: Any) -> Path:
-    from airctl.modes import MAX_AUTOTUNE
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
     from airctl.pipeline.target import Target
 
-    target = Target(model, mode=mode or MAX_AUTOTUNE, backend=backend, entry=entry, options=dict(options),
+    target = Target(model, mode=mode or Mode.MAX_AUTOTUNE, backend=backend, entry=entry, options=dict(options),
                     passes_file=passes)
     result = compile_model(CompileRequest(target, out_dir=out, command="profile", command_line=command_line),
                            progress=say)

@@ -21,12 +21,15 @@ import typing
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from airctl.cli.options import backend_option
 from airctl.modes import BackendName, Mode
+
+if TYPE_CHECKING:
+    from airctl.pipeline.target import Target
 
 SEED_MAX = 2**32 - 1  # NumPy's largest seed; torch and Python take it too
 
@@ -78,12 +81,12 @@ def every_mode_options(panel: str | None = None) -> Callable[[Callable[..., Any]
 
 
 def build_target(model: Path, every: EveryMode, *, mode: Mode | str | None = None, entry: str | None = None,
-                 passes: Path | str | None = None, option: list[str] | None = None, **settings: Any) -> Any:
+                 passes: Path | str | None = None, option: list[str] | None = None, **settings: Any) -> Target:
     """The :class:`~airctl.pipeline.target.Target` of a command line: ``every`` as it is, ``mode`` (None:
     max-autotune), ``--option``s parsed and checked (a bad one is refused here, before anything runs);
     ``settings`` are other Target fields by name (atol, capture, dump_types, verbose)."""
     from airctl.pipeline.compile.options import parse_options
-    from airctl.pipeline.target import Target
+    from airctl.pipeline.target import Target  # here: `airctl --help` imports no pipeline
 
     return Target(Path(model), mode=mode or Mode.MAX_AUTOTUNE, entry=entry,
                   passes_file=Path(passes) if passes is not None else None, options=parse_options(option),

@@ -36,6 +36,7 @@ from airctl.io.listing import ge_ops_text
 from airctl.ledger.files import copy_compressed
 from airctl.ledger.index import RunIndex
 from airctl.ledger.writer import LedgerWriter, slug
+from airctl.modes import Mode
 from airctl.pipeline.import_why import record_why_events
 from airctl.pipeline.run.finish import finish_ledger
 from airctl.pipeline.run.lifecycle import Run
@@ -163,7 +164,7 @@ def _write_graph(ledger: LedgerWriter, plan: GraphPlan, problems: list[str]) -> 
 
 
 def _dump_stage(graph: GraphPlan, which: str, type_: str) -> str:
-    if graph.mode != "max-autotune" and type_ == "py":
+    if graph.mode != Mode.MAX_AUTOTUNE and type_ == "py":
         return f"aclgraph-{which}"
     return f"ge-{which}"
 
@@ -239,7 +240,7 @@ def _verify(ledger: LedgerWriter, plan: ImportPlan) -> None:
     reader = Ledger(ledger.root, ledger.run_index)
     rows: list[dict[str, Any]] = []
     for entry in ledger.run_index.graphs:
-        mode = next((g.mode for g in plan.graphs if g.id == entry.id), plan.mode or "max-autotune")
+        mode = next((g.mode for g in plan.graphs if g.id == entry.id), plan.mode or Mode.MAX_AUTOTUNE)
         inst = VerifyEach(mode=mode)
         previous: Graph | None = None
         for ref in reader.stages(entry.id):

@@ -26,7 +26,7 @@ from airctl.execute.compare import DEFAULT_ATOL, Comparison, compare
 from airctl.hooks.capture import observing
 from airctl.instrument import StopAfterPass
 from airctl.ledger.writer import LedgerWriter
-from airctl.modes import CAPTURES, MODES, Capture, DumpType, Mode
+from airctl.modes import CAPTURES, Capture, DumpType, Mode
 from airctl.pipeline.compile.capture import CaptureSession, capturing_backend
 from airctl.pipeline.compile.failure import translate
 from airctl.pipeline.compile.npugraph_ex import backend_for, build_npugraph_ex_config, compile_dynamic
@@ -192,7 +192,7 @@ class _Compile:
                 self.kept = _keep(loaded)
 
             instruments = list(req.instruments) + (verify_instruments(req.target.mode) if req.verify else [])
-            final = () if req.target.dump_types else capture.final_dumps(Mode(req.target.mode))  # --dump-type: as asked
+            final = () if req.target.dump_types else capture.final_dumps(req.target.mode)  # --dump-type: as asked
             session = self.session = CaptureSession(
                 ledger, instruments, extra_dump_types=dump_types[1:], capture=capture, final_dump_types=final,
                 torchair_off=req.target.torchair_off, keep_dynamo_graphs=req.keep_dynamo_graphs)
@@ -300,11 +300,11 @@ def _check_request(req: CompileRequest) -> list[str]:
     if not (target.atol >= 0 and target.atol != float("inf")):  # NaN fails both comparisons
         raise AirctlError(f"invalid --atol {target.atol!r}",
                           hint=f"a tolerance is a finite number >= 0, e.g. {DEFAULT_ATOL:g}")
-    if target.mode not in MODES:
-        raise AirctlError(f"invalid mode {str(target.mode)!r}", hint="choose one of: " + ", ".join(MODES))
+    if not isinstance(target.mode, Mode):  # the Target keeps a value that is not one as given
+        raise AirctlError(f"invalid mode {target.mode!r}", hint="choose one of: " + ", ".join(m.value for m in Mode))
     if target.capture not in CAPTURES:
         raise AirctlError(f"invalid --capture {str(target.capture)!r}", hint="choose one of: " + ", ".join(CAPTURES))
-    mode = Mode(target.mode)
+    mode = target.mode
     dump_types = list(target.dump_types or Capture(target.capture).dumps(mode))
     bad = [t for t in dump_types if t not in DUMP_TYPES]
     if bad or (target.dump_types is not None and not dump_types):

@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from airctl.errors import AirctlError, ExecutionMismatch
+from airctl.modes import Mode
 
 REINPLACE_STAGES = ("after:reinplace_inplaceable_ops_pass", "after:reinplace_input_mutated_ops")
 # the switch per mode: npugraph_ex's own option, aclgraph's debug flag (docs/sim.md)
-REINPLACE_OFF = {"npugraph_ex": ("inplace_pass", "False"),
-                 "reduce-overhead": ("debug.aclgraph.disable_reinplace_inplaceable_ops_pass", "True")}
+REINPLACE_OFF = {Mode.NPUGRAPH_EX: ("inplace_pass", "False"),
+                 Mode.REDUCE_OVERHEAD: ("debug.aclgraph.disable_reinplace_inplaceable_ops_pass", "True")}
 
 
 # what torch says when an in-place op writes memory it also reads (the reinplace pass made it so)
