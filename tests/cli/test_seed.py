@@ -1,7 +1,7 @@
 """``--seed N``, the option every compiling command honours: compile, passes apply, profile, run, each
-bisect step and each rank. It is declared once (cli/target.EveryMode) and travels in the request's
-Target; a probe model writes the first number it draws, so each test sees the seed take effect, and
-index.json records it."""
+bisect step and each rank (and repro, which compiles a run again with its recorded seed). It is
+declared once (cli/target.EveryMode) and travels in the request's Target; a probe model writes the
+first number it draws, so each test sees the seed take effect, and index.json records it."""
 
 from __future__ import annotations
 
@@ -165,3 +165,25 @@ def test_the_seed_reaches_every_rank(tmp_path: Path, probe: Path, monkeypatch: p
     (tmp_path / "request.json").write_text(json.dumps(rank.to_json()), encoding="utf-8")
     read = RankRequest.read(tmp_path / "request.json")  # what every rank reads back
     assert read.target == rank.target and read.target.seed == SEED
+
+
+def test_repro_compiles_the_run_again_with_its_seed(tmp_path: Path, probe: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reproducer keeps the inputs and weights of a second compile: drawn as the run drew them."""
+    import airctl.pipeline.compile.compiler as compiler
+    from airctl.ledger.writer import LedgerWriter
+    from airctl.pipeline.bisect.repro import ReproError, ReproRequest, repro
+
+    run = LedgerWriter.create_at(tmp_path / "run", command="compile", mode="max-autotune", seed=SEED,
+                                 model={"path": str(tmp_path / "model.py")})
+    run.finish("failed")
+    asked: list = []
+
+    def record(req: object, progress: object = None) -> object:
+        asked.append(req.target)  # type: ignore[attr-defined]
+        raise ReproError("recorded")
+
+    monkeypatch.setattr(compiler, "compile_model", record)
+    with pytest.raises(ReproError, match="recorded"):
+        repro(ReproRequest(tmp_path / "run", out=tmp_path / "repro"))
+    assert [t.seed for t in asked] == [SEED]

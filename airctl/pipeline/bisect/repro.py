@@ -196,7 +196,7 @@ def _write(req: ReproRequest, index: Any, script: Path, mode: str, atol: float, 
 
     files = rf.write_passes(spec, folder) if spec is not None else []
     say(f"compiling {script} once more to keep its inputs and weights")
-    kept = _capture(script, model.get("entry"), mode, folder, req.backend)
+    kept = _capture(Target(script, mode=mode, backend=req.backend, entry=model.get("entry"), seed=index.seed), folder)
     local = rf.local_imports(script)
     form = "graph" if (req.graph or req.minify or local) else "script"
     if local and not (req.graph or req.minify):
@@ -241,7 +241,8 @@ def _write(req: ReproRequest, index: Any, script: Path, mode: str, atol: float, 
     return result
 
 
-def _capture(script: Path, entry: str | None, mode: str, folder: Path, backend: str) -> dict[str, Any]:
+def _capture(target: Target, folder: Path) -> dict[str, Any]:
+    """The run's model compiled again as it ran (its seed too), keeping its inputs, weights and Dynamo graphs."""
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     passes = folder / "passes.yaml"
@@ -249,10 +250,10 @@ def _capture(script: Path, entry: str | None, mode: str, folder: Path, backend: 
         from airctl.passes import build_hooks
 
         hooks = build_hooks(passes) if passes.is_file() else None
-        result = compile_model(CompileRequest(Target(script, mode=mode, backend=backend, entry=entry),
-                                              out_dir=Path(tmp), hooks=hooks, report=False, keep_dynamo_graphs=True))
+        result = compile_model(CompileRequest(target, out_dir=Path(tmp), hooks=hooks, report=False,
+                                              keep_dynamo_graphs=True))
     if result.kept is None:
-        raise result.error or ReproError(f"{script} could not be loaded again")
+        raise result.error or ReproError(f"{target.model_path} could not be loaded again")
     return result.kept
 
 
