@@ -13,28 +13,26 @@ from typing import Any
 
 from airctl.cli.output import escape
 from airctl.errors import AirctlError
-from airctl.modes import Mode
 
 
-def predict_command(*, target: str | None, times: str, run: str | None, out: Path, passes: Path | None,
-                    mode: Mode | None, backend: str, entry: str | None, options: dict[str, str],
+def predict_command(*, source: str | None, model: Any, times: str, run: str | None, out: Path, passes: Path | None,
                     command_line: list[str] | None, device: str | None, launch_us: float | None, compare: bool,
                     top: int, png: bool, as_json: bool) -> Any:
-    """Predict, render, and return the outcome (the caller applies exit codes)."""
+    """Predict, render, and return the outcome (the caller applies exit codes). ``model``: the Target of
+    a model script SOURCE (compiled first), else None."""
     from airctl.cli.output import err, print_json, status, stdout_to_stderr
     from airctl.pipeline import predict as pipeline
 
-    source: Path | None = Path(target) if target else None
-    if source is not None and target and target.endswith(".py"):
+    found: Path | None = Path(source) if source else None
+    if model is not None:
         if run is not None:
             raise AirctlError("give a model script or --run, not both")
         with stdout_to_stderr(as_json), status("compiling (the prediction reads its graphs)…") as spinner:
-            source = _compile(source, mode, passes, backend, entry, options, out, command_line,
-                              lambda msg: spinner.update(escape(msg)))
+            found = _compile(model, out, command_line, lambda msg: spinner.update(escape(msg)))
     elif passes is not None:
         raise AirctlError("--passes with --times needs a model script", hint="airctl profile MODEL.py --passes "
                           "FILE.yaml --times T.csv (a run is predicted with the passes it ran with)")
-    req = pipeline.PredictRequest(times=times, source=source, run=run, out_dir=out, device=device,
+    req = pipeline.PredictRequest(times=times, source=found, run=run, out_dir=out, device=device,
                                   launch_us=launch_us, compare=compare, top=top, png=png)
     with stdout_to_stderr(as_json), status("predicting…") as spinner:
         outcome = pipeline.predict(req, progress=lambda msg: spinner.update(escape(msg)))
@@ -49,13 +47,9 @@ def predict_command(*, target: str | None, times: str, run: str | None, out: Pat
     return outcome
 
 
-def _compile(model: Path, mode: Mode | None, passes: Path | None, backend: str, entry: str | None,
-             options: dict[str, str], out: Path, command_line: list[str] | None, say: Any) -> Path:
+def _compile(target: Any, out: Path, command_line: list[str] | None, say: Any) -> Path:
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
-    from airctl.pipeline.target import Target
 
-    target = Target(model, mode=mode or Mode.MAX_AUTOTUNE, backend=backend, entry=entry, options=dict(options),
-                    passes_file=passes)
     result = compile_model(CompileRequest(target, out_dir=out, command="profile", command_line=command_line),
                            progress=say)
     if result.error is not None:

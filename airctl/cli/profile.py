@@ -117,8 +117,10 @@ def register(app: typer.Typer) -> None:
             from airctl.cli.predict import predict_command
             from airctl.pipeline.compile.options import parse_options
 
-            predict_command(target=source, times=times, run=run, out=out, passes=passes, mode=mode,
-                            backend=str(every.backend), entry=entry, options=parse_options(option),
+            parse_options(option)  # a bad --option is refused whatever SOURCE is
+            model = build_target(Path(source), every, mode=mode, entry=entry, passes=passes, option=option) \
+                if source is not None and source.endswith(".py") else None  # compiled first
+            predict_command(source=source, model=model, times=times, run=run, out=out, passes=passes,
                             command_line=command_line(ctx), device=device, launch_us=launch_us, compare=compare,
                             top=top, png=png, as_json=as_json)
             return

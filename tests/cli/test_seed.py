@@ -187,3 +187,21 @@ def test_repro_compiles_the_run_again_with_its_seed(tmp_path: Path, probe: Path,
     with pytest.raises(ReproError, match="recorded"):
         repro(ReproRequest(tmp_path / "run", out=tmp_path / "repro"))
     assert [t.seed for t in asked] == [SEED]
+
+
+def test_profile_times_compiles_the_model_with_the_seed(tmp_path: Path, probe: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``profile MODEL.py --times``: the prediction reads the graphs of a compile of the same Target."""
+    import airctl.pipeline.compile.compiler as compiler
+    from airctl.errors import AirctlError
+
+    asked: list = []
+
+    def record(req: object, progress: object = None) -> object:
+        asked.append(req.target)  # type: ignore[attr-defined]
+        raise AirctlError("recorded")
+
+    monkeypatch.setattr(compiler, "compile_model", record)
+    r = _invoke("profile", str(tmp_path / "model.py"), "--times", "estimate", "--seed", str(SEED), "--backend", "sim",
+                "--out", str(tmp_path / "runs"))
+    assert "recorded" in r.output and [t.seed for t in asked] == [SEED], r.output
