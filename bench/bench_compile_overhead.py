@@ -210,7 +210,7 @@ def measure_warm(args: argparse.Namespace, tmp: Path, sizes: list[tuple[int, int
         torch._dynamo.reset()
         gc.collect()
         t0 = time.perf_counter()
-        result = compile_model(CompileRequest(Path(args.model), out_dir=out, backend="sim", **extra))
+        result = compile_model(CompileRequest.of(Path(args.model), out_dir=out, backend="sim", **extra))
         row.b_wall.append(time.perf_counter() - t0)
         if result.error:
             sys.exit(f"airctl compile failed: {result.error}")

@@ -47,11 +47,13 @@ def main() -> None:
     os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 
     from airctl.pipeline.apply import apply_passes
+    from airctl.pipeline.target import Target
 
     def apply(tmp: Path, count: int, tag: str) -> tuple[float, int]:
         file = pass_file(tmp / f"passes-{count}-{tag}.yaml", count)
         t0 = time.perf_counter()
-        result = apply_passes(file, Path(args.model), out=tmp / f"runs-{tag}", backend="sim", plan=True)
+        target = Target(Path(args.model), backend="sim", passes_file=file)
+        result = apply_passes(target, out=tmp / f"runs-{tag}", plan=True)
         seconds = time.perf_counter() - t0
         if result.error is not None or len(result.passes) != count:
             sys.exit(f"{count} passes: {result.status}, {len(result.passes)} rows, {result.error}")

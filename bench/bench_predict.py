@@ -78,7 +78,7 @@ def fixture_graph(model: str, out: Path, max_kernels: int) -> tuple[list[str], d
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
     from airctl.predict.plan import is_view_op
 
-    result = compile_model(CompileRequest(REPO / "fixtures" / "models" / f"{model}.py", out_dir=out, backend="sim",
+    result = compile_model(CompileRequest.of(REPO / "fixtures" / "models" / f"{model}.py", out_dir=out, backend="sim",
                                           capture="minimal", report=False, verify=False))
     ledger = Ledger.open(result.ledger_dir)
     gid = ledger.graph_ids()[0]

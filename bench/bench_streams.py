@@ -113,7 +113,7 @@ def main() -> int:
         recorded.append(rec)
 
     hooks = build_hooks(REPO / "passes" / "two_chains.yaml")
-    result = compile_model(CompileRequest(REPO / "fixtures" / "models" / "two_chains.py", mode=opts.mode,
+    result = compile_model(CompileRequest.of(REPO / "fixtures" / "models" / "two_chains.py", mode=opts.mode,
                                           out_dir=opts.out, backend="sim", pre_pass=hooks.pre_pass,
                                           post_pass=hooks.post_pass, report=False, verify=False,
                                           threads_per_stream=1, after_run=bench))

@@ -129,7 +129,7 @@ def compiled(model: str, mode: str, out: Path, passes: str | None = None):
 
     key = (model, mode, passes)
     if key not in _CACHE:
-        _CACHE[key] = compile_model(CompileRequest(MODELS / f"{model}.py", mode=mode, out_dir=out, backend="sim",
+        _CACHE[key] = compile_model(CompileRequest.of(MODELS / f"{model}.py", mode=mode, out_dir=out, backend="sim",
                                                    passes_file=str(REPO / passes) if passes else None))
     return _CACHE[key]
 

@@ -15,8 +15,9 @@ from typing import Any
 
 import typer
 
-from airctl.cli.options import backend_option, config_option, entry_option, mode_option, out_option, run_option
-from airctl.modes import BackendName, Bad, Mode
+from airctl.cli.options import atol_option, config_option, entry_option, mode_option, out_option, run_option
+from airctl.cli.target import EVERY_MODE, EveryMode, build_target, every_mode_options
+from airctl.modes import Bad, Mode
 
 HELP = (
     "Find the pass that makes a compile bad: first the YAML pass (apply a prefix of --passes), then the "
@@ -38,6 +39,7 @@ HELP = (
 
 def register(app: typer.Typer) -> None:
     @app.command("bisect", help=HELP)
+    @every_mode_options()
     def bisect_cmd(
         model: str = typer.Argument(None, metavar="[MODEL.py|RUN]", show_default=False,
                                     help="Model script (.py), or a run whose model, pass file and mode to bisect "
@@ -50,10 +52,10 @@ def register(app: typer.Typer) -> None:
                                    help="Bad when this expression on index.json is true."),
         bad_cmd: str = typer.Option(None, "--bad-cmd", metavar="CMD", show_default=False,
                                     help="Bad when this shell command exits non-zero ({ledger}: the step's ledger)."),
-        atol: float = typer.Option(1e-5, "--atol", help="Tolerance for the eager comparison."),
+        atol: float = atol_option(),
         out: Path = out_option("Folder for the bisect-<id> folder."),
         run: str = run_option("The run whose model, pass file and mode to bisect, as RUN."),
-        backend: BackendName = backend_option(),
+        every: EveryMode = EVERY_MODE,
         entry: str = entry_option(),
         cmd_timeout: float = typer.Option(600.0, "--cmd-timeout", metavar="SECONDS",
                                           help="Time limit of each --bad-cmd run; past it, the command and every "
@@ -67,7 +69,6 @@ def register(app: typer.Typer) -> None:
         from airctl.cli.output import err, escape, print_json
         from airctl.pipeline.bisect.bisect import BisectError, BisectRequest, bisect
         from airctl.pipeline.bisect.conditions import Condition
-        from airctl.pipeline.compile.options import parse_options
         from airctl.pipeline.source import MODELS, choose_model, resolve_source
 
         condition = Condition.make(bad.value if bad else None, bad_if, bad_cmd, atol, cmd_timeout)
@@ -76,9 +77,9 @@ def register(app: typer.Typer) -> None:
                               reuse_passes=True)
         for warning in chosen.origin.warnings if chosen.origin else []:
             err.print(f"warning: {escape(warning)}", highlight=False)
-        request = BisectRequest(model_path=chosen.model, passes_file=chosen.passes, mode=chosen.mode,
-                                condition=condition, out_dir=out, backend=backend.value, entry=chosen.entry,
-                                max_compiles=max_compiles, options=parse_options(option))
+        target = build_target(chosen.model, every, mode=chosen.mode, entry=chosen.entry, passes=chosen.passes,
+                              option=option, atol=atol)
+        request = BisectRequest(target, condition=condition, out_dir=out, max_compiles=max_compiles)
         try:
             result = bisect(request, progress=lambda msg: err.print(escape(msg), highlight=False))
         except BisectError as e:

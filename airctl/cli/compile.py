@@ -7,7 +7,8 @@ from pathlib import Path
 import typer
 
 from airctl.cli.options import (
-    backend_option,
+    atol_option,
+    capture_option,
     command_line,
     config_option,
     dump_types,
@@ -16,7 +17,8 @@ from airctl.cli.options import (
     mode_option,
     out_option,
 )
-from airctl.modes import BackendName, Bad, Capture, Mode
+from airctl.cli.target import EVERY_MODE, EveryMode, build_target, every_mode_options
+from airctl.modes import Bad, Capture, Mode
 
 HELP = (
     "Compile MODEL.py through TorchAir (Dynamo → AOT → TorchAir's FX passes → GE or aclgraph), run it once, "
@@ -35,23 +37,20 @@ HELP = (
 
 def register(app: typer.Typer) -> None:
     @app.command("compile", help=HELP, no_args_is_help=True)
+    @every_mode_options()
     def compile_cmd(
         ctx: typer.Context,
         model: Path = typer.Argument(..., help="Model script (.py).", show_default=False),
         mode: Mode = mode_option(),
         out: Path = out_option("Folder for ledgers (one run per subfolder); the run becomes its current run."),
-        backend: BackendName = backend_option(),
+        every: EveryMode = EVERY_MODE,
         dump_type: str = dump_types_option(),
         entry: str = entry_option(),
         passes: Path = typer.Option(None, "--passes", "-p", help="YAML pass file to apply (see `airctl passes list`).",
                                     show_default=False),
-        atol: float = typer.Option(1e-5, "--atol", help="Tolerance for the eager comparison."),
+        atol: float = atol_option(),
         as_json: bool = typer.Option(False, "--json", help="Print index.json to stdout instead of the summary."),
-        capture: Capture = typer.Option(
-            Capture.DEFAULT, "--capture",
-            help="How much the ledger keeps: minimal (stages and snapshots only), default (+ readable texts, "
-                 "TorchAir's txt/py dumps and the optimized GE graph's pbtxt, log, report.html), full (+ every pbtxt, "
-                 "TorchAir's per-node log)."),
+        capture: Capture = capture_option(),
         fail_on: Bad = typer.Option(None, "--fail-on", show_default=False,
                                     help="Also exit non-zero (1) for this: race (the executor saw a stream race), "
                                          "check (an error finding); numerics and compile failures exit 3 anyway."),
@@ -64,32 +63,20 @@ def register(app: typer.Typer) -> None:
             "for its peers fails.")),
         option: list[str] = config_option(),
     ) -> None:
-        if verbose:
-            import os
-
-            from airctl.pipeline.compile.torchair_warnings import VERBOSE_ENV
-
-            os.environ[VERBOSE_ENV] = "1"  # the ranks' processes too
-        from airctl.pipeline.compile.options import parse_options
-
+        target = build_target(model, every, mode=mode, entry=entry, passes=passes, option=option, atol=atol,
+                              capture=capture, dump_types=dump_types(dump_type), verbose=verbose)
         if nproc > 1:
             from airctl.cli.ranks import compile_ranks_command
 
-            parse_options(option)  # a bad --option is refused before any rank starts
-            compile_ranks_command(model, nproc, out, backend.value, mode=mode.value, entry=entry, passes=passes,
-                                  atol=atol, as_json=as_json, capture=capture.value,
-                                  collective_timeout=collective_timeout, dump_types=dump_types(dump_type),
-                                  config=list(option or []), fail_on=fail_on)
+            compile_ranks_command(target, nproc, as_json=as_json, out=out, collective_timeout=collective_timeout,
+                                  fail_on=fail_on)
             return
         from airctl.cli.output import print_json, status, stdout_to_stderr
         from airctl.cli.summary import print_summary
         from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
-        request = CompileRequest(  # a bad pass file fails the run before anything compiles, ledger kept
-            model_path=model, mode=mode.value, out_dir=out, backend=backend.value, dump_types=dump_types(dump_type),
-            entry=entry, atol=atol, passes_file=str(passes) if passes else None, command_line=command_line(ctx),
-            capture=capture.value, options=parse_options(option),
-        )
+        # a bad pass file fails the run before anything compiles, ledger kept
+        request = CompileRequest(target, out_dir=out, command_line=command_line(ctx))
         with stdout_to_stderr(as_json), status("compiling…") as spinner:
             result = compile_model(request, progress=lambda msg: spinner.update(msg))
         if as_json:

@@ -12,7 +12,8 @@ from typing import Any
 
 import typer
 
-from airctl.modes import BackendName, DumpType, Mode
+from airctl.execute.compare import DEFAULT_ATOL
+from airctl.modes import BackendName, Capture, DumpType, Mode
 
 DUMP_TYPES = tuple(t.value for t in DumpType)
 
@@ -39,6 +40,19 @@ def config_option(**kwargs: Any) -> Any:
 
 def backend_option(**kwargs: Any) -> Any:
     return typer.Option(BackendName.AUTO, "--backend", "-b", help="auto: npu when CANN loads, else sim.", **kwargs)
+
+
+def atol_option(**kwargs: Any) -> Any:
+    """``--atol``: the tolerance of every check against eager PyTorch (:data:`~airctl.execute.compare.DEFAULT_ATOL`)."""
+    return typer.Option(DEFAULT_ATOL, "--atol", help="Tolerance for the eager comparison.", **kwargs)
+
+
+def capture_option() -> Any:
+    return typer.Option(
+        Capture.DEFAULT, "--capture",
+        help="How much the ledger keeps: minimal (stages and snapshots only), default (+ readable texts, "
+             "TorchAir's txt/py dumps and the optimized GE graph's pbtxt, log, report.html), full (+ every pbtxt, "
+             "TorchAir's per-node log).")
 
 
 def dump_types_option() -> Any:

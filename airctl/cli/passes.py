@@ -12,7 +12,6 @@ from typing import Any
 import typer
 
 from airctl.cli.options import (
-    backend_option,
     command_line,
     config_option,
     entry_option,
@@ -20,7 +19,8 @@ from airctl.cli.options import (
     out_option,
     run_option,
 )
-from airctl.modes import BackendName, Bad, Mode
+from airctl.cli.target import EVERY_MODE, EveryMode, build_target, every_mode_options
+from airctl.modes import Bad, Mode
 
 HELP = (
     "Declarative pass plugins: YAML files that put ops on other streams (scope_enter/scope_exit, record, wait), "
@@ -57,6 +57,7 @@ def register(app: typer.Typer) -> None:
     suggest.register(passes)
 
     @passes.command("apply", help=APPLY_HELP, no_args_is_help=True)
+    @every_mode_options()
     def apply_cmd(
         ctx: typer.Context,
         file: Path = typer.Argument(..., help="YAML pass file.", show_default=False),
@@ -66,7 +67,7 @@ def register(app: typer.Typer) -> None:
         diff: bool = typer.Option(False, "--diff", help="Print a unified diff for every pass that changed the graph."),
         out: Path = out_option(),
         run: str = run_option("Take the model from this run instead of the current one."),
-        backend: BackendName = backend_option(),
+        every: EveryMode = EVERY_MODE,
         entry: str = entry_option(),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
         fail_on: Bad = typer.Option(None, "--fail-on", show_default=False,
@@ -77,14 +78,12 @@ def register(app: typer.Typer) -> None:
         from airctl.cli.output import print_json, status, stdout_to_stderr
         from airctl.cli.verdicts import enforce_fail_on
         from airctl.pipeline.apply import apply_passes
-        from airctl.pipeline.compile.options import parse_options
 
         chosen = _choose_model(file, model, entry, mode, out, run, "applying")
+        target = build_target(chosen.model, every, mode=chosen.mode, entry=chosen.entry, passes=file, option=option)
         with stdout_to_stderr(as_json), status("applying passes…") as spinner:
-            result = apply_passes(file, chosen.model, mode=chosen.mode, out=out, backend=backend.value,
-                                  entry=chosen.entry, plan=plan, with_diff=diff or plan or as_json,
-                                  progress=lambda msg: spinner.update(msg), command_line=command_line(ctx),
-                                  options=parse_options(option))
+            result = apply_passes(target, out=out, plan=plan, with_diff=diff or plan or as_json,
+                                  progress=lambda msg: spinner.update(msg), command_line=command_line(ctx))
         if as_json:
             print_json(result.to_json())
         else:
@@ -120,6 +119,7 @@ def register(app: typer.Typer) -> None:
     @passes.command("explain", no_args_is_help=True,
                     help="For every selector of FILE.yaml: what it matches in MODEL's graphs (name, op, source line), "
                          "or, when nothing, the closest candidates. Compiles up to the passes only.")
+    @every_mode_options()
     def explain_cmd(
         ctx: typer.Context,
         file: Path = typer.Argument(..., help="YAML pass file.", show_default=False),
@@ -127,7 +127,7 @@ def register(app: typer.Typer) -> None:
         mode: Mode = MODE_OPT,
         out: Path = out_option(),
         run: str = run_option("Take the model from this run instead of the current one."),
-        backend: BackendName = backend_option(),
+        every: EveryMode = EVERY_MODE,
         entry: str = entry_option(),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     ) -> None:
@@ -137,8 +137,8 @@ def register(app: typer.Typer) -> None:
 
         chosen = _choose_model(file, model, entry, mode, out, run, "explaining")
         with stdout_to_stderr(as_json), status("compiling up to the passes…") as spinner:
-            result = explain_passes(file, chosen.model, mode=chosen.mode, out=out, backend=backend.value,
-                                    entry=chosen.entry, progress=lambda msg: spinner.update(msg),
+            target = build_target(chosen.model, every, mode=chosen.mode, entry=chosen.entry, passes=file)
+            result = explain_passes(target, out=out, progress=lambda msg: spinner.update(msg),
                                     command_line=command_line(ctx))
         if as_json:
             print_json(result.to_json())

@@ -15,25 +15,26 @@ from airctl.cli.output import escape
 from airctl.errors import AirctlError
 
 
-def predict_command(*, target: str | None, times: str, run: str | None, out: Path, passes: Path | None,
-                    mode: str | None, backend: str, entry: str | None, options: dict[str, str],
+def predict_command(*, source: str | None, model: Any, times: str, run: str | None, out: Path, passes: Path | None,
                     command_line: list[str] | None, device: str | None, launch_us: float | None, compare: bool,
                     top: int, png: bool, as_json: bool) -> Any:
-    """Predict, render, and return the outcome (the caller applies exit codes)."""
+    """Predict, render, and return the outcome (the caller applies exit codes). ``model``: the Target of
+    a model script SOURCE (compiled first), else None."""
     from airctl.cli.output import err, print_json, status, stdout_to_stderr
     from airctl.pipeline import predict as pipeline
     from airctl.pipeline.source import PREDICTABLE, Form, resolve_source
 
-    resolved = resolve_source(target, run, out_dir=out, accepts=PREDICTABLE)
-    source = resolved.path
+    resolved = resolve_source(source, run, out_dir=out, accepts=PREDICTABLE)
+    found = resolved.path
     if resolved.form is Form.MODEL:
+        if model is None:
+            raise AirctlError(f"{source}: a model script is a .py file", hint="airctl profile MODEL.py --times T.csv")
         with stdout_to_stderr(as_json), status("compiling (the prediction reads its graphs)…") as spinner:
-            source = _compile(source, mode, passes, backend, entry, options, out, command_line,
-                              lambda msg: spinner.update(escape(msg)))
+            found = _compile(model, out, command_line, lambda msg: spinner.update(escape(msg)))
     elif passes is not None:
         raise AirctlError("--passes with --times needs a model script", hint="airctl profile MODEL.py --passes "
                           "FILE.yaml --times T.csv (a run is predicted with the passes it ran with)")
-    req = pipeline.PredictRequest(times=times, source=source, run=None, out_dir=out, device=device,
+    req = pipeline.PredictRequest(times=times, source=found, run=None, out_dir=out, device=device,
                                   launch_us=launch_us, compare=compare, top=top, png=png)
     with stdout_to_stderr(as_json), status("predicting…") as spinner:
         outcome = pipeline.predict(req, progress=lambda msg: spinner.update(escape(msg)))
@@ -48,14 +49,11 @@ def predict_command(*, target: str | None, times: str, run: str | None, out: Pat
     return outcome
 
 
-def _compile(model: Path, mode: str | None, passes: Path | None, backend: str, entry: str | None,
-             options: dict[str, str], out: Path, command_line: list[str] | None, say: Any) -> Path:
-    from airctl.modes import MAX_AUTOTUNE
+def _compile(target: Any, out: Path, command_line: list[str] | None, say: Any) -> Path:
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
-    result = compile_model(CompileRequest(model, mode=mode or MAX_AUTOTUNE, out_dir=out, backend=backend, entry=entry,
-                                          command="profile", passes_file=str(passes) if passes else None,
-                                          command_line=command_line, options=dict(options)), progress=say)
+    result = compile_model(CompileRequest(target, out_dir=out, command="profile", command_line=command_line),
+                           progress=say)
     if result.error is not None:
         raise result.error
     return Path(result.ledger_dir)

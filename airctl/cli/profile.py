@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from airctl.cli.options import (
-    backend_option,
     command_line,
     config_option,
     entry_option,
@@ -28,8 +27,9 @@ from airctl.cli.options import (
     run_option,
 )
 from airctl.cli.output import escape
+from airctl.cli.target import EVERY_MODE, EveryMode, build_target, every_mode_options
 from airctl.errors import AirctlError
-from airctl.modes import BackendName, Bad, Mode
+from airctl.modes import Bad, Mode
 
 if TYPE_CHECKING:
     from airctl.pipeline.source import Source
@@ -60,9 +60,10 @@ OUTPUT = "Output"
 
 def register(app: typer.Typer) -> None:
     @app.command("profile", help=HELP)
+    @every_mode_options(panel=RUN)
     def profile(
         ctx: typer.Context,
-        target: str = typer.Argument(None, metavar="[MODEL.py|analyze]", show_default=False,
+        source: str = typer.Argument(None, metavar="[MODEL.py|analyze]", show_default=False,
                                      help="A model script (default: the current run's), or the word `analyze` "
                                           "followed by a profiler folder."),
         folder: Path = typer.Argument(None, metavar="DIR", show_default=False,
@@ -84,7 +85,7 @@ def register(app: typer.Typer) -> None:
         repeats: int = typer.Option(4, "--repeats", min=1, rich_help_panel=RUN,
                                     help="With --compare: rounds per side (one compile each); a difference is stated "
                                          "only when it exceeds the spread between rounds (3 or more)."),
-        backend: BackendName = backend_option(rich_help_panel=RUN),
+        every: EveryMode = EVERY_MODE,
         entry: str = entry_option(rich_help_panel=RUN),
         nproc: int = typer.Option(1, "--nproc", min=1, rich_help_panel=RUN,
                                   help="Ranks (processes under torchrun): per-rank communication/compute overlap, one "
@@ -112,86 +113,124 @@ def register(app: typer.Typer) -> None:
         top: int = typer.Option(10, "--top", min=1, rich_help_panel=OUTPUT, help="Rows of top ops."),
         as_json: bool = typer.Option(False, "--json", rich_help_panel=OUTPUT, help="Print only JSON on stdout."),
     ) -> None:
-        from airctl.cli.output import err, print_json, status, stdout_to_stderr
-        from airctl.errors import FindingsExit
-        from airctl.pipeline import profile as pipeline
-        from airctl.pipeline.compile.options import parse_options
-        from airctl.pipeline.source import MODELS, choose_model, resolve_source
-
         if times is not None:
-            if target == "analyze" or folder is not None or nproc > 1:
+            if source == "analyze" or folder is not None or nproc > 1:
                 raise AirctlError("--times predicts one run's plan: it takes one SOURCE and no --nproc",
                                   hint="airctl profile [RUN|MODEL.py|PROFILER-DIR] --times T.csv")
             from airctl.cli.predict import predict_command
+            from airctl.pipeline.compile.options import parse_options
 
-            predict_command(target=target, times=times, run=run, out=out, passes=passes,
-                            mode=mode.value if mode else None, backend=backend.value, entry=entry,
-                            options=parse_options(option), command_line=command_line(ctx), device=device,
-                            launch_us=launch_us, compare=compare, top=top, png=png, as_json=as_json)
+            parse_options(option)  # a bad --option is refused whatever SOURCE is
+            model = build_target(Path(source), every, mode=mode, entry=entry, passes=passes, option=option) \
+                if source is not None and source.endswith(".py") else None  # compiled first
+            predict_command(source=source, model=model, times=times, run=run, out=out, passes=passes,
+                            command_line=command_line(ctx), device=device, launch_us=launch_us, compare=compare,
+                            top=top, png=png, as_json=as_json)
             return
-        if target != "analyze":
-            _check_model_args(folder, ledger)  # usage first: then what SOURCE names
-        source = None if target == "analyze" else resolve_source(target, run, out_dir=out, accepts=MODELS)
-        if source is None:
-            if folder is None:
-                raise AirctlError("`airctl profile analyze` needs a profiler folder",
-                                  hint="airctl profile analyze ./prof   (the dir given to tensorboard_trace_handler)")
-            if ledger is not None:  # a run in any form (`--ledger latest`)
-                ledger = resolve_source(ledger, out_dir=out).path
-            with status("reading the profile…") as spinner:  # big traces: how far it got
-                outcome = pipeline.analyze_profile_folder(folder, ledger, out=out, png=png, top=top,
-                                                          progress=lambda msg: spinner.update(escape(msg)))
-        elif (imported := _imported(source, passes, compare, nproc)) is not None:
-            from airctl.pipeline.profile_imported import profile_imported
+        from airctl.pipeline.source import MODELS, resolve_source
 
-            with stdout_to_stderr(as_json), status("profiling the imported GE graphs…") as spinner:
-                outcome = profile_imported(imported, steps=steps, warmup=warmup, png=png, top=top,
-                                           backend=backend.value, progress=lambda msg: spinner.update(msg))
+        if source != "analyze":
+            _check_model_args(folder, ledger)  # usage first: then what SOURCE names
+        resolved = None if source == "analyze" else resolve_source(source, run, out_dir=out, accepts=MODELS)
+        if resolved is None:
+            outcome = _analyze(folder, ledger, out, png, top)
+        elif (imported := _imported(resolved, passes, compare, nproc)) is not None:
+            outcome = _profile_imported(imported, steps, warmup, png, top, str(every.backend), as_json)
         else:
-            chosen = choose_model(source, entry=entry, mode=mode.value if mode else None, passes=passes,
-                                  reuse_passes=True)
-            if chosen.origin is not None:
-                with_passes = f" with {chosen.passes.name}" if chosen.passes else ""
-                err.print(f"profiling {escape(chosen.model.name)}{escape(with_passes)} "
-                          f"({escape(chosen.mode)}, from run {escape(chosen.origin.run.name)})", highlight=False)
-                for warning in chosen.origin.warnings:
-                    err.print(f"[bold yellow]warning:[/bold yellow] {escape(warning)}")
-            if compare and chosen.passes is None:
+            req = _model_request(ctx, resolved, every, mode=mode, entry=entry, passes=passes, out=out,
+                                 option=option, steps=steps, warmup=warmup)
+            if compare and req.target.passes_file is None:
                 raise AirctlError("--compare needs --passes FILE.yaml (it runs the model without and with it)")
-            req = pipeline.ProfileRequest(model_path=chosen.model, mode=chosen.mode, passes_file=chosen.passes,
-                                          steps=steps, warmup=warmup, out_dir=out, backend=backend.value,
-                                          entry=chosen.entry, command_line=command_line(ctx),
-                                          options=parse_options(option))
             if nproc > 1:
                 from airctl.cli.ranks import profile_ranks_command
 
                 profile_ranks_command(req, nproc, compare=compare, as_json=as_json)
                 return
-            with stdout_to_stderr(as_json), status("profiling…") as spinner:
-                if compare:
-                    outcome = pipeline.compare_profiles(req, png=png, top=top, repeats=repeats,
-                                                        progress=lambda msg: spinner.update(msg))
-                else:
-                    outcome = pipeline.profile_and_summarize(req, png=png, top=top,
-                                                             progress=lambda msg: spinner.update(msg))
-        for warning in outcome.warnings:
-            err.print(f"[bold yellow]warning:[/bold yellow] {escape(str(warning))}")
-        from airctl.cli.profile_render import render_comparison, render_ranks, render_summary
+            outcome = _profile_model(req, compare=compare, png=png, top=top, repeats=repeats, as_json=as_json)
+        _render(outcome, as_json=as_json, top=top, fail_on=fail_on)
 
-        if as_json and outcome.to_json() is not None:
-            print_json(outcome.to_json())
-        elif outcome.comparison is not None:
-            render_comparison(outcome.comparison)
-        elif outcome.ranks is not None:
-            render_ranks(outcome.ranks, top)
-        elif outcome.summary is not None:
-            render_summary(outcome.summary, top)
-        if outcome.error is not None:
-            raise outcome.error
-        if fail_on is not None and outcome.runs:
-            _fail_on(fail_on, outcome.runs)
-        if outcome.races:
-            raise FindingsExit(len(outcome.races))
+
+def _analyze(folder: Path | None, ledger: Path | None, out: Path, png: bool, top: int) -> Any:
+    """``airctl profile analyze DIR``: what torch_npu's profiler wrote, summarised."""
+    from airctl.cli.output import status
+    from airctl.pipeline.profile import analyze_profile_folder
+    from airctl.pipeline.source import resolve_source
+
+    if folder is None:
+        raise AirctlError("`airctl profile analyze` needs a profiler folder",
+                          hint="airctl profile analyze ./prof   (the dir given to tensorboard_trace_handler)")
+    if ledger is not None:  # a run in any form (`--ledger latest`)
+        ledger = resolve_source(str(ledger), out_dir=out).path
+    with status("reading the profile…") as spinner:  # big traces: how far it got
+        return analyze_profile_folder(folder, ledger, out=out, png=png, top=top,
+                                      progress=lambda msg: spinner.update(escape(msg)))
+
+
+def _profile_imported(imported: Path, steps: int, warmup: int, png: bool, top: int, backend: str,
+                      as_json: bool) -> Any:
+    """An imported ledger's GE graphs, run per stream under sim."""
+    from airctl.cli.output import status, stdout_to_stderr
+    from airctl.pipeline.profile_imported import profile_imported
+
+    with stdout_to_stderr(as_json), status("profiling the imported GE graphs…") as spinner:
+        return profile_imported(imported, steps=steps, warmup=warmup, png=png, top=top, backend=backend,
+                                progress=lambda msg: spinner.update(msg))
+
+
+def _model_request(ctx: typer.Context, source: Source, every: EveryMode, *, mode: Mode | None,
+                   entry: str | None, passes: Path | None, out: Path, option: list[str] | None,
+                   steps: int, warmup: int) -> Any:
+    """The ProfileRequest of MODEL.py, or of the current (``--run``) run's model, pass file and mode
+    (said on stderr, with any warning)."""
+    from airctl.cli.output import err
+    from airctl.pipeline.profile import ProfileRequest
+    from airctl.pipeline.source import choose_model
+
+    chosen = choose_model(source, entry=entry, mode=mode.value if mode else None, passes=passes, reuse_passes=True)
+    if chosen.origin is not None:
+        with_passes = f" with {chosen.passes.name}" if chosen.passes else ""
+        err.print(f"profiling {escape(chosen.model.name)}{escape(with_passes)} "
+                  f"({escape(chosen.mode)}, from run {escape(chosen.origin.run.name)})", highlight=False)
+        for warning in chosen.origin.warnings:
+            err.print(f"[bold yellow]warning:[/bold yellow] {escape(warning)}")
+    target = build_target(chosen.model, every, mode=chosen.mode, entry=chosen.entry, passes=chosen.passes,
+                          option=option)  # a bad --option: refused here
+    return ProfileRequest(target, steps=steps, warmup=warmup, out_dir=out, command_line=command_line(ctx))
+
+
+def _profile_model(req: Any, *, compare: bool, png: bool, top: int, repeats: int, as_json: bool) -> Any:
+    from airctl.cli.output import status, stdout_to_stderr
+    from airctl.pipeline import profile as pipeline
+
+    with stdout_to_stderr(as_json), status("profiling…") as spinner:
+        if compare:
+            return pipeline.compare_profiles(req, png=png, top=top, repeats=repeats,
+                                             progress=lambda msg: spinner.update(msg))
+        return pipeline.profile_and_summarize(req, png=png, top=top, progress=lambda msg: spinner.update(msg))
+
+
+def _render(outcome: Any, *, as_json: bool, top: int, fail_on: Bad | None) -> None:
+    """Warnings, then the JSON, comparison, ranks or summary; then the exit: the error, --fail-on, races (1)."""
+    from airctl.cli.output import err, print_json
+    from airctl.cli.profile_render import render_comparison, render_ranks, render_summary
+    from airctl.errors import FindingsExit
+
+    for warning in outcome.warnings:
+        err.print(f"[bold yellow]warning:[/bold yellow] {escape(str(warning))}")
+    if as_json and outcome.to_json() is not None:
+        print_json(outcome.to_json())
+    elif outcome.comparison is not None:
+        render_comparison(outcome.comparison)
+    elif outcome.ranks is not None:
+        render_ranks(outcome.ranks, top)
+    elif outcome.summary is not None:
+        render_summary(outcome.summary, top)
+    if outcome.error is not None:
+        raise outcome.error
+    if fail_on is not None and outcome.runs:
+        _fail_on(fail_on, outcome.runs)
+    if outcome.races:
+        raise FindingsExit(len(outcome.races))
 
 
 def _imported(source: Source, passes: Path | None, compare: bool, nproc: int) -> Path | None:

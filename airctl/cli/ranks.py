@@ -1,9 +1,10 @@
 """Running and summarising a multi-rank run for ``airctl run torchrun ...`` and ``--nproc N``.
 
-Not a command of its own: ``run``, ``compile`` and ``profile`` call :func:`run_ranks_command`
-when they are asked for several ranks. It builds the request, calls
-:func:`airctl.pipeline.ranks.launch.run_ranks` and prints one line per rank, the divergence between the
-ranks' collectives (if any) and the ledger; the exit code is :attr:`RanksResult.exit_code`.
+Not a command of its own: ``run``, ``compile`` and ``profile`` come here when they are asked for
+several ranks, with the RankRequest (the command and its Target) every rank reads back.
+:func:`run_ranks_command` calls :func:`airctl.pipeline.ranks.launch.run_ranks` and prints one line per
+rank, the divergence between the ranks' collectives (if any) and the ledger; the exit code is
+:attr:`RanksResult.exit_code`.
 """
 
 from __future__ import annotations
@@ -15,17 +16,14 @@ from typing import Any
 from airctl.cli.output import err, escape
 
 
-def run_ranks_command(argv: list[str], command: str, out: Path, backend: str, *, check: bool = True,
-                      atol: float = 1e-5, collective_timeout: float = 60.0, watchdog: float | None = None,
-                      options: Any = None, on_result: Any = None) -> Any:
-    """Launch, print the summary, raise CommandExit with the run's code; returns the RanksResult when 0."""
+def run_ranks_command(argv: list[str], rank: Any, out: Path, *, watchdog: float | None = None,
+                      on_result: Any = None) -> Any:
+    """Launch ``rank`` (a RankRequest) under torchrun's ``argv``, print the summary, raise CommandExit
+    with the run's code; returns the RanksResult when 0."""
     from airctl.errors import CommandExit
     from airctl.pipeline.ranks.launch import RanksRequest, run_ranks
-    from airctl.pipeline.ranks.worker import RankOptions, RankRequest
 
-    rank = RankRequest(command=command, script="", backend=backend, check=check, atol=atol,
-                       collective_timeout_s=collective_timeout or None, options=options or RankOptions())
-    result = run_ranks(RanksRequest(argv, rank, out_dir=out, watchdog_s=watchdog, command=command),
+    result = run_ranks(RanksRequest(argv, rank, out_dir=out, watchdog_s=watchdog, command=rank.command),
                        progress=lambda msg: err.print(f"airctl: {escape(msg)}", highlight=False))
     print_ranks(result)
     if on_result is not None:
@@ -37,30 +35,24 @@ def run_ranks_command(argv: list[str], command: str, out: Path, backend: str, *,
     return result
 
 
-def compile_ranks_command(model: Path, nproc: int, out: Path, backend: str, *, mode: str, entry: str | None,
-                          passes: Path | None, atol: float, as_json: bool,
-                          capture: str = "default", collective_timeout: float = 60.0,
-                          dump_types: list[str] | None = None, config: list[str] | None = None,
+def compile_ranks_command(target: Any, nproc: int, *, out: Path, as_json: bool, collective_timeout: float = 60.0,
                           fail_on: Any = None) -> None:
-    """``airctl compile MODEL.py --nproc N``: each rank compiles as ``airctl compile`` would, with the
-    same options (``--dump-type``, ``--option``); ``--fail-on`` is judged on every rank's ledger."""
+    """``airctl compile MODEL.py --nproc N``: each rank compiles ``target`` as ``airctl compile`` would;
+    ``--fail-on`` is judged on every rank's ledger."""
     from airctl.cli.output import print_json
     from airctl.pipeline.ranks.launch import nproc_argv
+    from airctl.pipeline.ranks.worker import RankRequest
 
-    if passes is not None:
+    if target.passes_file is not None:
         from airctl.passes import build_hooks
 
-        build_hooks(passes)  # a bad pass file is refused before any rank starts
-    from airctl.pipeline.ranks.worker import RankOptions
-
-    options = RankOptions(mode=mode, entry=entry, passes_file=str(passes) if passes else None, capture=capture,
-                          dump_types=dump_types, config=list(config or []))
-    result = run_ranks_command(nproc_argv(nproc, model), "compile", out, backend, atol=atol, options=options,
-                               collective_timeout=collective_timeout,
+        build_hooks(target.passes_file)  # a bad pass file is refused before any rank starts
+    rank = RankRequest(command="compile", target=target, collective_timeout_s=collective_timeout or None)
+    result = run_ranks_command(nproc_argv(nproc, target.model_path), rank, out,
                                on_result=(lambda r: print_json(r.index.to_json())) if as_json else None)
     from airctl.cli.verdicts import enforce_fail_on_ranks
 
-    enforce_fail_on_ranks(fail_on, result, atol=atol)
+    enforce_fail_on_ranks(fail_on, result, atol=target.atol)
 
 
 def print_ranks(result: Any) -> None:

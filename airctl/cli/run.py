@@ -6,8 +6,9 @@ from pathlib import Path
 
 import typer
 
-from airctl.cli.options import backend_option, out_option
-from airctl.modes import BackendName, Bad
+from airctl.cli.options import atol_option, out_option
+from airctl.cli.target import EVERY_MODE, EveryMode, build_target, every_mode_options
+from airctl.modes import Bad
 
 HELP = (
     "Run SCRIPT.py as `python SCRIPT.py ARGS...` would, with airctl's hooks on every TorchAir backend it "
@@ -30,14 +31,15 @@ def register(app: typer.Typer) -> None:
         "run", help=HELP, no_args_is_help=True,
         context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True},
     )
+    @every_mode_options()
     def run_cmd(
         script: Path = typer.Argument(..., help="The Python script to run.", show_default=False),
         args: list[str] = typer.Argument(None, help="Arguments for the script.", show_default=False),
         out: Path = out_option("Folder for ledgers (one run per subfolder)."),
-        backend: BackendName = backend_option(),
+        every: EveryMode = EVERY_MODE,
         check: bool = typer.Option(True, "--check/--no-check",
                                    help="Compare each compiled graph's first call with its Dynamo graph run eagerly."),
-        atol: float = typer.Option(1e-5, "--atol", help="Tolerance for the eager comparison."),
+        atol: float = atol_option(),
         collective_timeout: float = typer.Option(60.0, "--collective-timeout", min=0, help=(
             "torchrun: default process-group timeout of every rank under sim (s; the script's own wins).")),
         watchdog: float = typer.Option(None, "--watchdog", min=0, show_default="collective timeout + 30 s", help=(
@@ -53,17 +55,19 @@ def register(app: typer.Typer) -> None:
         from airctl.pipeline.script.errors import show
         from airctl.pipeline.script.runner import RunRequest, run_script
 
+        target = build_target(script, every, atol=atol)  # the script chooses its own modes
         launch = launcher_argv(str(script), list(args or []))
         if launch is not None:
             from airctl.cli.ranks import run_ranks_command
             from airctl.cli.verdicts import enforce_fail_on_ranks
+            from airctl.pipeline.ranks.worker import RankRequest
 
-            ranks = run_ranks_command(launch, "run", out, backend.value, check=check, atol=atol,
-                                      collective_timeout=collective_timeout, watchdog=watchdog)
+            rank = RankRequest(command="run", target=target, check=check,
+                               collective_timeout_s=collective_timeout or None)
+            ranks = run_ranks_command(launch, rank, out, watchdog=watchdog)
             enforce_fail_on_ranks(fail_on, ranks, atol=atol)
             return
-        request = RunRequest(script=script, args=list(args or []), out_dir=out, backend=backend.value, check=check,
-                             atol=atol)
+        request = RunRequest(target, args=list(args or []), out_dir=out, check=check)
         result = run_script(request, progress=lambda msg: err.print(escape(f"airctl: {msg}"),
                                                                     highlight=False))
         _print_summary(result)

@@ -90,8 +90,6 @@ def _role(role: Role, mode: str) -> Role:
 
 def build_schedule(gm: Any, mode: str, graph_name: str = "graph") -> Schedule:
     """The per-stream schedule of ``gm`` under ``mode`` (max-autotune or reduce-overhead)."""
-    import torch.fx
-
     npugraph_ex = mode == NPUGRAPH_EX
     mode = REDUCE_OVERHEAD if mode in (REDUCE_OVERHEAD, NPUGRAPH_EX) else MAX_AUTOTUNE
     graph = read_fx(gm, graph_name)
@@ -103,91 +101,124 @@ def build_schedule(gm: Any, mode: str, graph_name: str = "graph") -> Schedule:
     for s in plan.stream:
         names.setdefault(s, len(names))
     streams = [DEFAULT_STREAM if s is None else str(s) for s in names]
-    index = {n.name: i for i, n in enumerate(fx_nodes)}
-    items: list[Item] = []
-    for i, node in enumerate(graph.nodes):
-        items.append(Item(i, node.name, node.op, _role(plan.roles[i], mode), names[plan.stream[i]], node.source,
-                          node.module))
+    items = [Item(i, node.name, node.op, _role(plan.roles[i], mode), names[plan.stream[i]], node.source, node.module)
+             for i, node in enumerate(graph.nodes)]
     sched = Schedule(mode, streams, items, [[] for _ in streams], set(), None, graph_name, npugraph_ex=npugraph_ex)
+    _Linker(sched, fx_nodes).link()
+    return sched
 
-    last_tag: dict[str, int] = {}
-    writers: dict[int, list[int]] = {}  # tensor (producer index) -> in-place writers so far, graph order
-    readers: dict[int, list[int]] = {}  # tensor -> readers so far
-    last_collective: int | None = None
-    mutated = {index[n.args[0].name] for n in fx_nodes
-               if n.op == "call_function" and n.args and isinstance(n.args[0], torch.fx.Node)
-               and is_inplace(items[index[n.name]].op)}
-    for i, fx_node in enumerate(fx_nodes):
-        it = items[i]
-        sched.per_stream[it.stream].append(i)
-        if it.role is Role.OUTPUT:
-            sched.output = i
-        inputs = [index[n.name] for n in fx_node.all_input_nodes]
-        if it.role is Role.INPUT:
-            continue
+
+class _Linker:
+    """Fills each item's ``deps``, ``syncs`` and ``reads`` walking the FX nodes in graph order: the
+    collectives' issue order, the mode's syncs, the cross-stream reads, then the in-place hazards."""
+
+    def __init__(self, sched: Schedule, fx_nodes: list[Any]) -> None:
+        import torch.fx
+
+        self.sched, self.items, self.fx_nodes = sched, sched.items, fx_nodes
+        self.index = {n.name: i for i, n in enumerate(fx_nodes)}
+        self.last_tag: dict[str, int] = {}
+        self.writers: dict[int, list[int]] = {}  # tensor (producer index) -> in-place writers so far, graph order
+        self.readers: dict[int, list[int]] = {}  # tensor -> readers so far
+        self.last_collective: int | None = None
+        self.mutated = {self.index[n.args[0].name] for n in fx_nodes
+                        if n.op == "call_function" and n.args and isinstance(n.args[0], torch.fx.Node)
+                        and is_inplace(self.items[self.index[n.name]].op)}
+
+    def link(self) -> None:
+        for i, fx_node in enumerate(self.fx_nodes):
+            it = self.items[i]
+            self.sched.per_stream[it.stream].append(i)
+            if it.role is Role.OUTPUT:
+                self.sched.output = i
+            inputs = [self.index[n.name] for n in fx_node.all_input_nodes]
+            if it.role is Role.INPUT:
+                continue
+            self._collective(it, inputs)
+            self._syncs(it, fx_node, inputs)
+            self._reads(it, inputs)
+            self._inplace(it, fx_node, inputs)
+            it.deps = list(dict.fromkeys(it.deps))
+            self.sched.signal.update(it.deps)
+
+    def _collective(self, it: Item, inputs: list[int]) -> None:
+        """Collectives are issued in graph order whatever their streams; a wait_tensor names its collective."""
         it.collective = collective_kind(it.op) if it.role is Role.OP else None
         if it.collective is not None:
-            if last_collective is not None and items[last_collective].stream != it.stream:
-                it.deps.append(last_collective)  # issue order = graph order, whatever the streams
-            last_collective = i
-        elif is_collective_wait(it.op) and inputs and items[inputs[0]].collective is not None:
+            if self.last_collective is not None and self.items[self.last_collective].stream != it.stream:
+                it.deps.append(self.last_collective)  # issue order = graph order, whatever the streams
+            self.last_collective = it.index
+        elif is_collective_wait(it.op) and inputs and self.items[inputs[0]].collective is not None:
             it.waits_for = inputs[0]
+
+    def _syncs(self, it: Item, fx_node: Any, inputs: list[int]) -> None:
+        """The orderings the mode gives: air.wait on its records, wait_tensor's dependency, tagged events."""
+        import torch.fx
+
+        i, items = it.index, self.items
         if it.role is Role.WAIT:
-            targets = _wait_targets(fx_node, index)
+            targets = _wait_targets(fx_node, self.index)
             it.syncs.extend((t, "record_wait") for t in targets)
             it.deps.extend(t for t in targets if items[t].stream != it.stream or t > i)
         elif it.role is Role.WAIT_TENSOR and len(inputs) > 1:
-            dep = index[fx_node.args[1].name] if isinstance(fx_node.args[1], torch.fx.Node) else None
+            dep = self.index[fx_node.args[1].name] if isinstance(fx_node.args[1], torch.fx.Node) else None
             if dep is not None:
                 it.syncs.append((dep, "data"))
         elif it.role in (Role.TAGGED_RECORD, Role.TAGGED_WAIT):
-            it.tag = str(fx_node.args[0]) if fx_node.args else str(fx_node.kwargs.get("tag", fx_node.kwargs.get(
-                "event_tag", "")))
-            if it.role is Role.TAGGED_RECORD:
-                last_tag[it.tag] = i
-            elif it.tag in last_tag:
-                src = last_tag[it.tag]
-                s_src, s_dst = streams[items[src].stream], streams[it.stream]
-                kind = ("fork" if s_src == DEFAULT_STREAM and s_dst != DEFAULT_STREAM
-                        else "join" if s_src != DEFAULT_STREAM and s_dst == DEFAULT_STREAM else "event")
-                it.syncs.append((src, kind))
-                if items[src].stream != it.stream:
-                    it.deps.append(src)
-            else:
-                sched.notes.append(f"{it.name} waits for tag {it.tag!r} that no earlier node records: "
-                                   "on a device it waits for nothing")
-        data_inputs = [j for j in dict.fromkeys(inputs) if items[j].role is not Role.INPUT]
-        for j in data_inputs:
-            if it.role is Role.WAIT:
-                break  # a wait's own arguments are syncs, not reads
-            if items[j].stream != it.stream or j > i:
+            self._tagged(it, fx_node)
+
+    def _tagged(self, it: Item, fx_node: Any) -> None:
+        """A tagged_event_wait syncs with the latest earlier tagged_event_record of its tag."""
+        it.tag = str(fx_node.args[0]) if fx_node.args else str(fx_node.kwargs.get("tag", fx_node.kwargs.get(
+            "event_tag", "")))
+        if it.role is Role.TAGGED_RECORD:
+            self.last_tag[it.tag] = it.index
+        elif it.tag in self.last_tag:
+            src = self.last_tag[it.tag]
+            streams = self.sched.streams
+            s_src, s_dst = streams[self.items[src].stream], streams[it.stream]
+            kind = ("fork" if s_src == DEFAULT_STREAM and s_dst != DEFAULT_STREAM
+                    else "join" if s_src != DEFAULT_STREAM and s_dst == DEFAULT_STREAM else "event")
+            it.syncs.append((src, kind))
+            if self.items[src].stream != it.stream:
+                it.deps.append(src)
+        else:
+            self.sched.notes.append(f"{it.name} waits for tag {it.tag!r} that no earlier node records: "
+                                    "on a device it waits for nothing")
+
+    def _reads(self, it: Item, inputs: list[int]) -> None:
+        """Cross-stream data inputs: a sync in max-autotune (GE synchronises them), a checked read otherwise."""
+        if it.role is Role.WAIT:
+            return  # a wait's own arguments are syncs, not reads
+        for j in dict.fromkeys(inputs):
+            if self.items[j].role is Role.INPUT:
+                continue
+            if self.items[j].stream != it.stream or j > it.index:
                 it.deps.append(j)
-                if mode == MAX_AUTOTUNE:
-                    it.syncs.append((j, "data"))  # GE synchronises cross-stream data edges
+                if self.sched.mode == MAX_AUTOTUNE:
+                    it.syncs.append((j, "data"))
                 else:
                     it.reads.append(j)
-        # in-place hazards, by tensor name as the static verifier tracks them
-        target = index[fx_node.args[0].name] if (
+
+    def _inplace(self, it: Item, fx_node: Any, inputs: list[int]) -> None:
+        """In-place hazards, by tensor as the static verifier tracks them: graph-order readers and writers."""
+        import torch.fx
+
+        i = it.index
+        target = self.index[fx_node.args[0].name] if (
             it.role is Role.OP and fx_node.op == "call_function" and fx_node.args
             and isinstance(fx_node.args[0], torch.fx.Node) and is_inplace(it.op)) else None
         for j in dict.fromkeys(inputs):
-            if j in mutated:
+            if j in self.mutated:
                 it.mutated_reads.append(j)
-                for w in writers.get(j, []):
-                    if items[w].stream != it.stream and w != i:
-                        it.deps.append(w)
+                it.deps.extend(w for w in self.writers.get(j, []) if self.items[w].stream != it.stream and w != i)
         if target is not None:
             it.inplace_target = target
-            for r in readers.get(target, []):
-                if items[r].stream != it.stream and r != i:
-                    it.deps.append(r)
-            writers.setdefault(target, []).append(i)
+            it.deps.extend(r for r in self.readers.get(target, []) if self.items[r].stream != it.stream and r != i)
+            self.writers.setdefault(target, []).append(i)
         for j in dict.fromkeys(inputs):
-            if j in mutated:
-                readers.setdefault(j, []).append(i)
-        it.deps = list(dict.fromkeys(it.deps))
-        sched.signal.update(it.deps)
-    return sched
+            if j in self.mutated:
+                self.readers.setdefault(j, []).append(i)
 
 
 def _wait_targets(fx_node: Any, index: dict[str, int]) -> list[int]:

@@ -234,6 +234,7 @@ class RunIndex(Record):
     passes_resolved: str | None = optional()  # ... and as an absolute path
     command_line: list[str] | None = optional()  # the airctl command that made the run
     options: dict[str, Any] | None = optional()  # --option KEY=VALUE: what was set on the mode's config, typed
+    seed: int | None = optional()  # --seed: the random generators' seed before the script, eager and compiled runs
     # npugraph_ex: each capture of a graph (first, recaptures with their reason) and each fallback to eager
     captures: list[CaptureRow] | None = optional()
     # airctl why: graph breaks, recompiles, compile-cache decisions, in order (docs/why.md)

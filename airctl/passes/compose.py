@@ -28,8 +28,7 @@ from typing import Any
 
 from airctl.errors import AirctlError, PassError
 from airctl.instrument import PassRun, PassRunner
-from airctl.instrument.eager_check import EagerCheck
-from airctl.instrument.returned_graph import ReturnedGraph
+from airctl.instrument.stack import pass_instruments
 from airctl.modes import MAX_AUTOTUNE
 from airctl.passes.builtin import PassFn, SelectorMissed, build
 from airctl.passes.placements import of as placements_of
@@ -41,7 +40,7 @@ from airctl.passes.time_limit import PassTimedOut, time_limit
 
 def bare_runner() -> PassRunner:
     """The runner YAML passes use outside a capture: timing, change detection, R11, the eager check."""
-    return PassRunner([ReturnedGraph(MAX_AUTOTUNE), EagerCheck()])
+    return PassRunner(pass_instruments(MAX_AUTOTUNE))
 
 
 @dataclass

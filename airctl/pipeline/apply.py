@@ -19,9 +19,10 @@ from typing import Any
 
 from airctl.errors import AirctlError, ExecutionMismatch, PassError, SpecError
 from airctl.ledger.index import RunIndex
-from airctl.modes import MAX_AUTOTUNE
+from airctl.modes import Mode
 from airctl.passes.compose import PassHooks, build_hooks
 from airctl.pipeline.run.current import model_record
+from airctl.pipeline.target import Target
 
 COMMAND = "passes apply"
 
@@ -59,7 +60,7 @@ class ApplyResult:
     error: AirctlError | None = None
     warnings: list[AirctlError] = field(default_factory=list)
     plan: bool = False
-    mode: str | None = None  # the mode that ran (not the current run's, when --mode overrode it)
+    mode: Mode | str | None = None  # the mode that ran (not the current run's, when --mode overrode it)
     index: RunIndex | None = None  # the run's index: findings and races, for the verdicts and --fail-on
 
     def to_json(self) -> dict[str, Any]:
@@ -72,13 +73,19 @@ class ApplyResult:
         }
 
 
-def _failed_ledger(out: Path, model: Path, mode: str, pass_file: Path, error: AirctlError) -> Path:
+def _failed_ledger(out: Path, model: Path, mode: Mode | str, pass_file: Path, error: AirctlError) -> Path:
     from airctl.pipeline.run.lifecycle import Run
 
     with Run.create(out, Path(model).stem, command=COMMAND, mode=mode, model=model_record(Path(model), None),
                     passes=str(pass_file)) as run:
         run.fail(error)
         return run.ledger.shown
+
+
+def _pass_file(target: Target) -> Path:
+    if target.passes_file is None:
+        raise AirctlError("no pass file to apply", hint="airctl passes apply FILE.yaml")
+    return target.passes_file
 
 
 def pass_runs(ledger_dir: Path, index: RunIndex, with_diff: bool = True) -> list[AppliedPass]:
@@ -125,20 +132,19 @@ def _pass_error(hooks: PassHooks, error: AirctlError | None) -> AirctlError | No
     return error
 
 
-def apply_passes(pass_file: Path, model: Path, *, mode: str = MAX_AUTOTUNE, out: Path = Path("airctl-runs"),
-                 backend: str = "auto", entry: str | None = None, plan: bool = False, with_diff: bool = True,
-                 progress: Any = None, report: bool = True, command_line: list[str] | None = None,
-                 options: dict[str, str] | None = None) -> ApplyResult:
+def apply_passes(target: Target, *, out: Path = Path("airctl-runs"), plan: bool = False, with_diff: bool = True,
+                 progress: Any = None, report: bool = True, command_line: list[str] | None = None) -> ApplyResult:
+    """Compile ``target`` with the passes of its ``passes_file`` (see the module)."""
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
+    pass_file, mode = _pass_file(target), target.mode
     try:
         hooks = build_hooks(pass_file)
     except SpecError as e:
-        return ApplyResult(pass_file, _failed_ledger(out, model, mode, pass_file, e), "failed", error=e, plan=plan,
-                           mode=mode)
-    request = CompileRequest(model_path=model, mode=mode, out_dir=out, backend=backend, entry=entry,
-                             hooks=hooks, command=COMMAND, passes_file=str(pass_file), stop_after_passes=plan,
-                             report=report, command_line=command_line, options=dict(options or {}))
+        return ApplyResult(pass_file, _failed_ledger(out, target.model_path, mode, pass_file, e), "failed", error=e,
+                           plan=plan, mode=mode)
+    request = CompileRequest(target, out_dir=out, hooks=hooks, command=COMMAND, stop_after_passes=plan,
+                             report=report, command_line=command_line)
     result = compile_model(request, progress=progress)
     error = _pass_error(hooks, result.error)
     if error is not None and error is not result.error and result.session is not None:
@@ -167,18 +173,17 @@ class ExplainResult:
                 "error": self.error.to_json() if self.error else None}
 
 
-def explain_passes(pass_file: Path, model: Path, *, mode: str = MAX_AUTOTUNE, out: Path = Path("airctl-runs"),
-                   backend: str = "auto", entry: str | None = None, progress: Any = None,
+def explain_passes(target: Target, *, out: Path = Path("airctl-runs"), progress: Any = None,
                    command_line: list[str] | None = None) -> ExplainResult:
+    """Compile ``target`` up to its passes, recording what each selector of its ``passes_file`` matches."""
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
-    hooks = build_hooks(pass_file, explain=True)
-    request = CompileRequest(model_path=model, mode=mode, out_dir=out, backend=backend, entry=entry,
-                             hooks=hooks, command="passes explain", passes_file=str(pass_file),
-                             stop_after_passes=True, report=False, command_line=command_line)
+    hooks = build_hooks(_pass_file(target), explain=True)
+    request = CompileRequest(target, out_dir=out, hooks=hooks, command="passes explain", stop_after_passes=True,
+                             report=False, command_line=command_line)
     result = compile_model(request, progress=progress)
     error = result.error
     if error is None and not hooks.explanations:
         error = AirctlError("no graph reached the pass hooks, so no selector could be explained",
                             hint="does the model compile? try `airctl compile` on it")
-    return ExplainResult(pass_file, result.ledger_dir, hooks.explanations, error)
+    return ExplainResult(_pass_file(target), result.ledger_dir, hooks.explanations, error)

@@ -52,6 +52,7 @@ def coverage(model_path: Path, *, entry: str | None = None, out_dir: Path = Path
     from airctl.modes import Capture, Mode
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
     from airctl.pipeline.compile.converter_errors import unconvertible_error
+    from airctl.pipeline.target import Target
     from airctl.verify.converter_coverage import unconvertible_ops
 
     result = Coverage()
@@ -64,10 +65,9 @@ def coverage(model_path: Path, *, entry: str | None = None, out_dir: Path = Path
         if found:
             raise unconvertible_error(found, "TorchAir would not convert this model to GE")
 
-    request = CompileRequest(model_path=model_path, mode=Mode.MAX_AUTOTUNE.value, out_dir=out_dir, backend=backend,
-                             entry=entry, post_pass=check, capture=Capture.MINIMAL.value, report=False,
-                             command="coverage", command_line=command_line, reference=False,
-                             trace_inference=True)
+    target = Target(model_path, mode=Mode.MAX_AUTOTUNE, backend=backend, entry=entry, capture=Capture.MINIMAL)
+    request = CompileRequest(target, out_dir=out_dir, post_pass=check, report=False, command="coverage",
+                             command_line=command_line, reference=False, trace_inference=True)
     compiled = compile_model(request)
     result.ledger = str(compiled.ledger_dir)
     t = compiled.index.timings

@@ -142,6 +142,7 @@ def check_modes(pass_file: Path, index: Any, *, progress: Any = None) -> dict[st
     """``pass_file`` applied (up to the passes) in every mode, each plan graph verified in that mode."""
     from airctl.ledger.reader import Ledger
     from airctl.pipeline.apply import apply_passes
+    from airctl.pipeline.target import Target
 
     model = Path((index.model or {}).get("resolved") or (index.model or {}).get("path"))
     backend = (index.backend or {}).get("name") or "auto"
@@ -151,9 +152,9 @@ def check_modes(pass_file: Path, index: Any, *, progress: Any = None) -> dict[st
         for mode in MODES:
             if progress is not None:
                 progress(f"checking {pass_file.name} in {mode}")
-            applied = apply_passes(pass_file, model, mode=mode, out=scratch / mode, backend=backend,
-                                   entry=(index.model or {}).get("entry"), plan=True, with_diff=False,
-                                   report=False)
+            target = Target(model, mode=mode, backend=backend, entry=(index.model or {}).get("entry"),
+                            passes_file=pass_file)
+            applied = apply_passes(target, out=scratch / mode, plan=True, with_diff=False, report=False)
             if applied.error is not None:
                 checks[mode] = {"errors": 1, "first": applied.error.message}
                 continue

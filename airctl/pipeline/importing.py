@@ -37,6 +37,7 @@ from airctl.ledger.files import copy_compressed
 from airctl.ledger.index import RunIndex
 from airctl.ledger.run_folder import slug
 from airctl.ledger.writer import LedgerWriter
+from airctl.modes import Mode
 from airctl.pipeline.import_why import record_why_events
 from airctl.pipeline.run.lifecycle import Run
 
@@ -159,7 +160,7 @@ def _write_graph(ledger: LedgerWriter, plan: GraphPlan, problems: list[str]) -> 
 
 
 def _dump_stage(graph: GraphPlan, which: str, type_: str) -> str:
-    if graph.mode != "max-autotune" and type_ == "py":
+    if graph.mode != Mode.MAX_AUTOTUNE and type_ == "py":
         return f"aclgraph-{which}"
     return f"ge-{which}"
 
@@ -235,7 +236,7 @@ def _verify(ledger: LedgerWriter, plan: ImportPlan) -> None:
     reader = Ledger(ledger.root, ledger.run_index)
     rows: list[dict[str, Any]] = []
     for entry in ledger.run_index.graphs:
-        mode = next((g.mode for g in plan.graphs if g.id == entry.id), plan.mode or "max-autotune")
+        mode = next((g.mode for g in plan.graphs if g.id == entry.id), plan.mode or Mode.MAX_AUTOTUNE)
         inst = VerifyEach(mode=mode)
         previous: Graph | None = None
         for ref in reader.stages(entry.id):

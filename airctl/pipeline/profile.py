@@ -29,8 +29,8 @@ from typing import Any
 
 from airctl.errors import AirctlError
 from airctl.execute.timeline import Race, Timeline
-from airctl.modes import MAX_AUTOTUNE
 from airctl.pipeline.run.rank import RankRun
+from airctl.pipeline.target import Target
 from airctl.profile.compare import Comparison
 from airctl.profile.noise import DEFAULT_ROUNDS
 from airctl.profile.ranks import MultiRankSummary
@@ -42,19 +42,18 @@ TIMELINE_DIR = "profile"
 
 @dataclass
 class ProfileRequest:
-    model_path: Path
-    mode: str = MAX_AUTOTUNE
-    passes_file: Path | None = None  # YAML pass file -> airctl.passes.build_hooks(path) -> pre_pass/post_pass
+    target: Target  # the model, mode, pass file (compared without it by --compare) and shared settings
     steps: int = 5
     warmup: int = 1
     out_dir: Path = Path("airctl-runs")
-    backend: str = "auto"
-    entry: str | None = None
     threads_per_stream: int = 1
     timeout_s: float = 60.0
     command_line: list[str] | None = None  # recorded in the ledger (the run's origin)
-    options: dict[str, str] = field(default_factory=dict)  # --option KEY=VALUE (the mode's config)
     rank: RankRun | None = None  # a rank of a multi-rank profile (pipeline/ranks/worker.py)
+
+    def without_passes(self) -> ProfileRequest:
+        """The same profile with no pass file (``--compare``'s other side)."""
+        return replace(self, target=replace(self.target, passes_file=None))
 
 
 @dataclass
@@ -85,11 +84,11 @@ def profile_rounds(req: ProfileRequest, rounds: int, progress: Callable[[str], N
         return [_failed(req, AirctlError(f"invalid --steps {req.steps} / --warmup {req.warmup}",
                                          hint="profile at least one step; warmup may be 0"))]
     pre = post = None
-    if req.passes_file is not None:
+    if req.target.passes_file is not None:
         try:
             from airctl.passes import build_hooks
 
-            hooks = build_hooks(Path(req.passes_file))
+            hooks = build_hooks(req.target.passes_file)
         except AirctlError as e:
             return [_failed(req, e)]
         pre, post = hooks.pre_pass, hooks.post_pass
@@ -106,11 +105,9 @@ def profile_rounds(req: ProfileRequest, rounds: int, progress: Callable[[str], N
                             into=seconds)
 
     result = compile_model(CompileRequest(
-        Path(req.model_path), mode=req.mode, out_dir=Path(req.out_dir), backend=req.backend, entry=req.entry,
-        pre_pass=pre, post_pass=post, command="profile",
-        passes_file=str(req.passes_file) if req.passes_file is not None else None,
+        req.target, out_dir=Path(req.out_dir), pre_pass=pre, post_pass=post, command="profile",
         threads_per_stream=req.threads_per_stream, stream_timeout_s=req.timeout_s, after_run=profiled_steps,
-        command_line=req.command_line, options=dict(req.options), rank=req.rank,
+        command_line=req.command_line, rank=req.rank,
     ), progress=say)
     ids = result.session.graph_ids_by_name() if result.session is not None else {}
     execution = result.execution
@@ -231,20 +228,20 @@ def profile_and_summarize(req: ProfileRequest, *, png: bool = False, top: int = 
 
 def compare_profiles(req: ProfileRequest, *, png: bool = False, top: int = 10,
                      progress: Callable[[str], None] | None = None, repeats: int = DEFAULT_ROUNDS) -> ProfileOutcome:
-    """Profile without ``req.passes_file`` and with it, ``repeats`` rounds each: each side compiled
+    """Profile without ``req.target.passes_file`` and with it, ``repeats`` rounds each: each side compiled
     once (one ledger each), its rounds run back to back on the compiled model; ``compare.json`` goes
     into the ledger with the passes. Each side's files are its median round's. The judgement over
     the rounds is :mod:`airctl.profile.noise`'s."""
-    if req.passes_file is None:
+    if req.target.passes_file is None:
         raise AirctlError("--compare needs --passes FILE.yaml (it runs the model without and with it)")
     if repeats < 1:
         raise AirctlError(f"invalid --repeats {repeats}", hint="at least 1; 3 or more to tell a difference from noise")
     say = progress or (lambda _msg: None)
     runs: list[ProfileRun] = []
     sides: dict[bool, list[tuple[ProfileRun, ProfileSummary]]] = {False: [], True: []}
-    requests = {False: replace(req, passes_file=None), True: req}
+    requests = {False: req.without_passes(), True: req}
     for with_passes, one in requests.items():
-        label = f"with {Path(req.passes_file).name}: " if with_passes else "without passes: "
+        label = f"with {req.target.passes_file.name}: " if with_passes else "without passes: "
         side = profile_rounds(one, repeats, progress=lambda msg, label=label: say(f"{label}{msg}"))
         runs += side
         if any(not run.timelines for run in side):
@@ -254,7 +251,7 @@ def compare_profiles(req: ProfileRequest, *, png: bool = False, top: int = 10,
     for side, (run, _summary) in typical.items():  # the files of the round the table shows
         write_timelines(run.timelines, run.step_seconds, Path(run.ledger_dir), {}, req.threads_per_stream)
         typical[side] = (run, summarize_run(run, requests[side], png=png, top=top))
-    comparison = Comparison(typical[False][1], typical[True][1], str(req.passes_file),
+    comparison = Comparison(typical[False][1], typical[True][1], str(req.target.passes_file),
                             rounds_without=[s for _, s in sides[False]], rounds_with=[s for _, s in sides[True]])
     write_json(Path(sides[True][-1][0].ledger_dir) / PROFILE_DIR / COMPARE_FILE, comparison.to_json())
     return ProfileOutcome(comparison=comparison, runs=runs)
@@ -308,13 +305,13 @@ def summarize_run(run: ProfileRun, req: ProfileRequest, *, png: bool = False, to
                   write: bool = True) -> ProfileSummary:
     """The summary of one model run, with where it came from in ``meta``; written into ``<ledger>/profile/``
     (``write``)."""
-    model, passes = Path(req.model_path), Path(req.passes_file) if req.passes_file is not None else None
+    model, passes, mode = req.target.model_path, req.target.passes_file, req.target.mode
     summary = summarize(run.timelines, races=list(run.races), step_seconds=list(run.step_seconds) or None, top=top)
     summary.meta.update({"ledger": str(run.ledger_dir), "model": str(model),
-                         "passes_file": str(passes) if passes else None, "mode": req.mode,
+                         "passes_file": str(passes) if passes else None, "mode": mode,
                          "matches_eager": run.matches_eager, "max_abs_error": run.max_abs_error})
     if not write:
         return summary
-    title = f"{model.name}" + (f" + {passes.name}" if passes else "") + f" ({req.mode})"
+    title = f"{model.name}" + (f" + {passes.name}" if passes else "") + f" ({mode})"
     write_profile(Path(run.ledger_dir) / PROFILE_DIR, run.timelines, summary, title=title, png=png)
     return summary

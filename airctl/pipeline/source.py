@@ -179,9 +179,10 @@ def compile_script(path: Path, mode: str, *, command: str, passes: Path | str | 
                    verify: bool = True, report: bool = True) -> Path:
     """Compile a model script into ./airctl-runs and return its ledger folder (imports torch)."""
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
+    from airctl.pipeline.target import Target
 
-    result = compile_model(CompileRequest(model_path=path, mode=mode, command=command, verify=verify,
-                                          report=report, passes_file=str(passes) if passes else None))
+    target = Target(path, mode=mode, passes_file=Path(passes) if passes else None)
+    result = compile_model(CompileRequest(target, command=command, verify=verify, report=report))
     if not result.index.graphs:
         if result.error is not None:
             raise result.error

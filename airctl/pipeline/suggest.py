@@ -28,8 +28,9 @@ from airctl.errors import AirctlError
 from airctl.execute.timeline import DEFAULT_STREAM
 from airctl.graph.model import Graph
 from airctl.ledger.reader import Ledger
-from airctl.modes import MAX_AUTOTUNE
+from airctl.modes import MAX_AUTOTUNE, Mode
 from airctl.pipeline.predict import ESTIMATE, check_names, ledger_plans, load_times, single_stream
+from airctl.pipeline.target import Target
 from airctl.predict import candidate as cd
 from airctl.predict import suggest as sg
 from airctl.predict.devices import device
@@ -178,8 +179,9 @@ def _apply_from(req: SuggestRequest, ledger: Ledger, mode: str, say: Callable[[s
         raise AirctlError("--from needs the model: the run does not name its script", file=str(ledger.index_path),
                           hint="give MODEL.py")
     say(f"applying {req.from_file}…")
-    result = apply_passes(Path(str(req.from_file)), Path(str(path)), mode=mode, out=req.out_dir, backend=req.backend,
-                          entry=req.entry or model.get("entry"), plan=True, with_diff=False)
+    target = Target(Path(str(path)), mode=mode, backend=req.backend, entry=req.entry or model.get("entry"),
+                    passes_file=Path(str(req.from_file)))
+    result = apply_passes(target, out=req.out_dir, plan=True, with_diff=False)
     if result.error is not None:
         raise result.error
     assert result.ledger_dir is not None
@@ -213,8 +215,8 @@ def _ledger(req: SuggestRequest, say: Callable[[str], None]) -> tuple[Path, str]
         from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
         say("compiling up to the passes…")
-        result = compile_model(CompileRequest(src, mode=req.mode or MAX_AUTOTUNE, out_dir=req.out_dir,
-                                              backend=req.backend, entry=req.entry, stop_after_passes=True,
+        target = Target(src, mode=req.mode or Mode.MAX_AUTOTUNE, backend=req.backend, entry=req.entry)
+        result = compile_model(CompileRequest(target, out_dir=req.out_dir, stop_after_passes=True,
                                               command="passes suggest"))
         if result.error is not None:
             raise result.error

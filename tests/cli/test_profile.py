@@ -151,11 +151,11 @@ def test_compare_compiles_each_side_once_and_runs_its_rounds_on_it(tmp_path: Pat
     from tests.profile.timelines import seed_two_streams, single_stream
 
     requests = _fake_run(tmp_path, monkeypatch,
-                         lambda req: [seed_two_streams() if req.passes_file else single_stream()])
+                         lambda req: [seed_two_streams() if req.target.passes_file else single_stream()])
     r = airctl(MODELS / "seed.py", "--passes", PASSES / "stream.yaml", "--compare", "--steps", "2", "--warmup", "0")
     assert r.exit_code == 0, r.output
     p = PASSES / "stream.yaml"  # one compile a side, four rounds on each
-    assert [(q.passes_file, rounds) for q, rounds in requests] == [(None, 4), (p, 4)]
+    assert [(q.target.passes_file, rounds) for q, rounds in requests] == [(None, 4), (p, 4)]
     assert requests[0][0].steps == 2 and requests[0][0].warmup == 0
     assert "verdict: 1.24× faster (median of 4 rounds a side, spread ±0.0%): overlap gained +1.00 ms" in r.stdout
     data = json.loads((tmp_path / "run2" / "profile" / "compare.json").read_text())

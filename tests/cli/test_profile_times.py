@@ -38,8 +38,9 @@ def test_two_stream_plan_predicts_the_hand_computed_critical_path(tmp_path: Path
 
     monkeypatch.setenv("AIRCTL_TWO_CHAINS_N", "16")
     monkeypatch.setenv("AIRCTL_TWO_CHAINS_DEPTH", "3")
-    result = compile_model(CompileRequest(REPO / "fixtures/models/two_chains.py", mode=mode, out_dir=tmp_path / "runs",
-                                          backend="sim", passes_file=str(REPO / "passes/two_chains.yaml")))
+    result = compile_model(CompileRequest.of(REPO / "fixtures/models/two_chains.py", mode=mode,
+                                             out_dir=tmp_path / "runs", backend="sim",
+                                             passes_file=str(REPO / "passes/two_chains.yaml")))
     assert result.error is None, result.error
     r = airctl(result.ledger_dir, "--times", times_csv(tmp_path), "--json", "--launch-us", "0", "--compare")
     assert r.exit_code == 0, r.output

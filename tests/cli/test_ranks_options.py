@@ -46,7 +46,7 @@ def test_dump_type_and_option_reach_every_rank(monkeypatch: pytest.MonkeyPatch, 
                                          "--option", "capture_limit=2", "--out", str(tmp_path)])
     assert r.exit_code == 0, r.output
     (request,) = asked
-    assert request.rank.options.dump_types == ["py"] and request.rank.options.config == ["capture_limit=2"]
+    assert request.rank.target.dump_types == ("py",) and request.rank.target.options == {"capture_limit": "2"}
 
 
 def test_a_bad_option_is_refused_before_any_rank_starts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ def _compile(model: str, passes: Path, mode: str, out: Path):
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     hooks = build_hooks(passes)
-    return compile_model(CompileRequest(MODELS / f"{model}.py", mode=mode, out_dir=out, backend="sim",
+    return compile_model(CompileRequest.of(MODELS / f"{model}.py", mode=mode, out_dir=out, backend="sim",
                                         pre_pass=hooks.pre_pass, post_pass=hooks.post_pass, passes_file=str(passes),
                                         report=False))
 
@@ -60,10 +60,11 @@ def test_deadlocking_pass_file_is_caught_by_the_verifier_not_a_hang(tmp_path: Pa
 def test_profile_model_records_both_streams_each_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from airctl.execute.timeline import Timeline
     from airctl.pipeline.profile import ProfileRequest, profile_model
+    from airctl.pipeline.target import Target
 
     monkeypatch.setenv("AIRCTL_TWO_CHAINS_N", "64")
-    run = profile_model(ProfileRequest(MODELS / "two_chains.py", passes_file=REPO / "passes" / "two_chains.yaml",
-                                       steps=2, warmup=1, out_dir=tmp_path, backend="sim"))
+    target = Target(MODELS / "two_chains.py", backend="sim", passes_file=REPO / "passes" / "two_chains.yaml")
+    run = profile_model(ProfileRequest(target, steps=2, warmup=1, out_dir=tmp_path))
     assert run.error is None and run.matches_eager and run.races == []
     assert len(run.step_seconds) == 2
     (tl,) = run.timelines

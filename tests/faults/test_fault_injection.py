@@ -40,7 +40,7 @@ def _ledger(out: Path) -> dict:
 def _compile(out: Path, **kwargs: object):  # noqa: ANN202
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
-    return compile_model(CompileRequest(SEED, out_dir=out, backend="sim", report=False, **kwargs))
+    return compile_model(CompileRequest.of(SEED, out_dir=out, backend="sim", report=False, **kwargs))
 
 
 @pytest.fixture(scope="module")

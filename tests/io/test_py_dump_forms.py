@@ -107,7 +107,7 @@ def test_every_py_dump_torchair_writes_reads(tmp_path: Path, mode: str) -> None:
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     model = Path(__file__).resolve().parents[2] / "fixtures" / "models" / "multi_output.py"
-    result = compile_model(CompileRequest(model, mode=mode, out_dir=tmp_path, backend="sim",
+    result = compile_model(CompileRequest.of(model, mode=mode, out_dir=tmp_path, backend="sim",
                                           dump_types=["py", "txt"] if mode == "max-autotune" else ["py"], report=False))
     assert result.error is None, result.error
     dumps = sorted((result.ledger_dir / "torchair").glob("dynamo_*.py*"))  # output_code: generated code

@@ -92,8 +92,8 @@ def test_comm_stream_pass_is_clean_and_without_its_wait_races(tmp_path) -> None:
 
     try:
         def compiled(passes):
-            result = compile_model(CompileRequest(MODELS / "ddp_overlap.py", mode="reduce-overhead", out_dir=tmp_path,
-                                                  backend="sim", passes_file=str(passes)))
+            result = compile_model(CompileRequest.of(MODELS / "ddp_overlap.py", mode="reduce-overhead",
+                                                     out_dir=tmp_path, backend="sim", passes_file=str(passes)))
             ledger = Ledger.open(result.ledger_dir)
             graph = ledger.load(ledger.default_stage(Request.CHECK, ledger.graph_ids()[0]))
             return result, graph

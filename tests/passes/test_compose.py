@@ -10,6 +10,7 @@ import pytest
 
 from airctl.errors import PassError
 from airctl.pipeline.apply import ApplyResult, apply_passes
+from airctl.pipeline.target import Target
 from tests.conftest import MODELS, ledger_json, ledger_text
 from tests.passes.conftest import FIXTURES, PASSES
 
@@ -25,7 +26,7 @@ def run(tmp_path_factory: pytest.TempPathFactory):
     def go(path: Path, plan: bool = False) -> ApplyResult:
         key = f"{path}:{plan}"
         if key not in _RUNS:
-            _RUNS[key] = apply_passes(path, SEED, out=out, backend="sim", plan=plan, report=False)
+            _RUNS[key] = apply_passes(Target(SEED, backend="sim", passes_file=path), out=out, plan=plan, report=False)
         return _RUNS[key]
 
     return go
@@ -47,7 +48,7 @@ def test_stream_yaml_equals_handwritten_pass_through_torchair(run, tmp_path: Pat
     from tests.passes.handwritten_pass import _custom_pre_pass
 
     ours = run(PASSES / "stream.yaml")
-    theirs = compile_model(CompileRequest(SEED, out_dir=tmp_path, backend="sim", pre_pass=_custom_pre_pass,
+    theirs = compile_model(CompileRequest.of(SEED, out_dir=tmp_path, backend="sim", pre_pass=_custom_pre_pass,
                                           report=False))
     assert ours.error is None and theirs.error is None
     a, b = index_of(ours), theirs.index.to_json()
@@ -96,7 +97,7 @@ def test_instruments_see_each_yaml_pass(tmp_path: Path) -> None:
             calls.append(("failed", run.name, run.graph_id, len(run.after)))
 
     hooks = build_hooks(PASSES / "stream.yaml")
-    result = compile_model(CompileRequest(SEED, out_dir=tmp_path, backend="sim", hooks=hooks,
+    result = compile_model(CompileRequest.of(SEED, out_dir=tmp_path, backend="sim", hooks=hooks,
                                           instruments=[Recorder()], stop_after_passes=True, report=False))
     assert result.index.to_json()["status"] == "planned"
     gid = "1-inference"

@@ -10,6 +10,7 @@ import pytest
 
 from airctl.io.json_io import read_json
 from airctl.pipeline.apply import apply_passes
+from airctl.pipeline.target import Target
 from tests.conftest import MODELS
 from tests.passes.conftest import PASSES
 
@@ -20,8 +21,9 @@ pytestmark = pytest.mark.slow
 def test_two_stream_plan_matches_eager(tmp_path, mode: str) -> None:
     from airctl.verify import verify
 
-    result = apply_passes(PASSES / "transformer_two_streams.yaml", MODELS / "transformer.py", mode=mode,
-                          out=tmp_path, backend="sim", report=False)
+    target = Target(MODELS / "transformer.py", mode=mode, backend="sim",
+                    passes_file=PASSES / "transformer_two_streams.yaml")
+    result = apply_passes(target, out=tmp_path, report=False)
     assert result.error is None, result.error
     assert result.execution["matches_eager"] is True
     assert all(p.changed and p.eager_check["matches"] for p in result.passes)

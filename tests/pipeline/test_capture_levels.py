@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow
 def _compile(out: Path, capture: str):
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
-    result = compile_model(CompileRequest(MODELS / "seed.py", out_dir=out, backend="sim", capture=capture))
+    result = compile_model(CompileRequest.of(MODELS / "seed.py", out_dir=out, backend="sim", capture=capture))
     assert result.error is None, result.error
     return result
 
@@ -57,6 +57,6 @@ def test_full_adds_pbtxt_and_torchairs_node_trace(tmp_path: Path) -> None:
 def test_an_unknown_capture_level_is_refused(tmp_path: Path) -> None:
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
-    result = compile_model(CompileRequest(MODELS / "seed.py", out_dir=tmp_path, backend="sim", capture="most"))
+    result = compile_model(CompileRequest.of(MODELS / "seed.py", out_dir=tmp_path, backend="sim", capture="most"))
     assert result.error is not None and "invalid --capture 'most'" in result.error.message
     assert "minimal, default, full" in result.error.hint

@@ -86,7 +86,7 @@ def test_ge_dumps_are_torchairs_own_txt_and_py(compile_fixture, model: str) -> N
 def test_capture_full_keeps_all_three_dump_types(runs_dir) -> None:
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
-    result = compile_model(CompileRequest(REPO / "fixtures/models/seed.py", out_dir=runs_dir, backend="sim",
+    result = compile_model(CompileRequest.of(REPO / "fixtures/models/seed.py", out_dir=runs_dir, backend="sim",
                                           capture="full"))
     assert result.error is None
     _check_torchair_dumps(result, ("pbtxt", "txt", "py"))
@@ -121,7 +121,7 @@ def test_stream_labels_reach_the_ge_graph(runs_dir) -> None:
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
     from tests.pipeline.seed_pass import custom_pre_pass
 
-    result = compile_model(CompileRequest(REPO / "fixtures/models/seed.py", out_dir=runs_dir, backend="sim",
+    result = compile_model(CompileRequest.of(REPO / "fixtures/models/seed.py", out_dir=runs_dir, backend="sim",
                                           pre_pass=custom_pre_pass))
     assert result.error is None
     stages = {s["name"]: s for s in result.index.to_json()["graphs"][0]["stages"]}
@@ -146,7 +146,7 @@ def test_a_conversion_that_failed_earlier_in_the_process_does_not_empty_later_py
     with session(sim_context(RunExecution())):
         local = sys.modules["torchair.ge._ge_graph"].local_variable
         local.auto_convert_nesting = 1  # what a converter that raised inside a GE op leaves behind
-    result = compile_model(CompileRequest(REPO / "fixtures/models/seed.py", out_dir=runs_dir, backend="sim"))
+    result = compile_model(CompileRequest.of(REPO / "fixtures/models/seed.py", out_dir=runs_dir, backend="sim"))
     assert result.error is None
     py = [d for d in result.index.to_json()["dumps"] if d["type"] == "py"]
     assert py and all("ge.NetOutput(" in ledger_text(result.ledger_dir / d["file"]) for d in py)

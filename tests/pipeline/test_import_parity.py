@@ -33,7 +33,7 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], 
     ledgers = {}
     for script, mode in sorted(set(FOLDERS.values())):
         passes = str(IMPORTS / "streams.yaml") if script == STREAMS else None
-        result = compile_model(CompileRequest(model_path=IMPORTS / script, mode=mode, out_dir=out,
+        result = compile_model(CompileRequest.of(model_path=IMPORTS / script, mode=mode, out_dir=out,
                                               passes_file=passes, report=False))
         assert result.error is None, result.error
         ledgers[(script, mode)] = Ledger.open(result.ledger_dir)

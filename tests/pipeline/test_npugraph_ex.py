@@ -118,7 +118,7 @@ def test_sim_imports_npugraph_ex_as_the_wheel_lays_it_out() -> None:
 def _compile(model: str, out, **kwargs):
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
-    return compile_model(CompileRequest(MODELS / f"{model}.py", mode="npugraph_ex", out_dir=out, backend="sim",
+    return compile_model(CompileRequest.of(MODELS / f"{model}.py", mode="npugraph_ex", out_dir=out, backend="sim",
                                         **kwargs))
 
 
@@ -185,7 +185,7 @@ def test_a_transformers_llama_compiles_with_npugraph_ex(tmp_path, monkeypatch) -
 
     # inplace_pass=False: with it on, the aclgraph reinplace_inplaceable_ops_pass turns transformers'
     # torch.diff into sub_ on a view overlapping the one it reads, and the results differ (docs/sim.md)
-    result = compile_model(CompileRequest(script, mode="npugraph_ex", out_dir=tmp_path / "runs", backend="sim",
+    result = compile_model(CompileRequest.of(script, mode="npugraph_ex", out_dir=tmp_path / "runs", backend="sim",
                                           options={"inplace_pass": "False"}))
     assert result.error is None, result.error
     assert result.execution.matches_eager

@@ -23,6 +23,7 @@ import pytest
 
 from airctl.pipeline.ranks import forks
 from airctl.pipeline.ranks.rank_start import RankStart
+from airctl.pipeline.target import Target
 from airctl.pipeline.warm import server
 
 
@@ -198,13 +199,13 @@ def test_a_ranks_compile_asks_for_the_backend_the_user_asked_for(monkeypatch: py
     asked: list[str] = []
 
     def record(req: object, progress: object = None) -> object:
-        asked.append(req.backend)  # type: ignore[attr-defined]
+        asked.append(req.target.backend)  # type: ignore[attr-defined]
         raise SystemExit(0)
 
     monkeypatch.setattr(dist, "init_process_group", lambda *a, **k: None)
     monkeypatch.setattr(compiler, "compile_model", record)
     monkeypatch.setattr(profile, "profile_model", record)
-    request = worker.RankRequest(command=command, script="model.py", backend="auto")
+    request = worker.RankRequest(command=command, target=Target(Path("model.py")))
     with pytest.raises(SystemExit):
         worker._compile(request, None, lambda _msg: None)
     assert asked == ["auto"]

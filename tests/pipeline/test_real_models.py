@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow
 def _compile(model: Path, out: Path, mode: str = "max-autotune"):
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
-    return compile_model(CompileRequest(model, mode=mode, out_dir=out, backend="sim"))
+    return compile_model(CompileRequest.of(model, mode=mode, out_dir=out, backend="sim"))
 
 
 def _targets(result, stage: str) -> list[str]:

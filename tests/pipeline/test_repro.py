@@ -28,7 +28,7 @@ pytestmark = pytest.mark.slow
 def failing_run(tmp_path: Path, model: str, passes: str, mode: str) -> Path:
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
-    result = compile_model(CompileRequest(MODELS / model, mode=mode, out_dir=tmp_path / "runs",
+    result = compile_model(CompileRequest.of(MODELS / model, mode=mode, out_dir=tmp_path / "runs",
                                           passes_file=str(PASSES / passes), report=False))
     return result.ledger_dir
 

@@ -21,6 +21,7 @@ from airctl.ledger.reader import Ledger
 from airctl.pipeline.apply import apply_passes
 from airctl.pipeline.predict import load_times
 from airctl.pipeline.suggest import NOTHING, SuggestRequest, suggest
+from airctl.pipeline.target import Target
 from airctl.predict.candidate import Times, step_us
 from airctl.predict.plan import plan_from_graph
 from tests.conftest import MODELS, REPO
@@ -78,7 +79,8 @@ HANDWRITTEN = [
 def test_the_suggestion_is_no_slower_than_the_handwritten_plan(tmp_path: Path, model: str, plan: Path,
                                                                mode: str) -> None:
     """Same graph, same times, as many streams as the hand-written plan uses."""
-    hand = apply_passes(plan, MODELS / model, mode=mode, out=tmp_path / "runs", backend="sim", plan=True)
+    hand = apply_passes(Target(MODELS / model, mode=mode, backend="sim", passes_file=plan), out=tmp_path / "runs",
+                        plan=True)
     assert hand.error is None, hand.error
     from airctl.passes.spec import load
 
@@ -110,7 +112,8 @@ def test_every_suggested_file_applies_matches_eager_and_is_race_free(tmp_path: P
                                  out_dir=tmp_path / "runs", backend="sim", stage=stage))
     assert out.passes_file is not None and out.passes_file.is_file(), out.to_json()
     assert out.suggested_us < out.single_us
-    result = apply_passes(out.passes_file, MODELS / model, mode=mode, out=tmp_path / "runs", backend="sim")
+    target = Target(MODELS / model, mode=mode, backend="sim", passes_file=out.passes_file)
+    result = apply_passes(target, out=tmp_path / "runs")
     assert result.error is None, result.error
     assert result.execution and result.execution["matches_eager"] is True
     assert result.execution.get("races") == []
@@ -206,7 +209,8 @@ def test_from_keeps_the_users_passes_and_adds_a_race_free_stream(tmp_path: Path)
     names = [p.name for p in load(out.passes_file).passes]
     assert names[:4] == [p.name for p in load(user).passes] and len(names) > 4
     assert out.current_us is not None and out.suggested_us < out.current_us
-    result = apply_passes(out.passes_file, MODELS / "transformer.py", mode=mode, out=tmp_path / "runs", backend="sim")
+    result = apply_passes(Target(MODELS / "transformer.py", mode=mode, backend="sim", passes_file=out.passes_file),
+                          out=tmp_path / "runs")
     assert result.error is None and result.execution["matches_eager"] is True and result.execution["races"] == []
     for g in _graphs(result.ledger_dir, last=True):
         assert [f.message for f in verify(g, mode) if f.severity == "error"] == []
@@ -216,7 +220,7 @@ def test_from_keeps_the_users_passes_and_adds_a_race_free_stream(tmp_path: Path)
 def test_a_run_with_its_own_plan_is_compared_with_it(tmp_path: Path) -> None:
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
-    run = compile_model(CompileRequest(MODELS / "two_chains.py", mode="reduce-overhead", out_dir=tmp_path / "runs",
+    run = compile_model(CompileRequest.of(MODELS / "two_chains.py", mode="reduce-overhead", out_dir=tmp_path / "runs",
                                        backend="sim", passes_file=str(REPO / "passes" / "two_chains.yaml")))
     assert run.error is None
     r = CliRunner().invoke(build_app(), ["passes", "suggest", str(run.ledger_dir), "-o", str(tmp_path / "s.yaml"),

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from airctl.cli.app import build_app
 from airctl.io.json_io import read_json
 from airctl.pipeline.apply import apply_passes
+from airctl.pipeline.target import Target
 from tests.conftest import MODELS
 from tests.passes.conftest import PASSES
 from tests.render.test_order import PLAN, _assert_plan_positions, _graphviz_svg, needs_dot
@@ -28,7 +29,7 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 
 def compiled(pass_file: str, model: str, mode: str, out: Path) -> Path:
-    result = apply_passes(PASSES / pass_file, MODELS / model, mode=mode, out=out, backend="sim")
+    result = apply_passes(Target(MODELS / model, mode=mode, backend="sim", passes_file=PASSES / pass_file), out=out)
     assert result.error is None, result.error
     return result.ledger_dir
 

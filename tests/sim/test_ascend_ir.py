@@ -109,7 +109,7 @@ def test_missing_hint_names_the_file_the_format_and_an_example_from_the_schema()
 def _compile(model: Path, out: Path, mode: str = "max-autotune"):
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
-    return compile_model(CompileRequest(model, mode=mode, out_dir=out, backend="sim"))
+    return compile_model(CompileRequest.of(model, mode=mode, out_dir=out, backend="sim"))
 
 
 def _ge_nodes(result, stage: str = "ge-original") -> dict:

@@ -97,10 +97,11 @@ def _patched_surface() -> dict[str, object]:
 def test_a_compile_and_a_script_run_restore_every_patched_attribute(tmp_path: Path) -> None:
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
     from airctl.pipeline.script.runner import RunRequest, run_script
+    from airctl.pipeline.target import Target
 
     before = _patched_surface()
     assert before["sys.modules[torch_npu]"] == "<absent>" and before["torch.npu"] == "<absent>"
-    result = compile_model(CompileRequest(MODELS / "seed.py", out_dir=tmp_path, backend="sim", report=False))
+    result = compile_model(CompileRequest.of(MODELS / "seed.py", out_dir=tmp_path, backend="sim", report=False))
     assert result.error is None and result.index.to_json()["graphs"], result.error
     after = _patched_surface()
     assert {k: v for k, v in after.items() if before[k] is not v} == {}
@@ -108,7 +109,7 @@ def test_a_compile_and_a_script_run_restore_every_patched_attribute(tmp_path: Pa
     script.write_text("import torch, torch_npu, torchair\n"
                       "f = torch.compile(lambda x: x.abs() + 1, backend=torchair.get_npu_backend())\n"
                       "print(f(torch.ones(2).npu()))\n", encoding="utf-8")
-    run = run_script(RunRequest(script, out_dir=tmp_path, backend="sim", report=False))
+    run = run_script(RunRequest(Target(script, backend="sim"), out_dir=tmp_path, report=False))
     assert run.exit_code == 0, run.end
     assert {k: v for k, v in _patched_surface().items() if before[k] is not v} == {}
 

@@ -1,7 +1,8 @@
 """``airctl bisect``: which pass makes a compile bad, and which of its placements.
 
->>> result = bisect(BisectRequest(Path("fixtures/models/blocks.py"), Path("fixtures/passes/bisect_race.yaml"),
-...                               mode="reduce-overhead", condition=Condition.make("race")))  # doctest: +SKIP
+>>> target = Target(Path("fixtures/models/blocks.py"), mode="reduce-overhead",
+...                 passes_file=Path("fixtures/passes/bisect_race.yaml"))
+>>> result = bisect(BisectRequest(target, condition=Condition.make("race")))              # doctest: +SKIP
 >>> result.culprit["pass"], result.culprit["placements"][0]["unit"]                        # doctest: +SKIP
 ('blocks-on-stream1', 'mm..relu (blocks.0)')
 
@@ -30,7 +31,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,13 +38,12 @@ from typing import Any
 from airctl.errors import AirctlError
 from airctl.io.paths import shareable
 from airctl.ledger.run_folder import new_run_id
-from airctl.modes import MAX_AUTOTUNE
 from airctl.pipeline.bisect.conditions import Condition, Verdict
 from airctl.pipeline.bisect.facts import culprit_facts, torchair_passes, units_of
 from airctl.pipeline.bisect.identity import TrackedCondition
 from airctl.pipeline.bisect.search import ddmin, first_bad_prefix
+from airctl.pipeline.target import Progress, Target
 
-Progress = Callable[[str], None]
 MAX_COMPILES = 80
 
 
@@ -88,15 +87,10 @@ class Step:
 
 @dataclass
 class BisectRequest:
-    model_path: Path
-    passes_file: Path | None = None
-    mode: str = MAX_AUTOTUNE
+    target: Target  # the model, mode and pass file to bisect; every step compiles it (passes switched)
     condition: Condition = field(default_factory=Condition.make)  # numerics
     out_dir: Path = Path("airctl-runs")
-    backend: str = "auto"
-    entry: str | None = None
     max_compiles: int = MAX_COMPILES
-    options: dict[str, str] = field(default_factory=dict)  # --option KEY=VALUE (the mode's config)
 
 
 @dataclass
@@ -110,9 +104,9 @@ class BisectResult:
     problem: dict[str, Any] | None = None  # the starting run's: what every step is searched for
 
     def to_json(self) -> dict[str, Any]:
-        req = self.request
-        return {"model": str(req.model_path), "passes": str(req.passes_file) if req.passes_file else None,
-                "mode": req.mode, "bad": req.condition.describe(), "folder": str(self.folder),
+        t = self.request.target
+        return {"model": str(t.model_path), "passes": str(t.passes_file) if t.passes_file else None,
+                "mode": t.mode, "bad": self.request.condition.describe(), "folder": str(self.folder),
                 "compiles": len(self.steps), "problem": self.problem, "culprit": self.culprit,
                 "decisions": self.decisions,
                 "steps": [s.to_json() for s in self.steps], "cannot_switch_off": self.cannot_switch_off}
@@ -128,11 +122,11 @@ class Bisector:
         self.req = req
         self.say = progress
         self.spec: Any = None
-        if req.passes_file is not None:
+        if req.target.passes_file is not None:
             from airctl.passes import load
 
-            self.spec = load(req.passes_file)  # a bad file is refused before anything compiles (or is created)
-        self.folder = Path(req.out_dir) / f"bisect-{new_run_id(Path(req.model_path).stem)}"
+            self.spec = load(req.target.passes_file)  # a bad file is refused before anything compiles (or is created)
+        self.folder = Path(req.out_dir) / f"bisect-{new_run_id(req.target.model_path.stem)}"
         self.folder.mkdir(parents=True, exist_ok=True)
         self.culprit: str | None = None  # the YAML pass whose placements are cut (level 3)
         self.steps: list[Step] = []
@@ -141,7 +135,7 @@ class Bisector:
         self.tracked = TrackedCondition(req.condition)  # narrowed to the starting run's problem (identity.py)
         self.problem: dict[str, Any] | None = None
         self.cannot_switch_off: list[dict[str, Any]] = []  # the TorchAir passes level 2 cannot switch off
-        self.model_dir = str(Path(req.model_path).resolve().parent)
+        self.model_dir = str(req.target.model_path.resolve().parent)
 
     def result(self, culprit: dict[str, Any] | None) -> BisectResult:
         return BisectResult(self.folder, self.req, self.steps, self.decisions, culprit, self.cannot_switch_off,
@@ -168,7 +162,7 @@ class Bisector:
                   if p.name == self.culprit and config.placements is not None else p
                   for p in self.spec.passes if p.name in config.yaml]
         spec = dataclasses.replace(self.spec, passes=passes)
-        return hooks_for(spec, Path(self.req.passes_file or ".").resolve().parent)
+        return hooks_for(spec, Path(self.req.target.passes_file or ".").resolve().parent)
 
     def run(self, config: Config, level: str, purpose: str, *, fresh: bool = False,
             instruments: tuple[Any, ...] = ()) -> Step:
@@ -183,12 +177,12 @@ class Bisector:
         number = len(self.steps) + 1
         placements = {self.culprit: list(config.placements)} if config.placements is not None else None
         t0 = time.perf_counter()
+        target = self.req.target
+        target = dataclasses.replace(target, passes_file=target.passes_file if config.yaml is not None else None,
+                         torchair_off=config.torchair_off)
         result = compile_model(CompileRequest(
-            model_path=self.req.model_path, mode=self.req.mode, out_dir=self.folder, backend=self.req.backend,
-            entry=self.req.entry, hooks=self._hooks(config), atol=self.req.condition.atol, command="bisect",
-            passes_file=str(self.req.passes_file) if self.req.passes_file and config.yaml is not None else None,
-            torchair_off=config.torchair_off, instruments=instruments, report=level == "culprit",
-            options=dict(self.req.options),
+            target, out_dir=self.folder, hooks=self._hooks(config), command="bisect", instruments=instruments,
+            report=level == "culprit",
             bisect={"step": number, "level": level, "purpose": purpose,
                     "yaml_passes": list(config.yaml) if config.yaml is not None else None,
                     "torchair_off": list(config.torchair_off), "placements": placements}))
@@ -307,7 +301,7 @@ def bisect(req: BisectRequest, progress: Progress | None = None) -> BisectResult
         full = b.run(Config(tuple(names) if names is not None else None), "start",
                      f"all {len(names)} YAML passes" if names is not None else "the model as given")
         if not full.bad:
-            raise BisectError(f"the starting run is not bad: {full.verdict.why}", file=str(req.model_path),
+            raise BisectError(f"the starting run is not bad: {full.verdict.why}", file=str(req.target.model_path),
                               hint=f"check --bad/--bad-if/--bad-cmd and --mode; the run is {full.ledger}")
         base_config, yaml_culprit = _yaml_level(b, full)
         base = b.cache[base_config]
@@ -357,7 +351,7 @@ def _finish(b: Bisector, base: Step, yaml_culprit: str | None, torchair: dict[st
         if b.req.condition.kind in ("race", "check") and b.problem is not None:
             from airctl.pipeline.fix import missing_wait
 
-            culprit["should_wait"] = missing_wait(Path(b.problem["ledger"]), b.spec, yaml_culprit, b.req.mode)
+            culprit["should_wait"] = missing_wait(Path(b.problem["ledger"]), b.spec, yaml_culprit, b.req.target.mode)
     if layerwise is not None:
         found = [f for f in layerwise.found if f.get("divergence")]
         culprit["divergence"] = found[0]["divergence"] if found else None

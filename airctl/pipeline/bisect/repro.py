@@ -32,10 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from airctl.errors import AirctlError
+from airctl.execute.compare import DEFAULT_ATOL
 from airctl.ledger.reader import Ledger
 from airctl.modes import MAX_AUTOTUNE, Bad
 from airctl.pipeline.bisect.conditions import Condition, Verdict
 from airctl.pipeline.bisect.repro_files import ReproError
+from airctl.pipeline.target import Target
 
 
 @dataclass
@@ -118,9 +120,9 @@ def check_folder(folder: Path, mode: str, condition: Condition, backend: str) ->
     passes = folder / "passes.yaml"
     hooks = build_hooks(passes) if passes.is_file() else None
     with tempfile.TemporaryDirectory(prefix="airctl-repro-check-") as tmp:
-        result = compile_model(CompileRequest(folder / "model.py", mode=mode, out_dir=Path(tmp), backend=backend,
-                                              hooks=hooks, atol=condition.atol, report=False,
-                                              passes_file=str(passes) if hooks else None))
+        target = Target(folder / "model.py", mode=mode, backend=backend, atol=condition.atol,
+                        passes_file=passes if hooks else None)
+        result = compile_model(CompileRequest(target, out_dir=Path(tmp), hooks=hooks, report=False))
         return condition.judge(result)
 
 
@@ -134,7 +136,7 @@ def repro(req: ReproRequest, progress: Any = None) -> ReproResult:
                          "bisect or passes apply (a model script it can load again)")
     script = Path(model["path"])
     mode = index.run_mode or MAX_AUTOTUNE
-    atol = float((index.execution or {}).get("atol") or 1e-5)
+    atol = float((index.execution or {}).get("atol") or DEFAULT_ATOL)
     condition = Condition.make(req.bad or infer_bad(index), atol=atol)
     spec = _pass_file(index)
     final = Path(req.out) if req.out else Path(req.run).resolve().parent / f"repro-{index.run_id}"
@@ -194,7 +196,7 @@ def _write(req: ReproRequest, index: Any, script: Path, mode: str, atol: float, 
 
     files = rf.write_passes(spec, folder) if spec is not None else []
     say(f"compiling {script} once more to keep its inputs and weights")
-    kept = _capture(script, model.get("entry"), mode, folder, req.backend)
+    kept = _capture(Target(script, mode=mode, backend=req.backend, entry=model.get("entry"), seed=index.seed), folder)
     local = rf.local_imports(script)
     form = "graph" if (req.graph or req.minify or local) else "script"
     if local and not (req.graph or req.minify):
@@ -239,18 +241,19 @@ def _write(req: ReproRequest, index: Any, script: Path, mode: str, atol: float, 
     return result
 
 
-def _capture(script: Path, entry: str | None, mode: str, folder: Path, backend: str) -> dict[str, Any]:
+def _capture(target: Target, folder: Path) -> dict[str, Any]:
+    """The run's model compiled again as it ran (its seed too), keeping its inputs, weights and Dynamo graphs."""
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     passes = folder / "passes.yaml"
     with tempfile.TemporaryDirectory(prefix="airctl-repro-") as tmp:
         from airctl.passes import build_hooks
 
-        result = compile_model(CompileRequest(script, mode=mode, out_dir=Path(tmp), backend=backend, entry=entry,
-                                              hooks=build_hooks(passes) if passes.is_file() else None, report=False,
+        hooks = build_hooks(passes) if passes.is_file() else None
+        result = compile_model(CompileRequest(target, out_dir=Path(tmp), hooks=hooks, report=False,
                                               keep_dynamo_graphs=True))
     if result.kept is None:
-        raise result.error or ReproError(f"{script} could not be loaded again")
+        raise result.error or ReproError(f"{target.model_path} could not be loaded again")
     return result.kept
 
 

@@ -31,9 +31,8 @@ from typing import Any
 from airctl.graph.model import Graph
 from airctl.hooks.pass_switch import skipped_by_observer
 from airctl.instrument import Instrument, PassRunner
-from airctl.instrument.eager_check import EagerCheck
-from airctl.instrument.returned_graph import ReturnedGraph
 from airctl.instrument.snapshot import Snapshot
+from airctl.instrument.stack import pass_instruments
 from airctl.io.fx_reader import read_fx
 from airctl.io.ge_proto import ge_digest, graph_from_ge_proto
 from airctl.io.listing import fx_code, ge_ops_text
@@ -79,10 +78,9 @@ class CaptureSession:
         self._open_training: list[str] = []
         self.concrete_graphs: list[tuple[str, Any]] = []
         self.caller_instruments = list(instruments)
-        self.runner = PassRunner(
-            [Snapshot(ledger, known_graph=lambda gid: gid == self.current and gid is not None, texts=self.texts),
-             *self.caller_instruments, ReturnedGraph(self.mode), EagerCheck()],
-            graph_id=lambda: self.current)
+        snapshot = Snapshot(ledger, known_graph=lambda gid: gid == self.current and gid is not None, texts=self.texts)
+        self.runner = PassRunner(pass_instruments(self.mode, snapshot=snapshot, callers=self.caller_instruments),
+                                 graph_id=lambda: self.current)
 
     def add_instruments(self, instruments: Sequence[Instrument]) -> None:
         """More instruments, inside the snapshot (``airctl run`` learns the mode from the script)."""

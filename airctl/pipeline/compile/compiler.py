@@ -1,6 +1,6 @@
 """``airctl compile``: compile a model script through TorchAir with every stage captured.
 
->>> result = compile_model(CompileRequest(Path("fixtures/models/seed.py")))   # doctest: +SKIP
+>>> result = compile_model(CompileRequest(Target(Path("fixtures/models/seed.py"))))   # doctest: +SKIP
 >>> result.ledger_dir, result.execution.matches_eager                         # doctest: +SKIP
 (PosixPath('airctl-runs/20261122-101500-seed-3f2a'), True)
 
@@ -22,18 +22,19 @@ from typing import Any
 
 from airctl.backends import Backend, choose
 from airctl.errors import AirctlError, ExecutionMismatch, ModelScriptError, find_in_chain
-from airctl.execute.compare import Comparison, compare
+from airctl.execute.compare import DEFAULT_ATOL, Comparison, compare
 from airctl.hooks.capture import observing
 from airctl.instrument import StopAfterPass
 from airctl.ledger.writer import LedgerWriter
-from airctl.modes import CAPTURES, MODES, Capture, DumpType, Mode
+from airctl.modes import CAPTURES, Capture, DumpType, Mode
 from airctl.pipeline.compile.capture import CaptureSession, capturing_backend
 from airctl.pipeline.compile.failure import translate
 from airctl.pipeline.compile.npugraph_ex import backend_for, build_npugraph_ex_config, compile_dynamic
 from airctl.pipeline.compile.options import apply_options
 from airctl.pipeline.compile.request import CompileRequest, CompileResult, Progress
+from airctl.pipeline.compile.seed import seed_all
 from airctl.pipeline.compile.torch_state import torch_state_kept
-from airctl.pipeline.compile.torchair_warnings import kept_warnings  # TorchAir's warnings: ledger (issue 29)
+from airctl.pipeline.compile.torchair_warnings import kept_warnings  # TorchAir's warnings: into the ledger
 from airctl.pipeline.compile.why_events import recording_why
 from airctl.pipeline.run.current import model_record
 from airctl.pipeline.run.execution import RunExecution
@@ -66,18 +67,19 @@ def _clone(value: Any) -> Any:
 def build_config(torchair: Any, req: CompileRequest, ledger: LedgerWriter, backend: Backend,
                  dump_types: Sequence[str], hooks: Any = None) -> Any:
     config = _base_config(torchair, req, ledger, backend, dump_types, hooks)
-    if req.options:  # checked against the mode's own config (pipeline/compile/npugraph_ex.py)
-        ledger.set(options=apply_options(config, req.options, req.mode))
+    if req.target.options:  # checked against the mode's own config (pipeline/compile/npugraph_ex.py)
+        ledger.set(options=apply_options(config, req.target.options, req.target.mode))
     return config
 
 
 def _base_config(torchair: Any, req: CompileRequest, ledger: LedgerWriter, backend: Backend,
                  dump_types: Sequence[str], hooks: Any = None) -> Any:
-    if req.mode == Mode.NPUGRAPH_EX:  # a package of its own, with its own config (pipeline/compile/npugraph_ex.py)
+    target = req.target
+    if target.mode == Mode.NPUGRAPH_EX:  # a package of its own, with its own config (pipeline/compile/npugraph_ex.py)
         return build_npugraph_ex_config(hooks.pre_pass if hooks is not None else req.pre_pass,
-                                        hooks.post_pass if hooks is not None else req.post_pass, req.torchair_off)
+                                        hooks.post_pass if hooks is not None else req.post_pass, target.torchair_off)
     config = torchair.CompilerConfig()
-    config.mode = req.mode
+    config.mode = str(req.target.mode)
     if dump_types:
         config.debug.graph_dump.type = dump_types[0]
         config.debug.graph_dump.path = str(ledger.root / "torchair")
@@ -87,29 +89,32 @@ def _base_config(torchair: Any, req: CompileRequest, ledger: LedgerWriter, backe
         config.post_grad_custom_pre_pass = pre
     if post is not None:
         config.post_grad_custom_post_pass = post
-    if req.torchair_off:
+    if req.target.torchair_off:
         from airctl.hooks.pass_switch import configure
 
-        configure(config, req.torchair_off)
-    backend.configure(config, req.mode)
+        configure(config, req.target.torchair_off)
+    backend.configure(config, req.target.mode)
     return config
 
 
 def compile_model(req: CompileRequest, progress: Progress | None = None) -> CompileResult:
-    """Compile, run and check ``req.model_path`` into a new ledger (see the module)."""
-    model = model_record(Path(req.model_path), req.entry)
+    """Compile, run and check ``req.target.model_path`` into a new ledger (see the module)."""
+    model = model_record(Path(req.target.model_path), req.target.entry)
     origin: dict[str, Any] = {}  # what made the run (airctl passes apply/profile with no model reuse it)
-    if req.passes_file:
-        origin["passes_resolved"] = str(Path(req.passes_file).resolve())
+    if req.target.passes_file:
+        origin["passes_resolved"] = str(Path(req.target.passes_file).resolve())
     if req.command_line:
         origin["command_line"] = list(req.command_line)
     if req.bisect is not None:
         origin["bisect"] = req.bisect
     rank = req.rank
-    fields = dict(command=req.command, mode=req.mode, model=model, passes=req.passes_file, **origin,
+    if req.target.seed is not None:
+        origin["seed"] = req.target.seed
+    passes = str(req.target.passes_file) if req.target.passes_file is not None else None
+    fields = dict(command=req.command, mode=req.target.mode, model=model, passes=passes, **origin,
                   **(rank.fields if rank is not None else {}))
-    with Run.of(req.out_dir, Path(req.model_path).stem, rank.root if rank else None,
-                what=f"the model script {req.model_path}", **fields) as run, torch_state_kept():
+    with Run.of(req.out_dir, Path(req.target.model_path).stem, rank.root if rank else None,
+                what=f"the model script {req.target.model_path}", **fields) as run, torch_state_kept():
         result = _Compile(req, run, model, progress).execute()
     from airctl.pipeline.compile.known_causes import explain_mismatch
 
@@ -129,7 +134,7 @@ class _Compile:
         self.runs = RunExecution(req.threads_per_stream, req.stream_timeout_s, collectives_of(req.rank),
                                  timeout_of(req.rank))
         self.kept: dict[str, Any] | None = None
-        self.want_report = req.report and req.capture != Capture.MINIMAL
+        self.want_report = req.report and req.target.capture != Capture.MINIMAL
         self.draft: Any = None
 
     def result(self, error: AirctlError | None = None) -> CompileResult:
@@ -150,7 +155,7 @@ class _Compile:
             if find_in_chain(exc, StopAfterPass) is not None:
                 run.finish("planned", report=self.want_report)
                 return self.result()
-            error = translate(exc, self.session, self.ledger, Path(req.model_path), self.backend)
+            error = translate(exc, self.session, self.ledger, Path(req.target.model_path), self.backend)
             run.fail(error, status="mismatch" if isinstance(error, ExecutionMismatch) else "failed",
                      report=self.want_report, draft=self.draft)
             return self.result(error)
@@ -160,32 +165,34 @@ class _Compile:
     def _body(self) -> None:
         req, ledger, say = self.req, self.ledger, self.say
         dump_types = _check_request(req)
-        if self.hooks is None and req.passes_file and req.pre_pass is None and req.post_pass is None:
+        if self.hooks is None and req.target.passes_file and req.pre_pass is None and req.post_pass is None:
             from airctl.passes import build_hooks
 
-            self.hooks = build_hooks(Path(req.passes_file))
+            self.hooks = build_hooks(Path(req.target.passes_file))
         t0 = time.perf_counter()
-        backend = self.backend = choose(req.backend)
+        backend = self.backend = choose(req.target.backend)
         ledger.set(backend=backend.to_json())
         say(f"backend {backend.name}: {backend.reason}")
-        capture = Capture(req.capture)
+        capture = Capture(req.target.capture)
         log_level = logging.INFO if capture is Capture.MINIMAL else logging.DEBUG
         logs = capture_logs(ledger.root / "log.txt", log_level, keep_node_trace=capture is Capture.FULL)
-        with kept_warnings(ledger), backend.session(self.runs, Path(req.model_path)) as torchair, logs:
+        opened = backend.session(self.runs, req.target.model_path)  # TorchAir, importable inside
+        with kept_warnings(ledger, req.target.verbose), opened as torchair, logs:
             ledger.set_timing("backend_seconds", time.perf_counter() - t0)
             t0 = time.perf_counter()
-            say(f"loading {req.model_path}")
-            loaded = load_model_script(req.model_path, req.entry)
+            say(f"loading {req.target.model_path}")
+            seed_all(req.target.seed)  # the script's random weights and inputs
+            loaded = load_model_script(req.target.model_path, req.target.entry)
             ledger.set(model={**self.model, "found_by": loaded.found_by})
             ledger.set_timing("load_seconds", time.perf_counter() - t0)
             if req.keep_dynamo_graphs:
                 self.kept = _keep(loaded)
 
-            instruments = list(req.instruments) + (verify_instruments(req.mode) if req.verify else [])
-            final = () if req.dump_types else capture.final_dumps(Mode(req.mode))  # --dump-type: as asked
+            instruments = list(req.instruments) + (verify_instruments(req.target.mode) if req.verify else [])
+            final = () if req.target.dump_types else capture.final_dumps(req.target.mode)  # --dump-type: as asked
             session = self.session = self.run.session = CaptureSession(
                 ledger, instruments, extra_dump_types=dump_types[1:], capture=capture, final_dump_types=final,
-                torchair_off=req.torchair_off, keep_dynamo_graphs=req.keep_dynamo_graphs)
+                torchair_off=req.target.torchair_off, keep_dynamo_graphs=req.keep_dynamo_graphs)
             if self.kept is not None:
                 self.kept["dynamo"] = session.dynamo_graphs
             for bound in {id(h): h for h in (self.hooks, *_hooks_of(req.pre_pass, req.post_pass)) if h}.values():
@@ -286,16 +293,18 @@ def _nothing_compiled(loaded: LoadedModel) -> ModelScriptError:
 
 def _check_request(req: CompileRequest) -> list[str]:
     """The GE dump types to write; raises for a bad mode, dump type or model path (before torch loads)."""
-    if not (req.atol >= 0 and req.atol != float("inf")):  # NaN fails both comparisons
-        raise AirctlError(f"invalid --atol {req.atol!r}", hint="a tolerance is a finite number >= 0, e.g. 1e-5")
-    if req.mode not in MODES:
-        raise AirctlError(f"invalid mode {req.mode!r}", hint="choose one of: " + ", ".join(MODES))
-    if req.capture not in CAPTURES:
-        raise AirctlError(f"invalid --capture {req.capture!r}", hint="choose one of: " + ", ".join(CAPTURES))
-    mode = Mode(req.mode)
-    dump_types = list(req.dump_types or Capture(req.capture).dumps(mode))
+    target = req.target
+    if not (target.atol >= 0 and target.atol != float("inf")):  # NaN fails both comparisons
+        raise AirctlError(f"invalid --atol {target.atol!r}",
+                          hint=f"a tolerance is a finite number >= 0, e.g. {DEFAULT_ATOL:g}")
+    if not isinstance(target.mode, Mode):  # the Target keeps a value that is not one as given
+        raise AirctlError(f"invalid mode {target.mode!r}", hint="choose one of: " + ", ".join(m.value for m in Mode))
+    if target.capture not in CAPTURES:
+        raise AirctlError(f"invalid --capture {str(target.capture)!r}", hint="choose one of: " + ", ".join(CAPTURES))
+    mode = target.mode
+    dump_types = list(target.dump_types or Capture(target.capture).dumps(mode))
     bad = [t for t in dump_types if t not in DUMP_TYPES]
-    if bad or (req.dump_types is not None and not dump_types):
+    if bad or (target.dump_types is not None and not dump_types):
         raise AirctlError(f"invalid --dump-type {','.join(bad) or '(empty)'}",
                           hint="choose from: " + ", ".join(DUMP_TYPES))
     if not set(dump_types) <= set(mode.dumps):
@@ -306,7 +315,7 @@ def _check_request(req: CompileRequest) -> list[str]:
             "NotImplementedError otherwise); use --dump-type py")
     from airctl.pipeline.run.model_script import check_script
 
-    check_script(Path(req.model_path))  # a FIFO, /dev/zero, a huge file: refused before anything reads it
+    check_script(target.model_path)  # a FIFO, /dev/zero, a huge file: refused before anything reads it
     return dump_types
 
 
@@ -337,20 +346,22 @@ def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSessio
     eager_out: Any = None
     if req.reference:
         say("running eager PyTorch for reference")
+        seed_all(req.target.seed)
         eager_out = _run_eager(loaded, session)
     torch._dynamo.reset()
     _forget_failed_conversion()
     backend = capturing_backend(backend_for(torchair, config), session)
-    compiled = torch.compile(model, backend=backend, dynamic=compile_dynamic(req.mode))
+    compiled = torch.compile(model, backend=backend, dynamic=compile_dynamic(req.target.mode))
     t0 = time.perf_counter()
-    say(f"compiling through TorchAir ({req.mode}) and running once")
+    say(f"compiling through TorchAir ({req.target.mode}) and running once")
     inference = req.trace_inference and _is_inference(loaded)
+    seed_all(req.target.seed)  # the compiled run draws what the eager one drew
     with torch.no_grad() if inference else contextlib.nullcontext():
         compiled_out = loaded.call(compiled)
     session.ledger.set_timing("compile_and_run_seconds", time.perf_counter() - t0)
     if not req.reference:
         return None
-    comparison = compare(eager_out, compiled_out, atol=req.atol, rtol=req.atol)
+    comparison = compare(eager_out, compiled_out, atol=req.target.atol, rtol=req.target.atol)
     if req.after_run is not None:
         t0 = time.perf_counter()
         try:

@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from airctl.errors import AirctlError, ExecutionMismatch
+from airctl.modes import Mode
 
 REINPLACE_STAGES = ("after:reinplace_inplaceable_ops_pass", "after:reinplace_input_mutated_ops")
 # the switch per mode: npugraph_ex's own option, aclgraph's debug flag (docs/sim.md)
-REINPLACE_OFF = {"npugraph_ex": ("inplace_pass", "False"),
-                 "reduce-overhead": ("debug.aclgraph.disable_reinplace_inplaceable_ops_pass", "True")}
+REINPLACE_OFF = {Mode.NPUGRAPH_EX: ("inplace_pass", "False"),
+                 Mode.REDUCE_OVERHEAD: ("debug.aclgraph.disable_reinplace_inplaceable_ops_pass", "True")}
 
 
 # what torch says when an in-place op writes memory it also reads (the reinplace pass made it so)
@@ -41,9 +42,9 @@ def _reinplace_changed(index: Any) -> bool:
 def explain_mismatch(req: Any, result: Any, progress: Any = None) -> Any:
     """``result`` with its mismatch's hint naming a known cause, when compiling again shows it."""
     error = result.error
-    switch = REINPLACE_OFF.get(req.mode)
+    switch = REINPLACE_OFF.get(req.target.mode)
     if (not _suspect(error) or switch is None or req.bisect is not None
-            or req.rank is not None or switch[0] in (req.options or {}) or not _reinplace_changed(result.index)):
+            or req.rank is not None or switch[0] in req.target.options or not _reinplace_changed(result.index)):
         return result
     from airctl.pipeline.compile.compiler import compile_model
 
@@ -51,8 +52,9 @@ def explain_mismatch(req: Any, result: Any, progress: Any = None) -> Any:
         progress(f"outputs differ: compiling again with {switch[0]}={switch[1]} (TorchAir's reinplace pass off)")
     scratch = Path(tempfile.mkdtemp(prefix="airctl-cause-"))
     try:
-        again = compile_model(dataclasses.replace(req, out_dir=scratch, report=False, command_line=None,
-                                                  options={**(req.options or {}), switch[0]: switch[1]}))
+        target = dataclasses.replace(req.target, options={**req.target.options, switch[0]: switch[1]})
+        again = compile_model(dataclasses.replace(req, target=target, out_dir=scratch, report=False,
+                                                  command_line=None))
     except Exception:  # a second opinion never replaces the first error
         return result
     finally:

@@ -16,8 +16,8 @@ from typing import Any
 from airctl.modes import Mode
 
 
-def is_npugraph_ex(mode: str) -> bool:
-    return mode == Mode.NPUGRAPH_EX.value
+def is_npugraph_ex(mode: Mode | str) -> bool:
+    return mode == Mode.NPUGRAPH_EX
 
 
 def npugraph_ex_package() -> Any:
@@ -61,7 +61,7 @@ def backend_for(torchair: Any, config: Any) -> Any:
     return torchair.get_npu_backend(compiler_config=config)
 
 
-def compile_dynamic(mode: str) -> bool | None:
+def compile_dynamic(mode: Mode) -> bool | None:
     """``torch.compile(dynamic=...)``: npugraph_ex runs as its users run it (Dynamo's default: a shape
     that changes makes the graph dynamic, and each new shape is a capture), the other modes static."""
     return None if is_npugraph_ex(mode) else False

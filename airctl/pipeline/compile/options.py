@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from airctl.errors import AirctlError
+from airctl.modes import Mode
 
 
 def parse_options(pairs: Sequence[str] | None) -> dict[str, str]:
@@ -89,7 +90,7 @@ def _convert(key: str, text: str, option: Any) -> Any:
     return None if text.lower() == "none" else text
 
 
-def apply_options(config: Any, options: dict[str, str], mode: str) -> dict[str, Any]:
+def apply_options(config: Any, options: dict[str, str], mode: Mode) -> dict[str, Any]:
     """Set ``options`` on ``config`` (checked by the config); returns what was set, JSON-ready."""
     known = option_names(config)
     applied: dict[str, Any] = {}

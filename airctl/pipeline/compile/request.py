@@ -1,64 +1,65 @@
 """What ``airctl compile`` is asked to do, and what it gives back (:func:`~.compiler.compile_model`).
 
-The request is composed of small typed parts: the model and mode, the passes, what the ledger
-keeps, the executor's settings, and — for a rank of a multi-rank run — one
-:class:`~airctl.pipeline.run.rank.RankRun`. Commands built on compile (passes apply, profile,
-bisect, repro, check of a model script) fill in the parts they need.
+A request is a :class:`~airctl.pipeline.target.Target` (the model, its mode and every setting a
+compiling command shares) and what this one compile does with it: where the ledger goes, which
+command it records, the passes as callables, the instruments, and — for a rank of a multi-rank
+run — one :class:`~airctl.pipeline.run.rank.RankRun`. Commands built on compile (passes apply,
+profile, bisect, repro, check of a model script) pass their target on and fill in the rest.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from airctl.errors import AirctlError
-from airctl.execute.compare import DEFAULT_ATOL, Comparison
+from airctl.execute.compare import Comparison
 from airctl.instrument import Instrument
 from airctl.ledger.index import RunIndex
-from airctl.modes import MAX_AUTOTUNE, Capture
 from airctl.pipeline.run.execution import RunExecution
 from airctl.pipeline.run.rank import RankRun
+from airctl.pipeline.target import Progress, Target
 
 PassFn = Callable[[Any, Any, Any], Any]
-Progress = Callable[[str], None]
+
+__all__ = ["CompileRequest", "CompileResult", "PassFn", "Progress"]
 
 
 @dataclass
 class CompileRequest:
-    model_path: Path
-    mode: str = MAX_AUTOTUNE
+    target: Target
     out_dir: Path = Path("airctl-runs")
-    backend: str = "auto"
-    dump_types: Sequence[str] | None = None
-    entry: str | None = None
+    command: str = "compile"
     pre_pass: PassFn | None = None  # TorchAir's post_grad_custom_pre_pass (a raw callable)
     post_pass: PassFn | None = None  # TorchAir's post_grad_custom_post_pass (a raw callable)
-    hooks: Any = None  # airctl.passes.PassHooks from a YAML file; built from passes_file when not given
+    hooks: Any = None  # airctl.passes.PassHooks from a YAML file; built from the target's passes_file when not given
     instruments: Sequence[Instrument] = ()
-    atol: float = DEFAULT_ATOL
-    command: str = "compile"
-    passes_file: str | None = None
     stop_after_passes: bool = False  # --plan: stop before conversion and execution
     verify: bool = True  # verify-each: run the static verifier after every pass
     report: bool = True  # write report.html into the ledger (not with capture minimal)
-    capture: str = Capture.DEFAULT.value  # how much of the compile the ledger keeps (modes.Capture)
     # after the checked run: called with a function that runs the compiled model once more, and the
     # run's RunExecution (``airctl profile`` runs its warmup and profiled steps here, recording them)
     after_run: Callable[[Callable[[], Any], RunExecution], None] | None = None
     command_line: Sequence[str] | None = None  # the airctl command that asked for this run (recorded)
     threads_per_stream: int | None = None  # multi-stream executor (sim): intra-op threads per stream
     stream_timeout_s: float = 60.0  # multi-stream executor (sim): longest wait before it stops the run
-    torchair_off: Sequence[str] = ()  # TorchAir passes to switch off (airctl bisect; airctl.hooks.pass_switch)
     bisect: dict[str, Any] | None = None  # airctl bisect: this step, for index.json `bisect`
     keep_dynamo_graphs: bool = False  # keep each Dynamo graph and its real example inputs (airctl repro)
     rank: RankRun | None = None  # a rank of a multi-rank run (pipeline/ranks/worker.py)
-    options: dict[str, str] = field(default_factory=dict)  # --option KEY=VALUE: the mode's config (npugraph_ex.py)
     reference: bool = True  # run the model eagerly first, for the check against eager (airctl coverage: no)
     # airctl coverage: an eval-mode model without a training step is traced as inference (torch.no_grad),
     # so AOT builds the forward graph an inference compile converts, not a joint forward/backward graph
     trace_inference: bool = False
+
+    @classmethod
+    def of(cls, model_path: Path | str, **settings: Any) -> CompileRequest:
+        """A request from loose keywords, for one-off compiles (tests, benchmarks): the target's fields
+        go to the target, the others to the request."""
+        names = {f.name for f in fields(Target)}
+        target = Target(Path(model_path), **{k: v for k, v in settings.items() if k in names})
+        return cls(target, **{k: v for k, v in settings.items() if k not in names})
 
 
 @dataclass

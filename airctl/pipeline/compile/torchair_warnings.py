@@ -6,8 +6,8 @@ While :func:`kept_warnings` lasts, every warning raised from a file of the torch
 lives in it; under sim it is imported from there too) is recorded — each one, not only the first per
 location — and not printed; other warnings are left to the filters in force. At the end
 the ledger gets ``torchair_warnings`` in ``index.json``: the count, the count per kind (category and
-TorchAir's ``file:line``) and each distinct message with its count. ``AIRCTL_VERBOSE=1`` (``airctl
-compile -v``) prints TorchAir's warnings as they come as well.
+TorchAir's ``file:line``) and each distinct message with its count. ``verbose`` (``airctl
+compile -v``, or ``AIRCTL_VERBOSE=1``) prints TorchAir's warnings as they come as well.
 """
 
 from __future__ import annotations
@@ -65,11 +65,12 @@ class TorchAirWarnings:
 
 
 @contextmanager
-def kept_warnings(ledger: Any = None) -> Iterator[TorchAirWarnings]:
-    """Record TorchAir's warnings while the block runs; then ``ledger.set(torchair_warnings=...)`` if any."""
+def kept_warnings(ledger: Any = None, verbose: bool = False) -> Iterator[TorchAirWarnings]:
+    """Record TorchAir's warnings while the block runs; then ``ledger.set(torchair_warnings=...)`` if any.
+    ``verbose`` (or ``AIRCTL_VERBOSE=1``): printed as well."""
     kept = TorchAirWarnings()
     dirs = _wheel_dirs()
-    verbose = os.environ.get(VERBOSE_ENV, "") not in ("", "0")
+    verbose = verbose or os.environ.get(VERBOSE_ENV, "") not in ("", "0")
     with warnings.catch_warnings():
         warnings.filterwarnings("always", module=r"(torchair|torch_npu)(\.|$)")  # each one, to count it
         shown = warnings.showwarning

@@ -29,8 +29,8 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +45,9 @@ from airctl.pipeline.ranks.watchdog import Watchdog
 from airctl.pipeline.ranks.worker import REQUEST_FILE, RankRequest
 from airctl.pipeline.run import signals
 from airctl.pipeline.run.lifecycle import Run
+from airctl.pipeline.target import Progress
 from airctl.torch_env import ensure_torch_importable, restored_environ
 
-Progress = Callable[[str], None]
 LAUNCHER_MODULE = "torch.distributed.run"
 WORKER_MODULE = "airctl.pipeline.ranks.worker"
 SHUTDOWN_TIMEOUT_S = 5
@@ -131,12 +131,13 @@ def run_ranks(req: RanksRequest, progress: Progress | None = None) -> RanksResul
     args = _parse(torchrun, req.argv)
     script = Path(args.training_script)
     _check_script(script, args)
-    req.rank.script, req.rank.args = str(script), list(args.training_script_args)
+    req.rank.target = replace(req.rank.target, model_path=script)
+    req.rank.args = list(args.training_script_args)
     nproc = torchrun.determine_local_world_size(args.nproc_per_node)
     check_nproc(nproc, "--nproc-per-node")
     sweep_leftovers(Path(req.out_dir))  # ranks a killed launcher left running in this --out
     with Run.create(
-        Path(req.out_dir).absolute(), script.stem, command=req.command, mode=req.rank.options.mode,
+        Path(req.out_dir).absolute(), script.stem, command=req.command, mode=req.rank.target.mode,
         model={"path": str(script), "argv": [str(script), *req.rank.args]}, log=None,
         launcher={"name": "torchrun", "argv": list(req.argv), "nproc_per_node": args.nproc_per_node,
                   "nnodes": args.nnodes, "collective_timeout_s": req.rank.collective_timeout_s},
@@ -145,7 +146,7 @@ def run_ranks(req: RanksRequest, progress: Progress | None = None) -> RanksResul
         top = ledger.root
         (top / "ranks").mkdir()
         (top / "ranks" / REQUEST_FILE).write_text(json.dumps(req.rank.to_json(), indent=1), encoding="utf-8")
-        server, started = forks.start(top, req.rank.backend)  # before the watchdog's thread
+        server, started = forks.start(top, str(req.rank.target.backend))  # before the watchdog's thread
         ledger.set(launcher={**(ledger.run_index.launcher or {}), "ranks_started": started,
                              **({"fork_server_pid": server.pid} if server else {})})
         _rewrite(args, req.argv, top, server)

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from airctl.modes import Mode
 from airctl.pipeline.profile import ProfileRequest
 from airctl.pipeline.ranks.launch import RanksRequest, RanksResult, nproc_argv, run_ranks
-from airctl.pipeline.ranks.worker import RankOptions, RankRequest
+from airctl.pipeline.ranks.worker import RankRequest
 from airctl.profile.rank_overlap import RankProfile, rank_profile, ranks_trace, read_timelines
 from airctl.profile.write import PROFILE_DIR, TRACE_FILE, write_json
 
@@ -37,7 +38,7 @@ class RanksProfile:
     ranks: list[RankProfile] = field(default_factory=list)
     trace: Path | None = None
     passes_file: str | None = None
-    mode: str | None = None
+    mode: Mode | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"ledger": str(self.result.ledger_dir), "status": self.result.index.status, "mode": self.mode,
@@ -65,13 +66,11 @@ def profile_ranks(req: ProfileRequest, nproc: int, *, compare: bool = False, col
                   ) -> RanksProfileOutcome:
     """Profile ``nproc`` ranks of ``req.model_path`` (twice with ``compare``: without, then with the passes)."""
     runs = []
-    requests = [replace(req, passes_file=None), req] if compare else [req]
+    requests = [req.without_passes(), req] if compare else [req]
     for one in requests:
-        rank = RankRequest(command="profile", script=str(one.model_path), backend=one.backend,
-                           collective_timeout_s=collective_timeout_s or None,
-                           options=RankOptions(mode=one.mode, entry=one.entry, steps=one.steps, warmup=one.warmup,
-                                               passes_file=str(one.passes_file) if one.passes_file else None))
-        result = run_ranks(RanksRequest(nproc_argv(nproc, Path(one.model_path)), rank, out_dir=Path(one.out_dir),
+        rank = RankRequest(command="profile", target=one.target, collective_timeout_s=collective_timeout_s or None,
+                           steps=one.steps, warmup=one.warmup)
+        result = run_ranks(RanksRequest(nproc_argv(nproc, one.target.model_path), rank, out_dir=Path(one.out_dir),
                                         watchdog_s=watchdog_s, command="profile"), progress=progress)
         runs.append(_merge(result, one))
         if result.exit_code or result.error is not None:
@@ -84,12 +83,13 @@ def _merge(result: RanksResult, req: ProfileRequest) -> RanksProfile:
     per_rank = {e.rank: read_timelines(result.ledger_dir / e.ledger) for e in result.ranks if e.ledger}
     per_rank = {r: tls for r, tls in per_rank.items() if tls}
     out = RanksProfile(result, [rank_profile(r, tls) for r, tls in sorted(per_rank.items())],
-                       passes_file=str(req.passes_file) if req.passes_file else None, mode=req.mode)
+                       passes_file=str(req.target.passes_file) if req.target.passes_file else None,
+                       mode=req.target.mode)
     if per_rank:
         folder = result.ledger_dir / PROFILE_DIR
         folder.mkdir(parents=True, exist_ok=True)
         out.trace = folder / TRACE_FILE
-        meta = {"ranks": sorted(per_rank), "mode": req.mode, "passes_file": out.passes_file}
+        meta = {"ranks": sorted(per_rank), "mode": req.target.mode, "passes_file": out.passes_file}
         out.trace.write_text(json.dumps(ranks_trace(per_rank, meta), default=str), encoding="utf-8")
         write_json(folder / RANKS_FILE, out.to_json())
     return out

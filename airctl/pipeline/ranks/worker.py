@@ -2,8 +2,9 @@
 
 :mod:`airctl.pipeline.ranks.launch` runs torchrun's agent inside airctl and has it start this module
 (torchrun's ``--no-python`` form) instead of ``python SCRIPT.py``. Every worker reads what to do
-from ``LEDGER/ranks/request.json`` (written by the launcher: the command, the script and its
-arguments, airctl's options) and runs airctl's ordinary pipeline for its rank, into its own
+from ``LEDGER/ranks/request.json`` (written by the launcher: the command, its
+:class:`~airctl.pipeline.target.Target` — the script and airctl's options — and the script's
+arguments) and runs airctl's ordinary pipeline on exactly that target for its rank, into its own
 ledger ``LEDGER/ranks/<RANK>/``:
 
 - ``run``: :func:`~airctl.pipeline.script.runner.run_script` on the user's script, unmodified;
@@ -32,49 +33,37 @@ from pathlib import Path
 from typing import Any
 
 from airctl.errors import interrupt_exit_code
-from airctl.modes import MAX_AUTOTUNE
 from airctl.pipeline.ranks.orphans import die_with_parent
 from airctl.pipeline.run import signals
 from airctl.pipeline.run.boundary import exit_leaving_threads
 from airctl.pipeline.run.rank import RankRun
+from airctl.pipeline.target import Target
 
 REQUEST_FILE = "request.json"
 
 
 @dataclass
-class RankOptions:
-    """What a rank of ``compile``/``profile --nproc`` compiles, as the command line said."""
+class RankRequest:
+    """What every rank of a run does (``ranks/request.json``): the command and its target, read back
+    whole by each rank (:meth:`Target.from_json`), never rebuilt from loose fields."""
 
-    mode: str = MAX_AUTOTUNE
-    entry: str | None = None
-    passes_file: str | None = None
-    capture: str = "default"  # compile
-    dump_types: list[str] | None = None  # compile: --dump-type (None: TorchAir's defaults for the mode)
-    config: list[str] = field(default_factory=list)  # compile: --option KEY=VALUE, as given
+    command: str  # run, compile, profile
+    target: Target  # the script (model_path) and every setting the command line gave
+    args: list[str] = field(default_factory=list)  # run: the script's arguments
+    check: bool = True  # run: each compiled graph against its Dynamo graph run eagerly
+    collective_timeout_s: float | None = 60.0
     steps: int = 5  # profile
     warmup: int = 1  # profile
 
-
-@dataclass
-class RankRequest:
-    """What every rank of a run does (``ranks/request.json``)."""
-
-    command: str  # run, compile, profile
-    script: str
-    args: list[str] = field(default_factory=list)
-    backend: str = "auto"
-    check: bool = True
-    atol: float = 1e-5
-    collective_timeout_s: float | None = 60.0
-    options: RankOptions = field(default_factory=RankOptions)
-
     def to_json(self) -> dict[str, Any]:
-        return {**self.__dict__, "options": dict(self.options.__dict__)}
+        return {"command": self.command, "target": self.target.to_json(), "args": list(self.args),
+                "check": self.check, "collective_timeout_s": self.collective_timeout_s, "steps": self.steps,
+                "warmup": self.warmup}
 
     @classmethod
     def read(cls, path: Path) -> RankRequest:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return cls(**{**data, "options": RankOptions(**(data.get("options") or {}))})
+        return cls(**{**data, "target": Target.from_json(data["target"])})
 
 
 @dataclass(frozen=True)
@@ -139,8 +128,7 @@ def _run(request: RankRequest, place: RankRun, say: Any) -> int:
     from airctl.pipeline.script.errors import show
     from airctl.pipeline.script.runner import RunRequest, run_script
 
-    result = run_script(RunRequest(Path(request.script), args=list(request.args), backend=request.backend,
-                                   check=request.check, atol=request.atol, rank=place),
+    result = run_script(RunRequest(request.target, args=list(request.args), check=request.check, rank=place),
                         progress=say)
     if result.end.failed:
         show(result.end)  # the traceback Python would print, in this rank's console log
@@ -156,9 +144,8 @@ def _compile(request: RankRequest, place: RankRun, say: Any) -> int:
     from airctl.backends import choose
     from airctl.errors import AirctlError
 
-    options = request.options
     try:
-        backend = choose(request.backend)
+        backend = choose(request.target.backend)
     except AirctlError as e:
         say(f"error: {e.message}")
         return int(e.exit_code)
@@ -167,26 +154,7 @@ def _compile(request: RankRequest, place: RankRun, say: Any) -> int:
     timeout = datetime.timedelta(seconds=request.collective_timeout_s) if request.collective_timeout_s else None
     dist.init_process_group(backend.process_group, timeout=timeout)
     try:
-        if request.command == "profile":
-            from airctl.pipeline.profile import ProfileRequest, profile_model, summarize_run
-
-            req = ProfileRequest(
-                Path(request.script), mode=options.mode,
-                passes_file=Path(options.passes_file) if options.passes_file else None,
-                steps=options.steps, warmup=options.warmup, backend=request.backend, entry=options.entry, rank=place)
-            run = profile_model(req, progress=say)
-            if run.timelines:
-                summarize_run(run, req)  # this rank's own trace and summary, in ranks/<rank>/profile/
-            error = run.error
-        else:
-            from airctl.pipeline.compile.compiler import CompileRequest, compile_model
-            from airctl.pipeline.compile.options import parse_options
-
-            result = compile_model(CompileRequest(
-                Path(request.script), mode=options.mode, backend=request.backend, entry=options.entry,
-                passes_file=options.passes_file, atol=request.atol, capture=options.capture, command="compile",
-                dump_types=options.dump_types, options=parse_options(options.config), rank=place), progress=say)
-            error = result.error
+        error = _profile(request, place, say) if request.command == "profile" else _compile_once(request, place, say)
     finally:
         if dist.is_initialized():
             dist.destroy_process_group()
@@ -194,6 +162,23 @@ def _compile(request: RankRequest, place: RankRun, say: Any) -> int:
         say(f"error: {error.message}")
         return int(error.exit_code)
     return 0
+
+
+def _profile(request: RankRequest, place: RankRun, say: Any) -> Any:
+    """This rank's profile; its own trace and summary go to ranks/<rank>/profile/."""
+    from airctl.pipeline.profile import ProfileRequest, profile_model, summarize_run
+
+    req = ProfileRequest(request.target, steps=request.steps, warmup=request.warmup, rank=place)
+    run = profile_model(req, progress=say)
+    if run.timelines:
+        summarize_run(run, req)
+    return run.error
+
+
+def _compile_once(request: RankRequest, place: RankRun, say: Any) -> Any:
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
+
+    return compile_model(CompileRequest(request.target, command="compile", rank=place), progress=say).error
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """``airctl run``: run an unmodified TorchAir script with airctl's hooks on every backend it makes.
 
->>> result = run_script(RunRequest(Path("train.py"), args=["--steps", "2"]))   # doctest: +SKIP
+>>> result = run_script(RunRequest(Target(Path("train.py")), args=["--steps", "2"]))   # doctest: +SKIP
 >>> result.exit_code, result.ledger_dir                                         # doctest: +SKIP
 (0, PosixPath('airctl-runs/20261122-101500-train-3f2a'))
 
@@ -34,17 +34,17 @@ import os
 import runpy
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from airctl.backends import Backend, choose
 from airctl.errors import AirctlError, ExecutionMismatch, ModelScriptError
-from airctl.execute.compare import DEFAULT_ATOL
 from airctl.hooks.capture import observing
 from airctl.ledger.index import RunIndex
 from airctl.limits import MODEL_SCRIPT_BYTES
+from airctl.pipeline.compile.seed import seed_all
 from airctl.pipeline.compile.why_events import recording_why
 from airctl.pipeline.run.execution import RunExecution
 from airctl.pipeline.run.finish import verify_instruments
@@ -54,20 +54,17 @@ from airctl.pipeline.script.check import run_summary
 from airctl.pipeline.script.errors import ScriptEnd, from_exception, from_system_exit
 from airctl.pipeline.script.hooks import RunHooks, RunSession
 from airctl.pipeline.script.logs import RunLog, tee_torchair_log
+from airctl.pipeline.target import Progress, Target
 from airctl.safe_files import open_regular, too_large
 from airctl.torch_env import ensure_torch_importable
-
-Progress = Callable[[str], None]
 
 
 @dataclass
 class RunRequest:
-    script: Path
+    target: Target  # the script (model_path), backend, tolerance, seed; the script chooses its own modes
     args: Sequence[str] = ()
     out_dir: Path = Path("airctl-runs")
-    backend: str = "auto"
     check: bool = True  # compare each compiled graph with its Dynamo graph run eagerly
-    atol: float = DEFAULT_ATOL
     verify: bool = True  # verify-each: the static verifier after every pass
     report: bool = True
     rank: RankRun | None = None  # a rank of a multi-rank run (pipeline/ranks/worker.py)
@@ -120,9 +117,10 @@ class _ScriptContext:
 
 
 def run_script(req: RunRequest, progress: Progress | None = None) -> RunResult:
-    script = Path(req.script)
+    script = req.target.model_path
     # absolute: the script may chdir, and the ledger must stay where the user asked
     fields = dict(command="run", mode=None, model={"path": str(script), "argv": [str(script), *req.args]},
+                  **({"seed": req.target.seed} if req.target.seed is not None else {}),
                   **(req.rank.fields if req.rank is not None else {}))
     root = Path(req.rank.root).absolute() if req.rank is not None else None
     with Run.of(Path(req.out_dir).absolute(), script.stem, root, script_exit_code=True,
@@ -142,7 +140,7 @@ def _run_body(req: RunRequest, run: Run, progress: Progress | None) -> RunResult
         for log in open_logs:
             log.note(message)
 
-    script = Path(req.script)
+    script = req.target.model_path
     backend: Backend | None = None
     end = ScriptEnd(0)
     try:
@@ -150,7 +148,7 @@ def _run_body(req: RunRequest, run: Run, progress: Progress | None) -> RunResult
         autoload = ensure_torch_importable()  # before anything (the script included) imports torch
         if autoload:
             notes.append(autoload)
-        backend = choose(req.backend)
+        backend = choose(req.target.backend)
         ledger.set(backend=backend.to_json())
         say(f"backend {backend.name}: {backend.reason}")
     except AirctlError as error:
@@ -159,7 +157,7 @@ def _run_body(req: RunRequest, run: Run, progress: Progress | None) -> RunResult
 
     runs = RunExecution(collectives=collectives_of(req.rank), collective_timeout_s=timeout_of(req.rank))
     session = RunSession(ledger)
-    hooks = RunHooks(session, backend, note, runs, check=req.check, atol=req.atol,
+    hooks = RunHooks(session, backend, note, runs, check=req.check, atol=req.target.atol,
                      make_instruments=verify_instruments if req.verify else None)
     t0 = time.perf_counter()
     try:
@@ -173,6 +171,7 @@ def _run_body(req: RunRequest, run: Run, progress: Progress | None) -> RunResult
                 try:
                     with observing(session), recording_why(session), hooks.installed(torchair), \
                             _ScriptContext(script, req.args):
+                        seed_all(req.target.seed)
                         runpy.run_path(str(script), run_name="__main__")
                 except SystemExit as e:
                     end = from_system_exit(e)

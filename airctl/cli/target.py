@@ -1,0 +1,94 @@
+"""The options every compiling command shares, declared once, and the one helper that builds a Target.
+
+``airctl compile``, ``passes apply``, ``passes explain``, ``profile``, ``run`` and ``bisect`` each
+compile (or run) a model with a :class:`~airctl.pipeline.target.Target`. The options all of them
+honour (:class:`EveryMode`: ``--backend``, ``--seed``) are declared here once, as fields whose
+metadata holds the typer option: :func:`every_mode_options` puts them into a command's signature
+where the command has a parameter ``every: EveryMode = EVERY_MODE``, and hands the command one
+:class:`EveryMode` instead. :func:`build_target` turns it and the command's own options (mode,
+entry, pass file, ``--option``s, …) into the Target, the same way for every command.
+
+So an option every mode honours is a field of ``Target``, a field here (its declaration) and the
+code that uses it; no command module changes (docs/architecture.md, "Where a change goes").
+Nothing here imports torch or the pipeline at import time (``airctl --help`` stays fast).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from airctl.cli.options import backend_option
+from airctl.modes import BackendName, Mode
+
+if TYPE_CHECKING:
+    from airctl.pipeline.target import Target
+
+SEED_MAX = 2**32 - 1  # NumPy's largest seed; torch and Python take it too
+
+
+def _seed_option(panel: str | None) -> Any:
+    return typer.Option(None, "--seed", min=0, max=SEED_MAX, metavar="N", show_default=False, rich_help_panel=panel,
+                        help="Seed torch, Python's random and NumPy with N before the model (or script) runs, before "
+                             "the eager reference and before the compiled run, in every rank: random weights, inputs "
+                             "and dropout repeat from run to run. Recorded in index.json.")
+
+
+@dataclass(frozen=True)
+class EveryMode:
+    """The options every compiling command takes; each field is a :class:`Target` field of the same name."""
+
+    backend: BackendName = field(default=BackendName.AUTO,
+                                 metadata={"option": lambda panel: backend_option(rich_help_panel=panel)})
+    seed: int | None = field(default=None, metadata={"option": _seed_option})
+
+
+EVERY_MODE = EveryMode()  # the placeholder default of a command's ``every`` parameter
+
+
+def every_mode_options(panel: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorate a command (under ``@app.command``): its ``every`` parameter becomes the options of
+    :class:`EveryMode` (in ``panel`` of ``--help``), and the command receives them as one ``EveryMode``."""
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        hints = typing.get_type_hints(command)
+        types = typing.get_type_hints(EveryMode)
+        params: list[inspect.Parameter] = []
+        for param in inspect.signature(command).parameters.values():
+            if param.name != "every":
+                params.append(param.replace(annotation=hints.get(param.name, param.annotation)))
+                continue
+            params += [inspect.Parameter(f.name, param.kind, default=f.metadata["option"](panel),
+                                         annotation=types[f.name]) for f in fields(EveryMode)]
+
+        @functools.wraps(command)
+        def run(**kwargs: Any) -> Any:
+            every = EveryMode(**{f.name: kwargs.pop(f.name) for f in fields(EveryMode)})
+            return command(every=every, **kwargs)
+
+        run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]  # what typer reads
+        run.__annotations__ = {p.name: p.annotation for p in params}
+        return run
+
+    return decorate
+
+
+def build_target(model: Path, every: EveryMode, *, mode: Mode | str | None = None, entry: str | None = None,
+                 passes: Path | str | None = None, option: list[str] | None = None, **settings: Any) -> Target:
+    """The :class:`~airctl.pipeline.target.Target` of a command line: ``every`` as it is, ``mode`` (None:
+    max-autotune), ``--option``s parsed and checked (a bad one is refused here, before anything runs);
+    ``settings`` are other Target fields by name (atol, capture, dump_types, verbose)."""
+    from airctl.pipeline.compile.options import parse_options
+    from airctl.pipeline.target import Target  # here: `airctl --help` imports no pipeline
+
+    return Target(Path(model), mode=mode or Mode.MAX_AUTOTUNE, entry=entry,
+                  passes_file=Path(passes) if passes is not None else None, options=parse_options(option),
+                  **asdict(every), **settings)
+
