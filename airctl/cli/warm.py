@@ -26,6 +26,10 @@ FLAG = "--cold"
 WARM_COMMANDS = {"compile", "passes", "profile", "bisect", "run", "repro", "coverage"}
 MODEL_COMMANDS = {"check", "dump", "diff"}
 HELP = {"--help", "-h", "--version"}
+# what a ledger-writing command imports on first use besides the backend's (the report, typer's parsing)
+FIRST_USE = ("airctl.pipeline.apply", "airctl.pipeline.bisect.bisect", "airctl.pipeline.run.finish",
+             "airctl.report.ledger_data", "airctl.report.page", "airctl.cli.summary", "airctl.execute.cuda",
+             "airctl.verify.instrument", "typer._adapters")
 _SERVING = False  # True in a child of the warm process: the command runs here, never handed on again
 
 
@@ -168,13 +172,13 @@ def warm_up() -> tuple[str | None, dict[str, float]]:
     build_app()  # typer, rich and every command module
     imports = {"cli": time.perf_counter() - t0}
     try:
-        if warm("auto") is None:
+        if warm("auto", first_use=True) is None:
             why = "the backend auto picks (npu) needs fresh processes: a device runtime does not survive a fork"
             return why, imports
     except AirctlError as e:
         return f"no backend: {e.message}", imports
     imports["torch_and_torchair"] = time.perf_counter() - t0 - imports["cli"]
-    for name in (*RANK_MODULES, "airctl.pipeline.apply", "airctl.pipeline.bisect.bisect"):
+    for name in (*RANK_MODULES, *FIRST_USE):
         importlib.import_module(name)
     if importlib.util.find_spec("transformers") is not None:  # what the model scripts of most users load
         importlib.import_module("transformers")
