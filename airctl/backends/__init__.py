@@ -54,8 +54,8 @@ def choose(requested: str = "auto") -> Backend:
     return SimBackend(status.reason)
 
 
-def warm(requested: str = "auto", first_use: bool = False) -> Backend | None:
-    """Choose the backend, import what its runs import (:meth:`Backend.warm`, with ``first_use``) and remember the
+def warm(requested: str = "auto") -> Backend | None:
+    """Choose the backend, import what its runs import (:meth:`Backend.warm`) and remember the
     choice, so that processes forked from this one choose it for the same reason; None where the
     backend's processes must start fresh (``npu``). Raises :class:`BackendError` as :func:`choose`."""
     backend = choose(requested)
@@ -63,6 +63,6 @@ def warm(requested: str = "auto", first_use: bool = False) -> Backend | None:
         return None
     # a rank asks for what it was given, then for the backend by name (the compile it starts)
     cold = {requested: backend, backend.name: choose(backend.name)}
-    backend.warm(first_use)
+    backend.warm()
     _CHOSEN_COLD.update(cold)
     return backend
