@@ -103,7 +103,8 @@ def ledger_bytes(root: Path) -> int:
 
 
 def _env(layers: int) -> dict[str, str]:
-    env = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+    # AIRCTL_WARM=0: each B a fresh process (not forked from a warm process its first run started)
+    env = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0", AIRCTL_WARM="0")
     env[LAYERS_ENV] = str(layers)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     return env

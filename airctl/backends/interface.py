@@ -56,10 +56,11 @@ class Backend:
         """What to do about a compile error this backend knows the cause of (None: nothing special)."""
         return None
 
-    def warm(self) -> None:
+    def warm(self, first_use: bool = False) -> None:
         """Import now what every run of this backend imports (torch's compiler stack, TorchAir), so
         that processes forked from this one start warm (:mod:`airctl.pipeline.ranks.forks`); only
-        called where :attr:`forkable`."""
+        called where :attr:`forkable`. ``first_use``: also what a run imports and caches on first
+        use (a long-lived warm process: worth seconds of its warm-up, docs/warm.md)."""
 
     def profiler_module(self) -> Any:
         """``torch_npu.profiler`` as this backend provides it, or None."""

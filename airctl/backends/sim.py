@@ -35,13 +35,18 @@ class SimBackend(Backend):
         with session(sim_context(runs, self.ascend_ir)) as torchair, child_env():
             yield torchair
 
-    def warm(self) -> None:
-        """torch's compiler stack, and TorchAir imported against sim's stand-ins, as each run does."""
+    def warm(self, first_use: bool = False) -> None:
+        """torch's compiler stack, and TorchAir imported against sim's stand-ins, as each run does;
+        ``first_use``: also what a run imports on first use (:mod:`airctl.sim.preload`)."""
         import torch._dynamo  # noqa: F401 - what TorchAir's import and every compile import first
 
         from airctl.sim.session import load_torchair
 
         load_torchair()
+        if first_use:
+            from airctl.sim.preload import first_use as preload
+
+            preload()
 
     def configure(self, config: Any, mode: str) -> str | None:
         """NPU graph capture/replay is a device feature: under sim TorchAir's generated aclgraph code

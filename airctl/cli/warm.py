@@ -26,6 +26,10 @@ FLAG = "--cold"
 WARM_COMMANDS = {"compile", "passes", "profile", "bisect", "run", "repro", "coverage"}
 MODEL_COMMANDS = {"check", "dump", "diff"}
 HELP = {"--help", "-h", "--version"}
+# what a ledger-writing command imports on first use besides the backend's (the report, typer's parsing)
+FIRST_USE = ("airctl.pipeline.apply", "airctl.pipeline.bisect.bisect", "airctl.pipeline.run.finish",
+             "airctl.report.ledger_data", "airctl.report.page", "airctl.cli.summary", "airctl.execute.cuda",
+             "airctl.verify.instrument", "typer._adapters")
 _SERVING = False  # True in a child of the warm process: the command runs here, never handed on again
 
 
@@ -152,7 +156,8 @@ class Console:
 def warm_up() -> tuple[str | None, dict[str, float]]:
     """What every warm command would import, imported once, in the order a cold command imports it:
     why it cannot serve (None: it can), and the seconds each part took (``cli``: typer, rich and
-    the commands; ``torch_and_torchair``; ``others``)."""
+    the commands; ``torch_and_torchair``; ``others``; ``first_use``: what a command would import and
+    cache on first use, :meth:`~airctl.backends.interface.Backend.warm`)."""
     import gc
     import importlib
     import importlib.util
@@ -168,17 +173,20 @@ def warm_up() -> tuple[str | None, dict[str, float]]:
     build_app()  # typer, rich and every command module
     imports = {"cli": time.perf_counter() - t0}
     try:
-        if warm("auto") is None:
+        backend = warm("auto")
+        if backend is None:
             why = "the backend auto picks (npu) needs fresh processes: a device runtime does not survive a fork"
             return why, imports
     except AirctlError as e:
         return f"no backend: {e.message}", imports
     imports["torch_and_torchair"] = time.perf_counter() - t0 - imports["cli"]
-    for name in (*RANK_MODULES, "airctl.pipeline.apply", "airctl.pipeline.bisect.bisect"):
+    for name in (*RANK_MODULES, *FIRST_USE):
         importlib.import_module(name)
     if importlib.util.find_spec("transformers") is not None:  # what the model scripts of most users load
         importlib.import_module("transformers")
-    imports["others"] = time.perf_counter() - t0 - imports["cli"] - imports["torch_and_torchair"]
+    imports["others"] = time.perf_counter() - t0 - sum(imports.values())
+    backend.warm(first_use=True)  # what a command meets on first use, inside its compile
+    imports["first_use"] = time.perf_counter() - t0 - sum(imports.values())
     imports = {k: round(v, 3) for k, v in imports.items()}
     if threading.active_count() != 1:
         why = f"the warm-up left {threading.active_count() - 1} thread(s) running: a fork would copy their locks"
