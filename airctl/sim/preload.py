@@ -26,8 +26,9 @@ import importlib.util
 import os
 import sys
 
-from airctl.sim import npugraph_ex_package, patched_signal_handlers, patched_torch_npu, patched_torchair_extension
-from airctl.sim.patching import Patches
+from airctl.hooks import signal_handlers
+from airctl.hooks.patching import Patches
+from airctl.sim import npugraph_ex_package, patched_torch_npu, patched_torchair_extension
 
 # imported by Dynamo, AOTAutograd and torch.export inside a compile, on first use
 TORCH = ("torch._dynamo.repro.after_dynamo", "torch._dynamo.dce_extra_outputs", "torch._subclasses.schema_check_mode",
@@ -66,7 +67,7 @@ def first_use() -> None:
     for name in TORCH:
         _optional(name)
     root = torch_npu_root()
-    with Patches() as p, patched_signal_handlers.kept():
+    with Patches() as p, signal_handlers.kept():
         patched_torchair_extension.patch(p)
         patched_torch_npu.patch(p)
         p.module("torchair", REGISTRY.torchair)

@@ -16,7 +16,7 @@ from tests.conftest import REPO
 SCRIPT = r"""
 import json, sys, types
 from airctl.sim import preload
-from airctl.sim.patching import Patches
+from airctl.hooks.patching import Patches
 from airctl.sim.session import SimContext, load_torchair, session
 
 load_torchair()
