@@ -143,7 +143,7 @@ def test_a_signal_to_the_command_ends_its_run_as_cold(tmp_path: Path, warm_proce
     the client forwards it to the forked command."""
     env = warm_env(warm_process.folder, **({"AIRCTL_WARM": "0"} if side == "cold" else {}))
     out = tmp_path / "runs"
-    proc = console(["compile", MODELS / "ends" / "slow.py", "--backend", "sim", "--out", out], tmp_path, env)
+    proc = console(["compile", MODELS / "ends" / "slow_to_load.py", "--backend", "sim", "--out", out], tmp_path, env)
     deadline = time.monotonic() + 240
     while not list(out.glob("*/index.json")):  # the run has begun
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
