@@ -5,7 +5,9 @@ FX, ``name:0`` (the first output), ``name:k`` or ``^name`` (a control input) in 
 one costs a Python call; a 50k-node GE graph has ~40k distinct references and several readers
 (the verifier, the report's edges, the lane view, the program order, the diff). :class:`Refs` is a
 dict filled up front, in C, with the common spelling of every node, and it parses the rare other
-spellings on first use.
+spellings on first use. Code that reads one graph several times (the report: its edges, program
+order, lane view, verifier and diff) builds the table once: inside ``with pinned(graph)``,
+:meth:`Refs.of` returns that one table, whose ``index`` (name -> position) every reader shares.
 
 >>> from airctl.graph.model import Graph, Node
 >>> g = Graph("g", "ge", [Node("a", "Data"), Node("b", "Add", inputs=["a:0", "a:1"], control_inputs=["^a"])])
@@ -17,6 +19,9 @@ spellings on first use.
 from __future__ import annotations
 
 import operator
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from itertools import repeat
 
 from airctl.graph.model import Graph, Node
@@ -39,9 +44,36 @@ class Refs(dict[str, int]):
 
     @classmethod
     def of(cls, graph: Graph, index: dict[str, int] | None = None) -> Refs:
-        """The references of ``graph`` (``index``: its name -> position map, when the caller has it)."""
+        """The references of ``graph`` (``index``: its name -> position map, when the caller has it);
+        the pinned table while ``graph`` is :func:`pinned`."""
+        if index is None:
+            held = _pinned.get(id(graph))
+            if held is not None and held[0] is graph:
+                return held[1]
         return cls(index if index is not None else {n.name: i for i, n in enumerate(graph.nodes)}, graph.dialect)
 
     def __missing__(self, ref: str) -> int:
         found = self[ref] = self.index.get(Node.producer(ref), -1)
         return found
+
+
+_pinned: dict[int, tuple[Graph, Refs]] = {}  # id(graph) -> (graph, its table) while pinned
+_lock = threading.Lock()
+
+
+@contextmanager
+def pinned(graph: Graph) -> Iterator[Refs]:
+    """``graph``'s table, returned by every :meth:`Refs.of` of it inside the block (nested pins share
+    it). The graph's nodes must not be renamed, added, removed or reordered meanwhile."""
+    key = id(graph)  # unique while pinned: the entry keeps the graph alive
+    with _lock:
+        held = _pinned.get(key)
+        mine = held is None
+        if held is None:
+            held = _pinned[key] = (graph, Refs.of(graph))
+    try:
+        yield held[1]
+    finally:
+        if mine:
+            with _lock:
+                _pinned.pop(key, None)

@@ -155,7 +155,8 @@ def build_lanes(graph: Graph, mode: str = MAX_AUTOTUNE, findings: Iterable[Findi
 def _build(graph: Graph, mode: str, findings: Iterable[Finding], fold: str | None, depth: int) -> Lanes:
     nodes = graph.nodes
     n = len(nodes)
-    index = {node.name: i for i, node in enumerate(nodes)}
+    refs = Refs.of(graph)  # each distinct reference parsed once (the graph's pinned table, if any)
+    index = refs.index
     streams, roles, scopes = _streams(graph, mode)
     drawn = _drawn(graph, roles)
     lanes_of: dict[str | None, int] = {None: 0}
@@ -166,7 +167,7 @@ def _build(graph: Graph, mode: str, findings: Iterable[Finding], fold: str | Non
     view = Lanes(graph, mode, list(lanes_of), lane, [-1] * n, 0, [-1] * n, roles)
     view.marks, marked = _marks(graph, index, findings, view)
     sync_cross = graph.dialect == "ge" or mode == MAX_AUTOTUNE
-    preds = _orderings(graph, index, lane, drawn, roles, sync_cross, view)
+    preds = _orderings(graph, refs, lane, drawn, roles, sync_cross, view)
     _rows(view, roles, preds, drawn, marked, fold, depth)
     for enter, exit_, label in scopes:
         bottom = view.row[exit_] if exit_ is not None else view.rows - 1
@@ -198,13 +199,13 @@ def _marks(graph: Graph, index: dict[str, int], findings: Iterable[Finding], vie
     return marks, {m.node for m in marks}
 
 
-def _orderings(graph: Graph, index: dict[str, int], lane: list[int], drawn: list[bool], roles: list[Role],
+def _orderings(graph: Graph, refs: Refs, lane: list[int], drawn: list[bool], roles: list[Role],
                sync_cross: bool, view: Lanes) -> list[list[int]]:
     """For each node, the earlier nodes that order it besides its lane predecessor; fills ``view.arrows``."""
     preds: list[list[int]] = [[] for _ in graph.nodes]
     record, wait = Role.RECORD, Role.WAIT
     records = {i for i, r in enumerate(roles) if r is record}
-    refs = Refs(index, graph.dialect)  # each distinct reference parsed once, the usual spelling not at all
+    index = refs.index
     for d, node in enumerate(graph.nodes):
         if not drawn[d]:
             continue

@@ -94,13 +94,12 @@ def display_streams(graph: Graph, roles: list[Role] | None = None) -> list[str |
     return out
 
 
-def _no_data_edges(graph: Graph, index: dict[str, int], skip: list[bool]) -> list[bool]:
+def _no_data_edges(graph: Graph, refs: Refs, skip: list[bool]) -> list[bool]:
     """Per node: True when no data edge starts or ends at it (nodes marked in ``skip`` are not asked).
 
     Linear, with each distinct input reference resolved once: building :meth:`Graph.edges` for a
     50k-node graph costs more than the rest of the picture."""
     nodes = graph.nodes
-    refs = Refs(index, graph.dialect)  # each distinct reference parsed once, the usual spelling not at all
     produced: set[int] = set()
     for node in nodes:
         produced.update(map(refs.__getitem__, filter(None, node.inputs)))
@@ -116,7 +115,8 @@ def _no_data_edges(graph: Graph, index: dict[str, int], skip: list[bool]) -> lis
 def program_order(graph: Graph) -> Order:
     """The order edges of ``graph`` (see the module docstring); linear in nodes plus edges."""
     nodes = graph.nodes
-    index = {n.name: i for i, n in enumerate(nodes)}
+    refs = Refs.of(graph)  # each distinct reference parsed once (the graph's pinned table, if any)
+    index = refs.index
     roles = [role_of_op(n.op, n.kind) for n in nodes]
     order = Order(streams=display_streams(graph, roles))
     if graph.attrs.get("program_order") == EXPLICIT:
@@ -124,7 +124,7 @@ def program_order(graph: Graph) -> Order:
     air_ops = {op for op in {n.op for n in nodes} if air_name(op) is not None}  # each distinct op once
     air = [n.op in air_ops for n in nodes]
     skip = [a or r in _ENDS for a, r in zip(air, roles, strict=True)]
-    lonely = _no_data_edges(graph, index, skip)
+    lonely = _no_data_edges(graph, refs, skip)
     tied = [a and r not in _ENDS for a, r in zip(air, roles, strict=True)]
     if any(lonely):
         controlled = {Node.producer(r) for n in nodes for r in n.control_inputs} if graph.dialect == "ge" else set()
