@@ -32,11 +32,12 @@ class Refs(dict[str, int]):
     the same answer as ``index.get(Node.producer(ref), -1)``."""
 
     def __init__(self, index: dict[str, int], dialect: str) -> None:
+        text = "".join(index)  # one scan in C for the rare characters, instead of a test per name
         if dialect == "ge":  # "name:0" for every name; a name starting with "^" reads otherwise
-            names = index if not any(k[:1] == "^" for k in index) else {k: v for k, v in index.items()
-                                                                        if k[:1] != "^"}
+            names = index if "^" not in text or not any(k[:1] == "^" for k in index) else {
+                k: v for k, v in index.items() if k[:1] != "^"}
             super().__init__(zip(map(operator.add, names, repeat(":0")), names.values(), strict=True))
-        elif any(":" in k or "^" in k for k in index):  # a name that is not its own reference
+        elif (":" in text or "^" in text) and any(":" in k or "^" in k for k in index):  # a name not its own reference
             super().__init__((k, v) for k, v in index.items() if ":" not in k and k[:1] != "^")
         else:
             super().__init__(index)
@@ -62,15 +63,16 @@ _lock = threading.Lock()
 
 
 @contextmanager
-def pinned(graph: Graph) -> Iterator[Refs]:
-    """``graph``'s table, returned by every :meth:`Refs.of` of it inside the block (nested pins share
-    it). The graph's nodes must not be renamed, added, removed or reordered meanwhile."""
+def pinned(graph: Graph, refs: Refs | None = None) -> Iterator[Refs]:
+    """``graph``'s table (``refs``: one made earlier by a pin of the same, unchanged graph), returned by
+    every :meth:`Refs.of` of it inside the block (nested pins share it). The graph's nodes must not be
+    renamed, added, removed or reordered meanwhile."""
     key = id(graph)  # unique while pinned: the entry keeps the graph alive
     with _lock:
         held = _pinned.get(key)
         mine = held is None
         if held is None:
-            held = _pinned[key] = (graph, Refs.of(graph))
+            held = _pinned[key] = (graph, refs if refs is not None else Refs.of(graph))
     try:
         yield held[1]
     finally:

@@ -145,6 +145,7 @@ class Group:
     _prev: Graph | None = None
     _prev_u: dict[str, int] = field(default_factory=dict)  # name in the previous snapshot -> union index
     _prev_det: dict[int, tuple[Node, int]] = field(default_factory=dict)
+    _prev_refs: Refs | None = None  # the previous snapshot's reference table
     _sides: Sides = field(default_factory=Sides)  # the diff arrays of the last two snapshots
 
     def _slot(self, name: str, used: set[int]) -> int:
@@ -163,13 +164,16 @@ class Group:
         """Add a snapshot; returns its index and its diff against the previous snapshot (None for the first).
         Its reference table is built once (:func:`pinned`) for every reader of it here (edges, program
         order, lane view, verifier, diff), and its diff arrays serve its diff with the next snapshot too."""
-        with pinned(graph):
-            return self._add(graph, report)
+        with pinned(graph) as refs:
+            out = self._add(graph, report)
+        self._prev_refs = refs
+        return out
 
     def _add(self, graph: Graph, report: DiffReport | None) -> tuple[int, dict[str, Any] | None]:
         prev = self._prev
         if prev is not None and report is None:
-            report = diff_graphs(prev, graph, self._sides)
+            with pinned(prev, self._prev_refs):
+                report = diff_graphs(prev, graph, self._sides)
         cur_u: dict[str, int] = {}
         used: set[int] = set()
         later: list[Node] = []
