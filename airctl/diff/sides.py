@@ -38,10 +38,8 @@ class Side:
         intern = ops.setdefault
         self.op = [intern(node.op, len(ops)) for node in nodes]
         self.ops = ops  # op name -> its int (both sides share the table)
-        ref = refs.__getitem__  # C-level lookups; __missing__ parses the rare other spellings
-        self.data_in = [list(map(ref, node.inputs)) for node in nodes]
         # control edges are rare: nodes without any share one empty list (never appended to)
-        self.ctrl_in = [list(map(ref, node.control_inputs)) if node.control_inputs else _NONE for node in nodes]
+        self.data_in, self.ctrl_in = refs.inputs(graph)  # shared with the graph's other readers: read only
         users: list[list[int]] = [[] for _ in range(n)]
         slots: list[list[int]] = [[] for _ in range(n)]
         for i, ins in enumerate(self.data_in):

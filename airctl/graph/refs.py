@@ -26,6 +26,8 @@ from itertools import repeat
 
 from airctl.graph.model import Graph, Node
 
+_NONE: list[int] = []  # the control inputs of the nodes without any; never mutated
+
 
 class Refs(dict[str, int]):
     """Input reference -> producer position in ``index`` (name -> position), ``-1`` for no node;
@@ -42,6 +44,18 @@ class Refs(dict[str, int]):
         else:
             super().__init__(index)
         self.index = index
+        self._inputs: tuple[list[list[int]], list[list[int]]] | None = None
+
+    def inputs(self, graph: Graph) -> tuple[list[list[int]], list[list[int]]]:
+        """Per node of ``graph`` (the graph of this table), the producer position of each data input and
+        of each control input, ``-1`` for none (made once per table and shared: never mutate them).
+        Nodes without control inputs share one empty list."""
+        if self._inputs is None:
+            ref = self.__getitem__  # C-level lookups; __missing__ parses the rare other spellings
+            nodes = graph.nodes
+            self._inputs = ([list(map(ref, node.inputs)) for node in nodes],
+                            [list(map(ref, node.control_inputs)) if node.control_inputs else _NONE for node in nodes])
+        return self._inputs
 
     @classmethod
     def of(cls, graph: Graph, index: dict[str, int] | None = None) -> Refs:

@@ -43,6 +43,7 @@ program order explicitly: ``attrs["program_order"] == "explicit"`` and each node
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain
 
 from airctl.graph.model import Graph, Node
 from airctl.graph.refs import Refs
@@ -100,15 +101,17 @@ def _no_data_edges(graph: Graph, refs: Refs, skip: list[bool]) -> list[bool]:
     Linear, with each distinct input reference resolved once: building :meth:`Graph.edges` for a
     50k-node graph costs more than the rest of the picture."""
     nodes = graph.nodes
-    produced: set[int] = set()
-    for node in nodes:
-        produced.update(map(refs.__getitem__, filter(None, node.inputs)))
+    if "" in refs.index:  # a node named "": an empty reference (an absent input) must not name it
+        data_in = [[refs[r] for r in node.inputs if r] for node in nodes]
+    else:
+        data_in = refs.inputs(graph)[0]  # the graph's shared producer lists
+    produced = set(chain.from_iterable(data_in))
     used = {nodes[j].name for j in produced if j >= 0}  # the names some input reference names
     out = [False] * len(nodes)
     for i, node in enumerate(nodes):
         if skip[i] or node.name in used:
             continue
-        out[i] = not any(refs[r] >= 0 for r in node.inputs if r)
+        out[i] = max(data_in[i], default=-1) < 0
     return out
 
 

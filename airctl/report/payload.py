@@ -101,28 +101,29 @@ def _edges(graph: Graph, positions: list[int]) -> dict[str, list[int]]:
     """Data/control/sync edges as flat [src, dst, ...] union indices (``positions``: per node); the same
     rules as :meth:`Graph.edges`, with each distinct input reference resolved once (the graph's
     :class:`Refs`, shared with the other readers of the snapshot)."""
-    refs = Refs.of(graph)
+    data_in, ctrl_in = Refs.of(graph).inputs(graph)
     ops = {n.op for n in graph.nodes}  # each distinct op tested once
     record_ops = {op for op in ops if is_stream_op(op, "record")}
     wait_ops = {op for op in ops if is_stream_op(op, "wait")}
     record = {i for i, n in enumerate(graph.nodes) if n.op in record_ops} if record_ops else set()
+    wait = {i for i, n in enumerate(graph.nodes) if n.op in wait_ops} if wait_ops else set()
     data: list[int] = []
     control: list[int] = []
     sync: list[int] = []
-    resolve = refs.__getitem__
-    for node, d in zip(graph.nodes, positions, strict=True):
-        if node.inputs:
-            if node.op in wait_ops:
-                for s in map(resolve, node.inputs):
+    for i, (ins, d) in enumerate(zip(data_in, positions, strict=True)):
+        if ins:
+            if i in wait:
+                for s in ins:
                     if s >= 0:
                         (sync if s in record else data).extend((positions[s], d))
             else:
-                for s in map(resolve, node.inputs):
+                for s in ins:
                     if s >= 0:
                         data.extend((positions[s], d))
-        for s in map(resolve, node.control_inputs):
-            if s >= 0:
-                control.extend((positions[s], d))
+        if ctrl_in[i]:
+            for s in ctrl_in[i]:
+                if s >= 0:
+                    control.extend((positions[s], d))
     return {"data": data, "control": control, "sync": sync}
 
 
