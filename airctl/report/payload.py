@@ -25,7 +25,9 @@ Layout of the JSON (compact: per-node values are parallel integer arrays)::
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass, field
+from itertools import compress, count
 from typing import Any
 
 from airctl.diff import DiffReport, diff_graphs
@@ -201,8 +203,11 @@ class Group:
                 u = self._slot(node.name, used)
                 cur_u[node.name] = u
                 used.add(u)
-        positions = [cur_u[n.name] for n in graph.nodes]
-        renamed = {str(i): n.name for i, n in enumerate(graph.nodes) if self.keys[positions[i]] != n.name}
+        names = [n.name for n in graph.nodes]
+        positions = list(map(cur_u.__getitem__, names))
+        # the nodes not named as their place's key (the comparison in C, the dict over those few)
+        differs = map(operator.ne, map(self.keys.__getitem__, positions), names)
+        renamed = {str(i): names[i] for i in compress(count(), differs)}
         ops, streams = self.ops, self.streams
         op_ids = [ops.setdefault(n.op, len(ops)) for n in graph.nodes]
         stream_ids = [streams.setdefault(n.stream, len(streams)) for n in graph.nodes]
