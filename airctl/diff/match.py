@@ -38,7 +38,7 @@ from airctl.diff.anchors import seed, sequence, signatures, unique_ops
 from airctl.diff.evidence import evidence_round
 from airctl.diff.propagate import Pairing, propagate
 from airctl.diff.provenance import by_fx_node, by_ge_name
-from airctl.diff.sides import Side
+from airctl.diff.sides import Side, Sides
 from airctl.graph.model import Graph
 
 RULES = ("anchor", "provenance", "neighbours", "evidence", "same-place", "signature", "order", "name")  # .how
@@ -57,10 +57,14 @@ class Matching:
         return {b: a for a, b in self.a_to_b.items()}
 
 
-def match_graphs(a_graph: Graph, b_graph: Graph) -> Matching:
-    """Pair the nodes of ``a_graph`` with those of ``b_graph`` (see the module docstring)."""
-    ops: dict[str, int] = {}
-    a, b = Side(a_graph, ops), Side(b_graph, ops)
+def match_graphs(a_graph: Graph, b_graph: Graph, sides: Sides | None = None) -> Matching:
+    """Pair the nodes of ``a_graph`` with those of ``b_graph`` (see the module docstring); ``sides``:
+    the arrays of a chain of diffs, reused for a graph diffed before."""
+    if sides is None:
+        ops: dict[str, int] = {}
+        a, b = Side(a_graph, ops), Side(b_graph, ops)
+    else:
+        a, b = sides.pair(a_graph, b_graph)
     p = Pairing(a, b)
     seed(p)
     by_fx_node(p)

@@ -15,6 +15,7 @@ from typing import Any
 
 from airctl.diff.match import Matching, match_graphs
 from airctl.diff.places import place_changes
+from airctl.diff.sides import Sides
 from airctl.graph.model import Graph, Node, is_stream_op
 from airctl.io.gc_pause import gc_paused
 
@@ -301,7 +302,9 @@ def _build_indexed(a: Graph, b: Graph, matching: Matching, side_a: Any, side_b: 
     return report
 
 
-def diff_graphs(a: Graph, b: Graph) -> DiffReport:
-    """Match ``a`` against ``b`` and report what changed from ``a`` to ``b``."""
+def diff_graphs(a: Graph, b: Graph, sides: Sides | None = None) -> DiffReport:
+    """Match ``a`` against ``b`` and report what changed from ``a`` to ``b``; ``sides``
+    (:class:`~airctl.diff.sides.Sides`): kept across a chain of diffs (a, b), (b, c)..., so that each
+    graph's arrays are built once."""
     with gc_paused():
-        return build_report(a, b, match_graphs(a, b))
+        return build_report(a, b, match_graphs(a, b, sides))

@@ -33,15 +33,13 @@ class Side:
         self.nodes = nodes
         self.dialect = graph.dialect
         n = self.n = len(nodes)
-        self.index = {node.name: i for i, node in enumerate(nodes)}
+        refs = Refs.of(graph)  # each distinct input reference is parsed once (the graph's pinned table, if any)
+        self.index = refs.index
         intern = ops.setdefault
         self.op = [intern(node.op, len(ops)) for node in nodes]
         self.ops = ops  # op name -> its int (both sides share the table)
-        refs = Refs(self.index, graph.dialect)  # each distinct input reference is parsed once
-        ref = refs.__getitem__  # C-level lookups; __missing__ parses the rare other spellings
-        self.data_in = [list(map(ref, node.inputs)) for node in nodes]
         # control edges are rare: nodes without any share one empty list (never appended to)
-        self.ctrl_in = [list(map(ref, node.control_inputs)) if node.control_inputs else _NONE for node in nodes]
+        self.data_in, self.ctrl_in = refs.inputs(graph)  # shared with the graph's other readers: read only
         users: list[list[int]] = [[] for _ in range(n)]
         slots: list[list[int]] = [[] for _ in range(n)]
         for i, ins in enumerate(self.data_in):
@@ -81,6 +79,30 @@ class Side:
     def unmatched(self) -> list[int]:
         pair = self.pair
         return [i for i in range(self.n) if pair[i] < 0]
+
+
+class Sides:
+    """The sides of a chain of diffs (stage k is diffed with k-1, then with k+1): a graph's arrays are
+    built once for both diffs it takes part in, and every side shares one op table. Only the sides of
+    the last pair are kept."""
+
+    def __init__(self) -> None:
+        self.ops: dict[str, int] = {}
+        self._last: list[tuple[Graph, Side]] = []
+
+    def pair(self, a: Graph, b: Graph) -> tuple[Side, Side]:
+        """Fresh sides (nothing paired) of ``a`` and ``b``."""
+        def side(graph: Graph, taken: Side | None) -> Side:
+            for held, s in self._last:
+                if held is graph and s is not taken and s.nodes is graph.nodes and s.n == len(graph.nodes):
+                    s.pair = [-1] * s.n
+                    return s
+            return Side(graph, self.ops)
+
+        sa = side(a, None)
+        sb = side(b, sa)
+        self._last = [(a, sa), (b, sb)]
+        return sa, sb
 
 
 def attr_hash(attrs: dict[str, Any]) -> int:

@@ -5,7 +5,9 @@ FX, ``name:0`` (the first output), ``name:k`` or ``^name`` (a control input) in 
 one costs a Python call; a 50k-node GE graph has ~40k distinct references and several readers
 (the verifier, the report's edges, the lane view, the program order, the diff). :class:`Refs` is a
 dict filled up front, in C, with the common spelling of every node, and it parses the rare other
-spellings on first use.
+spellings on first use. Code that reads one graph several times (the report: its edges, program
+order, lane view, verifier and diff) builds the table once: inside ``with pinned(graph)``,
+:meth:`Refs.of` returns that one table, whose ``index`` (name -> position) every reader shares.
 
 >>> from airctl.graph.model import Graph, Node
 >>> g = Graph("g", "ge", [Node("a", "Data"), Node("b", "Add", inputs=["a:0", "a:1"], control_inputs=["^a"])])
@@ -17,9 +19,14 @@ spellings on first use.
 from __future__ import annotations
 
 import operator
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from itertools import repeat
 
 from airctl.graph.model import Graph, Node
+
+_NONE: list[int] = []  # the control inputs of the nodes without any; never mutated
 
 
 class Refs(dict[str, int]):
@@ -27,21 +34,62 @@ class Refs(dict[str, int]):
     the same answer as ``index.get(Node.producer(ref), -1)``."""
 
     def __init__(self, index: dict[str, int], dialect: str) -> None:
+        text = "".join(index)  # one scan in C for the rare characters, instead of a test per name
         if dialect == "ge":  # "name:0" for every name; a name starting with "^" reads otherwise
-            names = index if not any(k[:1] == "^" for k in index) else {k: v for k, v in index.items()
-                                                                        if k[:1] != "^"}
+            names = index if "^" not in text or not any(k[:1] == "^" for k in index) else {
+                k: v for k, v in index.items() if k[:1] != "^"}
             super().__init__(zip(map(operator.add, names, repeat(":0")), names.values(), strict=True))
-        elif any(":" in k or "^" in k for k in index):  # a name that is not its own reference
+        elif (":" in text or "^" in text) and any(":" in k or "^" in k for k in index):  # a name not its own reference
             super().__init__((k, v) for k, v in index.items() if ":" not in k and k[:1] != "^")
         else:
             super().__init__(index)
         self.index = index
+        self._inputs: tuple[list[list[int]], list[list[int]]] | None = None
+
+    def inputs(self, graph: Graph) -> tuple[list[list[int]], list[list[int]]]:
+        """Per node of ``graph`` (the graph of this table), the producer position of each data input and
+        of each control input, ``-1`` for none (made once per table and shared: never mutate them).
+        Nodes without control inputs share one empty list."""
+        if self._inputs is None:
+            ref = self.__getitem__  # C-level lookups; __missing__ parses the rare other spellings
+            nodes = graph.nodes
+            self._inputs = ([list(map(ref, node.inputs)) for node in nodes],
+                            [list(map(ref, node.control_inputs)) if node.control_inputs else _NONE for node in nodes])
+        return self._inputs
 
     @classmethod
     def of(cls, graph: Graph, index: dict[str, int] | None = None) -> Refs:
-        """The references of ``graph`` (``index``: its name -> position map, when the caller has it)."""
+        """The references of ``graph`` (``index``: its name -> position map, when the caller has it);
+        the pinned table while ``graph`` is :func:`pinned`."""
+        if index is None:
+            held = _pinned.get(id(graph))
+            if held is not None and held[0] is graph:
+                return held[1]
         return cls(index if index is not None else {n.name: i for i, n in enumerate(graph.nodes)}, graph.dialect)
 
     def __missing__(self, ref: str) -> int:
         found = self[ref] = self.index.get(Node.producer(ref), -1)
         return found
+
+
+_pinned: dict[int, tuple[Graph, Refs]] = {}  # id(graph) -> (graph, its table) while pinned
+_lock = threading.Lock()
+
+
+@contextmanager
+def pinned(graph: Graph, refs: Refs | None = None) -> Iterator[Refs]:
+    """``graph``'s table (``refs``: one made earlier by a pin of the same, unchanged graph), returned by
+    every :meth:`Refs.of` of it inside the block (nested pins share it). The graph's nodes must not be
+    renamed, added, removed or reordered meanwhile."""
+    key = id(graph)  # unique while pinned: the entry keeps the graph alive
+    with _lock:
+        held = _pinned.get(key)
+        mine = held is None
+        if held is None:
+            held = _pinned[key] = (graph, refs if refs is not None else Refs.of(graph))
+    try:
+        yield held[1]
+    finally:
+        if mine:
+            with _lock:
+                _pinned.pop(key, None)

@@ -19,13 +19,14 @@ import gzip
 import io
 import zlib
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from airctl.errors import GraphReadError
 
 GZ = ".gz"
 LEVEL = 1  # fastest: snapshots are written while the compile waits; level 6 saves ~25% more for 4x the time
 MAX_INFLATED = 4 << 30  # bytes one compressed file may expand to
+READALL_CHUNK = 4 << 20  # bytes inflated per step when a stream is read to its end
 
 
 def gzip_bytes(data: bytes | str, level: int = LEVEL) -> bytes:
@@ -74,8 +75,19 @@ class _CheckedGzip(io.RawIOBase):
         return True
 
     def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        return self._checked(self._gz.readinto, buffer)
+
+    def readall(self) -> bytes:
+        """The rest of the file, inflated :data:`READALL_CHUNK` bytes at a time (``RawIOBase.readall``
+        would take 8 KiB at a time: a 12 MB snapshot in 1,500 Python-level reads)."""
+        chunks = []
+        while chunk := self._checked(self._gz.read, READALL_CHUNK):
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _checked(self, read: Any, arg: Any) -> Any:
         try:
-            n = self._gz.readinto(buffer)
+            out = read(arg)
         except (OSError, EOFError, zlib.error) as e:
             truncated = isinstance(e, EOFError)
             raise GraphReadError("truncated gzip file" if truncated else f"not a valid gzip file ({e})",
@@ -83,7 +95,7 @@ class _CheckedGzip(io.RawIOBase):
                                  "interrupted?)" if truncated else "the ledger file is damaged") from e
         if self._gz.tell() > self._limit:
             raise GraphReadError(f"compressed file expands to more than {self._limit} bytes", file=self._origin)
-        return n
+        return out
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
         return self._gz.seek(offset, whence)

@@ -48,7 +48,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from airctl.errors import AirctlError
-from airctl.graph.model import Graph, Node
+from airctl.graph.model import Graph
 from airctl.graph.refs import Refs
 from airctl.graph.roles import Role, role_of_op
 from airctl.io.gc_pause import gc_paused
@@ -81,8 +81,10 @@ class FoldedRun:
     key: str = ""
 
     def label(self, graph: Graph) -> str:
-        ops = Counter(graph.nodes[i].op.split(".")[1] if graph.nodes[i].op.startswith("aten.")
-                      else graph.nodes[i].op for i in self.members)
+        nodes = graph.nodes
+        ops: Counter[str] = Counter()
+        for op, k in Counter(nodes[i].op for i in self.members).items():  # each distinct op shortened once
+            ops[op.split(".")[1] if op.startswith("aten.") else op] += k  # first seen first, as counted one by one
         top = ", ".join(f"{op}\u00d7{k}" if k > 1 else op for op, k in ops.most_common(TOP_OPS))
         head = f"{self.key} \u00b7 " if self.key else ""
         return f"{head}{len(self.members)} ops: {top}"
@@ -155,7 +157,8 @@ def build_lanes(graph: Graph, mode: str = MAX_AUTOTUNE, findings: Iterable[Findi
 def _build(graph: Graph, mode: str, findings: Iterable[Finding], fold: str | None, depth: int) -> Lanes:
     nodes = graph.nodes
     n = len(nodes)
-    index = {node.name: i for i, node in enumerate(nodes)}
+    refs = Refs.of(graph)  # each distinct reference parsed once (the graph's pinned table, if any)
+    index = refs.index
     streams, roles, scopes = _streams(graph, mode)
     drawn = _drawn(graph, roles)
     lanes_of: dict[str | None, int] = {None: 0}
@@ -166,7 +169,7 @@ def _build(graph: Graph, mode: str, findings: Iterable[Finding], fold: str | Non
     view = Lanes(graph, mode, list(lanes_of), lane, [-1] * n, 0, [-1] * n, roles)
     view.marks, marked = _marks(graph, index, findings, view)
     sync_cross = graph.dialect == "ge" or mode == MAX_AUTOTUNE
-    preds = _orderings(graph, index, lane, drawn, roles, sync_cross, view)
+    preds = _orderings(graph, refs, lane, drawn, roles, sync_cross, view)
     _rows(view, roles, preds, drawn, marked, fold, depth)
     for enter, exit_, label in scopes:
         bottom = view.row[exit_] if exit_ is not None else view.rows - 1
@@ -198,18 +201,20 @@ def _marks(graph: Graph, index: dict[str, int], findings: Iterable[Finding], vie
     return marks, {m.node for m in marks}
 
 
-def _orderings(graph: Graph, index: dict[str, int], lane: list[int], drawn: list[bool], roles: list[Role],
+def _orderings(graph: Graph, refs: Refs, lane: list[int], drawn: list[bool], roles: list[Role],
                sync_cross: bool, view: Lanes) -> list[list[int]]:
     """For each node, the earlier nodes that order it besides its lane predecessor; fills ``view.arrows``."""
     preds: list[list[int]] = [[] for _ in graph.nodes]
     record, wait = Role.RECORD, Role.WAIT
     records = {i for i, r in enumerate(roles) if r is record}
-    refs = Refs(index, graph.dialect)  # each distinct reference parsed once, the usual spelling not at all
-    for d, node in enumerate(graph.nodes):
+    data_in, ctrl_in = refs.inputs(graph)  # the graph's shared producer lists
+    if "" in refs.index:  # a node named "": an empty reference (an absent input) must not name it
+        data_in = [[refs[r] for r in node.inputs if r] for node in graph.nodes]
+    for d in range(len(graph.nodes)):
         if not drawn[d]:
             continue
         is_wait = roles[d] is wait
-        for s in map(refs.__getitem__, filter(None, node.inputs)):
+        for s in data_in[d]:
             if s < 0 or not drawn[s] or s >= d:
                 continue
             if is_wait and s in records:
@@ -217,9 +222,8 @@ def _orderings(graph: Graph, index: dict[str, int], lane: list[int], drawn: list
                 view.arrows.append((s, d))
             elif sync_cross or lane[s] == lane[d]:
                 preds[d].append(s)
-        for ref in node.control_inputs:
-            s = index.get(Node.producer(ref))
-            if s is None or not drawn[s] or s >= d:
+        for s in ctrl_in[d]:
+            if s < 0 or not drawn[s] or s >= d:
                 continue
             preds[d].append(s)
             if lane[s] != lane[d]:

@@ -43,6 +43,7 @@ program order explicitly: ``attrs["program_order"] == "explicit"`` and each node
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain
 
 from airctl.graph.model import Graph, Node
 from airctl.graph.refs import Refs
@@ -94,29 +95,31 @@ def display_streams(graph: Graph, roles: list[Role] | None = None) -> list[str |
     return out
 
 
-def _no_data_edges(graph: Graph, index: dict[str, int], skip: list[bool]) -> list[bool]:
+def _no_data_edges(graph: Graph, refs: Refs, skip: list[bool]) -> list[bool]:
     """Per node: True when no data edge starts or ends at it (nodes marked in ``skip`` are not asked).
 
     Linear, with each distinct input reference resolved once: building :meth:`Graph.edges` for a
     50k-node graph costs more than the rest of the picture."""
     nodes = graph.nodes
-    refs = Refs(index, graph.dialect)  # each distinct reference parsed once, the usual spelling not at all
-    produced: set[int] = set()
-    for node in nodes:
-        produced.update(map(refs.__getitem__, filter(None, node.inputs)))
+    if "" in refs.index:  # a node named "": an empty reference (an absent input) must not name it
+        data_in = [[refs[r] for r in node.inputs if r] for node in nodes]
+    else:
+        data_in = refs.inputs(graph)[0]  # the graph's shared producer lists
+    produced = set(chain.from_iterable(data_in))
     used = {nodes[j].name for j in produced if j >= 0}  # the names some input reference names
     out = [False] * len(nodes)
     for i, node in enumerate(nodes):
         if skip[i] or node.name in used:
             continue
-        out[i] = not any(refs[r] >= 0 for r in node.inputs if r)
+        out[i] = max(data_in[i], default=-1) < 0
     return out
 
 
 def program_order(graph: Graph) -> Order:
     """The order edges of ``graph`` (see the module docstring); linear in nodes plus edges."""
     nodes = graph.nodes
-    index = {n.name: i for i, n in enumerate(nodes)}
+    refs = Refs.of(graph)  # each distinct reference parsed once (the graph's pinned table, if any)
+    index = refs.index
     roles = [role_of_op(n.op, n.kind) for n in nodes]
     order = Order(streams=display_streams(graph, roles))
     if graph.attrs.get("program_order") == EXPLICIT:
@@ -124,7 +127,7 @@ def program_order(graph: Graph) -> Order:
     air_ops = {op for op in {n.op for n in nodes} if air_name(op) is not None}  # each distinct op once
     air = [n.op in air_ops for n in nodes]
     skip = [a or r in _ENDS for a, r in zip(air, roles, strict=True)]
-    lonely = _no_data_edges(graph, index, skip)
+    lonely = _no_data_edges(graph, refs, skip)
     tied = [a and r not in _ENDS for a, r in zip(air, roles, strict=True)]
     if any(lonely):
         controlled = {Node.producer(r) for n in nodes for r in n.control_inputs} if graph.dialect == "ge" else set()

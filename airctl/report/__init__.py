@@ -56,19 +56,23 @@ def write_report(ledger_dir: Path, graphs: Mapping[str, Any] | None = None,
         return None
     ledger = Ledger.open(root)
     part = draft.part if draft is not None and draft.key == graphs_key(ledger) else None
-    with gc_paused():  # millions of small objects, no cycles (see airctl.io.gc_pause)
+    # millions of small objects, no cycles (see airctl.io.gc_pause); the payload is dropped before the
+    # collector is back, so its next collection does not walk what was already freed
+    with gc_paused():
         payload = ledger_payload(ledger, graphs, part)
-    profile = read_profile(root)
-    timeline = None
-    if profile is not None:
-        payload["profile"] = profile
-        svg = root / "profile" / "timeline.svg"
-        if svg.is_file():
-            timeline = svg.read_bytes()
+        profile = read_profile(root)
+        timeline = None
+        if profile is not None:
+            payload["profile"] = profile
+            svg = root / "profile" / "timeline.svg"
+            if svg.is_file():
+                timeline = svg.read_bytes()
+        page = html_page(payload, timeline)
+        del payload
     out = root / REPORT
     tmp = root / (REPORT + ".tmp")
     try:
-        tmp.write_text(html_page(payload, timeline), encoding="utf-8")
+        tmp.write_text(page, encoding="utf-8")
         tmp.replace(out)
     except BaseException:
         tmp.unlink(missing_ok=True)  # no half-written viewer left behind (a full disk, Ctrl-C)

@@ -25,12 +25,15 @@ Layout of the JSON (compact: per-node values are parallel integer arrays)::
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass, field
+from itertools import compress, count
 from typing import Any
 
 from airctl.diff import DiffReport, diff_graphs
+from airctl.diff.sides import Sides
 from airctl.graph.model import Graph, Node, is_stream_op
-from airctl.graph.refs import Refs
+from airctl.graph.refs import Refs, pinned
 from airctl.io.json_io import non_finite_text
 from airctl.modes import MAX_AUTOTUNE
 from airctl.render.layout import layered_layout
@@ -96,31 +99,33 @@ def _detail(node: Node) -> dict[str, Any]:
     return out
 
 
-def _edges(graph: Graph, positions: list[int], where: dict[str, int]) -> dict[str, list[int]]:
-    """Data/control/sync edges as flat [src, dst, ...] union indices; the same rules as :meth:`Graph.edges`,
-    with each distinct input reference resolved once (a 50k-node graph has few distinct references)."""
-    refs = Refs(where, graph.dialect)  # each distinct reference parsed once, the usual spelling not at all
+def _edges(graph: Graph, positions: list[int]) -> dict[str, list[int]]:
+    """Data/control/sync edges as flat [src, dst, ...] union indices (``positions``: per node); the same
+    rules as :meth:`Graph.edges`, with each distinct input reference resolved once (the graph's
+    :class:`Refs`, shared with the other readers of the snapshot)."""
+    data_in, ctrl_in = Refs.of(graph).inputs(graph)
     ops = {n.op for n in graph.nodes}  # each distinct op tested once
     record_ops = {op for op in ops if is_stream_op(op, "record")}
     wait_ops = {op for op in ops if is_stream_op(op, "wait")}
-    record = {where[n.name] for n in graph.nodes if n.op in record_ops} if record_ops else set()
+    record = {i for i, n in enumerate(graph.nodes) if n.op in record_ops} if record_ops else set()
+    wait = {i for i, n in enumerate(graph.nodes) if n.op in wait_ops} if wait_ops else set()
     data: list[int] = []
     control: list[int] = []
     sync: list[int] = []
-    resolve = refs.__getitem__
-    for node, d in zip(graph.nodes, positions, strict=True):
-        if node.inputs:
-            if node.op in wait_ops:
-                for s in map(resolve, node.inputs):
+    for i, (ins, d) in enumerate(zip(data_in, positions, strict=True)):
+        if ins:
+            if i in wait:
+                for s in ins:
                     if s >= 0:
-                        (sync if s in record else data).extend((s, d))
+                        (sync if s in record else data).extend((positions[s], d))
             else:
-                for s in map(resolve, node.inputs):
+                for s in ins:
                     if s >= 0:
-                        data.extend((s, d))
-        for s in map(resolve, node.control_inputs):
-            if s >= 0:
-                control.extend((s, d))
+                        data.extend((positions[s], d))
+        if ctrl_in[i]:
+            for s in ctrl_in[i]:
+                if s >= 0:
+                    control.extend((positions[s], d))
     return {"data": data, "control": control, "sync": sync}
 
 
@@ -143,6 +148,8 @@ class Group:
     _prev: Graph | None = None
     _prev_u: dict[str, int] = field(default_factory=dict)  # name in the previous snapshot -> union index
     _prev_det: dict[int, tuple[Node, int]] = field(default_factory=dict)
+    _prev_refs: Refs | None = None  # the previous snapshot's reference table
+    _sides: Sides = field(default_factory=Sides)  # the diff arrays of the last two snapshots
 
     def _slot(self, name: str, used: set[int]) -> int:
         u = self.key_index.get(name)
@@ -157,10 +164,19 @@ class Group:
         return u
 
     def add(self, graph: Graph, report: DiffReport | None = None) -> tuple[int, dict[str, Any] | None]:
-        """Add a snapshot; returns its index and its diff against the previous snapshot (None for the first)."""
+        """Add a snapshot; returns its index and its diff against the previous snapshot (None for the first).
+        Its reference table is built once (:func:`pinned`) for every reader of it here (edges, program
+        order, lane view, verifier, diff), and its diff arrays serve its diff with the next snapshot too."""
+        with pinned(graph) as refs:
+            out = self._add(graph, report)
+        self._prev_refs = refs
+        return out
+
+    def _add(self, graph: Graph, report: DiffReport | None) -> tuple[int, dict[str, Any] | None]:
         prev = self._prev
         if prev is not None and report is None:
-            report = diff_graphs(prev, graph)
+            with pinned(prev, self._prev_refs):
+                report = diff_graphs(prev, graph, self._sides)
         cur_u: dict[str, int] = {}
         used: set[int] = set()
         later: list[Node] = []
@@ -187,8 +203,11 @@ class Group:
                 u = self._slot(node.name, used)
                 cur_u[node.name] = u
                 used.add(u)
-        positions = [cur_u[n.name] for n in graph.nodes]
-        renamed = {str(i): n.name for i, n in enumerate(graph.nodes) if self.keys[positions[i]] != n.name}
+        names = [n.name for n in graph.nodes]
+        positions = list(map(cur_u.__getitem__, names))
+        # the nodes not named as their place's key (the comparison in C, the dict over those few)
+        differs = map(operator.ne, map(self.keys.__getitem__, positions), names)
+        renamed = {str(i): names[i] for i in compress(count(), differs)}
         ops, streams = self.ops, self.streams
         op_ids = [ops.setdefault(n.op, len(ops)) for n in graph.nodes]
         stream_ids = [streams.setdefault(n.stream, len(streams)) for n in graph.nodes]
@@ -204,7 +223,7 @@ class Group:
                 self.details.append(_detail(node))
             det.append(d)
             new_det[u] = (node, d)
-        edges = _edges(graph, positions, cur_u)
+        edges = _edges(graph, positions)
         order = program_order(graph)
         edges["order"] = [positions[i] for pair in order.pairs() for i in pair]
         self.pull.update(positions[i] for i in order.pull)

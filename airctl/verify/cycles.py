@@ -52,6 +52,10 @@ def fx_dependencies(graph: Graph, streams: list[str | None]) -> list[list[int]]:
 def ge_predecessors(graph: Graph) -> list[list[int]]:
     """Per node, the positions of the nodes its data and control inputs come from (a name's last node)."""
     refs = Refs.of(graph)  # each distinct reference parsed once, the usual "name:0" not at all
+    if "" not in refs.index:  # an empty reference names no node: the shared producer lists
+        data_in, ctrl_in = refs.inputs(graph)
+        return [[j for j in ins if j >= 0] + [j for j in ctrl if j >= 0] if ctrl else [j for j in ins if j >= 0]
+                for ins, ctrl in zip(data_in, ctrl_in, strict=True)]
     preds: list[list[int]] = []
     for node in graph.nodes:
         ps = [j for j in map(refs.__getitem__, filter(None, node.inputs)) if j >= 0]

@@ -55,7 +55,9 @@ def _shown(names: list[str]) -> str:
 def ge_scope_findings(graph: Graph, mode: str) -> list[Finding]:
     """R5 and bad values, from the attributes TorchAir left on a GE graph's ops."""
     out: list[Finding | None] = []
-    zipped = [n for n in graph.nodes if len(_letter_attrs(n.attrs)) >= MIN_LETTER_ATTRS]
+    # (an op with fewer attributes than that cannot have that many one-letter ones: not scanned)
+    zipped = [n for n in graph.nodes
+              if len(n.attrs) >= MIN_LETTER_ATTRS and len(_letter_attrs(n.attrs)) >= MIN_LETTER_ATTRS]
     if zipped:
         pairs = _letter_attrs(zipped[0].attrs)
         letters = set(pairs) <= set(STREAM_KEY)
@@ -68,6 +70,8 @@ def ge_scope_findings(graph: Graph, mode: str) -> list[Finding]:
     by_label: dict[str, list[str]] = {}
     bad_values: dict[tuple[str, str, str], list[str]] = {}  # (problem, severity, key) -> ops
     for node in graph.nodes:
+        if not node.attrs:  # most ops: nothing below to find
+            continue
         label = node.attrs.get(STREAM_KEY)
         if isinstance(label, str) and len(label) == 1 and label.isalpha():
             by_label.setdefault(label, []).append(node.name)

@@ -7,8 +7,10 @@ import random
 
 from airctl.diff import diff_graphs, match_graphs
 from airctl.diff.match import RULES
+from airctl.diff.sides import Sides
 from airctl.graph.model import Graph, Node
 from airctl.io.read import read_graph
+from tests.diff.layered import make_case
 from tests.io.dumps import DUMPS, FX_AFTER, FX_BEFORE
 
 INSERTED = {"scope_enter_default": "air.scope_enter.default", "record_default": "air.record.default",
@@ -129,3 +131,13 @@ def test_inserted_node_in_a_chain_of_same_ops() -> None:
 def test_matching_reports_how_nodes_were_paired() -> None:
     m = match_graphs(read_graph(FX_BEFORE), read_graph(FX_AFTER))
     assert len(m.a_to_b) == 6 and set(m.how.values()) <= set(RULES)
+
+
+def test_a_chain_of_diffs_sharing_sides_reports_what_separate_diffs_report() -> None:
+    """Stage k's arrays serve its diff with k-1 and with k+1 (:class:`Sides`): the reports are those of
+    fresh diffs, including a graph diffed with itself and a chain that comes back to an earlier graph."""
+    case, other = make_case(3, 2, 5), make_case(3, 1, 6)
+    chain = [case.a, case.b, case.b, other.a, case.a]
+    sides = Sides()
+    for a, b in zip(chain, chain[1:], strict=False):
+        assert diff_graphs(a, b, sides).to_json() == diff_graphs(a, b).to_json()

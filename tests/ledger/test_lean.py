@@ -11,7 +11,7 @@ import pytest
 
 from airctl.errors import GraphReadError
 from airctl.graph.model import Graph, Node
-from airctl.io.compressed import gunzip, gzip_bytes
+from airctl.io.compressed import gunzip, gzip_bytes, open_bytes
 from airctl.io.json_io import read_json, write_json
 from airctl.io.read import read_graph
 from airctl.ledger.reader import Ledger
@@ -81,6 +81,23 @@ def test_damaged_compressed_files_are_graph_read_errors(tmp_path: Path) -> None:
         read_graph(tmp_path / "junk.json.gz")
     with pytest.raises(GraphReadError, match="expands to more than"):
         gunzip(gzip_bytes(b"0" * 10_000), "bomb.gz", limit=1000)
+
+
+def test_a_compressed_stream_read_to_its_end_is_checked_like_one_read_in_steps(tmp_path: Path) -> None:
+    """``read()`` of a whole stream inflates in large chunks: what it returns, and the errors of a cut
+    file or of too many inflated bytes, are those of reading it 8 KiB at a time."""
+    text = write_json(_graph(3000)).encode()  # far more than the 64 KiB a reader looks at first
+    good = gzip_bytes(text)
+    (tmp_path / "big.json.gz").write_bytes(good)
+    (tmp_path / "cut.json.gz").write_bytes(good[: len(good) * 3 // 4])
+    with open_bytes(tmp_path / "big.json.gz") as stream:
+        assert stream.read(10) == text[:10] and stream.read() == text[10:]
+    assert read_graph(tmp_path / "big.json.gz").nodes == _graph(3000).nodes
+    with pytest.raises(GraphReadError, match="truncated"), open_bytes(tmp_path / "cut.json.gz") as stream:
+        stream.read()
+    with pytest.raises(GraphReadError, match="expands to more than"), \
+            open_bytes(tmp_path / "big.json.gz", limit=len(text) // 2) as stream:
+        stream.read()
 
 
 def test_index_rewrites_are_bounded_and_forced_at_the_end(tmp_path: Path, monkeypatch) -> None:
