@@ -31,7 +31,6 @@ def warm_process() -> WarmProcess:
     """This module's own warm process: its tests count forks, and the session's serves every worker."""
     return WarmProcess.private("test-warm")
 
-MODES = ("max-autotune", "reduce-overhead", "npugraph_ex")
 VOLATILE = {"run_id", "created", "process", "timings", "elapsed", "seconds", "seq", "log", "command_line", "started",
             "ended", "duration_s", "wall_s"}
 
@@ -91,14 +90,19 @@ def ledger(out: Path) -> dict[str, object]:
     return {"index": _normal(json.loads(index_file.read_text())), "files": files}
 
 
+QWEN3_MODES = ("max-autotune", "npugraph_ex")
+
+
 @pytest.mark.parametrize("command, mode", [
     (["compile", MODELS / "seed.py"], "max-autotune"),
     (["compile", MODELS / "seed.py"], "reduce-overhead"),
     (["compile", MODELS / "seed.py"], "npugraph_ex"),
     (["passes", "apply", REPO / "passes" / "two_chains.yaml", "--model", MODELS / "two_chains.py"], "reduce-overhead"),
-    *[(["compile", MODELS / "transformers" / "qwen3.py"], mode) for mode in MODES],
+    # the modules imported ahead for a transformers model (airctl.sim.preload): TorchAir's GE path and the
+    # npugraph_ex package (reduce-overhead's aclgraph path is seed's above)
+    *[(["compile", MODELS / "transformers" / "qwen3.py"], mode) for mode in QWEN3_MODES],
 ], ids=["seed-max-autotune", "seed-reduce-overhead", "seed-npugraph_ex", "two-chains-passes-apply",
-        *[f"qwen3-{mode}" for mode in MODES]])
+        *[f"qwen3-{mode}" for mode in QWEN3_MODES]])
 def test_a_warm_commands_ledger_equals_a_cold_ones(tmp_path: Path, warm_process: WarmProcess, command: list,
                                                    mode: str) -> None:
     """The same stages, nodes, findings, dumps and files, timings and moments aside. The tiny
