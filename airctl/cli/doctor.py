@@ -7,7 +7,10 @@ import typer
 
 def register(app: typer.Typer) -> None:
     @app.command("doctor")
-    def doctor(as_json: bool = typer.Option(False, "--json", help="Print the diagnosis as JSON.")) -> None:
+    def doctor(as_json: bool = typer.Option(False, "--json", help="Print the diagnosis as JSON."),
+               stop_warm: bool = typer.Option(False, "--stop-warm",
+                                              help="Stop this user's warm processes (docs/warm.md) and say which; "
+                                                   "the next ledger-writing command starts one.")) -> None:
         """Show versions (python, torch, torch_npu, TorchAir, CANN, graphviz), which backend `auto` picks and why,
         and the state of the warm process."""
         from rich.table import Table
@@ -15,6 +18,10 @@ def register(app: typer.Typer) -> None:
         from airctl.cli.output import escape, out, print_json
         from airctl.cli.warm import describe
         from airctl.pipeline.doctor import diagnose
+
+        if stop_warm:
+            _stop_warm(as_json)
+            return
 
         data = {**diagnose(), "warm": describe()}
         if as_json:
@@ -48,3 +55,18 @@ def register(app: typer.Typer) -> None:
         out.print(table)
         for line in data["advice"]:
             out.print(f"[cyan]to do:[/cyan] {escape(line)}")
+
+
+def _stop_warm(as_json: bool) -> None:
+    from airctl.cli.output import escape, out, print_json
+    from airctl.pipeline.warm import daemon, place
+
+    stopped = daemon.stop_all(place.folder())
+    if as_json:
+        print_json({"stopped": stopped})
+        return
+    for row in stopped:
+        out.print(f"stopped the warm process pid {row['pid']}" if row["ended"] else
+                  f"[yellow]the warm process pid {row['pid']} did not end within 5 s[/yellow]", highlight=False)
+    if not stopped:
+        out.print(escape(f"no warm process running ({place.folder()})"), highlight=False)

@@ -214,3 +214,18 @@ def _serving(folder: Path, key: str) -> dict:
         assert time.monotonic() < deadline, place.state(folder, key)
         time.sleep(0.1)
     return place.state(folder, key) or {}
+
+
+def test_doctor_stop_warm_ends_the_users_warm_process_and_says_so(tmp_path: Path) -> None:
+    stopping = WarmProcess.private("stop")
+    pid = (place.state(stopping.folder, stopping.key) or {}).get("pid")
+    assert isinstance(pid, int)
+    proc = console(["doctor", "--stop-warm", "--json"], tmp_path, warm_env(stopping.folder))
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert json.loads(out) == {"stopped": [{"key": stopping.key, "pid": pid, "ended": True}]}
+    cmdline = Path(f"/proc/{pid}/cmdline")  # gone; or its memory already released (a zombie of this test process)
+    assert not cmdline.exists() or cmdline.read_bytes() == b""
+    proc = console(["doctor", "--stop-warm"], tmp_path, warm_env(stopping.folder))
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and out.startswith("no warm process running")

@@ -67,6 +67,41 @@ def alive(where: Path, key: str) -> bool:
     return False
 
 
+def stop_all(where: Path, wait_s: float = 5.0) -> list[dict[str, object]]:
+    """End every warm process in the user's folder ``where`` (SIGTERM, as its idle exit would end it;
+    a changed install's too): ``[{key, pid, ended}]``. A process is stopped only when it holds its
+    key's lock and is this user's; nothing else of the folder is touched. The next ledger-writing
+    command runs cold and starts a new one."""
+    found = place.private(where, make=False)
+    if found is None:
+        return []
+    stopped: list[dict[str, object]] = []
+    for state_file in sorted(found.glob("*.json")):
+        key = state_file.stem
+        pid = (place.state(found, key) or {}).get("pid")
+        if not isinstance(pid, int) or pid <= 0 or not alive(found, key) or not _ours(pid):
+            continue
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + wait_s
+        while _ours(pid) and time.monotonic() < deadline:  # the process itself, not only its lock
+            time.sleep(0.05)
+        stopped.append({"key": key, "pid": pid, "ended": not _ours(pid)})
+    return stopped
+
+
+def _ours(pid: int) -> bool:
+    """``pid`` is a process of this user's running airctl's warm process (not a reused pid; an ended
+    one waiting to be reaped has no command line)."""
+    try:
+        owner = os.stat(f"/proc/{pid}").st_uid
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmdline = f.read(4096)
+    except OSError:
+        return False
+    return owner == os.getuid() and b"airctl.cli.warm" in cmdline
+
+
 def live(where: Path, key: str, program: Program, warm_up: Callable[[], tuple[str | None, dict[str, float]]],
          respawn: str | None = None) -> int:
     """The warm process (see the module); ``warm_up`` imports and says why it cannot serve (None: it
