@@ -9,26 +9,26 @@ numbers are labelled predicted on every line that shows one: they are not measur
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airctl.cli.output import escape
 from airctl.errors import AirctlError
 
+if TYPE_CHECKING:
+    from airctl.pipeline.source import Source
 
-def predict_command(*, source: str | None, model: Any, times: str, run: str | None, out: Path, passes: Path | None,
+
+def predict_command(*, source: Source, model: Any, times: str, out: Path, passes: Path | None,
                     command_line: list[str] | None, device: str | None, launch_us: float | None, compare: bool,
                     top: int, png: bool, as_json: bool) -> Any:
-    """Predict, render, and return the outcome (the caller applies exit codes). ``model``: the Target of
-    a model script SOURCE (compiled first), else None."""
+    """Predict, render, and return the outcome (the caller applies exit codes). ``source``: resolved
+    (:func:`airctl.pipeline.source.resolve_source`); ``model``: the Target of a model script SOURCE
+    (compiled first), else None."""
     from airctl.cli.output import err, print_json, status, stdout_to_stderr
     from airctl.pipeline import predict as pipeline
-    from airctl.pipeline.source import PREDICTABLE, Form, resolve_source
 
-    resolved = resolve_source(source, run, out_dir=out, accepts=PREDICTABLE)
-    found = resolved.path
-    if resolved.form is Form.MODEL:
-        if model is None:
-            raise AirctlError(f"{source}: a model script is a .py file", hint="airctl profile MODEL.py --times T.csv")
+    found = source.path
+    if model is not None:
         with stdout_to_stderr(as_json), status("compiling (the prediction reads its graphs)…") as spinner:
             found = _compile(model, out, command_line, lambda msg: spinner.update(escape(msg)))
     elif passes is not None:

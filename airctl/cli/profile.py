@@ -119,11 +119,13 @@ def register(app: typer.Typer) -> None:
                                   hint="airctl profile [RUN|MODEL.py|PROFILER-DIR] --times T.csv")
             from airctl.cli.predict import predict_command
             from airctl.pipeline.compile.options import parse_options
+            from airctl.pipeline.source import PREDICTABLE, Form, resolve_source
 
             parse_options(option)  # a bad --option is refused whatever SOURCE is
-            model = build_target(Path(source), every, mode=mode, entry=entry, passes=passes, option=option) \
-                if source is not None and source.endswith(".py") else None  # compiled first
-            predict_command(source=source, model=model, times=times, run=run, out=out, passes=passes,
+            resolved = resolve_source(source, run, out_dir=out, accepts=PREDICTABLE)
+            model = build_target(resolved.path, every, mode=mode, entry=entry, passes=passes, option=option) \
+                if resolved.form is Form.MODEL else None  # compiled first
+            predict_command(source=resolved, model=model, times=times, out=out, passes=passes,
                             command_line=command_line(ctx), device=device, launch_us=launch_us, compare=compare,
                             top=top, png=png, as_json=as_json)
             return
