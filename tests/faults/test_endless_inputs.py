@@ -25,12 +25,18 @@ BOMB = ('a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
         + "version: 1\npasses: []\n")  # 9**9 nodes from 700 bytes
 
 
+def _endless(path: Path, kind: str) -> Path | str:
+    """An input that never ends: ``/dev/zero`` (a device), or a FIFO made at ``path`` that nobody writes."""
+    if kind == "device":
+        return "/dev/zero"
+    os.mkfifo(path)
+    return path
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["device", "fifo"])
 def test_an_endless_model_script_is_refused_at_once_in_bounded_memory(tmp_path: Path, kind: str) -> None:
-    script = "/dev/zero" if kind == "device" else tmp_path / "model.py"
-    if kind == "fifo":
-        os.mkfifo(script)
+    script = _endless(tmp_path / "model.py", kind)
     ended = airctl_capped("compile", script, "--out", tmp_path / "runs", cwd=tmp_path, timeout=90)
     assert not ended.timed_out, ended.text[-2000:]
     assert ended.returncode == 2, ended.text[-2000:]
@@ -42,9 +48,7 @@ def test_an_endless_model_script_is_refused_at_once_in_bounded_memory(tmp_path: 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["device", "fifo"])
 def test_an_endless_pass_file_is_refused_at_once_in_bounded_memory(tmp_path: Path, kind: str) -> None:
-    passes = "/dev/zero" if kind == "device" else tmp_path / "passes.yaml"
-    if kind == "fifo":
-        os.mkfifo(passes)
+    passes = _endless(tmp_path / "passes.yaml", kind)
     ended = airctl_capped("compile", MODELS / "seed.py", "--passes", passes, "--out", tmp_path / "runs",
                           cwd=tmp_path, timeout=120)
     assert not ended.timed_out, ended.text[-2000:]
