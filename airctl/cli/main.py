@@ -79,8 +79,9 @@ def _app_code(argv: list[str]) -> Any:
 
     try:
         from airctl.cli.app import run_app
+        from airctl.pipeline.run.frame_stack import call_roomy
 
-        run_app(argv)
+        call_roomy(run_app, argv)
     except SystemExit as e:
         # typer turns an interrupt that lands while it parses into Exit(130)
         stop = find_in_chain(e, KeyboardInterrupt, suppressed=False)

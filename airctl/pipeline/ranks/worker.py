@@ -36,6 +36,7 @@ from airctl.errors import interrupt_exit_code
 from airctl.pipeline.ranks.orphans import die_with_parent
 from airctl.pipeline.run import signals
 from airctl.pipeline.run.boundary import exit_leaving_threads
+from airctl.pipeline.run.frame_stack import call_roomy
 from airctl.pipeline.run.rank import RankRun
 from airctl.pipeline.target import Target
 
@@ -114,9 +115,8 @@ def main(argv: list[str]) -> int:
 
     place = RankRun(root, {**rank.fields(), "pid": os.getpid()}, log, request.collective_timeout_s)
     try:
-        if request.command == "run":
-            return _run(request, place, say)
-        return _compile(request, place, say)
+        work = _run if request.command == "run" else _compile
+        return call_roomy(work, request, place, say)  # as a command does: one roomy frame-stack block
     except KeyboardInterrupt as stop:
         say(f"{stop or 'interrupted'} (torchrun stops every rank once one failed)")
         return interrupt_exit_code(stop)
