@@ -30,7 +30,7 @@ class Snapshots:
 
     def encode(self, file: str, graph: Graph) -> str:
         """The snapshot's JSON text (on the background writer's thread); kept in place of the graph."""
-        text = write_json(graph)
+        text = write_json(graph, compact=True)  # defaults left out, no derived edges (docs/graph-json.md)
         self._encoded[file] = text
         self._graphs.pop(file, None)
         return text

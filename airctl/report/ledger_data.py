@@ -24,6 +24,7 @@ from airctl.ledger.defaults import Request
 from airctl.ledger.index import GraphEntry, StageEntry, StageRef
 from airctl.ledger.reader import Ledger
 from airctl.modes import MAX_AUTOTUNE
+from airctl.report.ahead import Ahead, worth_forking
 from airctl.report.payload import Group
 from airctl.why import why_table
 
@@ -32,9 +33,10 @@ RUN_FIELDS = ("run_id", "created", "status", "command", "backend", "mode", "mode
 
 
 def graph_entry(info: GraphEntry, stages: list[tuple[StageEntry, Graph | None, str]], groups: list[Group],
-                open_at: int | None = None, mode: str = MAX_AUTOTUNE) -> dict[str, Any]:
+                open_at: int | None = None, mode: str = MAX_AUTOTUNE, ahead: Ahead | None = None) -> dict[str, Any]:
     """One graph's stage list; ``stages`` holds (index.json stage entry, graph or None, snapshot key);
-    ``open_at``: the position of the stage the viewer opens on; ``mode``: the run's (for the lane view)."""
+    ``open_at``: the position of the stage the viewer opens on; ``mode``: the run's (for the lane view);
+    ``ahead``: the snapshots' lane views and program orders, worked out in a child (report/ahead.py)."""
     by_kind: dict[str, int] = {}  # "fx", "ge", and "dynamo": Dynamo's graph is not AOT's, nor laid out with it
     seen: dict[str, tuple[int, int]] = {}  # snapshot key -> (group, snap)
     out_stages = []
@@ -57,8 +59,8 @@ def graph_entry(info: GraphEntry, stages: list[tuple[StageEntry, Graph | None, s
             g = by_kind.get(kind)
             if g is None:
                 g = by_kind[kind] = len(groups)
-                groups.append(Group(info.id, graph.dialect, mode=mode))
-            snap, diff = groups[g].add(graph)
+                groups.append(Group(info.id, graph.dialect, mode=mode, ahead=ahead))
+            snap, diff = groups[g].add(graph, key=key)
             seen[key] = (g, snap)
         row.update(group=g, snap=snap, diff=diff)
         out_stages.append(row)
@@ -102,6 +104,8 @@ def graphs_payload(ledger: Ledger, known: Mapping[str, Graph] | None = None) -> 
     cache: dict[str, Graph | None] = {}
     known = known or {}
     pane = None
+    mode = index.run_mode or MAX_AUTOTUNE
+    ahead = _ahead(ledger, known, mode)
     for info in index.graphs:
         stages = []
         for ref in ledger.stages(info.id):
@@ -111,11 +115,20 @@ def graphs_payload(ledger: Ledger, known: Mapping[str, Graph] | None = None) -> 
             stages.append((ref.entry, cache[ref.file], ref.file))
         opened = ledger.default_stage(Request.REPORT, info.id)
         at = next((k for k, s in enumerate(info.stages) if opened is not None and s is opened.entry), None)
-        graphs.append(graph_entry(info, stages, groups, at, index.run_mode or MAX_AUTOTUNE))
+        graphs.append(graph_entry(info, stages, groups, at, mode, ahead))
         shown = cache.get(opened.file) if opened is not None else None
         if pane is None and shown is not None and any(n.stream for n in shown.nodes):
             pane = "both"  # the run has streams: the lane view, the best view of a stream plan, opens beside
     return {"graphs": graphs, "groups": [g.to_json() for g in groups], "pane": pane}
+
+
+def _ahead(ledger: Ledger, known: Mapping[str, Graph], mode: str) -> Ahead | None:
+    """A child working out every snapshot's lane view and program order, when the ledger is big enough."""
+    refs = {ref.file: ref for info in ledger.index.graphs for ref in ledger.stages(info.id)}
+    if not worth_forking(ref.entry.nodes for ref in refs.values()):
+        return None
+    return Ahead([(file, lambda ref=ref: known.get(ref.file) or _load(ledger, ref)) for file, ref in refs.items()],
+                 mode)
 
 
 def _load(ledger: Ledger, stage: StageRef) -> Graph | None:

@@ -132,12 +132,38 @@ def viewer_js() -> str:
 def payload_json(obj: Any) -> str:
     """The payload as compact JSON; NaN and infinities become the strings ``"NaN"``, ``"Infinity"``,
     ``"-Infinity"`` (JSON has no such numbers). The payload's builder already wrote graph
-    attributes that way, so the slow path (a pass over every string) is for anything else."""
-    try:
-        return json.dumps(obj, separators=(",", ":"), default=str, allow_nan=False)
+    attributes that way, so the slow path (a pass over every string) is for anything else.
+
+    The ``groups`` (nearly all of a big report: every snapshot's arrays, node details and lane
+    views, built by :mod:`airctl.report.payload` with every float already spelt) are encoded by
+    orjson when it is installed, about six times faster, and written last."""
+    groups = obj.get("groups") if isinstance(obj, dict) else None
+    fast = _orjson_text(groups) if groups else None
+    if fast is None:
+        return _json_text(obj)
+    rest = _json_text({k: v for k, v in obj.items() if k != "groups"})
+    return f'{rest[:-1]}{"," if len(rest) > 2 else ""}"groups":{fast}}}'
+
+
+def _json_text(obj: Any) -> str:
+    try:  # check_circular off: the payload is a tree the report built (no container holds itself)
+        return json.dumps(obj, separators=(",", ":"), default=str, allow_nan=False, check_circular=False)
     except ValueError:
         text = json.dumps(obj, separators=(",", ":"), default=str)
     return _NON_FINITE.sub(lambda m: m.group(0) if m.group(0)[0] == '"' else f'"{m.group(0)}"', text)
+
+
+def _orjson_text(value: Any) -> str | None:
+    """``value`` as JSON by orjson, or None (not installed, or a value it cannot encode: an integer
+    over 64 bits): the caller then uses :mod:`json`."""
+    try:
+        import orjson
+    except ImportError:
+        return None
+    try:
+        return orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS).decode("utf-8")
+    except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError
+        return None
 
 
 _NON_FINITE = re.compile(r'"(?:[^"\\]|\\.)*"|-?Infinity|NaN')

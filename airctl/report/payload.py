@@ -39,6 +39,7 @@ from airctl.modes import MAX_AUTOTUNE
 from airctl.render.layout import layered_layout
 from airctl.render.order import program_order
 from airctl.render.style import stream_fills
+from airctl.report.ahead import Ahead
 from airctl.report.lanes_data import lanes_json
 
 MAX_DIFF_EDGES = 5000  # highlighted edges per stage; the summary keeps the full counts
@@ -136,6 +137,7 @@ class Group:
     graph_id: str
     dialect: str
     mode: str = MAX_AUTOTUNE  # the run's mode: the semantics of the lane view and its findings
+    ahead: Ahead | None = None  # lane views and program orders worked out in a child (report/ahead.py)
     keys: list[str] = field(default_factory=list)
     key_index: dict[str, int] = field(default_factory=dict)
     edges: set[tuple[int, int]] = field(default_factory=set)
@@ -150,6 +152,7 @@ class Group:
     _prev_det: dict[int, tuple[Node, int]] = field(default_factory=dict)
     _prev_refs: Refs | None = None  # the previous snapshot's reference table
     _sides: Sides = field(default_factory=Sides)  # the diff arrays of the last two snapshots
+    _unsettled: list[tuple[dict[str, Any], list[int], Graph, str | None]] = field(default_factory=list)
 
     def _slot(self, name: str, used: set[int]) -> int:
         u = self.key_index.get(name)
@@ -163,16 +166,18 @@ class Group:
         self.keys.append(key)
         return u
 
-    def add(self, graph: Graph, report: DiffReport | None = None) -> tuple[int, dict[str, Any] | None]:
+    def add(self, graph: Graph, report: DiffReport | None = None,
+            key: str | None = None) -> tuple[int, dict[str, Any] | None]:
         """Add a snapshot; returns its index and its diff against the previous snapshot (None for the first).
         Its reference table is built once (:func:`pinned`) for every reader of it here (edges, program
-        order, lane view, verifier, diff), and its diff arrays serve its diff with the next snapshot too."""
+        order, lane view, verifier, diff), and its diff arrays serve its diff with the next snapshot too.
+        ``key``: the snapshot's file, when :attr:`ahead` works out its lane view and program order."""
         with pinned(graph) as refs:
-            out = self._add(graph, report)
+            out = self._add(graph, report, key if self.ahead is not None else None)
         self._prev_refs = refs
         return out
 
-    def _add(self, graph: Graph, report: DiffReport | None) -> tuple[int, dict[str, Any] | None]:
+    def _add(self, graph: Graph, report: DiffReport | None, key: str | None) -> tuple[int, dict[str, Any] | None]:
         prev = self._prev
         if prev is not None and report is None:
             with pinned(prev, self._prev_refs):
@@ -216,7 +221,7 @@ class Group:
         new_det: dict[int, tuple[Node, int]] = {}
         for node, u in zip(graph.nodes, positions, strict=True):
             old = prev_det.get(u)
-            if old is not None and old[0] == node:
+            if old is not None and (old[0] is node or old[0].__dict__ == node.__dict__):  # Node's fields, in C
                 d = old[1]
             else:
                 d = len(self.details)
@@ -224,17 +229,15 @@ class Group:
             det.append(d)
             new_det[u] = (node, d)
         edges = _edges(graph, positions)
-        order = program_order(graph)
-        edges["order"] = [positions[i] for pair in order.pairs() for i in pair]
-        self.pull.update(positions[i] for i in order.pull)
-        self.column.update(zip(positions, order.streams, strict=True))
         union_edges = self.edges
         for flat in edges.values():
             union_edges.update(zip(flat[::2], flat[1::2], strict=True))
-        lanes = lanes_json(graph, self.mode, lambda s: streams.setdefault(s, len(streams)))
         snap = {"nodes": positions, "names": renamed, "op": op_ids, "stream": stream_ids, "det": det,
-                "edges": edges, "lanes": lanes}
+                "edges": edges, "lanes": None}
         self.snapshots.append(snap)
+        self._unsettled.append((snap, positions, graph, key))
+        if key is None:  # worked out here and now, as the snapshots come
+            self.settle()
         diff = None if prev is None or report is None else self._diff(report, cur_u)
         self._prev, self._prev_u, self._prev_det = graph, cur_u, new_det
         return len(self.snapshots) - 1, diff
@@ -254,7 +257,29 @@ class Group:
             "edges_removed": edge_list(report.edges_removed, prev_u),
         }
 
+    def settle(self) -> None:
+        """Give the snapshots added so far their program order and lane view (:mod:`airctl.report.ahead`'s,
+        or worked out here), in the order they were added."""
+        streams = self.streams
+        for snap, positions, graph, key in self._unsettled:
+            extras = self.ahead.take(key, graph) if key is not None and self.ahead is not None else None
+            if extras is None:
+                order = program_order(graph)
+                pairs, pull, order_streams = [i for pair in order.pairs() for i in pair], order.pull, order.streams
+                lanes = lanes_json(graph, self.mode, lambda s: streams.setdefault(s, len(streams)))
+            else:
+                order_json, lanes = extras["order"], extras["lanes"]
+                pairs, pull, order_streams = order_json["pairs"], order_json["pull"], order_json["streams"]
+                lanes["streams"] = [streams.setdefault(s, len(streams)) for s in lanes["streams"]]
+            flat = snap["edges"]["order"] = [positions[i] for i in pairs]
+            self.edges.update(zip(flat[::2], flat[1::2], strict=True))
+            self.pull.update(positions[i] for i in pull)
+            self.column.update(zip(positions, order_streams, strict=True))
+            snap["lanes"] = lanes
+        self._unsettled.clear()
+
     def to_json(self) -> dict[str, Any]:
+        self.settle()
         columns = list(dict.fromkeys(self.column.values()))
         col = {s: k for k, s in enumerate(columns)}
         groups = [col[self.column[u]] for u in range(len(self.keys))] if len(columns) > 1 else None

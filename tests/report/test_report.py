@@ -214,3 +214,22 @@ def test_each_snapshot_carries_its_order_edges_and_lane_view(tmp_path: Path) -> 
     marks = {(names[m[0]], m[2], m[4]) for m in snap["lanes"]["marks"]}
     race = "race_cross_stream_without_wait"
     assert ("add", race, 1) in marks and ("mm", race, 0) in marks  # on the reader; the value read is involved
+
+
+def test_the_payload_reads_the_same_whichever_encoder_wrote_its_groups(monkeypatch: pytest.MonkeyPatch) -> None:
+    """orjson writes the groups (report/page.py) when installed; json, the rest and the fallback."""
+    import json
+
+    from airctl.report import page
+
+    groups = [{"keys": ["a", "<\u00b7>"], "details": [{"attrs": {"n": "NaN", 3: None}}]}]
+    assert page._orjson_text(groups) is not None  # orjson is a dependency: the fast path is taken
+    assert page._orjson_text([{"big": 2**70}]) is None  # over 64 bits: json's turn
+    payloads = [{"title": "t \u00d7 \u2028", "run": {"timings": {"x": float("nan")}}, "groups": g, "why": {}}
+                for g in (groups, [*groups, {"big": 2**70}])]
+    fast = [page.payload_json(p) for p in payloads]
+    monkeypatch.setattr(page, "_orjson_text", lambda value: None)
+    slow = [page.payload_json(p) for p in payloads]
+    assert [json.loads(t) for t in fast] == [json.loads(t) for t in slow]
+    assert json.loads(fast[0])["run"]["timings"]["x"] == "NaN"  # outside the groups: still spelt, never null
+    assert page.payload_json({"groups": [{"n": 1}]}) == '{"groups":[{"n":1}]}'

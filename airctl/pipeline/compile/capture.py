@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from airctl.aside import Aside
 from airctl.graph.model import Graph
 from airctl.hooks.pass_switch import skipped_by_observer
 from airctl.instrument import Instrument, PassRunner
@@ -38,7 +39,6 @@ from airctl.io.ge_proto import ge_digest, graph_from_ge_proto
 from airctl.io.listing import fx_code, ge_ops_text
 from airctl.ledger.writer import LedgerWriter, Text
 from airctl.modes import MAX_AUTOTUNE, Capture
-from airctl.pipeline.compile.aside import Aside
 from airctl.pipeline.compile.why_events import cache_event, link_graphs
 
 GE_STAGE_NAMES = {"original_ge_graph": "ge-original", "optimized_ge_graph": "ge-optimized"}
@@ -221,7 +221,7 @@ class CaptureSession:
         return ids
 
     def aside(self, job: Callable[[], Any], then: Callable[[bool], Any]) -> None:
-        """Run ``job`` now in a forked child (:mod:`airctl.pipeline.compile.aside`); :meth:`finalize` waits
+        """Run ``job`` now in a forked child (:mod:`airctl.aside`); :meth:`finalize` waits
         for it and calls ``then(succeeded)``."""
         self._aside.append((Aside(job), then))
 

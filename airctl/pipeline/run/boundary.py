@@ -5,7 +5,7 @@
 - ``os._exit(n)`` ends the process at once, with no ``finally`` and no ``atexit``: the ledger stayed
   ``running`` and ``airctl compile`` exited ``n`` with no word (0 looked like success). While a run
   is open, :func:`guarded_exit` replaces ``os._exit`` *for this process only* (a forked child, the
-  pbtxt writer of :mod:`airctl.pipeline.compile.aside` or a DataLoader worker, exits as before):
+  pbtxt writer of :mod:`airctl.aside` or a DataLoader worker, exits as before):
   the run is closed with the caller's file and line, then the process ends.
 - A non-daemon thread the user's code started and left running keeps Python from exiting after
   ``main`` returns: airctl printed its summary and hung. :func:`leftover_threads` names them;

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from airctl.pipeline.compile.aside import Aside
+from airctl.aside import Aside
 
 needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
 
@@ -47,3 +47,35 @@ def test_without_fork_the_job_runs_in_process_when_waited_for(tmp_path: Path, mo
     aside = Aside(lambda: ran.append(os.getpid()))
     assert not aside.forked and ran == []
     assert aside.wait() is True and ran == [os.getpid()]
+
+
+@needs_fork
+def test_a_job_hands_back_bytes_from_the_child() -> None:
+    aside = Aside(lambda: f"{os.getpid()}".encode() + b"x" * 200_000, returns=True)  # more than a pipe holds
+    assert aside.forked
+    data = aside.result()
+    assert data is not None and data.endswith(b"x" * 200_000)
+    assert int(data[:-200_000]) != os.getpid()
+
+
+@needs_fork
+def test_a_job_that_fails_in_the_child_hands_back_none() -> None:
+    def job() -> bytes:
+        raise ValueError("no")
+
+    aside = Aside(job, returns=True)
+    assert aside.result() is None
+
+
+def test_without_fork_the_job_runs_when_its_result_is_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delattr(os, "fork", raising=False)
+    ran: list[int] = []
+
+    def job() -> bytes:
+        ran.append(os.getpid())
+        return b"inline"
+
+    aside = Aside(job, returns=True)
+    assert not aside.forked and ran == []
+    assert aside.result() == b"inline"
+    assert ran == [os.getpid()]

@@ -1,4 +1,4 @@
-"""Run a piece of Python work in a forked child process, beside the compile, on another core.
+"""Run a piece of Python work in a forked child process, beside the compile (or the report), on another core.
 
 Why: by default the capture keeps TorchAir's own pbtxt of the optimized GE graph, and only the
 live GraphDef can give that text (TorchAir lists a node's attributes in the order of its
@@ -16,6 +16,11 @@ Ctrl-C that reaches the parent while it forks is held back until the fork is don
 raised in one of them is printed and dropped. :meth:`Aside.wait` says whether the job succeeded;
 the parent acts on the result only then (lists the file). Where ``fork`` does not exist (Windows)
 or fails, the job runs in the parent when waited for.
+
+A job may also hand back bytes (``Aside(job, returns=True)``; :meth:`Aside.result`): the child
+writes them to an unnamed temporary file opened before the fork, so it never blocks on a reader
+(a pipe holds 64 KiB) and nothing is left on disk. The report works out its lane views this way
+beside its diffs (:mod:`airctl.report.ahead`).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import gc
 import os
 import signal
 import sys
+import tempfile
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -33,13 +39,16 @@ from typing import Any
 class Aside:
     """A job started in a forked child (or kept to run inline when waited for)."""
 
-    def __init__(self, job: Callable[[], Any]) -> None:
+    def __init__(self, job: Callable[[], Any], returns: bool = False) -> None:
         self._job: Callable[[], Any] | None = job
         self._pid: int | None = None
         self._ok: bool | None = None
+        self._out: Any = None  # returns: the child's bytes (a temporary file), or the inline job's
         fork = getattr(os, "fork", None)
         if fork is None:
             return
+        if returns:
+            self._out = tempfile.TemporaryFile()
         for stream in (sys.stdout, sys.stderr):  # nothing buffered that the child could print again
             with contextlib.suppress(Exception):
                 stream.flush()
@@ -54,7 +63,10 @@ class Aside:
             try:
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
                 gc.disable()
-                job()
+                data = job()
+                if self._out is not None:
+                    self._out.write(data)
+                    self._out.flush()
                 code = 0
             except BaseException:  # noqa: BLE001 - reported by the exit code; the parent decides
                 code = 1
@@ -67,6 +79,9 @@ class Aside:
         if pid is not None:
             self._pid = pid
             self._job = None  # the parent keeps nothing the job holds
+        elif self._out is not None:  # the fork failed: the job runs inline, its result kept in memory
+            self._out.close()
+            self._out = None
 
     @property
     def forked(self) -> bool:
@@ -79,7 +94,7 @@ class Aside:
         if self._pid is None:
             job, self._job = self._job, None
             if job is not None:
-                job()
+                self._out = job()
             self._ok = True
             return True
         while True:
@@ -93,6 +108,23 @@ class Aside:
                 continue
         self._ok = os.waitstatus_to_exitcode(status) == 0
         return self._ok
+
+    def result(self) -> bytes | None:
+        """What the job returned (``returns=True``), once it has ended; None when it failed in the child
+        (the caller does the work itself). Read once: the temporary file is closed."""
+        ok = self.wait()
+        out, self._out = self._out, None
+        if self._pid is None:
+            return out
+        if out is None:
+            return None
+        try:
+            if not ok:
+                return None
+            out.seek(0)
+            return out.read()
+        finally:
+            out.close()
 
 
 def _hold_sigint(held: list[int]) -> Any:
