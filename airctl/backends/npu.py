@@ -20,9 +20,10 @@ class NpuBackend(Backend):
     def session(self, runs: Any, model_path: Path | None = None) -> Iterator[Any]:
         ensure_torch_importable()
         from airctl.hooks import signal_handlers
+        from airctl.signal_guard import deferred_signals
 
-        try:
-            with signal_handlers.kept():  # TorchAir's own would swallow Ctrl-C (see the module)
+        try:  # deferred: torch's and torch_npu's C++ start-up call back into Python (airctl/signal_guard.py)
+            with signal_handlers.kept(), deferred_signals():  # TorchAir's own would swallow Ctrl-C (see the module)
                 import torch_npu  # noqa: F401
                 import torchair
         except Exception as e:  # ImportError from missing CANN libs, RuntimeError from autoload

@@ -24,8 +24,13 @@ class SimBackend(Backend):
 
     @contextmanager
     def session(self, runs: Any, model_path: Path | None = None) -> Iterator[Any]:
+        from airctl.signal_guard import deferred_signals
         from airctl.sim.ascend_ir import find_declarations
-        from airctl.sim.session import session
+
+        with deferred_signals():  # torch's C++ start-up calls back into Python: an interrupt there aborts
+            import torch  # noqa: F401
+
+            from airctl.sim.session import session
 
         # sim's stand-in for CANN's op registry: custom ops' IR declared beside the model (docs/sim.md)
         self.ascend_ir = find_declarations(model_path) if model_path is not None else None
