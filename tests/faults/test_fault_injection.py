@@ -63,6 +63,10 @@ def _interrupted_after(delay: float, out: Path, **kwargs: object) -> dict | None
             timer.cancel()
             timer.join()  # a timer that fired just after the compile delivers its interrupt here
     except KeyboardInterrupt:
+        if not out.is_dir() or not any(p.is_dir() for p in out.iterdir()):
+            # it landed while the run's ledger was being made: nothing is left behind (docs/reliability.md)
+            assert not out.is_dir() or not list(out.glob("**/*.tmp")), list(out.iterdir())
+            return {"status": "interrupted", "graphs": []}
         index = _ledger(out)
         if index["status"] == "ok":  # the run had finished: nothing was interrupted
             return None
