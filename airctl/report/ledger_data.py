@@ -110,8 +110,7 @@ def graphs_payload(ledger: Ledger, known: Mapping[str, Graph] | None = None) -> 
         stages = []
         for ref in ledger.stages(info.id):
             if ref.file not in cache:
-                graph = known.get(ref.file)
-                cache[ref.file] = graph if graph is not None else _load(ledger, ref)
+                cache[ref.file] = _snapshot(ledger, known, ref)
             stages.append((ref.entry, cache[ref.file], ref.file))
         opened = ledger.default_stage(Request.REPORT, info.id)
         at = next((k for k, s in enumerate(info.stages) if opened is not None and s is opened.entry), None)
@@ -127,8 +126,13 @@ def _ahead(ledger: Ledger, known: Mapping[str, Graph], mode: str) -> Ahead | Non
     refs = {ref.file: ref for info in ledger.index.graphs for ref in ledger.stages(info.id)}
     if not worth_forking(ref.entry.nodes for ref in refs.values()):
         return None
-    return Ahead([(file, lambda ref=ref: known.get(ref.file) or _load(ledger, ref)) for file, ref in refs.items()],
-                 mode)
+    return Ahead([(file, lambda ref=ref: _snapshot(ledger, known, ref)) for file, ref in refs.items()], mode)
+
+
+def _snapshot(ledger: Ledger, known: Mapping[str, Graph], stage: StageRef) -> Graph | None:
+    """The stage's snapshot: the caller's copy in memory, else read (None when it cannot be)."""
+    graph = known.get(stage.file)
+    return graph if graph is not None else _load(ledger, stage)
 
 
 def _load(ledger: Ledger, stage: StageRef) -> Graph | None:

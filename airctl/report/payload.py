@@ -37,10 +37,8 @@ from airctl.graph.refs import Refs, pinned
 from airctl.io.json_io import non_finite_text
 from airctl.modes import MAX_AUTOTUNE
 from airctl.render.layout import layered_layout
-from airctl.render.order import program_order
 from airctl.render.style import stream_fills
-from airctl.report.ahead import Ahead
-from airctl.report.lanes_data import lanes_json
+from airctl.report.ahead import Ahead, snapshot_extras
 
 MAX_DIFF_EDGES = 5000  # highlighted edges per stage; the summary keeps the full counts
 NODE_W = 150.0
@@ -262,19 +260,16 @@ class Group:
         or worked out here), in the order they were added."""
         streams = self.streams
         for snap, positions, graph, key in self._unsettled:
-            extras = self.ahead.take(key, graph) if key is not None and self.ahead is not None else None
-            if extras is None:
-                order = program_order(graph)
-                pairs, pull, order_streams = [i for pair in order.pairs() for i in pair], order.pull, order.streams
-                lanes = lanes_json(graph, self.mode, lambda s: streams.setdefault(s, len(streams)))
+            if key is not None and self.ahead is not None:
+                extras = self.ahead.take(key, graph)
             else:
-                order_json, lanes = extras["order"], extras["lanes"]
-                pairs, pull, order_streams = order_json["pairs"], order_json["pull"], order_json["streams"]
-                lanes["streams"] = [streams.setdefault(s, len(streams)) for s in lanes["streams"]]
-            flat = snap["edges"]["order"] = [positions[i] for i in pairs]
+                extras = snapshot_extras(graph, self.mode)
+            order, lanes = extras["order"], extras["lanes"]
+            lanes["streams"] = [streams.setdefault(s, len(streams)) for s in lanes["streams"]]
+            flat = snap["edges"]["order"] = [positions[i] for i in order["pairs"]]
             self.edges.update(zip(flat[::2], flat[1::2], strict=True))
-            self.pull.update(positions[i] for i in pull)
-            self.column.update(zip(positions, order_streams, strict=True))
+            self.pull.update(positions[i] for i in order["pull"])
+            self.column.update(zip(positions, order["streams"], strict=True))
             snap["lanes"] = lanes
         self._unsettled.clear()
 

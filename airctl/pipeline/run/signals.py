@@ -32,11 +32,12 @@ from contextlib import contextmanager
 from typing import Any
 
 from airctl.errors import Terminated, find_in_chain
+from airctl.signal_guard import HELD
 
 INTERVAL_S = 1.0  # long enough for an interrupt on its way out of TorchAir to reach the run's handler
 TRIES = 5
 DRAIN_S = 0.1  # how long the end of a block waits for a redelivery already sent (it lands in microseconds)
-SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+SIGNALS = HELD  # SIGINT, SIGTERM, SIGHUP where the platform has them
 
 
 class Redelivery:
