@@ -75,7 +75,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 # so these start first and the many short files fill in around them; ordered by their count of tests,
 # as xdist does by default, tests/run/test_lifecycle.py began late and ran on alone at the end.
 HEAVY_FIRST = (
-    "tests/faults/test_interrupt_at_the_end.py",  # ~70 s alone: ten cold compiles one after another
+    "tests/faults/test_interrupt_at_the_end.py",  # ~60 s alone: six cold compiles one after another
     "tests/cli/test_verdicts.py",  # ~150 s alone (-n 0, a busy host): compiles a transformers model 20 times
     "tests/run/test_lifecycle.py",  # 110 s
     "tests/pipeline/test_transformers_models.py",  # 101 s

@@ -72,18 +72,15 @@ def exiting(pid: int) -> bool:
 
 
 @pytest.mark.slow
-def test_sigint_every_50_ms_over_the_end_of_a_compile_never_exits_0(tmp_path: Path) -> None:
+def test_sigint_every_75_ms_over_the_end_of_a_compile_never_exits_0(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO), "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
     argv = [sys.executable, "-m", "airctl", "compile", str(MODELS / "seed.py"), "--out", str(tmp_path / "runs")]
-    walls = []
-    for _ in range(2):  # the faster of two: a busy host makes the first slower
-        start = time.monotonic()
-        subprocess.run(argv, env=env, check=True, capture_output=True)
-        walls.append(time.monotonic() - start)
-    wall = min(walls)
+    start = time.monotonic()
+    subprocess.run(argv, env=env, check=True, capture_output=True)
+    wall = time.monotonic() - start  # a compile that ends before its interrupt moves the sweep earlier (below)
     outcomes, ended_first, k = [], 0, 0
-    while k < 7 and ended_first < 8:  # from 0.3 s before the fastest end (the window: its last ~0.2 s) to the end
-        at = max(0.5, wall - 0.3 + 0.05 * k)
+    while k < 5 and ended_first < 8:  # from 0.3 s before the fastest end (the window: its last ~0.2 s) to the end
+        at = max(0.5, wall - 0.3 + 0.075 * k)
         start = time.monotonic()
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         time.sleep(at)

@@ -214,6 +214,11 @@ def test_a_signal_at_every_phase_of_a_compile(tmp_path: Path, signum: int, warm_
         landed = _indexes(tmp_path / f"runs-{signal.Signals(signum).name}-torchair-import")
         assert [i for i in landed if "backend_seconds" not in i.get("timings", {})], (fresh, landed)
     cut += _sweep(warm_process, ["compile", ENDS / "slow.py"], tmp_path, signum, warm)
+    for scale in (0.6, 0.35):  # runs faster than the timing one (a host that got quieter): the phases again, earlier
+        if cut >= 2:
+            break
+        cut += _sweep(warm_process, ["compile", ENDS / "slow.py"], tmp_path, signum,
+                      {f"{phase}-x{scale}": at * scale for phase, at in warm.items() if phase != "closing"})
     assert cut >= 2, f"moments land while the run's ledger exists ({fresh_moments}, {warm})"
     _xfail_if_aborted(known)
 
