@@ -52,7 +52,7 @@ def check_source(path: Path | str | None, *, mode: str | None = None, stage: str
     if is_multi_rank(source.path):
         return check_ranks_ledger(source.path, mode=mode, stage=stage)
     checked = []
-    for target in check_targets(source, stage=stage, passes=passes, mode=mode):
+    for target in check_targets(source, stage=stage, passes=passes, mode=mode, runs_dir=runs_dir):
         used = MAX_AUTOTUNE if target.graph.dialect == "ge" else mode or target.mode or _ops_mode(target.graph)
         findings = verify(target.graph, used) + list(target.findings)
         for f in findings:

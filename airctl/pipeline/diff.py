@@ -62,7 +62,7 @@ def diff_sources(a: Path | None, b: Path | None = None, *, from_stage: str | Non
     if window is not None:
         from_stage, to_stage = f"{window.before.graph_id}/{window.before.name}", \
             f"{window.after.graph_id}/{window.after.name}"
-    old, new = load_pair(a, b, from_stage, to_stage)
+    old, new = load_pair(a, b, from_stage, to_stage, runs_dir)
     outcome = DiffOutcome(old, new, diff_pair(old, new), window=window)
     outcome.report.a_name, outcome.report.b_name = _side_labels(a, b, from_stage, to_stage, old)
     if html is not None:
@@ -164,8 +164,10 @@ def diff_pair(old: Graph, new: Graph) -> DiffReport:
     return diff_graphs(old, new)
 
 
-def load_pair(a: Path, b: Path | None, from_stage: str | None, to_stage: str | None) -> tuple[Graph, Graph]:
-    """The two graphs to compare: two sources, or two stages of ledger ``a`` (defaults: docs/ledger.md)."""
+def load_pair(a: Path, b: Path | None, from_stage: str | None, to_stage: str | None,
+              runs_dir: Path = Path("airctl-runs")) -> tuple[Graph, Graph]:
+    """The two graphs to compare: two sources (a model script compiled into ``runs_dir``), or two stages
+    of ledger ``a`` (defaults: docs/ledger.md)."""
     from airctl.ledger.defaults import Request, StageRequest
     from airctl.ledger.reader import Ledger
     from airctl.pipeline.source import load_source
@@ -173,7 +175,8 @@ def load_pair(a: Path, b: Path | None, from_stage: str | None, to_stage: str | N
     if b is not None:
         if _is_ledger(a) and _is_ledger(b):  # two runs, one stage named: the same stage of both
             from_stage, to_stage = from_stage or to_stage, to_stage or from_stage
-        return load_source(a, from_stage, Request.DIFF_SOURCE), load_source(b, to_stage, Request.DIFF_SOURCE)
+        return (load_source(a, from_stage, Request.DIFF_SOURCE, runs_dir=runs_dir),
+                load_source(b, to_stage, Request.DIFF_SOURCE, runs_dir=runs_dir))
     if not is_ledger(a):
         raise AirctlError("diff needs two graphs, or one ledger folder with --from/--to", file=str(a),
                           hint="airctl diff OLD NEW  |  airctl diff LEDGER --from STAGE --to STAGE")

@@ -12,7 +12,8 @@ a run id, a unique part of    a run of ``--out`` (:func:`airctl.ledger.runs.reso
 one, ``latest``,              ``latest~N``: the N-th run before the current one
 ``latest~N``                  (``./latest``: a file of that name)
 a ledger or rank folder       that run (``airctl-runs/<id>``, ``.../ranks/<rank>``)
-a model script ``.py``        compiled first (:func:`compile_script`), into ``./airctl-runs``
+a model script ``.py``        compiled first (:func:`compile_script`), into the command's ``--out``
+                              (``dump``, whose ``--out`` is its output file: ``./airctl-runs``)
 a graph file                  TorchAir ``.pbtxt``/``.txt``/``.py`` dump, airctl ``.json``, their
                               ``.gz``; for ``check`` also a DEBUG log or a ``graph():`` listing
 a profiler folder             a torch_npu profiler output (``profile --times``)
@@ -176,13 +177,15 @@ def choose_model(source: Source, *, entry: str | None, mode: str | None, passes:
 
 
 def compile_script(path: Path, mode: str, *, command: str, passes: Path | str | None = None,
-                   verify: bool = True, report: bool = True) -> Path:
-    """Compile a model script into ./airctl-runs and return its ledger folder (imports torch)."""
+                   verify: bool = True, report: bool = True, out_dir: Path = Path("airctl-runs")) -> Path:
+    """Compile a model script into ``out_dir`` (the command's ``--out``, else ./airctl-runs) and return
+    its ledger folder (imports torch)."""
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
     from airctl.pipeline.target import Target
 
     target = Target(path, mode=mode, passes_file=Path(passes) if passes else None)
-    result = compile_model(CompileRequest(target, command=command, verify=verify, report=report))
+    result = compile_model(CompileRequest(target, out_dir=Path(out_dir), command=command, verify=verify,
+                                          report=report))
     if not result.index.graphs:
         if result.error is not None:
             raise result.error
@@ -191,11 +194,12 @@ def compile_script(path: Path, mode: str, *, command: str, passes: Path | str | 
 
 
 def load_source(source: Source | Path | str, stage: str | None = None,
-                request: StageRequest | Request = Request.DUMP, mode: str = MAX_AUTOTUNE) -> Graph:
-    """The graph a SOURCE names; a model script is compiled first (``airctl dump``/``diff``)."""
+                request: StageRequest | Request = Request.DUMP, mode: str = MAX_AUTOTUNE,
+                runs_dir: Path = Path("airctl-runs")) -> Graph:
+    """The graph a SOURCE names; a model script is compiled first, into ``runs_dir`` (``airctl dump``/``diff``)."""
     path = source.path if isinstance(source, Source) else Path(source)
     if is_model_script(path):
-        path = compile_script(path, mode, command="dump")
+        path = compile_script(path, mode, command="dump", out_dir=runs_dir)
     return read_source(path, stage, request)
 
 
@@ -222,12 +226,12 @@ def read_source(source: Path | str, stage: str | None = None,
 
 
 def check_targets(source: Source, *, stage: str | None = None, passes: Path | str | None = None,
-                  mode: str | None = None) -> list:
+                  mode: str | None = None, runs_dir: Path = Path("airctl-runs")) -> list:
     """What ``airctl check SOURCE`` verifies; a model script is compiled (with ``passes``) first."""
     from airctl.verify.inputs import ledger_targets, load_targets
 
     if source.form is Form.MODEL:
         ledger = compile_script(source.path, mode or MAX_AUTOTUNE, command="check", passes=passes, verify=False,
-                                report=False)
+                                report=False, out_dir=runs_dir)
         return ledger_targets(ledger, None)
     return load_targets(source.path, stage=stage)

@@ -139,8 +139,11 @@ def test_model_script_with_pass_file_is_compiled_and_checked(tmp_path: Path, mon
     assert r.exit_code == 1, r.output
     rules = {f["rule"] for f in json.loads(r.stdout)["findings"] if f["severity"] == "error"}
     assert rules == {"race_cross_stream_without_wait"}
-    r = check(seed, "--passes", str(passes), "--mode", "max-autotune", "--json")
+    assert len(list((tmp_path / "airctl-runs").glob("*/index.json"))) == 1  # no --out: ./airctl-runs
+    r = check(seed, "--passes", str(passes), "--mode", "max-autotune", "--json", "--out", tmp_path / "mine")
     assert r.exit_code == 0 and json.loads(r.stdout)["errors"] == 0
+    assert len(list((tmp_path / "mine").glob("*/index.json"))) == 1  # compiled where --out says
+    assert len(list((tmp_path / "airctl-runs").glob("*/index.json"))) == 1
 
 
 def test_torchair_dump() -> None:

@@ -118,3 +118,16 @@ def test_plain_diff_of_a_run_is_the_users_passes_with_torchairs_apart(compile_fi
     assert data["a"]["name"] == f"{run}:{window['graph']}/{window['from']}"  # the header names run and stage
     text = invoke("diff", str(result.ledger_dir)).stdout
     assert text.startswith("your passes (") and "not in this diff: " in text and "view_to_reshape" in text
+
+
+@pytest.mark.slow
+def test_two_model_scripts_are_compiled_into_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model script A or B is compiled first, into the runs folder ``--out`` names (was ./airctl-runs)."""
+    models = Path(__file__).resolve().parents[2] / "fixtures" / "models"
+    monkeypatch.chdir(tmp_path)
+    result = invoke("diff", str(models / "seed.py"), str(models / "seed.py"), "--out", str(tmp_path / "mine"),
+                    "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["summary"]["added"] == 0
+    assert len(list((tmp_path / "mine").glob("*/index.json"))) == 2
+    assert not (tmp_path / "airctl-runs").exists()
