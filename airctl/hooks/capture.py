@@ -13,7 +13,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
-from airctl.hooks import concrete_graph, graph_transform_observer, lazy_compiled_model, npugraph_ex_observers
+from airctl.hooks import (
+    compile_signals,
+    concrete_graph,
+    graph_transform_observer,
+    lazy_compiled_model,
+    npugraph_ex_observers,
+)
 from airctl.hooks.patching import Patches
 
 
@@ -60,6 +66,9 @@ class CaptureListener(Protocol):
 def observing(listener: CaptureListener) -> Iterator[None]:
     """Send TorchAir's compile events to ``listener`` while the block runs (TorchAir must be importable)."""
     with Patches() as p:
+        held = compile_signals.patch(p)  # a signal during Dynamo's compile is raised where torch can take it
+        if held is not None:
+            listener = compile_signals.Released(listener, held)  # the listener and plugins take signals as ever
         graph_transform_observer.patch(p, listener)
         concrete_graph.patch(p, listener)
         npugraph_ex_observers.patch(p, listener)  # npugraph_ex's copies, when it is loaded

@@ -1,0 +1,144 @@
+"""Signals held during Dynamo's frame compiles (airctl/hooks/compile_signals.py): the first waits for a
+safe point, a second is raised at once, nothing stays replaced; and in a real compile the first is
+raised at Dynamo's next step."""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+import pytest
+import torch
+
+from airctl.hooks import compile_signals
+from airctl.hooks.patching import Patches
+
+
+class Stop(BaseException):  # as KeyboardInterrupt: Dynamo wraps an Exception in its own error
+    pass
+
+
+def _raising(signum: int, frame: object) -> None:
+    raise Stop(signum)
+
+
+@pytest.fixture
+def sigterm_raises():
+    before = signal.signal(signal.SIGTERM, _raising)
+    yield
+    signal.signal(signal.SIGTERM, before)
+
+
+def test_the_first_signal_waits_for_the_safe_point_and_the_handler_is_back(sigterm_raises: None) -> None:
+    holder = compile_signals.Holder()
+    assert holder.enter()
+    went_on = []
+    signal.raise_signal(signal.SIGTERM)
+    went_on.append("after the signal")  # recorded, not raised
+    assert holder.got == [signal.SIGTERM]
+    with pytest.raises(Stop):
+        holder.deliver()
+    assert went_on == ["after the signal"] and holder.got == []
+    holder.leave()
+    assert signal.getsignal(signal.SIGTERM) is _raising
+
+
+def test_a_second_signal_is_raised_at_once(sigterm_raises: None) -> None:
+    holder = compile_signals.Holder()
+    holder.enter()
+    signal.raise_signal(signal.SIGTERM)
+    with pytest.raises(Stop):
+        signal.raise_signal(signal.SIGTERM)
+    holder.leave()  # nothing left to deliver
+    assert signal.getsignal(signal.SIGTERM) is _raising
+
+
+def test_nested_compiles_deliver_when_the_outer_one_ends(sigterm_raises: None) -> None:
+    holder = compile_signals.Holder()
+    holder.enter()
+    holder.enter()
+    signal.raise_signal(signal.SIGTERM)
+    holder.leave()  # the inner frame compile: still held
+    assert holder.got == [signal.SIGTERM]
+    with pytest.raises(Stop):
+        holder.leave()
+    assert signal.getsignal(signal.SIGTERM) is _raising
+
+
+def test_other_threads_hold_nothing(sigterm_raises: None) -> None:
+    holder = compile_signals.Holder()
+    entered = []
+    thread = threading.Thread(target=lambda: entered.append(holder.enter()))
+    thread.start()
+    thread.join()
+    assert entered == [False] and signal.getsignal(signal.SIGTERM) is _raising
+
+
+def test_in_a_compile_the_signal_is_raised_at_dynamos_next_step(sigterm_raises: None) -> None:
+    """A SIGTERM sent from inside a fake kernel (Python that torch's C++ calls while Dynamo traces) is
+    raised by the step wrapper, once the kernel returned."""
+    seen: list[str] = []
+
+    @torch.library.custom_op("airctl_test::poke_in_fake", mutates_args=())
+    def poke(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    @poke.register_fake
+    def _(x: torch.Tensor) -> torch.Tensor:
+        if not seen:
+            seen.append("sent")
+            signal.raise_signal(signal.SIGTERM)
+            seen.append("returned")
+        return torch.empty_like(x)
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return poke(x) + 1
+
+    torch._dynamo.reset()
+    with Patches() as p:
+        compile_signals.patch(p)
+        compiled = torch.compile(f, backend="eager")
+        with pytest.raises(Stop) as raised:
+            compiled(torch.randn(3))
+    torch._dynamo.reset()
+    assert seen == ["sent", "returned"]
+    names = [entry.name for entry in raised.traceback]
+    assert names[-2:] == ["deliver", "_raising"] and "checked_step" in names  # at the step, not in the kernel
+    assert signal.getsignal(signal.SIGTERM) is _raising
+
+
+def test_released_code_takes_signals_as_ever_and_the_hold_comes_back(sigterm_raises: None) -> None:
+    """airctl's listener and the user's plugins (a pass that never returns) stop at one signal."""
+    holder = compile_signals.Holder()
+    holder.enter()
+    with pytest.raises(Stop):
+        with holder.released():
+            signal.raise_signal(signal.SIGTERM)
+    assert signal.getsignal(signal.SIGTERM) == holder.record  # held again for the rest of the compile
+    signal.raise_signal(signal.SIGTERM)
+    with pytest.raises(Stop):  # recorded, then raised as a released block starts
+        with holder.released():
+            pass
+    holder.leave()
+    assert signal.getsignal(signal.SIGTERM) is _raising
+
+
+def test_a_listener_is_called_released() -> None:
+    holder = compile_signals.Holder()
+
+    class Listener:
+        extra_dump_types = ("pbtxt",)
+
+        def ge_stage(self, name: str) -> str:
+            return f"{name}: {signal.getsignal(signal.SIGTERM) == holder.record}"
+
+    before = signal.signal(signal.SIGTERM, _raising)
+    try:
+        holder.enter()
+        wrapped = compile_signals.Released(Listener(), holder)
+        assert wrapped.extra_dump_types == ("pbtxt",)
+        assert wrapped.ge_stage("optimized") == "optimized: False"  # the process's handler while it runs
+        assert signal.getsignal(signal.SIGTERM) == holder.record
+        holder.leave()
+    finally:
+        signal.signal(signal.SIGTERM, before)
