@@ -268,19 +268,6 @@ def test_sigkill_leaves_a_run_that_readers_call_died(tmp_path: Path, warm_proces
     assert current.returncode == 0 and "status: ok" in current.stdout, current.stderr  # the pointer reads
 
 
-def test_an_interrupt_that_met_c_code_running_a_string_still_exits_130(tmp_path: Path,
-                                                                       warm_process: WarmProcess) -> None:
-    """The second known defect's cause (docs/reliability.md): CPython remembered an interrupt raised in
-    code C ran from a string as unhandled, so ``python -m airctl`` died by SIGINT (-2) after it had
-    ended the run ``interrupted`` and said so."""
-    out = tmp_path / "runs"
-    proc = _run(warm_process, ["compile", ENDS / "interrupt_in_c_string.py"], tmp_path, out)
-    assert proc.returncode == 130, (proc.returncode, proc.stderr[-2000:])
-    assert _statuses(out) == ["interrupted"] and "error: interrupted" in proc.stderr
-    [ledger] = [p for p in out.iterdir() if (p / "index.json").is_file()]
-    assert "the run's ledger" in proc.stderr and ledger.name in proc.stderr  # where to look, named
-
-
 def test_a_native_crash_leaves_its_stack_in_the_ledger_and_readers_name_the_users_frame(
         tmp_path: Path, warm_process: WarmProcess) -> None:
     """A segfault cannot be caught: the ledger keeps faulthandler's report (crash.txt), and `runs` and
@@ -422,18 +409,3 @@ def test_the_process_ends_after_the_atexit_handlers_and_flushed_streams(tmp_path
     assert (tmp_path / "marker.txt").read_text() == "ran"
     assert (tmp_path / "marker.txt.open").read_text() == "written, never closed"
     assert "x" * 100000 in proc.stdout
-
-
-@pytest.mark.parametrize("mode", ["max-autotune", "reduce-overhead"])
-def test_an_interrupt_inside_a_fake_kernel_is_raised_at_dynamos_next_step(tmp_path: Path, mode: str,
-                                                                          warm_process: WarmProcess) -> None:
-    """The known abort's cause, made deterministic: SIGINT lands in Python code torch's C++ runs (a fake
-    kernel, during Dynamo's trace). It is held until Dynamo's next step (airctl/hooks/compile_signals.py):
-    the kernel runs to its end (its file is there), and the run ends interrupted, 130, as anywhere else."""
-    out = tmp_path / "runs"
-    proc = _run(warm_process, ["compile", ENDS / "interrupt_in_a_fake_kernel.py", "--mode", mode], tmp_path, out)
-    assert proc.returncode == 130, (proc.returncode, proc.stderr[-2000:])
-    assert _statuses(out) == ["interrupted"] and "error: interrupted" in proc.stderr
-    assert (tmp_path / "went-on.txt").is_file(), "the interrupt was raised inside the fake kernel"
-    assert "the compile stops at its next safe point" in proc.stderr
-    assert "Traceback" not in proc.stderr
