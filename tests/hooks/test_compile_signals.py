@@ -4,14 +4,18 @@ raised at Dynamo's next step."""
 
 from __future__ import annotations
 
+import importlib.util
 import signal
 import threading
+from pathlib import Path
 
 import pytest
 import torch
 
 from airctl.hooks import compile_signals
 from airctl.hooks.patching import Patches
+
+KERNEL = Path(__file__).resolve().parents[2] / "fixtures" / "models" / "ends" / "interrupt_in_a_fake_kernel.py"
 
 
 class Stop(BaseException):  # as KeyboardInterrupt: Dynamo wraps an Exception in its own error
@@ -74,37 +78,30 @@ def test_other_threads_hold_nothing(sigterm_raises: None) -> None:
     assert entered == [False] and signal.getsignal(signal.SIGTERM) is _raising
 
 
-def test_in_a_compile_the_signal_is_raised_at_dynamos_next_step(sigterm_raises: None) -> None:
-    """A SIGTERM sent from inside a fake kernel (Python that torch's C++ calls while Dynamo traces) is
-    raised by the step wrapper, once the kernel returned."""
-    seen: list[str] = []
-
-    @torch.library.custom_op("airctl_test::poke_in_fake", mutates_args=())
-    def poke(x: torch.Tensor) -> torch.Tensor:
-        return x * 2
-
-    @poke.register_fake
-    def _(x: torch.Tensor) -> torch.Tensor:
-        if not seen:
-            seen.append("sent")
-            signal.raise_signal(signal.SIGTERM)
-            seen.append("returned")
-        return torch.empty_like(x)
-
-    def f(x: torch.Tensor) -> torch.Tensor:
-        return poke(x) + 1
-
+def test_in_a_compile_the_signal_is_raised_at_dynamos_next_step(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fixture's fake kernel (Python torch's C++ calls while Dynamo traces) sends SIGINT: the kernel
+    runs to its end, and the step wrapper raises it once the kernel returned."""
+    monkeypatch.chdir(tmp_path)
+    spec = importlib.util.spec_from_file_location("interrupt_in_a_fake_kernel", KERNEL)
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    before = signal.signal(signal.SIGINT, _raising)
     torch._dynamo.reset()
-    with Patches() as p:
-        compile_signals.patch(p)
-        compiled = torch.compile(f, backend="eager")
-        with pytest.raises(Stop) as raised:
-            compiled(torch.randn(3))
-    torch._dynamo.reset()
-    assert seen == ["sent", "returned"]
+    try:
+        with Patches() as p:
+            compile_signals.patch(p)
+            compiled = torch.compile(script.get_model(), backend="eager")
+            with pytest.raises(Stop) as raised:
+                compiled(*script.get_inputs())
+        assert signal.getsignal(signal.SIGINT) is _raising
+    finally:
+        signal.signal(signal.SIGINT, before)
+        torch._dynamo.reset()
+    assert (tmp_path / "went-on.txt").is_file()  # the kernel ran to its end
     names = [entry.name for entry in raised.traceback]
     assert names[-2:] == ["deliver", "_raising"] and "checked_step" in names  # at the step, not in the kernel
-    assert signal.getsignal(signal.SIGTERM) is _raising
 
 
 def test_released_code_takes_signals_as_ever_and_the_hold_comes_back(sigterm_raises: None) -> None:
