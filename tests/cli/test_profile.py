@@ -93,17 +93,25 @@ def test_seed_with_stream_pass(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_transformer_compare(tmp_path: Path) -> None:
     """Acceptance 4: --compare prints the step time ratio and the overlap gained. One round a side (two
-    compiles): rounds, their order and the noise rule are the seed's test below and tests/profile/. Four
-    steps: sim's overlap is CPU threads running side by side, and on a host busy with the other test
-    worker two steps once showed none."""
-    r = airctl(MODELS / "transformer.py", "--passes", PASSES / "transformer_two_streams.yaml", "--compare",
-               "--mode", "reduce-overhead", "--backend", "sim", "--steps", "4", "--repeats", "1", "--out", tmp_path)
-    assert r.exit_code == 0, r.output
-    assert "verdict: " in r.stdout and "step time per round: without " in r.stdout
-    (data,) = [json.loads(p.read_text()) for p in tmp_path.glob("*/profile/compare.json")]
-    assert len(data["rounds"]["without"]) == len(data["rounds"]["with"]) == 1
-    assert data["step_time_ratio"] > 0 and data["overlap_gained_s"] > 0
-    assert {s["stream"] for s in data["with"]["streams"]} == {"default", "attn_kv", "mlp"}
+    compiles): rounds, their order and the noise rule are the seed's test below and tests/profile/. Sim's
+    overlap is CPU threads running side by side: on a host whose two cores the other test worker keeps
+    busy, the two streams' threads can take turns through all four steps (a fresh-clone CI run measured
+    0.0 s of overlap), so a comparison without any is asked for once more."""
+    gained = []
+    for attempt in range(2):
+        out = tmp_path / f"attempt{attempt}"
+        r = airctl(MODELS / "transformer.py", "--passes", PASSES / "transformer_two_streams.yaml", "--compare",
+                   "--mode", "reduce-overhead", "--backend", "sim", "--steps", "4", "--repeats", "1", "--out", out)
+        assert r.exit_code == 0, r.output
+        assert "verdict: " in r.stdout and "step time per round: without " in r.stdout
+        (data,) = [json.loads(p.read_text()) for p in out.glob("*/profile/compare.json")]
+        assert len(data["rounds"]["without"]) == len(data["rounds"]["with"]) == 1
+        assert data["step_time_ratio"] > 0 and data["overlap_gained_s"] >= 0
+        assert {s["stream"] for s in data["with"]["streams"]} == {"default", "attn_kv", "mlp"}
+        gained.append(data["overlap_gained_s"])
+        if gained[-1] > 0:
+            return
+    raise AssertionError(f"no overlap gained by the two-stream plan in two comparisons: {gained}")
 
 
 @pytest.mark.slow
