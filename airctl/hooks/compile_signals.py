@@ -10,11 +10,11 @@ trace and AOT (docs/reliability.md).
 
 So for the length of each frame compile (``torch._dynamo.convert_frame._compile``: Dynamo's trace,
 then AOT and the backend's passes and conversion) SIGINT, SIGTERM and SIGHUP are only recorded.
-The first one recorded is raised at the start of Dynamo's next bytecode step
-(``InstructionTranslatorBase.step``: Python called by Python, no mode half-entered) or when the
-frame compile ends, whichever comes first, through the process's own handler, so the run ends
-``interrupted`` or ``terminated`` as at any other moment. AOT and TorchAir's conversion take no
-steps: a signal landing there waits for the compile's end, except in airctl's listener and the user's
+The first one recorded is raised at the next safe point (:func:`_safe_points`: Dynamo's bytecode
+step, AOT's two stages, each node TorchAir converts; Python called by Python, no mode half-entered)
+or when the frame compile ends, whichever comes first, through the process's own handler, so the
+run ends ``interrupted`` or ``terminated`` as at any other moment. One landing in AOT's metadata
+pass or its joint graph's capture waits for the stage's end; in airctl's listener and the user's
 pass plugins, which TorchAir's Python calls from Python: they run with the process's own handlers
 (:class:`Released`), so a plugin that never returns still stops at one Ctrl-C. A second signal while one waits is
 raised at once, as before this module: the way out of a compile stuck in C code. Only the main
@@ -121,13 +121,35 @@ def patch(p: Patches) -> Holder | None:
         return None
     compile_frame = getattr(convert_frame, "_compile", None)
     translator = getattr(symbolic_convert, "InstructionTranslatorBase", None)
-    step = getattr(translator, "step", None)
-    if not callable(compile_frame) or not callable(step):
+    if not callable(compile_frame) or not callable(getattr(translator, "step", None)):
         return None
     holder = Holder()
     p.setattr(convert_frame, "_compile", _holding(compile_frame, holder))
-    p.setattr(translator, "step", _checked(step, holder))
+    for owner, name in _safe_points(translator):
+        p.setattr(owner, name, _checked(getattr(owner, name), holder))
     return holder
+
+
+def _safe_points(translator: type) -> list[tuple[Any, str]]:
+    """Where a signal recorded is raised: the start of calls Python makes from Python, inside no mode's
+    ``__enter__``. Dynamo's bytecode step; AOT's graph capture and its compile, each called once by
+    ``aot_module_simplified`` (after the metadata pass, after the joint graph's capture); each node TorchAir
+    converts into GE. Those this install lacks are left out."""
+    points: list[tuple[Any, str]] = [(translator, "step")]
+    try:
+        from torch._functorch import aot_autograd
+    except ImportError:
+        aot_autograd = None
+    for name in ("aot_stage1_graph_capture", "aot_stage2_compile"):
+        if callable(getattr(aot_autograd, name, None)):
+            points.append((aot_autograd, name))
+    try:
+        from torchair.npu_fx_compiler import _NpuGraphConverter
+    except ImportError:
+        return points
+    if callable(_NpuGraphConverter.__dict__.get("run_node")):
+        points.append((_NpuGraphConverter, "run_node"))
+    return points
 
 
 class Released:
@@ -163,13 +185,13 @@ def _holding(compile_frame: Callable[..., Any], holder: Holder) -> Callable[...,
     return held_compile
 
 
-def _checked(step: Callable[[Any], bool], holder: Holder) -> Callable[[Any], bool]:
+def _checked(call: Callable[..., Any], holder: Holder) -> Callable[..., Any]:
     got = holder.got
 
-    @functools.wraps(step)
-    def checked_step(self: Any) -> bool:
+    @functools.wraps(call)
+    def checked(*args: Any, **kwargs: Any) -> Any:
         if got:
             holder.deliver()
-        return step(self)
+        return call(*args, **kwargs)
 
-    return checked_step
+    return checked

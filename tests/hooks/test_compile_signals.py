@@ -101,7 +101,7 @@ def test_in_a_compile_the_signal_is_raised_at_dynamos_next_step(tmp_path: Path,
         torch._dynamo.reset()
     assert (tmp_path / "went-on.txt").is_file()  # the kernel ran to its end
     names = [entry.name for entry in raised.traceback]
-    assert names[-2:] == ["deliver", "_raising"] and "checked_step" in names  # at the step, not in the kernel
+    assert names[-3:] == ["checked", "deliver", "_raising"]  # at a safe point, not in the kernel
 
 
 def test_released_code_takes_signals_as_ever_and_the_hold_comes_back(sigterm_raises: None) -> None:
@@ -139,3 +139,17 @@ def test_a_listener_is_called_released() -> None:
         holder.leave()
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+def test_every_safe_point_is_found_in_this_install() -> None:
+    """Dynamo's step, AOT's two stages and TorchAir's node conversion: a torch or TorchAir that renamed
+    one would leave its signals waiting for the compile's end (sim loads TorchAir from the wheel)."""
+    from airctl.sim.session import load_torchair
+
+    load_torchair()
+    from torch._dynamo.symbolic_convert import InstructionTranslatorBase
+
+    points = {f"{getattr(owner, '__name__', owner)}.{name}" for owner, name in
+              compile_signals._safe_points(InstructionTranslatorBase)}
+    assert points == {"InstructionTranslatorBase.step", "torch._functorch.aot_autograd.aot_stage1_graph_capture",
+                      "torch._functorch.aot_autograd.aot_stage2_compile", "_NpuGraphConverter.run_node"}
