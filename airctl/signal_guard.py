@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 HELD = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
@@ -49,3 +49,23 @@ def deferred_signals() -> Iterator[None]:
             signal.signal(signum, handler)
         if got:
             signal.raise_signal(got[0])
+
+
+_LIFT: list[Callable[[], AbstractContextManager[None]]] = []  # the hold on signals in force, if any (one at most)
+
+
+def lift_with(released: Callable[[], AbstractContextManager[None]] | None) -> None:
+    """Name the context that lifts the hold on signals in force (:mod:`airctl.hooks.compile_signals`,
+    for the length of a capture); None: there is none."""
+    _LIFT[:] = [released] if released is not None else []
+
+
+@contextmanager
+def user_code() -> Iterator[None]:
+    """The block runs the user's own Python, called from Python (a pass plugin): a hold on signals in
+    force is lifted for it, so a plugin that never returns still stops at one Ctrl-C."""
+    if not _LIFT:
+        yield
+        return
+    with _LIFT[0]():
+        yield

@@ -66,9 +66,7 @@ class CaptureListener(Protocol):
 def observing(listener: CaptureListener) -> Iterator[None]:
     """Send TorchAir's compile events to ``listener`` while the block runs (TorchAir must be importable)."""
     with Patches() as p:
-        held = compile_signals.patch(p)  # a signal during Dynamo's compile is raised where torch can take it
-        if held is not None:
-            listener = compile_signals.Released(listener, held)  # the listener and plugins take signals as ever
+        compile_signals.patch(p)  # a signal during Dynamo's compile is raised where torch can take it
         graph_transform_observer.patch(p, listener)
         concrete_graph.patch(p, listener)
         npugraph_ex_observers.patch(p, listener)  # npugraph_ex's copies, when it is loaded

@@ -14,12 +14,15 @@ The first one recorded is raised at the next safe point (:func:`_safe_points`: D
 step, AOT's two stages, each node TorchAir converts; Python called by Python, no mode half-entered)
 or when the frame compile ends, whichever comes first, through the process's own handler, so the
 run ends ``interrupted`` or ``terminated`` as at any other moment. One landing in AOT's metadata
-pass or its joint graph's capture waits for the stage's end; in airctl's listener and the user's
-pass plugins, which TorchAir's Python calls from Python: they run with the process's own handlers
-(:class:`Released`), so a plugin that never returns still stops at one Ctrl-C. A second signal while one waits is
-raised at once, as before this module: the way out of a compile stuck in C code. Only the main
-thread holds signals (Python runs handlers nowhere else); a signal with no Python handler (the
-default action, ignored) is left alone.
+pass or its joint graph's capture waits for the stage's end.
+
+The user's pass plugins (Python called from Python) run with the process's own handlers
+(:func:`airctl.signal_guard.user_code`, which :mod:`airctl.passes.compose` wraps around each), so a
+plugin that never returns still stops at one Ctrl-C; TorchAir's own passes stay held (their
+patterns trace with fake tensors). A second signal while one waits is raised at once, as before
+this module: the way out of a compile stuck in C code. Only the main thread holds signals (Python
+runs handlers nowhere else); a signal with no Python handler (the default action, ignored) is left
+alone.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from airctl import signal_guard
 from airctl.hooks.patching import Patches
 from airctl.signal_guard import HELD
 
@@ -40,55 +44,51 @@ WAITING = (b"airctl: interrupt received; the compile stops at its next safe poin
 
 
 class Holder:
-    """The signals recorded while frame compiles run in the main thread (nested compiles share them)."""
+    """The signals recorded while frame compiles run in the main thread (nested compiles share them).
+
+    Handlers are swapped with :meth:`_install`, which finishes every swap even when a pending signal's
+    handler raises inside ``signal.signal`` (CPython runs pending handlers there), so no ``record`` is
+    left installed past the outermost compile."""
 
     def __init__(self) -> None:
-        self.depth = 0
         self.got: list[int] = []
-        self.saved: dict[int, Any] = {}  # the handlers replaced while held
+        self.saved: dict[int, Any] = {}  # the process's handlers, while held
+        self._took: list[bool] = []  # per frame compile in progress: whether it put the hold on
 
-    def enter(self) -> bool:
-        if threading.current_thread() is not threading.main_thread():
-            return False
-        if self.depth == 0:
+    def enter(self) -> None:
+        took = not self.saved
+        self._took.append(took)
+        if took:
             self._hold()
-        self.depth += 1
-        return True
+
+    def leave(self) -> None:
+        if self._took and self._took.pop():
+            try:
+                self.deliver()
+            finally:
+                self._restore()
 
     @contextmanager
     def released(self) -> Iterator[None]:
-        """The process's own handlers for the block: airctl's listener and the user's pass plugins, which
-        TorchAir's Python calls from Python (a plugin that never returns still stops at one Ctrl-C). A
-        signal recorded before is raised first."""
+        """The process's own handlers for the block (the user's pass plugins: Python called from Python,
+        so a plugin that never returns still stops at one Ctrl-C). A signal recorded before is raised first."""
         if not self.saved or threading.current_thread() is not threading.main_thread():
             yield
             return
-        self.deliver()
-        self._restore()
+        try:
+            self.deliver()
+        finally:
+            self._restore()
         try:
             yield
         finally:
-            if self.depth > 0:
+            if self._took and not self.saved:
                 self._hold()
-
-    def _hold(self) -> None:
-        for signum in HELD:
-            handler = signal.getsignal(signum)
-            if callable(handler) and handler != self.record:
-                self.saved[signum] = handler
-                signal.signal(signum, self.record)
-
-    def leave(self) -> None:
-        self.depth -= 1
-        if self.depth == 0:
-            self.deliver()
-            self._restore()
 
     def record(self, signum: int, frame: Any) -> None:
         if self.got:  # asked twice: now, wherever the compile is
             self.got.clear()
-            self._restore()
-            signal.raise_signal(signum)
+            self._handler(signum)(signum, frame)
             return
         self.got.append(signum)
         if signum == signal.SIGINT:
@@ -100,16 +100,48 @@ class Holder:
     def deliver(self) -> None:
         """Raise the signal recorded, if any, through the process's handler (see the module)."""
         if self.got:
-            signum = self.got.pop(0)
+            signum = self.got[0]
             self.got.clear()
-            self._restore()
-            signal.raise_signal(signum)  # its handler runs here, at this frame's next bytecode
+            self._handler(signum)(signum, None)
+
+    def restore_all(self) -> None:
+        """The process's handlers back, whatever compiles are in progress (the capture is over)."""
+        self._took.clear()
+        self.got.clear()
+        self._restore()
+
+    def _handler(self, signum: int) -> Any:
+        handler = self.saved.get(signum)
+        return handler if callable(handler) else signal.default_int_handler
+
+    def _hold(self) -> None:
+        held = {}
+        for signum in HELD:
+            handler = signal.getsignal(signum)
+            if callable(handler) and handler != self.record:
+                held[signum] = handler
+        self.saved.update(held)
+        self._install(dict.fromkeys(held, self.record))
 
     def _restore(self) -> None:
-        for signum, handler in self.saved.items():
-            if signal.getsignal(signum) == self.record:
-                signal.signal(signum, handler)
+        back = {signum: handler for signum, handler in self.saved.items() if signal.getsignal(signum) == self.record}
+        self._install(back)
         self.saved.clear()
+
+    @staticmethod
+    def _install(handlers: dict[int, Any]) -> None:
+        """``signal.signal`` for each; one interrupted by a pending handler's exception is done again,
+        and the first such exception raised once all are in place."""
+        raised: BaseException | None = None
+        for signum, handler in handlers.items():
+            while True:
+                try:
+                    signal.signal(signum, handler)
+                    break
+                except BaseException as error:  # noqa: BLE001 - a pending signal's handler, run inside the call
+                    raised = raised or error
+        if raised is not None:
+            raise raised
 
 
 def patch(p: Patches) -> Holder | None:
@@ -124,9 +156,12 @@ def patch(p: Patches) -> Holder | None:
     if not callable(compile_frame) or not callable(getattr(translator, "step", None)):
         return None
     holder = Holder()
+    p.defer(holder.restore_all)  # undone last: no hold outlives the capture
     p.setattr(convert_frame, "_compile", _holding(compile_frame, holder))
     for owner, name in _safe_points(translator):
         p.setattr(owner, name, _checked(getattr(owner, name), holder))
+    signal_guard.lift_with(holder.released)
+    p.defer(lambda: signal_guard.lift_with(None))
     return holder
 
 
@@ -152,32 +187,13 @@ def _safe_points(translator: type) -> list[tuple[Any, str]]:
     return points
 
 
-class Released:
-    """``listener`` with each of its methods called under :meth:`Holder.released`."""
-
-    def __init__(self, listener: Any, holder: Holder) -> None:
-        self._listener, self._holder = listener, holder
-
-    def __getattr__(self, name: str) -> Any:
-        value = getattr(self._listener, name)
-        if not callable(value):
-            return value
-        holder = self._holder
-
-        @functools.wraps(value)
-        def released_call(*args: Any, **kwargs: Any) -> Any:
-            with holder.released():
-                return value(*args, **kwargs)
-
-        return released_call
-
-
 def _holding(compile_frame: Callable[..., Any], holder: Holder) -> Callable[..., Any]:
     @functools.wraps(compile_frame)
     def held_compile(*args: Any, **kwargs: Any) -> Any:
-        if not holder.enter():
+        if threading.current_thread() is not threading.main_thread():  # Python runs handlers there only
             return compile_frame(*args, **kwargs)
         try:
+            holder.enter()
             return compile_frame(*args, **kwargs)
         finally:
             holder.leave()
@@ -190,7 +206,7 @@ def _checked(call: Callable[..., Any], holder: Holder) -> Callable[..., Any]:
 
     @functools.wraps(call)
     def checked(*args: Any, **kwargs: Any) -> Any:
-        if got:
+        if got and threading.current_thread() is threading.main_thread():  # another thread's compile: not its
             holder.deliver()
         return call(*args, **kwargs)
 

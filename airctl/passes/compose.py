@@ -36,6 +36,7 @@ from airctl.passes.plugin import user_traceback
 from airctl.passes.select import near_misses, node_infos, select
 from airctl.passes.spec import PassFile, PassSpec, load
 from airctl.passes.time_limit import PassTimedOut, time_limit
+from airctl.signal_guard import user_code
 
 
 def bare_runner() -> PassRunner:
@@ -192,7 +193,7 @@ def _run_one(runner: PassRunner, spec: PassSpec, fn: PassFn, gm: Any, example_in
 
     def apply(run: PassRun) -> Any:
         try:
-            with time_limit(spec.timeout):
+            with time_limit(spec.timeout), user_code():  # Ctrl-C stops it, even during a compile
                 result = fn(gm, example_inputs, config)
             placements = placements_of(fn)
             if placements is not None:

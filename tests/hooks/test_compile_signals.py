@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from airctl import signal_guard
 from airctl.hooks import compile_signals
 from airctl.hooks.patching import Patches
 
@@ -35,7 +36,7 @@ def sigterm_raises():
 
 def test_the_first_signal_waits_for_the_safe_point_and_the_handler_is_back(sigterm_raises: None) -> None:
     holder = compile_signals.Holder()
-    assert holder.enter()
+    holder.enter()
     went_on = []
     signal.raise_signal(signal.SIGTERM)
     went_on.append("after the signal")  # recorded, not raised
@@ -69,13 +70,47 @@ def test_nested_compiles_deliver_when_the_outer_one_ends(sigterm_raises: None) -
     assert signal.getsignal(signal.SIGTERM) is _raising
 
 
-def test_other_threads_hold_nothing(sigterm_raises: None) -> None:
+def test_other_threads_neither_hold_nor_take_the_main_threads_signal(sigterm_raises: None) -> None:
+    """A compile in another thread while the main one holds a signal: not held again there, and its
+    safe points leave the signal to the main thread (Python runs handlers nowhere else)."""
     holder = compile_signals.Holder()
-    entered = []
-    thread = threading.Thread(target=lambda: entered.append(holder.enter()))
+    holder.enter()
+    signal.raise_signal(signal.SIGTERM)
+    results = []
+
+    def worker() -> None:
+        results.append(compile_signals._holding(lambda: "compiled", holder)())
+        results.append(compile_signals._checked(lambda: "stepped", holder)())
+
+    thread = threading.Thread(target=worker)
     thread.start()
     thread.join()
-    assert entered == [False] and signal.getsignal(signal.SIGTERM) is _raising
+    assert results == ["compiled", "stepped"] and holder.got == [signal.SIGTERM]
+    with pytest.raises(Stop):
+        holder.leave()
+    assert signal.getsignal(signal.SIGTERM) is _raising
+
+
+def test_a_handler_raising_inside_a_swap_does_not_leave_it_half_done(sigterm_raises: None,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """CPython runs pending handlers inside ``signal.signal``: one that raises there must not leave a
+    signal with the recorder installed and nothing to deliver it."""
+    install, failed = signal.signal, []
+
+    def signal_once_interrupted(signum: int, handler: object) -> object:
+        if not failed:
+            failed.append(signum)
+            raise Stop(signum)  # as a pending SIGTERM's handler would, before the call installs anything
+        return install(signum, handler)
+
+    holder = compile_signals.Holder()
+    monkeypatch.setattr(signal, "signal", signal_once_interrupted)
+    with pytest.raises(Stop):
+        holder.enter()
+    monkeypatch.setattr(signal, "signal", install)
+    assert all(signal.getsignal(s) == holder.record for s in holder.saved)  # every swap done
+    holder.leave()
+    assert signal.getsignal(signal.SIGTERM) is _raising
 
 
 def test_in_a_compile_the_signal_is_raised_at_dynamos_next_step(tmp_path: Path,
@@ -105,7 +140,7 @@ def test_in_a_compile_the_signal_is_raised_at_dynamos_next_step(tmp_path: Path,
 
 
 def test_released_code_takes_signals_as_ever_and_the_hold_comes_back(sigterm_raises: None) -> None:
-    """airctl's listener and the user's plugins (a pass that never returns) stop at one signal."""
+    """The user's plugins (a pass that never returns) stop at one signal."""
     holder = compile_signals.Holder()
     holder.enter()
     with pytest.raises(Stop):
@@ -120,25 +155,18 @@ def test_released_code_takes_signals_as_ever_and_the_hold_comes_back(sigterm_rai
     assert signal.getsignal(signal.SIGTERM) is _raising
 
 
-def test_a_listener_is_called_released() -> None:
-    holder = compile_signals.Holder()
-
-    class Listener:
-        extra_dump_types = ("pbtxt",)
-
-        def ge_stage(self, name: str) -> str:
-            return f"{name}: {signal.getsignal(signal.SIGTERM) == holder.record}"
-
-    before = signal.signal(signal.SIGTERM, _raising)
-    try:
+def test_user_code_lifts_the_hold_of_a_capture_and_nothing_after_it(sigterm_raises: None) -> None:
+    with Patches() as p:
+        holder = compile_signals.patch(p)
+        assert holder is not None
         holder.enter()
-        wrapped = compile_signals.Released(Listener(), holder)
-        assert wrapped.extra_dump_types == ("pbtxt",)
-        assert wrapped.ge_stage("optimized") == "optimized: False"  # the process's handler while it runs
+        with signal_guard.user_code():
+            assert signal.getsignal(signal.SIGTERM) is _raising
         assert signal.getsignal(signal.SIGTERM) == holder.record
-        holder.leave()
-    finally:
-        signal.signal(signal.SIGTERM, before)
+        holder.enter()  # a compile left unfinished when the capture ends: its hold goes with it
+    assert signal.getsignal(signal.SIGTERM) is _raising
+    with signal_guard.user_code():
+        assert signal.getsignal(signal.SIGTERM) is _raising
 
 
 def test_every_safe_point_is_found_in_this_install() -> None:
