@@ -11,6 +11,7 @@ the whole of it; docs/reliability.md has the figures).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -71,6 +72,33 @@ def exiting(pid: int) -> bool:
         return True
 
 
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return "X"
+
+
+def interrupt_unless_exiting(pid: int) -> bool:
+    """SIGINT to ``pid`` unless it has begun to exit, decided while it is stopped (SIGSTOP, then SIGCONT).
+    Without the stop, a process that reached its exit between this test's check and its kill (this test
+    descheduled for a few milliseconds on a busy host) took the signal while exiting and ended 0: once in
+    a fresh-clone CI run, the test's own race. Returns whether it was sent."""
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        deadline = time.monotonic() + 10
+        while _state(pid) not in "TtZX" and not exiting(pid) and time.monotonic() < deadline:
+            time.sleep(0.0005)
+        if exiting(pid):
+            return False
+        os.kill(pid, signal.SIGINT)
+        return True
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
+
+
 @pytest.mark.slow
 def test_sigint_every_75_ms_over_the_end_of_a_compile_never_exits_0(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO), "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
@@ -84,8 +112,7 @@ def test_sigint_every_75_ms_over_the_end_of_a_compile_never_exits_0(tmp_path: Pa
         start = time.monotonic()
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         time.sleep(at)
-        if not exiting(proc.pid):
-            os.kill(proc.pid, signal.SIGINT)
+        if interrupt_unless_exiting(proc.pid):
             _, err = proc.communicate(timeout=120)
             outcomes.append((round(at, 2), proc.returncode, err.decode(errors="replace").strip()))
             k += 1
