@@ -73,8 +73,17 @@ class Patches:
         self.setitem(sys.modules, name, module)
 
     def restore(self) -> None:
+        """Every undo step, last first; one that raises (a Ctrl-C landing in it) does not keep the
+        others from running: the first exception is raised once all have run."""
+        raised: BaseException | None = None
         while self._undo:
-            self._undo.pop()()
+            step = self._undo.pop()
+            try:
+                step()
+            except BaseException as error:  # noqa: BLE001 - raised below, once the process looks as before
+                raised = raised or error
+        if raised is not None:
+            raise raised
 
     def __enter__(self) -> Patches:
         return self
