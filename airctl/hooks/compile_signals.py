@@ -28,120 +28,21 @@ alone.
 from __future__ import annotations
 
 import functools
-import os
-import signal
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 from airctl import signal_guard
 from airctl.hooks.patching import Patches
-from airctl.signal_guard import HELD
+from airctl.signal_guard import Holder
 
 WAITING = (b"airctl: interrupt received; the compile stops at its next safe point "
            b"(Ctrl-C again to stop at once)\n")
 
 
-class Holder:
-    """The signals recorded while frame compiles run in the main thread (nested compiles share them).
-
-    Handlers are swapped with :meth:`_install`, which finishes every swap even when a pending signal's
-    handler raises inside ``signal.signal`` (CPython runs pending handlers there), so no ``record`` is
-    left installed past the outermost compile."""
-
-    def __init__(self) -> None:
-        self.got: list[int] = []
-        self.saved: dict[int, Any] = {}  # the process's handlers, while held
-        self._took: list[bool] = []  # per frame compile in progress: whether it put the hold on
-
-    def enter(self) -> None:
-        took = not self.saved
-        self._took.append(took)
-        if took:
-            self._hold()
-
-    def leave(self) -> None:
-        if self._took and self._took.pop():
-            try:
-                self.deliver()
-            finally:
-                self._restore()
-
-    @contextmanager
-    def released(self) -> Iterator[None]:
-        """The process's own handlers for the block (the user's pass plugins: Python called from Python,
-        so a plugin that never returns still stops at one Ctrl-C). A signal recorded before is raised first."""
-        if not self.saved or threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        try:
-            self.deliver()
-        finally:
-            self._restore()
-        try:
-            yield
-        finally:
-            if self._took and not self.saved:
-                self._hold()
-
-    def record(self, signum: int, frame: Any) -> None:
-        if self.got:  # asked twice: now, wherever the compile is
-            self.got.clear()
-            self._handler(signum)(signum, frame)
-            return
-        self.got.append(signum)
-        if signum == signal.SIGINT:
-            try:
-                os.write(2, WAITING)  # not sys.stderr: the handler may run inside its write
-            except OSError:
-                pass
-
-    def deliver(self) -> None:
-        """Raise the signal recorded, if any, through the process's handler (see the module)."""
-        if self.got:
-            signum = self.got[0]
-            self.got.clear()
-            self._handler(signum)(signum, None)
-
-    def restore_all(self) -> None:
-        """The process's handlers back, whatever compiles are in progress (the capture is over)."""
-        self._took.clear()
-        self.got.clear()
-        self._restore()
-
-    def _handler(self, signum: int) -> Any:
-        handler = self.saved.get(signum)
-        return handler if callable(handler) else signal.default_int_handler
-
-    def _hold(self) -> None:
-        held = {}
-        for signum in HELD:
-            handler = signal.getsignal(signum)
-            if callable(handler) and handler != self.record:
-                held[signum] = handler
-        self.saved.update(held)
-        self._install(dict.fromkeys(held, self.record))
-
-    def _restore(self) -> None:
-        back = {signum: handler for signum, handler in self.saved.items() if signal.getsignal(signum) == self.record}
-        self._install(back)
-        self.saved.clear()
-
-    @staticmethod
-    def _install(handlers: dict[int, Any]) -> None:
-        """``signal.signal`` for each; one interrupted by a pending handler's exception is done again,
-        and the first such exception raised once all are in place."""
-        raised: BaseException | None = None
-        for signum, handler in handlers.items():
-            while True:
-                try:
-                    signal.signal(signum, handler)
-                    break
-                except BaseException as error:  # noqa: BLE001 - a pending signal's handler, run inside the call
-                    raised = raised or error
-        if raised is not None:
-            raise raised
+def compile_holder() -> Holder:
+    """A hold for frame compiles: a Ctrl-C recorded says so on stderr, a second one is raised at once."""
+    return Holder(note=WAITING, second_at_once=True)
 
 
 def patch(p: Patches) -> Holder | None:
@@ -155,14 +56,14 @@ def patch(p: Patches) -> Holder | None:
     translator = getattr(symbolic_convert, "InstructionTranslatorBase", None)
     if not callable(compile_frame) or not callable(getattr(translator, "step", None)):
         return None
-    holder = Holder()
-    p.defer(holder.restore_all)  # undone last: no hold outlives the capture
-    p.setattr(convert_frame, "_compile", _holding(compile_frame, holder))
+    held = compile_holder()
+    p.defer(held.restore_all)  # undone last: no hold outlives the capture
+    p.setattr(convert_frame, "_compile", _holding(compile_frame, held))
     for owner, name in _safe_points(translator):
-        p.setattr(owner, name, _checked(getattr(owner, name), holder))
-    signal_guard.lift_with(holder.released)
+        p.setattr(owner, name, _checked(getattr(owner, name), held))
+    signal_guard.lift_with(held.released)
     p.defer(lambda: signal_guard.lift_with(None))
-    return holder
+    return held
 
 
 def _safe_points(translator: type) -> list[tuple[Any, str]]:

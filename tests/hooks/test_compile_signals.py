@@ -35,7 +35,7 @@ def sigterm_raises():
 
 
 def test_the_first_signal_waits_for_the_safe_point_and_the_handler_is_back(sigterm_raises: None) -> None:
-    holder = compile_signals.Holder()
+    holder = compile_signals.compile_holder()
     holder.enter()
     went_on = []
     signal.raise_signal(signal.SIGTERM)
@@ -49,7 +49,7 @@ def test_the_first_signal_waits_for_the_safe_point_and_the_handler_is_back(sigte
 
 
 def test_a_second_signal_is_raised_at_once(sigterm_raises: None) -> None:
-    holder = compile_signals.Holder()
+    holder = compile_signals.compile_holder()
     holder.enter()
     signal.raise_signal(signal.SIGTERM)
     with pytest.raises(Stop):
@@ -59,7 +59,7 @@ def test_a_second_signal_is_raised_at_once(sigterm_raises: None) -> None:
 
 
 def test_nested_compiles_deliver_when_the_outer_one_ends(sigterm_raises: None) -> None:
-    holder = compile_signals.Holder()
+    holder = compile_signals.compile_holder()
     holder.enter()
     holder.enter()
     signal.raise_signal(signal.SIGTERM)
@@ -73,7 +73,7 @@ def test_nested_compiles_deliver_when_the_outer_one_ends(sigterm_raises: None) -
 def test_other_threads_neither_hold_nor_take_the_main_threads_signal(sigterm_raises: None) -> None:
     """A compile in another thread while the main one holds a signal: not held again there, and its
     safe points leave the signal to the main thread (Python runs handlers nowhere else)."""
-    holder = compile_signals.Holder()
+    holder = compile_signals.compile_holder()
     holder.enter()
     signal.raise_signal(signal.SIGTERM)
     results = []
@@ -103,7 +103,7 @@ def test_a_handler_raising_inside_a_swap_does_not_leave_it_half_done(sigterm_rai
             raise Stop(signum)  # as a pending SIGTERM's handler would, before the call installs anything
         return install(signum, handler)
 
-    holder = compile_signals.Holder()
+    holder = compile_signals.compile_holder()
     monkeypatch.setattr(signal, "signal", signal_once_interrupted)
     with pytest.raises(Stop):
         holder.enter()
@@ -141,7 +141,7 @@ def test_in_a_compile_the_signal_is_raised_at_dynamos_next_step(tmp_path: Path,
 
 def test_released_code_takes_signals_as_ever_and_the_hold_comes_back(sigterm_raises: None) -> None:
     """The user's plugins (a pass that never returns) stop at one signal."""
-    holder = compile_signals.Holder()
+    holder = compile_signals.compile_holder()
     holder.enter()
     with pytest.raises(Stop):
         with holder.released():
@@ -181,3 +181,22 @@ def test_every_safe_point_is_found_in_this_install() -> None:
               compile_signals._safe_points(InstructionTranslatorBase)}
     assert points == {"InstructionTranslatorBase.step", "torch._functorch.aot_autograd.aot_stage1_graph_capture",
                       "torch._functorch.aot_autograd.aot_stage2_compile", "_NpuGraphConverter.run_node"}
+
+
+def test_a_signal_recorded_while_the_handlers_are_put_back_is_raised_not_lost(sigterm_raises: None,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    holder = compile_signals.compile_holder()
+    holder.enter()
+    install, landed = signal.signal, []
+
+    def signal_with_one_landing(signum: int, handler: object) -> object:
+        if not landed:  # the first handler put back: SIGTERM lands before the call, where record is in place
+            landed.append(signum)
+            holder.record(signal.SIGTERM, None)
+        return install(signum, handler)
+
+    monkeypatch.setattr(signal, "signal", signal_with_one_landing)
+    with pytest.raises(Stop):
+        holder.leave()
+    monkeypatch.setattr(signal, "signal", install)
+    assert landed and holder.got == [] and signal.getsignal(signal.SIGTERM) is _raising
