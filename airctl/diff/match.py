@@ -31,7 +31,7 @@ plus the size of the edited regions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import Counter
 from typing import Any
 
 from airctl.diff.anchors import seed, sequence, signatures, unique_ops
@@ -44,17 +44,43 @@ from airctl.graph.model import Graph
 RULES = ("anchor", "provenance", "neighbours", "evidence", "same-place", "signature", "order", "name")  # .how
 
 
-@dataclass
 class Matching:
-    """Pairs of node names (a -> b) and the rule that paired each (one of :data:`RULES`)."""
+    """Pairs of node names (a -> b) and the rule that paired each (one of :data:`RULES`). The matcher's
+    own result keeps its index arrays (``sides``, for reports) and builds the name maps on first use:
+    a report of two 50k-node graphs reads them only for the few changed nodes."""
 
-    a_to_b: dict[str, str] = field(default_factory=dict)
-    how: dict[str, str] = field(default_factory=dict)
-    sides: tuple[Any, Any] | None = field(default=None, repr=False, compare=False)  # index arrays, for reports
+    def __init__(self, a_to_b: dict[str, str] | None = None, how: dict[str, str] | None = None,
+                 sides: tuple[Any, Any] | None = None, rules: dict[int, str] | None = None) -> None:
+        self._a_to_b, self._how = a_to_b, how
+        self.sides = sides  # (a, b) Side arrays, with ``pair`` filled in
+        self._rules = rules  # a-side index -> rule, for every paired a-side node
+        # the lists themselves: a chain of diffs gives a reused Side a new ``pair`` list (Sides.pair)
+        self._held = None if sides is None else (sides[0].nodes, sides[0].pair, sides[1].nodes)
+
+    @property
+    def a_to_b(self) -> dict[str, str]:
+        if self._a_to_b is None:
+            nodes_a, pair, nodes_b = self._held or ([], [], [])
+            self._a_to_b = {node.name: nodes_b[j].name for node, j in zip(nodes_a, pair, strict=True) if j >= 0}
+        return self._a_to_b
+
+    @property
+    def how(self) -> dict[str, str]:
+        if self._how is None:
+            nodes = self._held[0] if self._held is not None else []
+            self._how = {nodes[i].name: rule for i, rule in (self._rules or {}).items()}
+        return self._how
 
     @property
     def b_to_a(self) -> dict[str, str]:
         return {b: a for a, b in self.a_to_b.items()}
+
+    def rule_counts(self) -> dict[str, int]:
+        """How many pairs each rule made."""
+        return dict(Counter((self._rules if self._how is None and self._rules is not None else self.how).values()))
+
+    def __repr__(self) -> str:
+        return f"Matching({len(self.a_to_b)} pairs)"
 
 
 def match_graphs(a_graph: Graph, b_graph: Graph, sides: Sides | None = None) -> Matching:
@@ -79,6 +105,4 @@ def match_graphs(a_graph: Graph, b_graph: Graph, sides: Sides | None = None) -> 
         if evidence_round(p) or unique_ops(p) or signatures(p) or sequence(p) or by_ge_name(p):
             continue
         break
-    names_a, names_b = [node.name for node in a.nodes], [node.name for node in b.nodes]
-    return Matching(a_to_b={names_a[i]: names_b[j] for i, j in enumerate(a.pair) if j >= 0},
-                    how={names_a[i]: p.how[i] for i, j in enumerate(a.pair) if j >= 0}, sides=(a, b))
+    return Matching(sides=(a, b), rules=p.how)

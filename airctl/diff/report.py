@@ -208,7 +208,7 @@ def _build_by_name(a: Graph, b: Graph, matching: Matching) -> DiffReport:
     for (src, dst, kind), count in edges_b.items():
         extra = count - mapped_a.get((src, dst, kind), 0)
         report.edges_added += [(src, dst, kind)] * max(extra, 0)
-    report.matched_by = dict(Counter(matching.how.values()))
+    report.matched_by = matching.rule_counts()
     return report
 
 
@@ -298,7 +298,7 @@ def _build_indexed(a: Graph, b: Graph, matching: Matching, side_a: Any, side_b: 
             p = pb[q]
             extra = count - in_a.get((p, kind), 0) if p >= 0 and i >= 0 else count
             added_edges += [(b_nodes[q].name, peer.name, kind)] * max(extra, 0)
-    report.matched_by = dict(Counter(matching.how.values()))
+    report.matched_by = matching.rule_counts()
     return report
 
 

@@ -60,16 +60,37 @@ class Refs(dict[str, int]):
     @classmethod
     def of(cls, graph: Graph, index: dict[str, int] | None = None) -> Refs:
         """The references of ``graph`` (``index``: its name -> position map, when the caller has it);
-        the pinned table while ``graph`` is :func:`pinned`."""
+        the pinned table while ``graph`` is :func:`pinned`, else the reader's (:func:`offer`) if the
+        graph is still as read."""
         if index is None:
             held = _pinned.get(id(graph))
             if held is not None and held[0] is graph:
                 return held[1]
+            offered = _take(graph)
+            if offered is not None:
+                return offered
         return cls(index if index is not None else {n.name: i for i, n in enumerate(graph.nodes)}, graph.dialect)
 
     def __missing__(self, ref: str) -> int:
         found = self[ref] = self.index.get(Node.producer(ref), -1)
         return found
+
+
+_OFFERED = "_airctl_refs"  # graph.__dict__ key of a reader's table (not a dataclass field: not compared)
+
+
+def offer(graph: Graph, refs: Refs) -> None:
+    """Hand ``refs``, made by the reader of ``graph`` while checking it (its inputs resolved), to the
+    graph's first :meth:`Refs.of` or :func:`pinned`: the reader resolves every reference of a snapshot
+    anyway, and the report then resolves them all again (50k nodes: about 80 ms a snapshot). Only
+    for a graph used as it was read (the reader's caller asks for it: ``read_graph(keep_refs=True)``);
+    a graph whose node count changed meanwhile gets a fresh table."""
+    graph.__dict__[_OFFERED] = (len(graph.nodes), refs)
+
+
+def _take(graph: Graph) -> Refs | None:
+    count, refs = graph.__dict__.pop(_OFFERED, (None, None))
+    return refs if count == len(graph.nodes) else None
 
 
 _pinned: dict[int, tuple[Graph, Refs]] = {}  # id(graph) -> (graph, its table) while pinned

@@ -119,9 +119,9 @@ def _well_typed(raw: Any) -> Node | None:
         "".join(ctrl)
     except TypeError:
         return None
-    # the node takes the lists and dicts as they are: ``raw`` is fresh from json.loads, shared with nothing
-    return Node(name=name, op=op, inputs=inputs, control_inputs=ctrl, attrs=attrs, stream=stream,
-                source=source, module=module, kind=kind or "op", meta=meta)
+    # the node takes the lists and dicts as they are: ``raw`` is fresh from json.loads, shared with nothing;
+    # positional arguments, in Node's field order: half the cost of keywords (50k nodes a snapshot)
+    return Node(name, op, inputs, ctrl, attrs, stream, source, module, kind or "op", meta)
 
 
 def from_dict(data: dict[str, Any], origin: str = "<json>") -> Graph:

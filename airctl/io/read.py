@@ -26,6 +26,7 @@ from typing import Any
 
 from airctl.errors import GraphReadError
 from airctl.graph.model import Graph, Node
+from airctl.graph.refs import Refs, offer
 from airctl.io.compressed import logical_stem, logical_suffix, open_bytes
 from airctl.io.fx_code import is_fx_code, parse_fx_code
 from airctl.io.fx_listing import is_fx_listing, parse_fx_listing
@@ -124,29 +125,43 @@ def _line_of_text(text: str | None, needle: str) -> int | None:
 
 
 def check_graph(graph: Graph, origin: str, text: str | None = None,
-                ref_lines: dict[tuple[str, str], int] | None = None, typed: bool = False) -> Graph:
+                ref_lines: dict[tuple[str, str], int] | None = None, typed: bool = False,
+                keep_refs: bool = False) -> Graph:
     """Reject what would break later consumers: wrong field types (unless ``typed``: the reader checked
     them, as the JSON reader does), duplicate names, inputs naming no node (their line from
-    ``ref_lines`` (node, input) or found in ``text``)."""
-    seen: set[str] = set()
-    for i, node in enumerate(graph.nodes):
-        ok = typed or (isinstance(node.name, str) and isinstance(node.op, str)
-              and isinstance(node.inputs, list) and all(isinstance(r, str) for r in node.inputs)
-              and isinstance(node.control_inputs, list) and all(isinstance(r, str) for r in node.control_inputs)
-              and (node.stream is None or isinstance(node.stream, str))
-              and (node.source is None or isinstance(node.source, str))
-              and (node.module is None or isinstance(node.module, str))
-              and isinstance(node.kind, str) and isinstance(node.attrs, dict) and isinstance(node.meta, dict))
-        if not ok:
-            raise GraphReadError(f"node #{i} has fields of the wrong type", file=origin,
-                                 node=node.name if isinstance(node.name, str) else None)
-        if node.name in seen:
-            raise GraphReadError(f"duplicate node name {node.name!r}", file=origin, node=node.name)
-        seen.add(node.name)
+    ``ref_lines`` (node, input) or found in ``text``). ``keep_refs``: the references are resolved
+    through the table the graph's readers use (:class:`Refs`: the report, the verifier), which is
+    then handed to the first of them (:func:`~airctl.graph.refs.offer`) instead of made again."""
+    nodes = graph.nodes
+    if not typed:
+        for i, node in enumerate(nodes):
+            if not _well_formed(node):
+                raise GraphReadError(f"node #{i} has fields of the wrong type", file=origin,
+                                     node=node.name if isinstance(node.name, str) else None)
+    seen = {node.name: i for i, node in enumerate(nodes)}  # name -> position
+    if len(seen) != len(nodes):
+        once: set[str] = set()
+        for node in nodes:
+            if node.name in once:
+                raise GraphReadError(f"duplicate node name {node.name!r}", file=origin, node=node.name)
+            once.add(node.name)
     if not isinstance(graph.name, str) or not isinstance(graph.dialect, str) or not isinstance(graph.attrs, dict):
         raise GraphReadError("graph name/dialect/attrs have the wrong type", file=origin)
+    if not keep_refs:
+        _no_dangling(nodes, seen, origin, text, ref_lines)
+        return graph
+    refs = Refs(seen, graph.dialect)
+    data_in, ctrl_in = refs.inputs(graph)  # -1: no such node, or an absent optional input ("")
+    _no_dangling([node for node, ins, ctrl in zip(nodes, data_in, ctrl_in, strict=True)
+                  if -1 in ins or (ctrl and -1 in ctrl)], seen, origin, text, ref_lines)
+    offer(graph, refs)
+    return graph
+
+
+def _no_dangling(nodes: list[Node], seen: dict[str, int], origin: str, text: str | None,
+                 ref_lines: dict[tuple[str, str], int] | None) -> None:
     producer_of = Node.producer
-    for node in graph.nodes:
+    for node in nodes:
         for ref in (*node.inputs, *node.control_inputs):
             head, sep, tail = ref.rpartition(":")
             if sep and head in seen and tail.isdigit() and ref[0] != "^":  # the common "Name:0", as producer() reads it
@@ -158,10 +173,19 @@ def check_graph(graph: Graph, origin: str, text: str | None = None,
                     f"node {node.name!r} reads {ref!r}, but the graph has no node named {producer!r}", file=origin,
                     line=line, node=node.name,
                     hint="the file looks truncated or hand-edited: every input must name a node of the same graph")
-    return graph
 
 
-def parse_graph(text: str, fmt: str, origin: str = "<graph>", name: str = "graph") -> Graph:
+def _well_formed(node: Node) -> bool:
+    return (isinstance(node.name, str) and isinstance(node.op, str)
+            and isinstance(node.inputs, list) and all(isinstance(r, str) for r in node.inputs)
+            and isinstance(node.control_inputs, list) and all(isinstance(r, str) for r in node.control_inputs)
+            and (node.stream is None or isinstance(node.stream, str))
+            and (node.source is None or isinstance(node.source, str))
+            and (node.module is None or isinstance(node.module, str))
+            and isinstance(node.kind, str) and isinstance(node.attrs, dict) and isinstance(node.meta, dict))
+
+
+def parse_graph(text: str, fmt: str, origin: str = "<graph>", name: str = "graph", keep_refs: bool = False) -> Graph:
     """A graph from text in a known format (``pbtxt``, ``txt``, ``py``, ``json``)."""
     if fmt not in PARSERS:
         raise GraphReadError(f"unknown graph format {fmt!r}", file=origin, hint=f"formats: {', '.join(PARSERS)}")
@@ -172,14 +196,16 @@ def parse_graph(text: str, fmt: str, origin: str = "<graph>", name: str = "graph
         raise
     except RecursionError as e:
         raise GraphReadError("nesting too deep", file=origin, line=1) from e
-    return check_graph(graph, origin, text, typed=fmt == "json")  # from_dict checks every field's type
+    # from_dict checks every field's type
+    return check_graph(graph, origin, text, typed=fmt == "json", keep_refs=keep_refs)
 
 
 HEAD = 1 << 16  # bytes read to tell a file's format
 
 
-def read_graph(path: Path | str) -> Graph:
-    """Read a graph file, choosing the reader by extension, else by content."""
+def read_graph(path: Path | str, keep_refs: bool = False) -> Graph:
+    """Read a graph file, choosing the reader by extension, else by content. ``keep_refs``: see
+    :func:`check_graph` (for a caller that reads the graph as it is, unedited)."""
     path = Path(path)
     origin = str(path)
     try:
@@ -220,7 +246,7 @@ def read_graph(path: Path | str) -> Graph:
             if cut:
                 graph.attrs.setdefault("airctl_elided", [{"line": line, "bytes": n} for line, n in cut])
             return graph
-        return parse_graph(decode(stream.read(), origin), fmt, origin, logical_stem(path))
+        return parse_graph(decode(stream.read(), origin), fmt, origin, logical_stem(path), keep_refs)
 
 
 def _read_pbtxt(stream: Any, origin: str, name: str) -> Graph:

@@ -110,9 +110,10 @@ class Ledger:
     def stage_path(self, stage: StageRef) -> Path:
         return stage_path(self.root, stage.file, stage.name)
 
-    def load(self, stage: StageRef) -> Graph:
-        """The stage's snapshot, read and validated like any graph file (errors name the file)."""
-        return read_graph(self.stage_path(stage))
+    def load(self, stage: StageRef, keep_refs: bool = False) -> Graph:
+        """The stage's snapshot, read and validated like any graph file (errors name the file);
+        ``keep_refs``: :func:`~airctl.io.read.check_graph`'s."""
+        return read_graph(self.stage_path(stage), keep_refs)
 
 
 def _listing(stages: list[StageRef]) -> str:

@@ -138,7 +138,7 @@ def _snapshot(ledger: Ledger, known: Mapping[str, Graph], stage: StageRef) -> Gr
 def _load(ledger: Ledger, stage: StageRef) -> Graph | None:
     """The stage's snapshot, or None when it is missing, unreadable or outside the ledger."""
     try:
-        return ledger.load(stage)
+        return ledger.load(stage, keep_refs=True)  # read as is: its reference table goes to the report's pin
     except (AirctlError, OSError, ValueError):
         return None
 

@@ -141,3 +141,19 @@ def test_a_chain_of_diffs_sharing_sides_reports_what_separate_diffs_report() -> 
     sides = Sides()
     for a, b in zip(chain, chain[1:], strict=False):
         assert diff_graphs(a, b, sides).to_json() == diff_graphs(a, b).to_json()
+
+
+def test_a_matchings_names_stay_its_own_after_its_sides_serve_the_next_diff() -> None:
+    """The matcher's result builds its name maps on first use, from its own pair arrays: a chain of diffs
+    (:class:`Sides`) hands the shared side a new array for the next diff, which must not leak back."""
+    from collections import Counter
+
+    from airctl.diff.sides import Sides
+
+    case, other = make_case(3, 2, 5), make_case(3, 1, 6)
+    sides = Sides()
+    first = match_graphs(case.a, case.b, sides)
+    match_graphs(case.b, other.a, sides)  # case.b's side is reused, its pair array replaced
+    fresh = match_graphs(case.a, case.b)
+    assert first.a_to_b == fresh.a_to_b and first.how == fresh.how
+    assert first.rule_counts() == dict(Counter(fresh.how.values()))

@@ -45,3 +45,33 @@ def test_a_pinned_graph_has_one_table_for_every_reader_until_the_pin_ends() -> N
     assert Refs.of(graph) is not refs
     with pinned(graph, refs) as again:  # a table made by an earlier pin, handed back
         assert again is refs and Refs.of(graph) is refs
+
+
+def test_a_reader_hands_its_table_to_the_first_user_of_the_graph_as_read(tmp_path) -> None:
+    """``read_graph(keep_refs=True)`` resolves the references once, for its check and for the graph's
+    first :meth:`Refs.of` (the report's pin); that user gets the reader's table, a later one its own."""
+    from airctl.io.json_io import write_json
+    from airctl.io.read import read_graph
+
+    path = tmp_path / "g.json"
+    path.write_text(write_json(Graph("g", "ge", [Node("a", "Data"), Node("b", "Add", inputs=["a:0", "a:1", ""]),
+                                                 Node("c", "Mul", inputs=["b:0"], control_inputs=["^a"])])))
+    graph = read_graph(path, keep_refs=True)
+    first = Refs.of(graph)
+    assert first.inputs(graph) == ([[], [0, 0, -1], [1]], [[], [], [0]])  # resolved by the reader already
+    assert first._inputs is not None and Refs.of(graph) is not first  # taken once
+    with pinned(read_graph(path, keep_refs=True)) as refs:
+        assert refs._inputs is not None  # the pin got the reader's table too
+    plain = read_graph(path)
+    assert Refs.of(plain)._inputs is None  # not asked for: nothing handed over
+
+
+def test_a_graph_grown_after_reading_gets_a_fresh_table(tmp_path) -> None:
+    from airctl.io.json_io import write_json
+    from airctl.io.read import read_graph
+
+    path = tmp_path / "g.json"
+    path.write_text(write_json(Graph("g", "ge", [Node("a", "Data")])))
+    graph = read_graph(path, keep_refs=True)
+    graph.nodes.append(Node("b", "Add", inputs=["a:0"]))
+    assert Refs.of(graph).inputs(graph) == ([[], [0]], [[], []])

@@ -105,6 +105,33 @@ def test_input_naming_no_node_is_an_error_with_its_line(tmp_path: Path) -> None:
     assert e.value.line == text[: text.index('input: "MatMul:0"')].count("\n") + 1
 
 
+@pytest.mark.parametrize("ge", [True, False])
+def test_a_reader_that_keeps_its_reference_table_rejects_what_the_plain_check_rejects(tmp_path: Path,
+                                                                                      ge: bool) -> None:
+    """``keep_refs`` resolves the references through :class:`Refs` instead of one by one: the same
+    graphs pass (an absent optional input ``""``, a name that is itself a reference) and fail, with
+    the same error."""
+    from airctl.graph.model import Graph, Node
+    from airctl.io.json_io import write_json
+
+    dialect, out = ("ge", "x:1") if ge else ("fx", "x")
+    good = [Node("x", "Data"), Node("a:1", "Data"), Node("y", "Add", inputs=[out, "a:1", ""], control_inputs=["^x"])]
+    cases = {"good": good, "ghost": [*good, Node("z", "Mul", inputs=[out, "ghost:0"])],
+             "ghost-control": [*good, Node("z", "Mul", control_inputs=["^ghost"])],
+             "duplicate": [*good, Node("x", "Data")]}
+    for label, nodes in cases.items():
+        path = tmp_path / f"{label}.json"
+        path.write_text(write_json(Graph("g", dialect, nodes)))
+        outcomes = []
+        for keep in (False, True):
+            try:
+                outcomes.append(("ok", read_graph(path, keep_refs=keep).nodes))
+            except GraphReadError as e:
+                outcomes.append(("error", e.message, e.node))
+        assert outcomes[0] == outcomes[1], label
+        assert outcomes[0][0] == ("ok" if label == "good" else "error"), label
+
+
 def test_graph_json_is_checked_strictly_and_written_as_standard_json(tmp_path: Path) -> None:
     import json as _json
 
