@@ -16,6 +16,8 @@ findings for that snapshot marked.
 Layout of the JSON (compact: per-node values are parallel integer arrays)::
 
     group:    {dialect, keys[], x[], y[], ops[], streams[], details[], snapshots[]}
+    details:  per distinct node body, {kind, inputs[], control_inputs[], attrs{}, source, module, meta{}},
+              or only its inputs[] for a plain op (kind "op", nothing else)
     snapshot: {nodes[] (union index), names{pos: name} (where not the key), op[], stream[], det[],
                edges: {data: [src, dst, ...], control: [...], sync: [...], order: [...]}, lanes: {...}}
     stage:    {index, name, changed, nodes, node_delta, seconds, group, snap, diff}
@@ -24,7 +26,6 @@ Layout of the JSON (compact: per-node values are parallel integer arrays)::
 
 from __future__ import annotations
 
-import math
 import operator
 from dataclasses import dataclass, field
 from itertools import compress, count
@@ -32,100 +33,16 @@ from typing import Any
 
 from airctl.diff import DiffReport, diff_graphs
 from airctl.diff.sides import Sides
-from airctl.graph.model import Graph, Node, is_stream_op
+from airctl.graph.model import Graph, Node
 from airctl.graph.refs import Refs, pinned
-from airctl.io.json_io import non_finite_text
 from airctl.modes import MAX_AUTOTUNE
 from airctl.render.layout import layered_layout
 from airctl.render.style import stream_fills
 from airctl.report.ahead import Ahead, snapshot_extras
+from airctl.report.node_data import detail, numbered, snapshot_edges
 
 MAX_DIFF_EDGES = 5000  # highlighted edges per stage; the summary keeps the full counts
 NODE_W = 150.0
-
-
-MAX_TEXT = 2000  # characters of one attribute string kept in the report (tensor constants can be huge)
-MAX_ITEMS = 200  # items of one list/dict kept
-
-
-def _clip(value: Any, depth: int = 0) -> Any:
-    """Bound what one attribute costs the page; the ledger snapshot keeps the full value. JSON has
-    no NaN or infinities (a float constant may be one): they become ``"NaN"``, ``"Infinity"``,
-    ``"-Infinity"``. (Called for every attribute of every node: the common types are tested first.)"""
-    kind = type(value)
-    if kind is int or kind is bool or value is None:
-        return value
-    if kind is str:
-        return value if len(value) <= MAX_TEXT else f"{value[:MAX_TEXT]}… ({len(value)} characters)"
-    if kind is float:
-        if math.isfinite(value):
-            return value
-        return non_finite_text(value)
-    if kind is list or kind is tuple:
-        if depth > 6:
-            return "[…]"
-        items = [_clip(v, depth + 1) for v in value[:MAX_ITEMS]]
-        if len(value) > MAX_ITEMS:
-            items.append(f"… ({len(value)} items)")
-        return items
-    if kind is dict:
-        if depth > 6:
-            return "{…}"
-        out = {str(k): _clip(v, depth + 1) for k, v in list(value.items())[:MAX_ITEMS]}
-        if len(value) > MAX_ITEMS:
-            out["…"] = f"{len(value)} keys"
-        return out
-    if isinstance(value, (str, int, float, list, tuple, dict)):  # subclasses: as their base
-        base = next(t for t in (bool, int, float, str, list, tuple, dict) if isinstance(value, t))
-        return _clip(base(value), depth)
-    return value
-
-
-def _detail(node: Node) -> dict[str, Any]:
-    out: dict[str, Any] = {"kind": node.kind}
-    if node.inputs:
-        out["inputs"] = node.inputs if len(node.inputs) <= MAX_ITEMS else _clip(node.inputs)
-    if node.control_inputs:
-        out["control_inputs"] = node.control_inputs
-    if node.attrs:
-        out["attrs"] = _clip(node.attrs)
-    if node.source:
-        out["source"] = node.source
-    if node.module:
-        out["module"] = node.module
-    if node.meta:
-        out["meta"] = _clip(node.meta)
-    return out
-
-
-def _edges(graph: Graph, positions: list[int]) -> dict[str, list[int]]:
-    """Data/control/sync edges as flat [src, dst, ...] union indices (``positions``: per node); the same
-    rules as :meth:`Graph.edges`, with each distinct input reference resolved once (the graph's
-    :class:`Refs`, shared with the other readers of the snapshot)."""
-    data_in, ctrl_in = Refs.of(graph).inputs(graph)
-    ops = {n.op for n in graph.nodes}  # each distinct op tested once
-    record_ops = {op for op in ops if is_stream_op(op, "record")}
-    wait_ops = {op for op in ops if is_stream_op(op, "wait")}
-    record = {i for i, n in enumerate(graph.nodes) if n.op in record_ops} if record_ops else set()
-    wait = {i for i, n in enumerate(graph.nodes) if n.op in wait_ops} if wait_ops else set()
-    data: list[int] = []
-    control: list[int] = []
-    sync: list[int] = []
-    for i, (ins, d) in enumerate(zip(data_in, positions, strict=True)):
-        if ins:
-            if i in wait:
-                for s in ins:
-                    if s >= 0:
-                        (sync if s in record else data).extend((positions[s], d))
-            else:
-                for s in ins:
-                    if s >= 0:
-                        data.extend((positions[s], d))
-        if ctrl_in[i]:
-            for s in ctrl_in[i]:
-                if s >= 0:
-                    control.extend((positions[s], d))
-    return {"data": data, "control": control, "sync": sync}
 
 
 @dataclass
@@ -141,7 +58,7 @@ class Group:
     edges: set[tuple[int, int]] = field(default_factory=set)
     ops: dict[str, int] = field(default_factory=dict)
     streams: dict[str | None, int] = field(default_factory=dict)
-    details: list[dict[str, Any]] = field(default_factory=list)
+    details: list[dict[str, Any] | list[str]] = field(default_factory=list)
     snapshots: list[dict[str, Any]] = field(default_factory=list)
     pull: set[int] = field(default_factory=set)  # union indices laid out right above their successor
     column: dict[int, str | None] = field(default_factory=dict)  # union index -> stream (latest stage)
@@ -183,7 +100,12 @@ class Group:
         cur_u: dict[str, int] = {}
         used: set[int] = set()
         later: list[Node] = []
-        if prev is not None and report is not None:
+        names = [n.name for n in graph.nodes]
+        if not self.keys and len(set(names)) == len(names):  # the group's first snapshot: a place per name
+            self.keys = names[:]
+            self.key_index = dict(zip(names, count()))
+            cur_u = dict(self.key_index)
+        elif prev is not None and report is not None:
             back = {b: a for a, b in report.renamed}
             added = {n.name for n in report.added}
             # a node removed by this very diff keeps its place for its ghost: an added node of the
@@ -206,27 +128,15 @@ class Group:
                 u = self._slot(node.name, used)
                 cur_u[node.name] = u
                 used.add(u)
-        names = [n.name for n in graph.nodes]
         positions = list(map(cur_u.__getitem__, names))
         # the nodes not named as their place's key (the comparison in C, the dict over those few)
         differs = map(operator.ne, map(self.keys.__getitem__, positions), names)
         renamed = {str(i): names[i] for i in compress(count(), differs)}
         ops, streams = self.ops, self.streams
-        op_ids = [ops.setdefault(n.op, len(ops)) for n in graph.nodes]
-        stream_ids = [streams.setdefault(n.stream, len(streams)) for n in graph.nodes]
-        det: list[int] = []
-        prev_det = self._prev_det
-        new_det: dict[int, tuple[Node, int]] = {}
-        for node, u in zip(graph.nodes, positions, strict=True):
-            old = prev_det.get(u)
-            if old is not None and (old[0] is node or old[0].__dict__ == node.__dict__):  # Node's fields, in C
-                d = old[1]
-            else:
-                d = len(self.details)
-                self.details.append(_detail(node))
-            det.append(d)
-            new_det[u] = (node, d)
-        edges = _edges(graph, positions)
+        op_ids = numbered([n.op for n in graph.nodes], ops)
+        stream_ids = numbered([n.stream for n in graph.nodes], streams)
+        det, new_det = self._details(graph.nodes, positions)
+        edges = snapshot_edges(graph, positions)
         union_edges = self.edges
         for flat in edges.values():
             union_edges.update(zip(flat[::2], flat[1::2], strict=True))
@@ -239,6 +149,27 @@ class Group:
         diff = None if prev is None or report is None else self._diff(report, cur_u)
         self._prev, self._prev_u, self._prev_det = graph, cur_u, new_det
         return len(self.snapshots) - 1, diff
+
+    def _details(self, nodes: list[Node], positions: list[int]) -> tuple[list[int], dict[int, tuple[Node, int]]]:
+        """Each node's entry in :attr:`details` (a node unchanged since the previous snapshot keeps its
+        entry), and the (node, entry) per place for the next snapshot."""
+        details, prev_det = self.details, self._prev_det
+        if not prev_det:  # nothing to share: every node its own entry
+            det = list(range(len(details), len(details) + len(nodes)))
+            details.extend(map(detail, nodes))
+            return det, dict(zip(positions, zip(nodes, det, strict=True), strict=True))
+        det = []
+        new_det: dict[int, tuple[Node, int]] = {}
+        for node, u in zip(nodes, positions, strict=True):
+            old = prev_det.get(u)
+            if old is not None and (old[0] is node or old[0].__dict__ == node.__dict__):  # Node's fields, in C
+                d = old[1]
+            else:
+                d = len(details)
+                details.append(detail(node))
+            det.append(d)
+            new_det[u] = (node, d)
+        return det, new_det
 
     def _diff(self, report: DiffReport, cur_u: dict[str, int]) -> dict[str, Any]:
         prev_u = self._prev_u

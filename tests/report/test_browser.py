@@ -113,3 +113,19 @@ def test_compressed_payload_is_inflated_by_the_browser(tmp_path: Path) -> None:
     stages = re.findall(r'<li class="stage[^"]*"[^>]*>.*?<span class="name">([^<]*)</span>', dom)
     assert stages == ["aot-inference", "yaml:mm-abs-on-stream1", "fx-final", "ge-original", "ge-optimized"]
     assert re.findall(r'<li class="hit"><span class="name">([^<]*)</span>', dom) == ["mm"]
+
+
+def test_a_plain_ops_details_show_its_kind_and_inputs(tmp_path: Path) -> None:
+    """A plain op's details are stored as its input list alone (report/payload.py): the panel still
+    shows its kind and inputs, and an op with attributes keeps them."""
+    from airctl.graph.model import Graph, Node
+
+    need_chromium()
+    graph = Graph("g", "ge", [Node("x", "Data"), Node("plain_add", "Add", inputs=["x:0", "x:0"]),
+                              Node("cast_with_attrs", "Cast", inputs=["plain_add:0"], attrs={"dst_type": 7})])
+    out = tmp_path / "g.html"
+    out.write_text(graph_page(graph), encoding="utf-8")
+    dom = dump_dom(out, "search=plain_add")
+    assert re.search(r"<th>kind</th><td>op</td>", dom) and re.search(r"<th>inputs</th><td>x:0, x:0</td>", dom)
+    dom = dump_dom(out, "search=cast_with")
+    assert "dst_type" in dom and re.search(r"<th>inputs</th><td>plain_add:0</td>", dom)

@@ -141,7 +141,8 @@ def test_a_draft_is_used_while_the_index_lists_the_stages_it_was_made_from(tmp_p
 
 def test_huge_attributes_are_clipped_in_the_page() -> None:
     from airctl.graph.model import Graph, Node
-    from airctl.report.payload import MAX_TEXT, Group
+    from airctl.report.node_data import MAX_TEXT
+    from airctl.report.payload import Group
 
     g = Graph("g", "ge", [Node("c", "Const", attrs={"value": {"hex": "ab" * 100_000}, "dims": list(range(1000))})])
     group = Group("g", "ge")
@@ -233,3 +234,24 @@ def test_the_payload_reads_the_same_whichever_encoder_wrote_its_groups(monkeypat
     assert [json.loads(t) for t in fast] == [json.loads(t) for t in slow]
     assert json.loads(fast[0])["run"]["timings"]["x"] == "NaN"  # outside the groups: still spelt, never null
     assert page.payload_json({"groups": [{"n": 1}]}) == '{"groups":[{"n":1}]}'
+
+
+def test_ops_and_streams_are_numbered_in_order_of_first_appearance() -> None:
+    from airctl.report.node_data import numbered
+
+    table: dict[str | None, int] = {"a": 0}
+    assert numbered(["b", "a", None, "b"], table) == [1, 0, 2, 1] and table == {"a": 0, "b": 1, None: 2}
+
+
+def test_a_first_snapshots_places_are_its_names() -> None:
+    """The first snapshot's places are its names; namesakes (an unchecked graph) share one, as later
+    snapshots' do."""
+    from airctl.graph.model import Graph, Node
+    from airctl.report.payload import Group
+
+    group = Group("g", "ge")
+    group.add(Graph("g", "ge", [Node("x", "Data"), Node("x", "Data"), Node("y", "Add", inputs=["x:0"])]))
+    assert group.keys == ["x", "y"] and group.snapshots[0]["nodes"] == [0, 0, 1]
+    plain = Group("g", "ge")
+    plain.add(Graph("g", "ge", [Node("x", "Data"), Node("y", "Add", inputs=["x:0"])]))
+    assert plain.keys == ["x", "y"] and plain.key_index == {"x": 0, "y": 1} and plain.details == [[], ["x:0"]]

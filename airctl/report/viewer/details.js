@@ -50,7 +50,7 @@
       if (pp < 0) { box.appendChild(el("p", "muted", "Not in this stage.")); return; }
       source = prev; at = pp;
     }
-    var det = g.details[source.det[at]] || {};
+    var det = nodeDetails(g, source, at);
     box.appendChild(el("h2", null, nodeName(g, source, at)));
     var t = el("table");
     row(t, "op", g.ops[source.op[at]]);

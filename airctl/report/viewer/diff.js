@@ -50,7 +50,7 @@
     if (pi >= 0) {
       var was = g.ops[prev2.op[pi]], ws = g.streams[prev2.stream[pi]];
       row(t, "was", was + " on " + (ws === null ? "default stream" : ws));
-      var old = g.details[prev2.det[pi]] || {};
+      var old = nodeDetails(g, prev2, pi);
       if (JSON.stringify(old.attrs || {}) !== JSON.stringify(det.attrs || {})) {
         row(t, "attrs before", el("pre", null, JSON.stringify(old.attrs || {}, null, 1)));
       }

@@ -59,6 +59,12 @@
     }
     return snap._pos;
   }
+  /* the details of node i of snap: a plain op's are stored as its input list alone (report/payload.py) */
+  function nodeDetails(g, snap, i) {
+    var d = g.details[snap.det[i]];
+    if (Array.isArray(d)) return d.length ? { kind: "op", inputs: d } : { kind: "op" };
+    return d || {};
+  }
   function nodeName(g, snap, i) {
     var r = snap.names[i];
     return r === undefined ? g.keys[snap.nodes[i]] : r;
