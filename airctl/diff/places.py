@@ -11,6 +11,7 @@ when it differs the pair is changed, with ``place``: ``{"old": "before sub", "ne
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from airctl.graph.model import Graph, is_stream_op
@@ -39,10 +40,12 @@ def _neighbours(graph: Graph, direction: str) -> dict[str, str | None]:
     return out
 
 
-def place_changes(a: Graph, b: Graph, a_to_b: dict[str, str]) -> dict[str, dict[str, Any]]:
-    """a-side name -> ``{"old", "new"}`` for the paired stream ops that stand next to another op."""
+def place_changes(a: Graph, b: Graph, pairs: Callable[[], dict[str, str]]) -> dict[str, dict[str, Any]]:
+    """a-side name -> ``{"old", "new"}`` for the paired stream ops that stand next to another op;
+    ``pairs()``: the pairing (a -> b names), asked for only when ``a`` has such ops."""
     if not any(map(_side, {node.op for node in a.nodes})):
         return {}
+    a_to_b = pairs()
     out: dict[str, dict[str, Any]] = {}
     for direction in ("after", "before"):
         near_a, near_b = _neighbours(a, direction), _neighbours(b, direction)

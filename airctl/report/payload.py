@@ -129,9 +129,10 @@ class Group:
                 cur_u[node.name] = u
                 used.add(u)
         positions = list(map(cur_u.__getitem__, names))
-        # the nodes not named as their place's key (the comparison in C, the dict over those few)
-        differs = map(operator.ne, map(self.keys.__getitem__, positions), names)
-        renamed = {str(i): names[i] for i in compress(count(), differs)}
+        # the nodes not named as their place's key (the comparison in C, the dict over those few); keyed
+        # by position, which JSON writes as a string ("names": {"3": "Add_2"})
+        differs = list(compress(count(), map(operator.ne, map(self.keys.__getitem__, positions), names)))
+        renamed = dict(zip(differs, map(names.__getitem__, differs), strict=True))
         ops, streams = self.ops, self.streams
         op_ids = numbered([n.op for n in graph.nodes], ops)
         stream_ids = numbered([n.stream for n in graph.nodes], streams)

@@ -74,7 +74,7 @@ def test_renamed_nodes_keep_their_place(tmp_path: Path) -> None:
     group = data["groups"][0]
     assert group["keys"] == ["x", "Add_1", "out"]  # Add_2 took Add_1's place
     snap = group["snapshots"][1]
-    assert snap["names"] == {"1": "Add_2"}
+    assert snap["names"] == {"1": "Add_2"}  # from the page: JSON keys are strings
     assert data["graphs"][0]["stages"][1]["diff"]["summary"]["added"] == 0
 
 
@@ -166,7 +166,7 @@ def test_removed_and_added_namesakes_get_separate_places() -> None:
     assert diff is not None
     assert [group.keys[u] for u in diff["removed"]] == ["v"]
     assert [group.keys[u] for u in diff["added"]] == ["v#2"]
-    assert group.snapshots[1]["names"] == {"2": "v"}
+    assert group.snapshots[1]["names"] == {2: "v"}
 
 
 def test_viewer_files_are_inlined_in_their_fixed_order_in_one_script() -> None:
