@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -23,21 +22,12 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.faults.stopped_kill import interrupt_unless_exiting  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 EARLY_S = 0.05  # before this, Python itself may still own SIGINT (its default handler)
-
-
-def exiting(pid: int) -> bool:
-    """Exited, or exiting (``_exit`` called, ``PF_EXITING`` in ``/proc/PID/stat``: tearing down a big
-    process takes milliseconds in which kill() succeeds and nothing is delivered)."""
-    if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rpartition(")")[2].split()
-        return fields[0] in "ZX" or bool(int(fields[6]) & 0x4)
-    except (OSError, IndexError, ValueError):
-        return True
 
 
 def compile_once(model: Path, out: Path, at: float | None) -> tuple[str, float]:
@@ -49,9 +39,7 @@ def compile_once(model: Path, out: Path, at: float | None) -> tuple[str, float]:
     delivered = False
     if at is not None:
         time.sleep(max(0.0, start + at - time.monotonic()))
-        if not exiting(proc.pid):
-            os.kill(proc.pid, signal.SIGINT)
-            delivered = True
+        delivered = interrupt_unless_exiting(proc.pid)  # decided while it is stopped: no check-then-kill race
     code = proc.wait()
     wall = time.monotonic() - start
     return (str(code) if delivered or at is None else "ended first"), wall

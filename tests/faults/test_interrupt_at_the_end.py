@@ -11,9 +11,7 @@ the whole of it; docs/reliability.md has the figures).
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -23,6 +21,7 @@ import pytest
 
 from tests.conftest import MODELS, REPO
 from tests.faults.bounded import python_capped
+from tests.faults.stopped_kill import interrupt_unless_exiting
 
 APP = """
 import atexit, os, signal
@@ -54,49 +53,6 @@ def test_an_interrupt_in_the_last_moments_ends_130_and_says_so(tmp_path: Path, b
     assert ended.returncode == 130, (ended.returncode, ended.text[-2000:])
     assert ended.stderr.strip().endswith("error: interrupted"), ended.stderr[-2000:]
     assert "Traceback" not in ended.text
-
-
-PF_EXITING = 0x4  # /proc/PID/stat flags: the process called exit; the kernel delivers it no signal any more
-
-
-def exiting(pid: int) -> bool:
-    """Whether ``pid`` has exited or is exiting (``_exit`` called: tearing down a big process's memory
-    takes milliseconds in which a signal is accepted by kill() but never delivered)."""
-    if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rpartition(")")[2].split()
-        return fields[0] in "ZX" or bool(int(fields[6]) & PF_EXITING)
-    except (OSError, IndexError, ValueError):
-        return True
-
-
-def _state(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rpartition(")")[2].split()[0]
-    except (OSError, IndexError):
-        return "X"
-
-
-def interrupt_unless_exiting(pid: int) -> bool:
-    """SIGINT to ``pid`` unless it has begun to exit, decided while it is stopped (SIGSTOP, then SIGCONT).
-    Without the stop, a process that reached its exit between this test's check and its kill (this test
-    descheduled for a few milliseconds on a busy host) took the signal while exiting and ended 0: once in
-    a fresh-clone CI run, the test's own race. Returns whether it was sent."""
-    os.kill(pid, signal.SIGSTOP)
-    try:
-        deadline = time.monotonic() + 10
-        while _state(pid) not in "TtZX" and not exiting(pid) and time.monotonic() < deadline:
-            time.sleep(0.0005)
-        if exiting(pid):
-            return False
-        os.kill(pid, signal.SIGINT)
-        return True
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGCONT)
 
 
 @pytest.mark.slow
