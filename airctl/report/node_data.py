@@ -52,7 +52,8 @@ def _clip(value: Any, depth: int = 0) -> Any:
 def detail(node: Node) -> dict[str, Any] | list[str]:
     """What the details panel shows of a node beyond its name, op and stream. A plain op (kind
     ``op``, inputs and nothing else: most of a GE graph) is just its input list, which the viewer
-    reads as ``{"kind": "op", "inputs": [...]}``: no dict made per node, a fifth less JSON."""
+    reads as ``{"kind": "op", "inputs": [...]}``: no dict made per node, an eighth less JSON (a 50k-node
+    report's payload: 13.9 MB, not 15.9)."""
     if (node.kind == "op" and not node.control_inputs and not node.attrs and not node.source and not node.module
             and not node.meta and len(node.inputs) <= MAX_ITEMS):
         return node.inputs
