@@ -52,11 +52,7 @@ class Holder:
 
     def leave(self) -> None:
         if self._took and self._took.pop():
-            try:
-                self.deliver()
-            finally:
-                self._restore()
-            self._deliver_late()
+            self._give_back()
 
     @contextmanager
     def released(self) -> Iterator[None]:
@@ -64,11 +60,7 @@ class Holder:
         if not self.saved or threading.current_thread() is not threading.main_thread():
             yield
             return
-        try:
-            self.deliver()
-        finally:
-            self._restore()
-        self._deliver_late()
+        self._give_back()
         try:
             yield
         finally:
@@ -98,6 +90,11 @@ class Holder:
     def restore_all(self) -> None:
         """The process's handlers back, whatever holds are in progress; a signal recorded is raised."""
         self._took.clear()
+        self._give_back()
+
+    def _give_back(self) -> None:
+        """A signal recorded raised through the process's handler, the handlers put back whatever it
+        raised, then one recorded while they were being put back raised through the one in place."""
         try:
             self.deliver()
         finally:

@@ -22,11 +22,11 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 
 from tests.faults.stopped_kill import interrupt_unless_exiting  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
 EARLY_S = 0.05  # before this, Python itself may still own SIGINT (its default handler)
 
 

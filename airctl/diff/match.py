@@ -77,7 +77,7 @@ class Matching:
 
     def rule_counts(self) -> dict[str, int]:
         """How many pairs each rule made."""
-        return dict(Counter((self._rules if self._how is None and self._rules is not None else self.how).values()))
+        return dict(Counter((self._rules if self._rules is not None else self.how).values()))
 
     def __repr__(self) -> str:
         return f"Matching({len(self.a_to_b)} pairs)"

@@ -11,9 +11,9 @@ when it differs the pair is changed, with ``place``: ``{"old": "before sub", "ne
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
+from airctl.diff.match import Matching
 from airctl.graph.model import Graph, is_stream_op
 
 SIDE = {"air.record": "after", "air.scope_exit": "after", "air.wait": "before", "air.scope_enter": "before"}
@@ -40,12 +40,12 @@ def _neighbours(graph: Graph, direction: str) -> dict[str, str | None]:
     return out
 
 
-def place_changes(a: Graph, b: Graph, pairs: Callable[[], dict[str, str]]) -> dict[str, dict[str, Any]]:
-    """a-side name -> ``{"old", "new"}`` for the paired stream ops that stand next to another op;
-    ``pairs()``: the pairing (a -> b names), asked for only when ``a`` has such ops."""
+def place_changes(a: Graph, b: Graph, matching: Matching) -> dict[str, dict[str, Any]]:
+    """a-side name -> ``{"old", "new"}`` for the paired stream ops that stand next to another op (the
+    matching's names, built on first use, are read only when ``a`` has such ops)."""
     if not any(map(_side, {node.op for node in a.nodes})):
         return {}
-    a_to_b = pairs()
+    a_to_b = matching.a_to_b
     out: dict[str, dict[str, Any]] = {}
     for direction in ("after", "before"):
         near_a, near_b = _neighbours(a, direction), _neighbours(b, direction)

@@ -158,7 +158,7 @@ def build_report(a: Graph, b: Graph, matching: Matching) -> DiffReport:
 
 def _add_places(report: DiffReport, a: Graph, b: Graph, matching: Matching) -> None:
     """FX stream ops that moved (:mod:`airctl.diff.places`) are changed too."""
-    places = place_changes(a, b, lambda: matching.a_to_b)
+    places = place_changes(a, b, matching)
     if not places:
         return
     listed = {c.old_name: c for c in report.changed}

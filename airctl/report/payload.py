@@ -101,10 +101,9 @@ class Group:
         used: set[int] = set()
         later: list[Node] = []
         names = [n.name for n in graph.nodes]
-        if not self.keys and len(set(names)) == len(names):  # the group's first snapshot: a place per name
-            self.keys = names[:]
-            self.key_index = dict(zip(names, count()))
-            cur_u = dict(self.key_index)
+        first = {} if self.keys else dict(zip(names, count()))
+        if first and len(first) == len(names):  # the group's first snapshot, names unique: a place per name
+            self.keys, self.key_index, cur_u = names[:], first, dict(first)
         elif prev is not None and report is not None:
             back = {b: a for a, b in report.renamed}
             added = {n.name for n in report.added}

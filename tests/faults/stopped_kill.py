@@ -22,20 +22,20 @@ def exiting(pid: int) -> bool:
     takes milliseconds in which a signal is accepted by kill() but never delivered)."""
     if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
         return True
+    fields = _stat(pid)
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rpartition(")")[2].split()
         return fields[0] in "ZX" or bool(int(fields[6]) & PF_EXITING)
-    except (OSError, IndexError, ValueError):
+    except (IndexError, ValueError):
         return True
 
 
-def _state(pid: int) -> str:
+def _stat(pid: int) -> list[str]:
+    """The fields of ``/proc/PID/stat`` after the command name (state first); ``["X"]`` when gone."""
     try:
         with open(f"/proc/{pid}/stat") as f:
-            return f.read().rpartition(")")[2].split()[0]
-    except (OSError, IndexError):
-        return "X"
+            return f.read().rpartition(")")[2].split() or ["X"]
+    except OSError:
+        return ["X"]
 
 
 def interrupt_unless_exiting(pid: int) -> bool:
@@ -46,7 +46,7 @@ def interrupt_unless_exiting(pid: int) -> bool:
     os.kill(pid, signal.SIGSTOP)
     try:
         deadline = time.monotonic() + 10
-        while _state(pid) not in "TtZX" and not exiting(pid) and time.monotonic() < deadline:
+        while _stat(pid)[0] not in "TtZX" and not exiting(pid) and time.monotonic() < deadline:
             time.sleep(0.0005)
         if exiting(pid):
             return False

@@ -73,9 +73,8 @@ def test_sigint_every_75_ms_over_the_end_of_a_compile_never_exits_0(tmp_path: Pa
             outcome = (round(at, 2), proc.returncode, err.decode(errors="replace").strip())
             if (outcome[1] != 130 or "interrupted" not in outcome[2]) and len(retried) < 2:
                 # KNOWN DEFECT (docs/reliability.md): about one interrupt in 40 that lands in a cold
-                # compile's last ~0.1 s, after airctl's final check for held signals, ends 0. The moment
-                # is tried again (twice in a run at most): a change that makes late interrupts end 0 as a
-                # rule still fails here
+                # compile's last ~0.35 s ends 0, the cause not yet known. The moment is tried again (twice
+                # in a run at most): a change that makes late interrupts end 0 as a rule still fails here
                 retried.append(outcome)
                 continue
             outcomes.append(outcome)

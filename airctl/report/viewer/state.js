@@ -59,7 +59,7 @@
     }
     return snap._pos;
   }
-  /* the details of node i of snap: a plain op's are stored as its input list alone (report/payload.py) */
+  /* the details of node i of snap: a plain op's are stored as its input list alone (report/node_data.py) */
   function nodeDetails(g, snap, i) {
     var d = g.details[snap.det[i]];
     if (Array.isArray(d)) return d.length ? { kind: "op", inputs: d } : { kind: "op" };
