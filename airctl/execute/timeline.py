@@ -61,6 +61,17 @@ class Race:
 
 
 @dataclass
+class TaskFacts:
+    """What a profiler folder knew of each task beyond its times, one entry per event of its timeline
+    (same order): the host's launch (seconds from the step's first task; None: not recorded), the
+    Accelerator Core, and (Block Dim, Mix Block Dim). Not written to JSON: a prediction reads it."""
+
+    launch_s: list[float | None] = field(default_factory=list)
+    core: list[str] = field(default_factory=list)
+    blocks: list[tuple[int, int] | None] = field(default_factory=list)
+
+
+@dataclass
 class Timeline:
     graph: str  # graph id, e.g. "graph_1"
     mode: str  # max-autotune | reduce-overhead | npu-profile
@@ -70,6 +81,7 @@ class Timeline:
     steps: int = 1
     step_seconds: list[float] = field(default_factory=list)  # wall time of each profiled step
     meta: dict[str, Any] = field(default_factory=dict)
+    facts: TaskFacts | None = field(default=None, repr=False, compare=False)
 
     def streams(self) -> list[str]:
         seen: dict[str, None] = {DEFAULT_STREAM: None} if any(e.stream == DEFAULT_STREAM for e in self.events) else {}
@@ -78,7 +90,13 @@ class Timeline:
         return list(seen)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        facts, self.facts = self.facts, None
+        try:
+            out = asdict(self)
+        finally:
+            self.facts = facts
+        del out["facts"]
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Timeline:

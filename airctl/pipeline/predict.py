@@ -30,8 +30,8 @@ from airctl.ledger.reader import Ledger
 from airctl.modes import MAX_AUTOTUNE
 from airctl.predict.devices import Device, device
 from airctl.predict.plan import COMM_STREAM, ReplayPlan, plan_from_graph, plan_from_timeline
-from airctl.predict.prediction import LAUNCH_US, Prediction, predicted_record
-from airctl.predict.replay import replay
+from airctl.predict.prediction import Prediction, ignored_rows, predicted_record
+from airctl.predict.step import Conditions, describe, price, race_free
 from airctl.predict.times import TimesError, TimesTable, read_times_csv
 from airctl.profile.summary import ProfileSummary, summarize
 from airctl.profile.write import PROFILE_DIR, SUMMARY_FILE, write_json, write_profile
@@ -81,13 +81,15 @@ def predict(req: PredictRequest, progress: Callable[[str], None] | None = None) 
     ledger = Ledger.open(ledger_dir)
     plans, fx_graphs = ledger_plans(ledger)
     say("reading the times…")
-    table, gap, latency, notes = load_times(req.times, ledger_dir, fx_graphs, dev)
+    timing = load_timing(req.times, ledger_dir, fx_graphs, dev)
+    table, notes = timing.table, timing.notes
     check_names(table, plans)
-    summary = _summarize(plans, table, req, dev, gap, latency, notes, str(ledger_dir))
+    cond = timing.conditions(dev, req.launch_us, fx_graphs)
+    summary = _summarize(plans, table, req, cond, notes, str(ledger_dir))
     single = None
     if req.compare:
-        single = _summarize([single_stream(p) for p in plans], table, req, dev, gap, latency, notes, str(ledger_dir),
-                            write=False)
+        single = _summarize([single_stream(p) for p in plans], table, req, cond, notes, str(ledger_dir),
+                            check_races=False)
     folder = prediction_folder(ledger_dir)
     model = ledger.index.model if isinstance(ledger.index.model, dict) else {}
     title = f"{Path(str(model.get('path') or ledger_dir.name)).name} (predicted, {table.source})"
@@ -141,6 +143,26 @@ def load_times(spec: str, ledger_dir: Path | None, fx_graphs: list[Graph], dev: 
                ) -> tuple[TimesTable, float, float, list[str]]:
     """The table ``spec`` names, the dispatch gap and event latency it measured (0 unless a profile),
     and notes."""
+    loaded = load_timing(spec, ledger_dir, fx_graphs, dev)
+    return loaded.table, loaded.gap_us, loaded.latency_us, loaded.notes
+
+
+@dataclass
+class Timing:
+    """A TIMES source, read: the table, and what a profile measured of the device and the host."""
+
+    table: TimesTable
+    gap_us: float = 0.0
+    latency_us: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    host_us: float | None = None  # the profile's median launch interval (eager/GE host model)
+
+    def conditions(self, dev: Device | None, launch_us: float | None, fx_graphs: list[Graph]) -> Conditions:
+        return Conditions(dev, self.gap_us, self.latency_us, launch_us, self.host_us, fx_graphs)
+
+
+def load_timing(spec: str, ledger_dir: Path | None, fx_graphs: list[Graph], dev: Device | None) -> Timing:
+    """:func:`load_times`, with the host's launch interval when ``spec`` is a profiler folder."""
     if spec == ESTIMATE:
         from airctl.predict.estimate import estimate_table
 
@@ -148,17 +170,22 @@ def load_times(spec: str, ledger_dir: Path | None, fx_graphs: list[Graph], dev: 
         notes = [f"estimate: {len(unsized)} kernel(s) without recorded shapes take the fixed "
                  f"{table.default.us if table.default else 0:g} µs: {', '.join(unsized[:8])}"
                  + (" …" if len(unsized) > 8 else "")] if unsized else []
-        return table, 0.0, 0.0, notes
+        return Timing(table, notes=notes)
     path = Path(spec)
     if path.is_dir():
         if not is_profiler_folder(path):
             raise TimesError("a folder, but not a torch_npu profiler folder", file=spec,
                              hint="--times takes a profiler folder (*_ascend_pt or its parent), a CSV, or `estimate`")
+        from airctl.predict.host import host_interval_us
         from airctl.predict.profiled import dispatch_gap_us, event_latency_us, profile_table, profile_timeline
+        from airctl.profile import events as ev
 
         timeline, notes = profile_timeline(path, ledger_dir)
-        return profile_table(timeline, spec), dispatch_gap_us(timeline), event_latency_us(timeline), notes
-    return read_times_csv(path), 0.0, 0.0, []
+        step = ev.representative_step(timeline)
+        host = host_interval_us(plan_from_timeline(timeline, step)[0]) if step is not None else None
+        return Timing(profile_table(timeline, spec), dispatch_gap_us(timeline), event_latency_us(timeline), notes,
+                      host)
+    return Timing(read_times_csv(path))
 
 
 def check_names(table: TimesTable, plans: list[ReplayPlan]) -> None:
@@ -178,20 +205,32 @@ def check_names(table: TimesTable, plans: list[ReplayPlan]) -> None:
                                              "run's node names; an `op,us` table matches by op instead")
 
 
-def _summarize(plans: list[ReplayPlan], table: TimesTable, req: PredictRequest, dev: Device | None, gap: float,
-               latency: float, notes: list[str], ledger: str | None, write: bool = True) -> ProfileSummary:
+def _summarize(plans: list[ReplayPlan], table: TimesTable, req: PredictRequest, cond: Conditions,
+               notes: list[str], ledger: str | None, check_races: bool = True) -> ProfileSummary:
+    """Price every graph's plan (:func:`airctl.predict.step.price`, the one step), check it for races in
+    its mode, and make the profile summary of the replay."""
     timelines: list[Timeline] = []
     unmatched: list[str] = []
-    launch = 0.0
+    launch = span_valid = 0.0
+    races: list[dict[str, Any]] = []
+    bw = cores = 0.0
     kernels = sum(len(p.kernels()) for p in plans)
     for plan in plans:
         resolved = table.resolve(plan)
         unmatched += [f"{plan.graph}/{n}" for n in resolved.unmatched]
-        done = replay(plan, resolved.durations_us, resolved.cores, dev.ai_cores if dev else None, gap, latency)
-        timelines.append(done.timeline)
-        launch += req.launch_us if req.launch_us is not None else LAUNCH_US.get(plan.mode, LAUNCH_US[MAX_AUTOTUNE])
-    pred = Prediction(table.source, table.label, dev.name if dev else None, launch, gap, latency, unmatched,
-                      [f"{p.graph}/{p.stage}" for p in plans])
+        priced = price(plan, resolved.durations_us, resolved.cores, cond)
+        timelines.append(priced.replayed.timeline)
+        launch += priced.launch_us
+        bw, cores = bw + priced.replayed.bandwidth_bound_us, cores + priced.replayed.core_bound_us
+        found = plan_races(plan) if check_races else []
+        races += found
+        twin = race_free(plan, plan.graph_model) if found else plan
+        span_valid += price(twin, resolved.durations_us, resolved.cores, cond).replayed.span_us if found \
+            else priced.replayed.span_us
+    pred = Prediction(table.source, table.label, cond.device.name if cond.device else None, launch, cond.gap_us,
+                      cond.latency_us, unmatched, [f"{p.graph}/{p.stage}" for p in plans], races=races,
+                      valid_span_us=span_valid if races else None, ignored_rows=ignored_rows(table, plans),
+                      bandwidth_bound_us=bw, core_bound_us=cores, conditions=describe(cond))
     if kernels and 2 * len(unmatched) > kernels:
         notes = [*notes, f"{len(unmatched)} of {kernels} kernels have no time in {table.source}: times of "
                          "another model or run? (they take no time in the replay)"]
@@ -202,9 +241,27 @@ def _summarize(plans: list[ReplayPlan], table: TimesTable, req: PredictRequest, 
     return summary
 
 
+def plan_races(plan: ReplayPlan) -> list[dict[str, Any]]:
+    """The verifier's errors for the graph ``plan`` replays, in the plan's mode: a plan with one is not
+    a valid plan, whatever it is predicted to take."""
+    from airctl.verify.verifier import verify
+
+    if plan.graph_model is None:
+        return []
+    out = []
+    for f in verify(plan.graph_model, plan.mode):
+        if f.severity == "error":
+            data = f.to_json()
+            data["graph"] = plan.graph
+            out.append(data)
+    return out
+
+
 def _predict_measured(req: PredictRequest, dev: Device | None, say: Callable[[str], None]) -> PredictOutcome:
-    """Replay the plan a profiler folder measured, with its own times (or ``req.times``)."""
+    """Replay the plan a profiler folder measured, with its own times (or ``req.times``) and its own host
+    launches: what the model must give back is the measured step."""
     from airctl.pipeline.profile import analysis_dir
+    from airctl.predict.host import host_interval_us
     from airctl.predict.profiled import dispatch_gap_us, event_latency_us, profile_timeline
     from airctl.profile import events as ev
 
@@ -214,31 +271,49 @@ def _predict_measured(req: PredictRequest, dev: Device | None, say: Callable[[st
     if step is None:
         raise AirctlError("the profile holds no task", file=str(req.source))
     plan, durations = plan_from_timeline(timeline, step)
-    own = Path(req.times).resolve() == Path(req.source or ".").resolve() if req.times != ESTIMATE else False
-    if not own:
-        table, gap, latency, more = load_times(req.times, None, [], dev)
-        notes += more
-    else:
-        table = TimesTable(str(req.source), "node", label="profile")
-        gap, latency = dispatch_gap_us(timeline), event_latency_us(timeline)
     plan.graph = timeline.graph
-    measured_us = (lambda a_b: (a_b[1] - a_b[0]) * 1e6)(ev.span(ev.step_events(timeline, step)))
+    own = Path(req.times).resolve() == Path(req.source or ".").resolve() if req.times != ESTIMATE else False
     if own:  # each task's own measured time: the replay must give back what was measured
-        done = replay(plan, durations, None, dev.ai_cores if dev else None, gap, latency)
-        timelines, unmatched = [done.timeline], []
+        timing = Timing(TimesTable(str(req.source), "node", label="profile"), dispatch_gap_us(timeline),
+                        event_latency_us(timeline), [], host_interval_us(plan))
+        cores: list[float | None] = [None] * len(durations)
+        unmatched: list[str] = []
     else:
-        resolved = table.resolve(plan)
-        done = replay(plan, resolved.durations_us, resolved.cores, dev.ai_cores if dev else None, gap, latency)
-        timelines, unmatched = [done.timeline], resolved.unmatched
-    pred = Prediction(table.source, table.label, dev.name if dev else None, 0.0, gap, latency, unmatched,
-                      [f"{timeline.graph}/step {step}"], measured_us=measured_us)
-    summary = predicted_summary(timelines, pred, req.top)
+        timing = load_timing(req.times, None, [], dev)
+        notes += timing.notes
+        resolved = timing.table.resolve(plan)
+        durations, cores, unmatched = resolved.durations_us, resolved.cores, resolved.unmatched
+    cond = timing.conditions(dev, 0.0, [])
+    priced = price(plan, durations, cores, cond)
+    measured_us = (lambda a_b: (a_b[1] - a_b[0]) * 1e6)(ev.span(ev.step_events(timeline, step)))
+    table = timing.table
+    pred = Prediction(table.source, table.label, dev.name if dev else None, 0.0, cond.gap_us, cond.latency_us,
+                      unmatched, [f"{timeline.graph}/step {step}"], measured_us=measured_us,
+                      bandwidth_bound_us=priced.replayed.bandwidth_bound_us,
+                      core_bound_us=priced.replayed.core_bound_us, conditions=describe(cond),
+                      missing=missing_data(plan, timeline))
+    summary = predicted_summary([priced.replayed.timeline], pred, req.top)
     summary.meta.update({"predicted": True, "times_from": table.source, "simulated": False, "folder": str(req.source),
                          "notes": notes})
     folder = analysis_dir(Path(req.out_dir), f"predict-{timeline.graph}", Path(req.source or ".").resolve())
-    write_profile(folder / PROFILE_DIR, timelines, summary, title=f"{timeline.graph} (predicted from its own profile)",
-                  png=req.png)
+    write_profile(folder / PROFILE_DIR, [priced.replayed.timeline], summary,
+                  title=f"{timeline.graph} (predicted from its own profile)", png=req.png)
     return PredictOutcome(summary, None, notes)
+
+
+def missing_data(plan: ReplayPlan, timeline: Timeline) -> list[str]:
+    """What the folder lacks for the replay of its own plan to explain the measured step."""
+    from airctl.predict.plan import KERNEL
+
+    kernels = [t for t in plan.tasks if t.kind == KERNEL and not t.meta.get("comm")]
+    launched = sum(1 for t in kernels if t.meta.get("release_us") is not None)
+    if not kernels or launched == len(kernels):
+        return []
+    where = (f"the folder links no host launch to them ({timeline.meta.get('tasks_from')})" if launched else
+             "no host launch times: the folder has neither trace_view.json with CANN rows and HostToDevice flows nor "
+             "a .db export with CANN_API")
+    return [f"{len(kernels) - launched} of {len(kernels)} compute tasks have no launch time ({where}); the replay "
+            "starts them as soon as their stream is free, so host-bound idle time is not explained"]
 
 
 def predicted_summary(timelines: list[Timeline], pred: Prediction, top: int) -> ProfileSummary:

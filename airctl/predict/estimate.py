@@ -9,8 +9,8 @@ A roofline, stated in docs/profile.md ("The estimate") and labelled an estimate 
   (``_scaled_dot_product_*``, ``npu_fusion_attention``: 4·B·H·L·S·D); every other kernel is bound
   by memory: its bytes are its input and output tensors' (shape × element size);
 - 0.7 and 0.8 are the fractions of peak a well-shaped kernel reaches, 2 µs a kernel's fixed cost;
-- cores: a cube op spreads over one core per 128×128 output tile (per batch), a vector op over one
-  per 16 K output elements, at most the device's count;
+- cores: a cube op spreads over one cube core per 128×128 output tile (per batch), a vector op over
+  one vector core per 16 K output elements, at most the device's count of that kind;
 - a kernel whose shapes the graph does not record takes the fixed 2 µs (the table's ``*`` row)
   and is named in the notes.
 
@@ -66,17 +66,30 @@ def estimate_table(graphs: list[Graph], dev: Device) -> tuple[TimesTable, list[s
     return table, unsized
 
 
+def node_work(node: Node, nodes: dict[str, Node]) -> tuple[float, float] | None:
+    """(FLOPs, bytes) of ``node`` from the shapes its graph recorded (``nodes``: the graph's nodes by
+    name); None when it has none. The replay's bandwidth rule reads it (:mod:`.step`)."""
+    outs = _tensors(node)
+    if not outs:
+        return None
+    ins = [t for name in _arg_refs(node) for t in (_tensors(nodes[name]) if name in nodes else [])[:1]]
+    return _work(node, ins, outs)
+
+
+def _work(node: Node, ins: list[tuple[list[int], str]], outs: list[tuple[list[int], str]]) -> tuple[float, float]:
+    base = node.op.split(".")[1] if node.op.count(".") >= 1 else node.op
+    return _flops(base, ins, outs, node), float(sum(_numel(s) * DTYPE_BYTES.get(d, 4) for s, d in [*ins, *outs]))
+
+
 def estimate_node(node: Node, shapes: dict[str, list[tuple[list[int], str]]], dev: Device) -> Row | None:
     outs = shapes.get(node.name) or []
     if not outs:
         return None
     ins = [t for name in _arg_refs(node) for t in (shapes.get(name) or [])[:1]]
-    base = node.op.split(".")[1] if node.op.count(".") >= 1 else node.op
     dtype = outs[0][1]
-    flops = _flops(base, ins, outs, node)
-    bytes_ = sum(_numel(s) * DTYPE_BYTES.get(d, 4) for s, d in [*ins, *outs])
+    flops, bytes_ = _work(node, ins, outs)
     compute_us = flops / (dev.tflops(dtype) * 1e12 * CUBE_EFFICIENCY) * 1e6 if flops else 0.0
-    memory_us = bytes_ / (dev.hbm_tb_s * 1e12 * MEMORY_EFFICIENCY) * 1e6
+    memory_us = bytes_ / (dev.bandwidth_bytes_s() * MEMORY_EFFICIENCY) * 1e6
     us = max(compute_us, memory_us) + FIXED_US
     if flops:
         out_shape = outs[0][0]
@@ -85,7 +98,8 @@ def estimate_node(node: Node, shapes: dict[str, list[tuple[list[int], str]]], de
         cores = math.ceil(rows / TILE) * math.ceil(cols / TILE) * batch
     else:
         cores = math.ceil(_numel(outs[0][0]) / VECTOR_ELEMS_PER_CORE)
-    return Row(round(us, 3), float(max(1, min(dev.ai_cores, cores))), 0)
+    pool = dev.cube_cores if flops or dev.coupled else dev.vector_cores
+    return Row(round(us, 3), float(max(1, min(pool, cores))), 0)
 
 
 def _flops(base: str, ins: list[tuple[list[int], str]], outs: list[tuple[list[int], str]], node: Node) -> float:

@@ -45,7 +45,10 @@ VIEW_OPS = frozenset({
     "select", "alias", "as_strided", "detach", "unbind", "split", "split_with_sizes", "chunk", "narrow",
     "view_as", "expand_as", "lift_fresh", "lift_fresh_copy", "_reshape_alias", "unflatten", "flatten",
 })
-GE_FREE = frozenset({"Data", "Const", "Constant", "NetOutput", "Variable", "RefData", "NoOp"})
+# GE ops that launch no task: inputs, outputs, constants, and shape-only ops (a reshape of a
+# contiguous tensor changes its descriptor, not its memory)
+GE_FREE = frozenset({"Data", "Const", "Constant", "NetOutput", "Variable", "RefData", "NoOp", "Reshape", "Identity",
+                     "Unsqueeze", "Squeeze", "ExpandDims", "Flatten"})
 _GE_TENSOR_NAME = re.compile(r"^(?P<node>.+?)-[^-]+\.OUTPUT\.\d+$")
 
 
@@ -71,6 +74,7 @@ class ReplayPlan:
     tasks: list[Task]
     notes: list[str] = field(default_factory=list)
     stage: str | None = None  # the ledger stage it was read from
+    graph_model: Graph | None = field(default=None, repr=False, compare=False)  # the graph it was read from
 
     def streams(self) -> list[str]:
         seen: dict[str, None] = {DEFAULT_STREAM: None} if any(t.stream == DEFAULT_STREAM for t in self.tasks) else {}
@@ -135,7 +139,7 @@ def _from_fx(graph: Graph, mode: str, stage: str | None) -> ReplayPlan:
                 if j is not None and j < i:
                     task.after.append((j, "data"))  # GE synchronises cross-stream data edges
     _keep_cross_stream(tasks)
-    return ReplayPlan(graph.name, mode, "fx", tasks, notes, stage)
+    return ReplayPlan(graph.name, mode, "fx", tasks, notes, stage, graph)
 
 
 def _fx_kind(node: Node, role: Role) -> str:
@@ -196,7 +200,7 @@ def _from_ge(graph: Graph, stage: str | None) -> ReplayPlan:
                 task.after.append((j, "data"))
         tasks.append(task)
     _keep_cross_stream(tasks)
-    return ReplayPlan(graph.name, MAX_AUTOTUNE, "ge", tasks, [], stage)
+    return ReplayPlan(graph.name, MAX_AUTOTUNE, "ge", tasks, [], stage, graph)
 
 
 def _fx_node_names(node: Node) -> list[str]:
@@ -248,17 +252,48 @@ def plan_from_timeline(timeline: Timeline, step: int) -> tuple[ReplayPlan, list[
 
     events = ev.step_events(timeline, step)
     t0 = min((e.start_s for e in events), default=0.0)
+    facts = timeline.facts
+    where = {id(e): k for k, e in enumerate(timeline.events)} if facts is not None else {}
     tasks: list[Task] = []
     durations: list[float] = []
     for i, e in enumerate(events):
         # a record is a device task of its own (it occupies its stream); a wait's time is blocking
         kind = MARKER if ev.is_marker(e.op) and "WAIT" in e.op.upper() else KERNEL
-        tasks.append(Task(i, e.node, e.op, e.stream, kind, e.source, e.module,
-                          meta={"measured_start_us": (e.start_s - t0) * 1e6, "comm": e.kind == "communication"}))
+        meta: dict[str, Any] = {"measured_start_us": (e.start_s - t0) * 1e6, "comm": e.kind == "communication"}
+        k = where.get(id(e))
+        if facts is not None and k is not None:
+            launch = facts.launch_s[k]
+            if launch is not None:  # host and device clocks agree to a few µs: a launch is never after the start
+                meta["release_us"] = (min(launch, e.start_s) - t0) * 1e6
+            meta["core"], meta["blocks"] = facts.core[k], facts.blocks[k]
+        tasks.append(Task(i, e.node, e.op, e.stream, kind, e.source, e.module, meta=meta))
         durations.append(max(e.end_s - e.start_s, 0.0) * 1e6)
     by_name = ev.first_by_name(events)
+    synced: set[int] = set()
     for sync in ev.step_syncs(timeline, step):
         pair = ev.resolve_sync(events, sync, by_name)
         if pair is not None and tasks[pair[0]].stream != tasks[pair[1]].stream:
             tasks[pair[1]].after.append((pair[0], sync.kind))
+            synced.update(pair)
+    _order_collectives(tasks, durations, synced)
     return ReplayPlan(timeline.graph, timeline.mode, "profile", tasks), durations
+
+
+def _order_collectives(tasks: list[Task], durations: list[float], synced: set[int]) -> None:
+    """A collective the folder records no event for is ordered as eager HCCL orders it: after the
+    compute task that ended last before it began (its inputs), and before the first compute task that
+    began after it ended (the one that waited for its result). Measured order, not a guess of data flow."""
+    start = [float(t.meta["measured_start_us"]) for t in tasks]
+    compute = sorted((i for i, t in enumerate(tasks) if t.kind == KERNEL and not t.meta.get("comm")),
+                     key=start.__getitem__)
+    ends = sorted(compute, key=lambda i: start[i] + durations[i])
+    for c, t in enumerate(tasks):
+        if not t.meta.get("comm") or c in synced:
+            continue
+        before = [i for i in ends if start[i] + durations[i] <= start[c] + 1e-6 and tasks[i].stream != t.stream]
+        if before:
+            t.after.append((before[-1], "fork"))
+        end = start[c] + durations[c]
+        after = next((i for i in compute if start[i] >= end - 1e-6 and tasks[i].stream != t.stream), None)
+        if after is not None:
+            tasks[after].after.append((c, "join"))

@@ -2,12 +2,17 @@
 
     predicted: {step_us, span_us, launch_us, streams: {name: busy_us}, overlap_us,
                 critical_path: [node, ...], critical_path_us, unmatched: n, unmatched_nodes: [...],
-                times_from, times_kind, device, gap_us, latency_us, graphs: [...], measured_us?}
+                ignored_rows: [{row, why}], races: [finding, ...], racy, valid_step_us,
+                bandwidth_bound_us, bandwidth_bound_pct, core_bound_us, conditions: {device, pools, ...},
+                times_from, times_kind, device, gap_us, latency_us, graphs: [...],
+                measured_us?, error_pct?, unexplained_us?, unexplained_pct?, missing?: [...]}
 
-``step_us`` = the replayed span of every graph, one after the other, plus the mode's launch cost
-per graph execution (:data:`LAUNCH_US`, an assumption stated in docs/profile.md and shown in the
-output; ``--launch-us`` replaces it). ``measured_us`` is set when the plan replayed is the one a
-profiler folder measured: the two should agree.
+``step_us`` is :mod:`.step`'s one definition (the replayed span of every graph plus the mode's
+launch cost per graph execution). When the verifier finds a race in the plan's mode, ``racy`` is
+true, ``races`` lists the findings and ``valid_step_us`` is the step of the race-free twin — the
+only number that may be compared with another plan. ``measured_us`` is set when the plan replayed
+is the one a profiler folder measured: the two should agree, and what the folder lacks for that is
+named in ``missing`` with the share of the measured step left unexplained.
 """
 
 from __future__ import annotations
@@ -15,11 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from airctl.modes import MAX_AUTOTUNE, NPUGRAPH_EX, REDUCE_OVERHEAD
+from airctl.predict.plan import FREE, KERNEL, MARKER, ReplayPlan
+from airctl.predict.times import TimesTable, op_keys
 
-# host-side cost of one graph execution, µs: GE's RunGraph (max-autotune) or an aclgraph replay
-LAUNCH_US = {MAX_AUTOTUNE: 40.0, REDUCE_OVERHEAD: 15.0, NPUGRAPH_EX: 15.0}
-MAX_LISTED = 50  # unmatched nodes named in the record; the count is always whole
+MAX_LISTED = 50  # unmatched nodes and ignored rows named in the record; the counts are always whole
 
 
 @dataclass
@@ -33,13 +37,21 @@ class Prediction:
     unmatched: list[str] = field(default_factory=list)
     graphs: list[str] = field(default_factory=list)  # "<graph>/<stage>" replayed
     measured_us: float | None = None
+    races: list[dict[str, Any]] = field(default_factory=list)  # the verifier's errors in the plan's mode
+    valid_span_us: float | None = None  # the race-free twin's span, when racy
+    ignored_rows: list[dict[str, str]] = field(default_factory=list)
+    bandwidth_bound_us: float = 0.0
+    core_bound_us: float = 0.0
+    conditions: dict[str, Any] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)  # what a profiler folder lacks to explain its step
 
 
 def predicted_record(summary: Any, pred: Prediction) -> dict[str, Any]:
     """The record for ``summary`` (a :class:`~airctl.profile.summary.ProfileSummary` of the replay)."""
     span_us = summary.span_s * 1e6
+    step_us = span_us + pred.launch_us
     rec: dict[str, Any] = {
-        "step_us": span_us + pred.launch_us,
+        "step_us": step_us,
         "span_us": span_us,
         "launch_us": pred.launch_us,
         "streams": {s.stream: s.busy_s * 1e6 for s in summary.streams},
@@ -49,6 +61,15 @@ def predicted_record(summary: Any, pred: Prediction) -> dict[str, Any]:
         "critical_path_us": summary.critical_path_s * 1e6,
         "unmatched": len(pred.unmatched),
         "unmatched_nodes": pred.unmatched[:MAX_LISTED],
+        "ignored_rows": pred.ignored_rows[:MAX_LISTED],
+        "ignored_row_count": len(pred.ignored_rows),
+        "races": pred.races,
+        "racy": bool(pred.races),
+        "valid_step_us": (pred.valid_span_us + pred.launch_us) if pred.valid_span_us is not None else step_us,
+        "bandwidth_bound_us": pred.bandwidth_bound_us,
+        "bandwidth_bound_pct": 100.0 * pred.bandwidth_bound_us / span_us if span_us else 0.0,
+        "core_bound_us": pred.core_bound_us,
+        "conditions": pred.conditions,
         "times_from": pred.times_from,
         "times_kind": pred.times_kind,
         "estimate": pred.times_kind == "estimate",
@@ -60,4 +81,33 @@ def predicted_record(summary: Any, pred: Prediction) -> dict[str, Any]:
     if pred.measured_us is not None:
         rec["measured_us"] = pred.measured_us
         rec["error_pct"] = 100.0 * (span_us - pred.measured_us) / pred.measured_us if pred.measured_us else 0.0
+        short = max(pred.measured_us - span_us, 0.0)
+        rec["unexplained_us"] = short if pred.missing else 0.0
+        rec["unexplained_pct"] = 100.0 * rec["unexplained_us"] / pred.measured_us if pred.measured_us else 0.0
+        rec["missing"] = list(pred.missing)
     return rec
+
+
+def ignored_rows(table: TimesTable, plans: list[ReplayPlan]) -> list[dict[str, str]]:
+    """Rows of ``table`` that charge nothing: naming only tasks that run no kernel in the mode (views in
+    aclgraph modes, GE's shape-only ops), or no node or op of the run (a misspelt name)."""
+    if table.label != "table":
+        return []
+    kinds: dict[str, set[str]] = {}
+    op_kinds: dict[str, set[str]] = {}
+    for plan in plans:
+        for t in plan.tasks:
+            for name in (t.name, *t.aliases):
+                kinds.setdefault(name, set()).add(t.kind)
+            for key in op_keys(t.op):
+                op_kinds.setdefault(key, set()).add(t.kind)
+    mode = plans[0].mode if plans else ""
+    out: list[dict[str, str]] = []
+    for rows, seen, what in ((table.rows, kinds, "node"), (table.op_rows, op_kinds, "op")):
+        for name, row in rows.items():
+            got = seen.get(name)
+            if got is None:
+                out.append({"row": name, "line": str(row.line), "why": f"names no {what} of the run"})
+            elif KERNEL not in got and got & {FREE, MARKER}:
+                out.append({"row": name, "line": str(row.line), "why": f"runs no kernel in {mode} (not charged)"})
+    return out

@@ -81,8 +81,8 @@ def _read(con: sqlite3.Connection, have: dict[str, set[str]], path: Path, issues
     text = dict(con.execute("SELECT id, value FROM STRING_IDS").fetchall())
     steps = {int(i): (_ns(a), _ns(b)) for i, a, b in con.execute("SELECT id, startNs, endNs FROM STEP_TIME")
              } if _full(have, "STEP_TIME") else {}
-    launch = dict(con.execute("SELECT connectionId, MIN(startNs) FROM CANN_API GROUP BY connectionId")
-                  ) if _full(have, "CANN_API") else {}
+    launch = dict(con.execute("SELECT connectionId, MAX(startNs) FROM CANN_API GROUP BY connectionId")
+                  ) if _full(have, "CANN_API") else {}  # the innermost call of a connection: the launch itself
 
     def step_of(connection: Any) -> int | None:
         at = launch.get(connection)
@@ -90,14 +90,18 @@ def _read(con: sqlite3.Connection, have: dict[str, set[str]], path: Path, issues
 
     tasks: list[Task] = []
     compute_ids = set()
-    for gid, start, end, stream, conn, name, op_type, core in con.execute(
-            "SELECT t.globalTaskId, t.startNs, t.endNs, t.streamId, t.connectionId, c.name, c.opType, c.taskType "
-            "FROM TASK t JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId"):
+    blocks = "c.blockDim, c.mixBlockDim" if {"blockDim", "mixBlockDim"} <= have.get("COMPUTE_TASK_INFO", set()) \
+        else "NULL, NULL"
+    for gid, start, end, stream, conn, name, op_type, core, block, mix in con.execute(
+            "SELECT t.globalTaskId, t.startNs, t.endNs, t.streamId, t.connectionId, c.name, c.opType, c.taskType, "
+            f"{blocks} FROM TASK t JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId"):
         compute_ids.add(gid)
         label, typ = str(text.get(name, name)), str(text.get(op_type, op_type) or "")
+        at = launch.get(conn)
         _add(tasks, Task(label, typ if typ not in ("", "N/A", "None") else label, str(stream), _ns(start),
                          _ns(end) - _ns(start), step_of(conn), core=str(text.get(core, core)),
-                         where=f"{path.name}: TASK {gid}"), issues)
+                         where=f"{path.name}: TASK {gid}", launch_ns=_ns(at) if at is not None else None,
+                         blocks=(int(block), int(mix or 0)) if isinstance(block, int) else None), issues)
     if _full(have, "COMMUNICATION_OP"):
         stream_of: dict[Any, Counter[str]] = {}
         if _full(have, "COMMUNICATION_TASK_INFO"):
@@ -147,7 +151,8 @@ def read_analysis_db(path: Path, issues: Issues) -> list[ProfilerStepRow]:
             issues.warn(str(path), "has no StepTraceTime table; the step breakdown is not checked")
             return []
         out = []
-        for row in con.execute(f"SELECT deviceId, step, {', '.join(cols)} FROM StepTraceTime"):
+        device = "deviceId" if "deviceId" in have.get("StepTraceTime", set()) else "NULL"  # older exports lack it
+        for row in con.execute(f"SELECT {device}, step, {', '.join(cols)} FROM StepTraceTime"):
             values = {METRICS[STEP_COLUMNS.index(c)]: float(v) for c, v in zip(cols, row[2:], strict=True)
                       if v is not None}
             step = str(row[1]).strip() if row[1] is not None else ""

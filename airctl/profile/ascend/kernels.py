@@ -34,6 +34,8 @@ WANTED = {
     "core": ("Accelerator Core", "Task Type"),
     "device": ("Device_id",),
     "thread": ("Thread Id", "Thread ID"),  # airctl's sim: one lane per host thread
+    "block": ("Block Dim", "Block Num"),  # cores of the kernel's own kind
+    "mix": ("Mix Block Dim", "Mix Block Num"),  # a mixed kernel's cores of the other kind
 }
 REQUIRED = ("name", "start", "dur")
 USEFUL = ("stream", "step", "type", "core")
@@ -79,12 +81,20 @@ def read_kernels(path: Path, issues: Issues, thread_names: dict[str, str] | None
         comm = core.upper() in COMM_CORES if col["core"] else name.startswith("hcom_")
         stream = _stream(table.cell(cells, col["stream"]), table.cell(cells, col["thread"]), lanes)
         tasks.append(Task(name, typ if typ not in MISSING else op_type_of(name, comm), stream, start, dur,
-                          _step(table.cell(cells, col["step"]), where, issues), comm=comm, core=core, where=where))
+                          _step(table.cell(cells, col["step"]), where, issues), comm=comm, core=core, where=where,
+                          blocks=_blocks(table.cell(cells, col["block"]), table.cell(cells, col["mix"]))))
     odd = implausible_starts([t.start_ns for t in tasks])
     for i in sorted(odd):
         issues.warn(tasks[i].where, f"row left out: start {tasks[i].start_ns / 1000} µs is not near the other rows' "
                     "(more than a day away, negative or absurd)", kind="implausible start time")
     return [t for i, t in enumerate(tasks) if i not in odd], report
+
+
+def _blocks(block: str, mix: str) -> tuple[int, int] | None:
+    """(Block Dim, Mix Block Dim) when the table gives a count of cores (blank or odd text: None)."""
+    if not block.isdigit():
+        return None
+    return int(block), int(mix) if mix.isdigit() else 0
 
 
 def op_type_of(name: str, comm: bool) -> str:

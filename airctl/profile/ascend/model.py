@@ -39,6 +39,8 @@ class Task:
     comm: bool = False  # a communication (HCCL) op
     core: str = ""  # Accelerator Core: AI_CORE, AI_VECTOR_CORE, MIX_AIC, COMMUNICATION, ...
     where: str = ""  # "kernel_details.csv:12", for messages
+    launch_ns: int | None = None  # when the host launched it (trace_view.json's HostToDevice flow), absolute
+    blocks: tuple[int, int] | None = None  # (Block Dim, Mix Block Dim): cores of its kind, and of the other
 
     @property
     def end_ns(self) -> int:
@@ -110,3 +112,4 @@ class RankData:
     simulated: bool = False
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    launches: int = 0  # tasks whose host launch the trace gave

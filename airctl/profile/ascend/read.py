@@ -57,6 +57,8 @@ def read_rank(folder: RankFolder, progress: Callable[[str], None] | None = None)
     streams_from = place_streams(tasks, view, issues, given)
     if source != trace.FILE:
         tasks += markers_from_trace(view, tasks)
+    launched = _attach_launches(tasks, view.launches) if view is not None and view.launches else \
+        sum(t.launch_ns is not None for t in tasks)
     if view is not None:  # the trace's spans are in the tasks now: a long profile must not hold both
         view.hardware, view.comm_ops, view.plane_tasks, view.cpu_ops = [], [], [], []
     assign_steps(tasks, host_steps)
@@ -64,9 +66,21 @@ def read_rank(folder: RankFolder, progress: Callable[[str], None] | None = None)
                     level=level_of(folder.info), device=view.device if view else None,
                     host=(m.group(1) if (m := HOST.match(folder.path.name)) else None),
                     simulated=_simulated(folder))
+    data.launches = launched
     _profiler_steps(data, out, issues)
     data.warnings = issues.finish()
     return data
+
+
+def _attach_launches(tasks: list[Task], launches: dict[tuple[str, int], int]) -> int:
+    """Each task's host launch, by its stream and start (both files write the same µs); how many found."""
+    found = 0
+    for t in tasks:
+        if t.stream is not None and t.launch_ns is None:
+            t.launch_ns = launches.get((t.stream, t.start_ns))
+        found += t.launch_ns is not None
+    launches.clear()
+    return found
 
 
 def tasks_from_trace(view: trace.TraceView) -> list[Task]:

@@ -14,7 +14,7 @@ import re
 from collections import defaultdict
 from operator import attrgetter
 
-from airctl.execute.timeline import OpEvent, SyncEdge, Timeline
+from airctl.execute.timeline import OpEvent, SyncEdge, TaskFacts, Timeline
 from airctl.profile.ascend.model import RankData, Task
 
 RECORD = re.compile(r"(EVENT|NOTIFY)_?RECORD|^air\.record", re.IGNORECASE)
@@ -36,12 +36,16 @@ def to_timeline(data: RankData, graph: str, consume: bool = False) -> Timeline:
     names = _unique_names(tasks)
     pairs = infer_syncs(tasks)
     events = []
+    facts = TaskFacts()
     for i, t in enumerate(tasks):
         assert t is not None
+        t0 = first[t.step or 0]
         events.append(OpEvent(node=names[i], op=t.type or t.name, stream=t.stream or "?",
-                              start_s=(t.start_ns - first[t.step or 0]) / 1e9,
-                              end_s=(t.end_ns - first[t.step or 0]) / 1e9,
+                              start_s=(t.start_ns - t0) / 1e9, end_s=(t.end_ns - t0) / 1e9,
                               step=t.step or 0, kind="communication" if t.comm else None))
+        facts.launch_s.append(None if t.launch_ns is None else (t.launch_ns - t0) / 1e9)
+        facts.core.append(t.core)
+        facts.blocks.append(t.blocks)
         if consume:
             tasks[i] = None
     count = len(tasks)
@@ -51,8 +55,9 @@ def to_timeline(data: RankData, graph: str, consume: bool = False) -> Timeline:
     meta = {"folder": str(data.folder), "rank": data.rank, "tasks_from": data.tasks_from,
             "streams_from": dict(data.streams_from), "tasks": count, "simulated": data.simulated,
             "syncs": "inferred from event record/wait tasks"}
+    meta["launches"] = data.launches
     return Timeline(graph=graph, mode="npu-profile", events=events, syncs=syncs, steps=len(first),
-                    step_seconds=[(last[s] - first[s]) / 1e9 for s in sorted(first)], meta=meta)
+                    step_seconds=[(last[s] - first[s]) / 1e9 for s in sorted(first)], meta=meta, facts=facts)
 
 
 def _by_step_start_end(tasks: list[Task]) -> list[Task]:

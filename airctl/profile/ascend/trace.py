@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from airctl.profile.ascend.launches import HOST_PROCESS, LaunchCollector
 from airctl.profile.ascend.model import COMPUTE_TYPE, EVENT_TASK, Issues
 from airctl.profile.ascend.times import DAY_NS, TimeValueError, implausible_starts, us_to_ns
 from airctl.profile.ascend.trace_stream import iter_events
@@ -29,7 +30,7 @@ COMMUNICATION = ("communication", "hccl")
 ARGS_KEPT = ("Task Type", "stream id", "Physic Stream Id", "Stream Id")  # what placement and tasks read
 NO_ARGS: dict[str, Any] = {}  # shared, never written
 BIG = 64 << 20  # bytes from which reading a trace shows progress
-HW, COMM, OTHER = "hardware", "communication", "other"  # what a process's lanes are to the analysis
+HW, COMM, HOST, OTHER = "hardware", "communication", "host", "other"  # what a process's lanes are to the analysis
 
 
 @dataclass(slots=True)
@@ -57,6 +58,7 @@ class TraceView:
     cpu_ops: list[Span] = field(default_factory=list)  # outermost aten:: ops, lane = thread name
     thread_names: dict[str, str] = field(default_factory=dict)  # tid -> name (for the sim's Thread Id)
     device: int | None = None
+    launches: dict[tuple[str, int], int] = field(default_factory=dict)  # (lane, task start ns) -> host launch ns
 
 
 def load_events(path: Path) -> list[dict[str, Any]]:
@@ -70,10 +72,13 @@ def read_trace(path: Path, issues: Issues, progress: Callable[[str], None] | Non
     reader = _Reader(TraceView(path), issues)
     tick = _ticker(path, progress)
     for n, e in enumerate(iter_events(path, tick("reading"))):
-        if e.get("ph") == "M":
+        ph = e.get("ph")
+        if ph == "M":
             reader.meta(e)
-        elif e.get("ph") == "X" and not reader.event(n, e, final=False):
+        elif ph == "X" and not reader.event(n, e, final=False):
             reader.deferred.append(n)
+        elif ph == "s" or ph == "f":
+            reader.launches.flow(e)
     if reader.deferred:
         todo = iter(reader.deferred)
         wanted = next(todo, -1)
@@ -86,6 +91,7 @@ def read_trace(path: Path, issues: Issues, progress: Callable[[str], None] | Non
     view = reader.view
     view.thread_names = {str(tid): name for (_pid, tid), name in reader.threads.items()}
     view.cpu_ops = _outermost(reader.aten)
+    view.launches = reader.launches.resolve(reader.lane_of)
     _drop_implausible(view, issues)
     return view
 
@@ -102,6 +108,7 @@ class _Reader:
         self.strings: dict[Any, Any] = {}  # one copy of each repeated name and args dict
         self.kinds: dict[str, str] = {}  # pid -> HW, COMM or OTHER, once its process is named
         self.device_tasks = False  # a device task was seen: CPU ops are not kept
+        self.launches = LaunchCollector()
 
     def meta(self, e: dict[str, Any]) -> None:
         args = e.get("args")
@@ -124,6 +131,9 @@ class _Reader:
         if kind is None and not final:
             return False
         name = str(e.get("name", ""))
+        if kind is HOST:
+            self.launches.host_call(e)
+            return True
         if kind is not HW and kind is not COMM and not name.startswith(("ProfilerStep#", "aten::")):
             return True
         if kind is not HW and kind is not COMM and name.startswith("aten::") and self.device_tasks:
@@ -162,8 +172,14 @@ class _Reader:
         kind = self.kinds.get(pid)
         if kind is None and pid in self.procs:
             lowered = self.procs[pid].lower()
-            kind = self.kinds[pid] = HW if HARDWARE in lowered else COMM if lowered in COMMUNICATION else OTHER
+            kind = self.kinds[pid] = HW if HARDWARE in lowered else COMM if lowered in COMMUNICATION else \
+                HOST if lowered == HOST_PROCESS else OTHER
         return kind
+
+    def lane_of(self, pid: str, tid: str) -> str:
+        """A device thread's lane as its spans are placed (``"2"`` for ``Stream 2``)."""
+        name = self.threads.get((pid, tid))
+        return _stream_of(name, NO_ARGS) if name is not None else tid
 
     def _device_task(self, yes: bool) -> None:
         if yes and not self.device_tasks:

@@ -34,7 +34,8 @@ def test_level0_v21_no_stream_no_step(tmp_path: Path) -> None:
     (t,), cols = read_kernels(path, issues)
     assert (t.name, t.type, t.stream, t.step, t.start_ns, t.dur_ns) == ("MatMul_1", "MatMul_1", None, None,
                                                                         1699529622790614812, 607980)
-    assert cols.missing == ["Stream ID", "Step Id"] and cols.ignored == ["Wait Time(us)", "Block Dim"]
+    assert cols.missing == ["Stream ID", "Step Id"] and cols.ignored == ["Wait Time(us)"]
+    assert t.blocks == (48, 0)  # Block Dim read: the replay's core demand
     assert issues.warnings == []
 
 
