@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 def predict_command(*, source: Source, model: Any, times: str, out: Path, passes: Path | None,
                     command_line: list[str] | None, device: str | None, launch_us: float | None, compare: bool,
-                    top: int, png: bool, as_json: bool) -> Any:
+                    top: int, png: bool, as_json: bool, fail_on: Any = None) -> Any:
     """Predict, render, and return the outcome (the caller applies exit codes). ``source``: resolved
     (:func:`airctl.pipeline.source.resolve_source`); ``model``: the Target of a model script SOURCE
     (compiled first), else None."""
@@ -46,7 +46,22 @@ def predict_command(*, source: Source, model: Any, times: str, out: Path, passes
         render_predicted_comparison(outcome)
     else:
         render_predicted(outcome.summary, top)
+    _fail_on_race(fail_on, outcome.summary.predicted or {})
     return outcome
+
+
+def _fail_on_race(fail_on: Any, predicted: dict) -> None:
+    """``--fail-on race|check``: a racy plan exits 1 (its step is not a valid plan's)."""
+    if fail_on is None or str(fail_on) not in ("race", "check") or not predicted.get("racy"):
+        return
+    from airctl.cli.output import err
+    from airctl.errors import FindingsExit
+
+    races = predicted.get("races") or []
+    first = races[0] if races else {}
+    err.print(f"--fail-on {fail_on}: the predicted plan races ({len(races)} error(s); first: "
+              f"{first.get('rule')} at {', '.join(first.get('nodes') or [])[:80]})", markup=False, highlight=False)
+    raise FindingsExit()
 
 
 def _compile(target: Any, out: Path, command_line: list[str] | None, say: Any) -> Path:
@@ -78,22 +93,66 @@ def render_predicted(summary: Any, top: int) -> None:
     label = "[bold yellow]predicted[/bold yellow]" + (" [yellow](an estimate)[/yellow]" if p.get("estimate") else "")
     out.print(f"{label} NPU step: [bold]{_us(p.get('step_us'))}[/bold] = ops {_us(p.get('span_us'))} + launch "
               f"{_us(p.get('launch_us'))} per step (assumed; --launch-us)")
-    extra = [f"times from {escape(str(p.get('times_from')))}"]
-    if p.get("device"):
-        extra.append(f"device {escape(str(p['device']))} (cores shared)")
+    render_validity(p)
+    extra = [f"times from {escape(str(p.get('times_from')))}", _device_line(p)]
     if p.get("gap_us"):
         extra.append(f"dispatch gap {p['gap_us']:.2f} µs")
     if p.get("latency_us"):
         extra.append(f"event latency {p['latency_us']:.2f} µs")
     out.print("[dim]" + "; ".join(extra) + "[/dim]")
+    if p.get("bandwidth_bound_us") or p.get("core_bound_us"):
+        out.print(f"shared: bandwidth-bound {_us(p.get('bandwidth_bound_us'))} "
+                  f"({p.get('bandwidth_bound_pct', 0.0):.1f}% of the span), cores oversubscribed "
+                  f"{_us(p.get('core_bound_us'))}")
     if p.get("measured_us") is not None:
         out.print(f"measured on the NPU: {_us(p['measured_us'])} (the replay differs by {p.get('error_pct', 0):+.2f}%)")
+        for m in p.get("missing") or []:
+            out.print(f"[yellow]missing: {escape(m)}[/yellow]")
+        if p.get("unexplained_us"):
+            out.print(f"[yellow]unexplained: {_us(p['unexplained_us'])} ({p['unexplained_pct']:.1f}% of the measured "
+                      "step)[/yellow]")
     if p.get("unmatched"):
         names = ", ".join(escape(n) for n in p.get("unmatched_nodes", [])[:8])
         more = " …" if p["unmatched"] > 8 else ""
         out.print(f"[yellow]unmatched: {p['unmatched']} kernel(s) have no time in the table and take none[/yellow] "
                   f"({names}{more}; all in --json)")
+    render_ignored(p)
     out.print("[dim]not measured: replayed from device times (docs/profile.md, Predicted profiles)[/dim]")
+
+
+def render_validity(p: dict) -> None:
+    """``racy: not a valid plan …`` with the race-free step, or ``races: none``: beside every predicted step."""
+    from airctl.cli.output import out
+
+    if not p.get("racy"):
+        if p.get("measured_us") is None:
+            out.print("races: none (the verifier's errors in this mode)")
+        return
+    races = p.get("races") or []
+    first = races[0] if races else {}
+    rule, nodes = escape(str(first.get("rule"))), escape(", ".join(first.get("nodes") or [])[:80])
+    out.print(f"[bold red]racy: not a valid plan[/bold red] — {len(races)} race(s) (first: {rule} at {nodes}); "
+              "the race-free plan would take "
+              f"[bold]{_us(p.get('valid_step_us'))}[/bold] (`airctl passes fix` writes its waits)")
+
+
+def render_ignored(p: dict) -> None:
+    from airctl.cli.output import out
+
+    rows = p.get("ignored_rows") or []
+    if rows:
+        shown = "; ".join(f"{escape(r['row'])} (line {r['line']}: {escape(r['why'])})" for r in rows[:5])
+        more = f" … {p.get('ignored_row_count', len(rows)) - 5} more in --json" if len(rows) > 5 else ""
+        out.print(f"[yellow]ignored rows: {p.get('ignored_row_count', len(rows))}[/yellow] — {shown}{more}")
+
+
+def _device_line(p: dict) -> str:
+    cond = p.get("conditions") or {}
+    if not p.get("device"):
+        return "no --device: cores and bandwidth not shared"
+    pools = ", ".join(f"{n} {k}" for k, n in (cond.get("pools") or {}).items())
+    bw = f", {cond['bandwidth_tb_s']} TB/s" if cond.get("bandwidth_tb_s") else ""
+    return f"device {escape(str(p['device']))} ({pools}{bw}; shared)"
 
 
 def render_predicted_comparison(outcome: Any) -> None:
@@ -115,6 +174,7 @@ def render_predicted_comparison(outcome: Any) -> None:
     for stream, busy in (b.get("streams") or {}).items():
         table.add_row(f"busy: {escape(stream)}", _us((a.get("streams") or {}).get(stream, 0.0)), _us(busy), "")
     out.print(table)
+    render_validity(b)
     out.print(f"verdict (predicted): {escape(data['mechanism'])}")
     out.print(f"[dim]times from {escape(str(b.get('times_from')))}; not measured (docs/profile.md)[/dim]")
     if b.get("unmatched"):

@@ -30,6 +30,7 @@ from airctl.cli.output import escape
 from airctl.cli.target import EVERY_MODE, EveryMode, build_target, every_mode_options
 from airctl.errors import AirctlError
 from airctl.modes import Bad, Mode
+from airctl.predict.devices import device_help
 
 if TYPE_CHECKING:
     from airctl.pipeline.source import Source
@@ -47,7 +48,7 @@ HELP = (
     "  airctl profile analyze ./prof --ledger airctl-runs/<run>\n\n"
     "  airctl profile airctl-runs/<imported run>    (GE dumps from an NPU, run per stream under sim)\n\n"
     "  airctl profile fixtures/models/ddp_overlap.py --nproc 2 --passes passes/comm_stream.yaml\n\n"
-    "  airctl profile --times estimate --device 910B      (the current run's plan, predicted on an NPU)\n\n"
+    "  airctl profile --times estimate --device 910B3     (the current run's plan, predicted on an NPU)\n\n"
     "  airctl profile --times kernels.csv --compare       (the plan vs one stream, predicted)\n\n"
     "Exit code 1 when a race was found, 0 otherwise; 2 for bad input, 3 when the compile fails "
     "(a deadlocking plan included) or results differ from eager."
@@ -98,8 +99,8 @@ def register(app: typer.Typer) -> None:
                                        "current run, a run id/ledger, a MODEL.py (compiled first) or a profiler "
                                        "folder (its own measured plan)."),
         device: str = typer.Option(None, "--device", show_default=False, rich_help_panel=PREDICT,
-                                   help="With --times: 910B, 910B2 or 910C: cores are shared between concurrent ops "
-                                        "(TIMES with a cores column), and the estimate's peaks."),
+                                   help="With --times: " + device_help() + ". Cube and vector cores and HBM "
+                                        "bandwidth are shared between concurrent kernels, and the estimate's peaks."),
         launch_us: float = typer.Option(None, "--launch-us", min=0.0, show_default=False, rich_help_panel=PREDICT,
                                         help="With --times: host cost of one graph execution, µs (default: 40 "
                                              "max-autotune, 15 aclgraph; an assumption, docs/profile.md)."),
@@ -127,7 +128,7 @@ def register(app: typer.Typer) -> None:
                 if resolved.form is Form.MODEL else None  # compiled first
             predict_command(source=resolved, model=model, times=times, out=out, passes=passes,
                             command_line=command_line(ctx), device=device, launch_us=launch_us, compare=compare,
-                            top=top, png=png, as_json=as_json)
+                            top=top, png=png, as_json=as_json, fail_on=fail_on)
             return
         from airctl.pipeline.source import MODELS, resolve_source
 

@@ -62,9 +62,11 @@ class PredictOutcome:
         if self.single is None:
             return self.summary.to_json()
         a, b = self.single.predicted or {}, self.summary.predicted or {}
+        valid = b.get("valid_step_us", b.get("step_us"))  # a racy plan's gain is its race-free twin's
         return {"predicted": True, "without": self.single.to_json(), "with": self.summary.to_json(),
-                "step_time_ratio": _ratio(b.get("step_us"), a.get("step_us")),
-                "saved_us": (a.get("step_us") or 0.0) - (b.get("step_us") or 0.0),
+                "step_time_ratio": _ratio(valid, a.get("step_us")),
+                "saved_us": (a.get("step_us") or 0.0) - (valid or 0.0),
+                "racy": bool(b.get("racy")),
                 "overlap_gained_us": (b.get("overlap_us") or 0.0) - (a.get("overlap_us") or 0.0),
                 "mechanism": mechanism(a, b)}
 
@@ -353,8 +355,11 @@ def prediction_folder(ledger_dir: Path) -> Path:
 
 
 def mechanism(without: dict[str, Any], with_: dict[str, Any]) -> str:
-    """In words: what the plan changes, from the two predicted records."""
-    saved = (without.get("step_us") or 0.0) - (with_.get("step_us") or 0.0)
+    """In words: what the plan changes, from the two predicted records (a racy plan: its race-free twin's)."""
+    saved = (without.get("step_us") or 0.0) - (with_.get("valid_step_us", with_.get("step_us")) or 0.0)
+    if with_.get("racy"):
+        return (f"racy: not a valid plan; race-free it {'saves' if saved > 0 else 'costs'} {abs(saved):.1f} µs a step "
+                "(`airctl passes fix` writes the waits)")
     gained = (with_.get("overlap_us") or 0.0) - (without.get("overlap_us") or 0.0)
     before = without.get("streams") or {}
     streams = [s for s, busy in (with_.get("streams") or {}).items() if busy and not before.get(s)]

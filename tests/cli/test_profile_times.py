@@ -57,6 +57,33 @@ def test_two_stream_plan_predicts_the_hand_computed_critical_path(tmp_path: Path
     assert data["with"]["meta"]["predicted"] is True and data["with"]["meta"]["times_from"].endswith("times.csv")
     saved = json.loads((Path(result.ledger_dir) / "profile" / "summary.json").read_text())
     assert saved["predicted"]["step_us"] == pytest.approx(hand, rel=0.01)
+    _cores_and_bandwidth_by_hand(result.ledger_dir, tmp_path)
+
+
+def _cores_and_bandwidth_by_hand(ledger: Path, tmp_path: Path) -> None:
+    """The same plan on a 910B2 (24 cube + 48 vector cores, 1.2 TB/s), by hand:
+    - each matmul on all 24 cube cores: the two chains share the cube pool, 6 × 100 + 7 (no gain);
+    - 12 cube cores each: both chains fit, 3 × 100 + 7 again;
+    - each 16×16 fp32 matmul moves 3 × 1 KiB; at 0.001 µs it would need 3 MB/µs, more than the 1.2 MB/µs
+      the chip has: memory-bound, capped at the bandwidth, so the two chains share it: 6 × 0.001 + 7."""
+    def predict(rows: str) -> dict:
+        table = tmp_path / "device.csv"
+        table.write_text("op,us,cores\n" + rows, encoding="utf-8")
+        r = airctl(ledger, "--times", table, "--device", "910B2", "--json", "--launch-us", "0")
+        assert r.exit_code == 0, r.output
+        return json.loads(r.stdout)["predicted"]
+
+    def rows(mm_us: float, cube: int | str) -> str:
+        return "".join(f"{op},{mm_us},{cube}\n" for op in ("aten.mm.default", "MatMul")) + \
+            "".join(f"{op},{ADD_US},\n" for op in ("aten.add.Tensor", "Add"))
+
+    every = predict(rows(MM_US, 24))
+    assert every["step_us"] == pytest.approx(6 * MM_US + ADD_US, rel=1e-6)
+    assert every["device"] == "910B2" and every["core_bound_us"] == pytest.approx(6 * MM_US, rel=1e-6)
+    assert predict(rows(MM_US, 12))["step_us"] == pytest.approx(3 * MM_US + ADD_US, rel=1e-6)
+    fast = predict(rows(0.001, ""))
+    assert fast["step_us"] == pytest.approx(6 * 0.001 + ADD_US, abs=1e-7)
+    assert fast["bandwidth_bound_us"] == pytest.approx(6 * 0.001, abs=1e-7)
 
 
 @pytest.mark.parametrize("folder", ["npu_level1", "npu_level0", "npu_db", "npu_two_streams", "npu_trace_only",
@@ -140,3 +167,38 @@ def test_a_model_script_is_compiled_then_predicted_with_the_mechanism_named(tmp_
     (ledger,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir() and not p.name.startswith(".")]
     compare = json.loads((ledger / "profile" / "compare.json").read_text())
     assert compare["predicted"] is True and compare["saved_us"] == pytest.approx(200.0)
+
+
+@pytest.mark.slow
+def test_a_racy_plan_is_never_a_gain(tmp_path: Path) -> None:
+    """fixtures/passes/racy_no_wait.yaml on the seed model in reduce-overhead: mm..abs on stream_1, no wait.
+    Every kernel 10 µs: as planned, the replay overlaps stream_1 with the default stream (the race is the
+    overlap); the race-free twin orders `sub` after `mm` and `add` after `abs`, as the waits would."""
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
+
+    result = compile_model(CompileRequest.of(REPO / "fixtures/models/seed.py", mode="reduce-overhead",
+                                             out_dir=tmp_path / "runs", backend="sim",
+                                             passes_file=str(REPO / "fixtures/passes/racy_no_wait.yaml")))
+    assert result.error is None, result.error
+    times = tmp_path / "t.csv"
+    times.write_text("op,us\n*,10\n", encoding="utf-8")
+    r = airctl(result.ledger_dir, "--times", times, "--json", "--out", tmp_path / "runs")
+    assert r.exit_code == 0, r.output
+    pred = json.loads(r.stdout)["predicted"]
+    assert pred["racy"] and {f["rule"] for f in pred["races"]} == {"race_cross_stream_without_wait"}
+    assert pred["valid_step_us"] > pred["step_us"]  # the apparent gain was the race
+    shown = airctl(result.ledger_dir, "--times", times, "--out", tmp_path / "runs")
+    assert "racy: not a valid plan" in shown.stdout and "race-free plan would take" in shown.stdout
+    assert airctl(result.ledger_dir, "--times", times, "--fail-on", "race", "--out", tmp_path / "runs").exit_code == 1
+    compared = json.loads(airctl(result.ledger_dir, "--times", times, "--compare", "--json", "--out",
+                                 tmp_path / "runs").stdout)
+    assert compared["racy"] and compared["saved_us"] <= 0.0  # race-free, the plan saves nothing here
+    # the race-free step is what the plan `passes fix` writes takes, once applied
+    runs, fixed = tmp_path / "runs", tmp_path / "fixed.yaml"
+    app = build_app()
+    r = runner.invoke(app, ["passes", "fix", str(result.ledger_dir), "-o", str(fixed), "--runs", str(runs)])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["passes", "apply", str(fixed), "--out", str(runs)])
+    assert r.exit_code == 0, r.output
+    after = json.loads(airctl("--times", times, "--json", "--out", runs).stdout)["predicted"]
+    assert not after["racy"] and after["step_us"] == pytest.approx(pred["valid_step_us"], rel=1e-9)
