@@ -189,6 +189,7 @@ def test_a_racy_plan_is_never_a_gain(tmp_path: Path) -> None:
     assert pred["valid_step_us"] > pred["step_us"]  # the apparent gain was the race
     shown = airctl(result.ledger_dir, "--times", times, "--out", tmp_path / "runs")
     assert "racy: not a valid plan" in shown.stdout and "race-free plan would take" in shown.stdout
+    _report_shows_the_same_step(Path(result.ledger_dir), pred)
     assert airctl(result.ledger_dir, "--times", times, "--fail-on", "race", "--out", tmp_path / "runs").exit_code == 1
     compared = json.loads(airctl(result.ledger_dir, "--times", times, "--compare", "--json", "--out",
                                  tmp_path / "runs").stdout)
@@ -202,3 +203,18 @@ def test_a_racy_plan_is_never_a_gain(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     after = json.loads(airctl("--times", times, "--json", "--out", runs).stdout)["predicted"]
     assert not after["racy"] and after["step_us"] == pytest.approx(pred["valid_step_us"], rel=1e-9)
+
+
+def _report_shows_the_same_step(ledger: Path, pred: dict) -> None:
+    """report.html's Profile tab prints the step `profile --times` printed, and the plan's validity."""
+    import re
+
+    from tests.report.browser import dump_dom, find_chromium
+
+    if find_chromium() is None:
+        return  # the browser half needs Debian's chromium (scripts/setup.sh installs it)
+    dom = dump_dom(ledger / "report.html", "tab=profile")
+    step = re.search(r"Predicted NPU step \(replayed; not measured\): ([\d.]+) µs", dom)
+    valid = re.search(r"racy: not a valid plan \(2 race\(s\)\); the race-free plan would take ([\d.]+) µs", dom)
+    assert step and float(step.group(1)) == pytest.approx(pred["step_us"], abs=0.05)
+    assert valid and float(valid.group(1)) == pytest.approx(pred["valid_step_us"], abs=0.05)

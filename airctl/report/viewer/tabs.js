@@ -97,6 +97,15 @@
       box.appendChild(el("p", null, "ops " + dur((pr.span_us || 0) / 1e6) + " + launch " + dur((pr.launch_us || 0) / 1e6) +
         " (assumed) \u00b7 times from " + String(pr.times_from) + (pr.device ? " \u00b7 device " + String(pr.device) : "") +
         (pr.unmatched ? " \u00b7 " + pr.unmatched + " kernel(s) without a time" : "")));
+      if (pr.racy) {
+        box.appendChild(el("p", "sev-error", "racy: not a valid plan (" + (pr.races || []).length +
+          " race(s)); the race-free plan would take " + dur((pr.valid_step_us || 0) / 1e6) +
+          " (airctl passes fix writes its waits)"));
+      }
+      if (pr.bandwidth_bound_us || pr.core_bound_us) {
+        box.appendChild(el("p", null, "bandwidth-bound " + dur((pr.bandwidth_bound_us || 0) / 1e6) +
+          " \u00b7 cores oversubscribed " + dur((pr.core_bound_us || 0) / 1e6)));
+      }
     }
     if (Array.isArray(p.streams)) {
       box.appendChild(el("h2", null, "Streams (median step)"));
