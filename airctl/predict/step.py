@@ -47,6 +47,7 @@ class Conditions:
     launch_us: float | None = None  # --launch-us; None: LAUNCH_US of the plan's mode
     host_us: float | None = None  # host launch cost per task, eager/GE program order (from a profile)
     fx_graphs: list[Graph] = field(default_factory=list)  # shapes, for bytes and FLOPs
+    stream_limits: dict[str, dict[str, float]] = field(default_factory=dict)  # stream -> pool -> cores at most
 
     def launch_for(self, mode: str) -> float:
         return self.launch_us if self.launch_us is not None else LAUNCH_US.get(mode, LAUNCH_US[MAX_AUTOTUNE])
@@ -67,6 +68,8 @@ class Priced:
 def price(plan: ReplayPlan, durations_us: list[float], cores: list[float | None], cond: Conditions) -> Priced:
     """Replay ``plan`` under ``cond`` with each task's time and (table) core count."""
     res = resources(plan, durations_us, cores, cond)
+    if cond.stream_limits and res.demand is not None:
+        durations_us = limit_streams(plan, durations_us, res.demand, cond.stream_limits)
     done = replay(plan, durations_us, gap_us=cond.gap_us, latency_us=cond.latency_us, resources=res)
     return Priced(done, 0.0 if plan.dialect == "profile" else cond.launch_for(plan.mode))
 
@@ -84,6 +87,27 @@ def resources(plan: ReplayPlan, durations_us: list[float], cores: list[float | N
         res.traffic = [traffic(t, d, dev, shapes) if t.kind == KERNEL else None
                        for t, d in zip(plan.tasks, durations_us, strict=True)]
     return res
+
+
+def limit_streams(plan: ReplayPlan, durations_us: list[float], demand: list[dict[str, float] | None],
+                  limits: dict[str, dict[str, float]]) -> list[float]:
+    """Per-stream core limits (npugraph_ex's ``limit_core_num(aic, aiv, stream=…)``): a kernel on a limited
+    stream gets at most the limit's cores of each pool, and takes longer by the cores it lost (its waves:
+    ``time × demand / limit``, the slower pool for a mixed kernel). ``demand`` is changed in place."""
+    out = list(durations_us)
+    for t in plan.tasks:
+        limit = limits.get(t.stream)
+        want = demand[t.index]
+        if not limit or not want:
+            continue
+        stretch = 1.0
+        for pool, cores in list(want.items()):
+            cap = limit.get(pool)
+            if cap is not None and 0 < cap < cores:
+                stretch = max(stretch, cores / cap)
+                want[pool] = cap
+        out[t.index] = durations_us[t.index] * stretch
+    return out
 
 
 def kind_of(task: Task) -> str:

@@ -114,3 +114,12 @@ def test_the_device_table_names_a_source_for_every_device_and_refuses_the_left_o
     with pytest.raises(AirctlError, match="910B1.*no public document"):
         device("910B1")
     assert all(name in device_help() for name in DEVICES)
+
+
+def test_a_per_stream_core_limit_caps_the_cores_and_stretches_the_kernel() -> None:
+    # limit_core_num(aic=12, aiv=24, stream=s1): a 24-cube-core matmul on s1 gets 12, and takes 2 × 100 µs;
+    # beside it on s0 a 12-cube-core matmul: 12 + 12 = 24 fit the pool, so nothing else slows
+    plan = side_by_side("aten.mm.default", "aten.mm.default")
+    limits = {"s1": {"cube": 12.0, "vector": 24.0}}
+    priced = price(plan, [100.0, 100.0], [12.0, 24.0], Conditions(device=B2, stream_limits=limits))
+    assert priced.replayed.end_us == pytest.approx([100.0, 200.0]) and not priced.replayed.shared
