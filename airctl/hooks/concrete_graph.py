@@ -1,4 +1,4 @@
-"""Patch of two TorchAir internals (both backends): ``save_fx_graph`` and ``dump`` of its concrete graphs.
+"""Patch of TorchAir internals (both backends): ``save_fx_graph``, ``dump`` and ``compile`` of its concrete graphs.
 
 - ``GeConcreteGraph.save_fx_graph`` / ``AclConcreteGraph.save_fx_graph`` receive the final FX
   graph TorchAir converts (after every FX pass and scope validation): the listener records it as
@@ -11,6 +11,9 @@
   (``listener.aside``: the same live GraphDef, copied on write; TorchAir's pbtxt lists a node's
   attributes in the order of its in-memory map, which no copy made in Python keeps), while the
   compile goes on. Every file is TorchAir's output.
+- ``GeConcreteGraph.compile`` is GE's build: when it allocated streams (sim's stand-in with
+  ``ge.autoMultistreamParallelMode``, :mod:`airctl.sim.ge_build`), the listener's ``ge_build`` gets
+  the graph GE's build dump would show (the ``ge-build`` stage).
 """
 
 from __future__ import annotations
@@ -32,6 +35,19 @@ def patch(p: Patches, listener: Any) -> None:
             listener.final_fx(self, graph_module)
 
         p.setattr(cls, "save_fx_graph", save_fx_graph)
+
+    orig_compile = GeConcreteGraph.compile
+
+    def compile(self):
+        fresh = not getattr(self, "_is_compiled", False)
+        result = orig_compile(self)
+        built = getattr(self.graph._executor, "ge_build", None) if fresh else None
+        report = getattr(listener, "ge_build", None)
+        if built is not None and report is not None:  # sim's GE build allocated streams (sim/ge_build.py)
+            report(self.graph.name, built.graph)
+        return result
+
+    p.setattr(GeConcreteGraph, "compile", compile)
 
     orig_dump = GeConcreteGraph.dump
 

@@ -160,6 +160,8 @@ def to_graph_def(graph: Graph) -> tuple[Any, dict[str, Any]]:
             if encoded is not None and key != OVERRIDE_ATTR:
                 op.attr[key].CopyFrom(encoded)
         _add_output_descs(op, node.meta)
+        if _is_int(node.meta.get("stream_id")):  # GE's build: the OpDef's own field
+            op.stream_id = node.meta["stream_id"]
     gattrs_ok = True
     for key, value in graph.attrs.items():
         encoded = encode_attr(value)

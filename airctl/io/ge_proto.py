@@ -3,7 +3,8 @@
 Works on any message with the GE IR fields (reference/torchair.md §5.2): TorchAir's own live
 ``GeGraph`` protos during capture, and messages parsed from ``.txt`` dumps by our runtime-built
 schema. Inputs ``"X:-1"`` become control inputs; the stream is the ``_user_stream_label``
-attribute; the FX provenance is the ``_fx_tensor_name`` of the output descriptors.
+attribute, else the OpDef's ``stream_id`` when GE's build set one (kept as ``meta["stream_id"]``,
+the stream named by its id); the FX provenance is the ``_fx_tensor_name`` of the output descriptors.
 """
 
 from __future__ import annotations
@@ -81,6 +82,11 @@ def graph_from_ge_proto(graph_def: Any, name: str | None = None) -> Graph:
         attrs = {k: attr_value(v) for k, v in sorted(op.attr.items())}
         stream = attrs.get(STREAM_ATTR)
         meta: dict[str, Any] = {}
+        stream_id = int(getattr(op, "stream_id", 0) or 0)  # set by GE's build (airctl's ge-build stage)
+        if stream_id:
+            meta["stream_id"] = stream_id
+            if stream is None and stream_id > 0:
+                stream = str(stream_id)
         fx = _fx_names(op)
         if fx:
             meta["fx_tensor_names"] = fx

@@ -4,6 +4,8 @@ This is *not* protobuf text of the GE ``GraphDef``: every node is ``node { name 
 with 4-space indentation, control inputs are ``^X``, every GE attribute is a string
 ``s: '<protobuf text of the AttrDef>'`` and each input/output descriptor is a pseudo-attribute
 ``[i]<name>`` / ``[o]<name>`` holding its ``TensorDescriptor`` text. Graph attributes are absent.
+An op GE's build put on a stream (``stream_id``, airctl's ``ge-build`` stage) has the NodeDef field
+``device: "stream:<id>"``, which TensorBoard can colour by.
 
 Reading tokenizes the outer structure here (so every error has a line), turns each node back
 into a GE ``OpDef`` and maps it like a ``.txt`` dump, so both dumps of one graph give equal
@@ -29,6 +31,7 @@ from airctl.io.text_scan import Scan, Token, elision_note, scan
 
 HINT = "expected a TorchAir .pbtxt dump: `node { name: ... op: ... }` blocks (config.debug.graph_dump.type = 'pbtxt')"
 INDENT = "    "
+STREAM_DEVICE = "stream:"  # NodeDef's device field carries the stream GE's build gave an op (ge-build stage)
 MAX_DEPTH = 64
 
 _ESCAPE = re.compile(rb"\\(?:([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|(.))", re.DOTALL)
@@ -260,6 +263,10 @@ def read_pbtxt_stream(stream: BinaryIO, origin: str = "<pbtxt>", default_name: s
                 op.name = _text(f.value, "name", reader, f.line)
             elif f.name == "op":
                 op.type = _text(f.value, "op", reader, f.line)
+            elif f.name == "device":  # written for GE's build: "stream:<stream_id>"
+                device = _text(f.value, "device", reader, f.line)
+                if device.startswith(STREAM_DEVICE) and device[len(STREAM_DEVICE):].isdigit():
+                    op.stream_id = int(device[len(STREAM_DEVICE):])
             elif f.name == "input":
                 ref = _text(f.value, "input", reader, f.line)
                 op.input.append(ref[1:] + ":-1" if ref.startswith("^") else ref)
@@ -306,6 +313,8 @@ def write_pbtxt(graph: Graph) -> str:
         lines.append("node {")
         lines.append(f'{INDENT}name: "{escape(op.name.encode("utf-8"), q)}"')
         lines.append(f'{INDENT}op: "{escape(op.type.encode("utf-8"), q)}"')
+        if op.stream_id > 0:  # GE's build (the ge-build stage): NodeDef's own device field
+            lines.append(f'{INDENT}device: "{STREAM_DEVICE}{op.stream_id}"')
         for ref in op.input:
             shown = "^" + ref[:-3] if ref.endswith(":-1") else ref
             lines.append(f'{INDENT}input: "{escape(shown.encode("utf-8"), q)}"')

@@ -86,7 +86,9 @@ def dump_source(source: Path | None, fmt: GraphFormat | str, *, stage: str | Non
 
         ref = Ledger.open(source).find_stage(stage, request=request)
         note = f"graph {ref.graph_id}, stage {ref.name}"
-        if fmt in (GraphFormat.PBTXT, GraphFormat.TXT) and not collapse and ref.dialect == "ge":
+        if fmt in (GraphFormat.PBTXT, GraphFormat.TXT) and not collapse and ref.name == "ge-build":
+            note += ": GE's build (automatic multi-stream: ops with their stream ids, GE's events), written by airctl"
+        elif fmt in (GraphFormat.PBTXT, GraphFormat.TXT) and not collapse and ref.dialect == "ge":
             note += (f": written from the ledger's snapshot (TorchAir dumped no {fmt.value} of it; "
                      f"`airctl compile --capture full` or `--dump-type {fmt.value}` keeps TorchAir's own)")
         elif fmt in (GraphFormat.PBTXT, GraphFormat.TXT) and not collapse:

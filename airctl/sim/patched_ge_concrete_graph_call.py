@@ -6,7 +6,9 @@ calls ``TorchNpuGraph.run`` on our ``_torchair`` stand-in. That stand-in cannot 
 what it needs is the FX graph TorchAir converted and the FX-level arguments of this call. For
 the length of the call, this wrapper gives the graph's stand-in executor a runner that executes
 ``fx_graph`` on those arguments (``run_fx``, the session's multi-stream executor) and maps FX
-outputs to GE output slots with TorchAir's own ``_fx_outputs_mapping``.
+outputs to GE output slots with TorchAir's own ``_fx_outputs_mapping``. When GE's build allocated
+streams (``ge.autoMultistreamParallelMode``, :mod:`airctl.sim.ge_build`), the FX graph runs with each
+node on its GE op's stream.
 """
 
 from __future__ import annotations
@@ -40,7 +42,13 @@ def patch(p: Patches, run_fx: RunFx) -> None:
 def _runner(concrete: Any, fx_args: Sequence[Any], name: str,
             run_fx: RunFx) -> Callable[[Sequence[Any], Sequence[Any]], list]:
     def run(inputs: Sequence[Any], assigned_outputs: Sequence[Any]) -> list:
-        fx_outputs = run_fx(concrete.fx_graph, fx_args, name)
+        gm = concrete.fx_graph
+        built = getattr(concrete.graph._executor, "ge_build", None)
+        if built is not None:  # GE allocated the streams at its build: the FX nodes run on them
+            from airctl.sim.ge_build import scoped_module
+
+            gm = scoped_module(built, gm)
+        fx_outputs = run_fx(gm, fx_args, name)
         n_ge = len(concrete.graph.attr["_output_dtypes"].list.i)
         ge_outputs: list = [None] * n_ge
         for fx_idx, ge_idx in concrete._fx_outputs_mapping.items():

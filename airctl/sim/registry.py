@@ -47,6 +47,7 @@ class DeviceState:
     conv: SimpleNamespace = field(default_factory=lambda: SimpleNamespace(allow_hf32=True))
     config: SimpleNamespace = field(default_factory=lambda: SimpleNamespace(allow_internal_format=False))
     soc: str | None = None  # the SoC a sim session stands in for (None: no session; npu_overrides then defer to torch)
+    deterministic_level: int = 0  # torch_npu.npu.set_deterministic_level (TorchAir's Dynamo guard reads it)
 
     def notify(self, kind: str, **details: Any) -> None:
         for fn in list(self.observers):

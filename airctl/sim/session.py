@@ -129,6 +129,7 @@ def session(ctx: SimContext) -> Iterator[ModuleType]:
     soc = session_soc(ctx)
     with Patches() as p:
         p.setattr(REGISTRY.device, "soc", soc)
+        p.setattr(REGISTRY.device, "deterministic_level", 0)  # each session starts at the device's default
         table = ctx.ascend_ir if ctx.ascend_ir is not None else AscendIr()
         patched_torchair_extension.patch(p)
         patched_torch_npu.patch(p)

@@ -2,7 +2,8 @@
 
 The real extension talks to CANN's Graph Engine: it loads serialized GE graphs, compiles them
 for the NPU and runs them. Here ``load`` keeps the serialized graph and options, ``compile`` is
-bookkeeping, and ``run`` hands the call to the *runner* the sim session attached to this graph
+bookkeeping (and GE's automatic multi-stream when the options ask for it: :mod:`airctl.sim.ge_build`),
+and ``run`` hands the call to the *runner* the sim session attached to this graph
 for the call in progress (:mod:`airctl.sim.patched_ge_concrete_graph_call`), which executes the
 FX graph TorchAir converted (node by node, on CPU) and returns its outputs in GE output order.
 A graph with no FX graph behind it (built with ``torchair.ge``, reloaded by ``cache_compile``)
@@ -63,6 +64,7 @@ class TorchNpuGraphBase:
         self.hint_shapes: tuple[Any, Any] | None = None
         self.compiled = False
         self.runs = 0
+        self.ge_build: Any = None  # GE's build with automatic multi-stream (ge_build.GeBuild), made by compile
 
     def load(self, serialized, options, input_placements, output_dtypes, executor_type) -> None:
         self.serialized = bytes(serialized)
@@ -77,6 +79,10 @@ class TorchNpuGraphBase:
     def compile(self) -> None:
         ge_call_args.check_net_output(self.serialized, self.executor_type,
                                       self.hint_shapes[1] if self.hint_shapes else None)
+        if not self.compiled:  # GE's build: automatic multi-stream when the graph's options ask for it
+            from airctl.sim.ge_build import build
+
+            self.ge_build = build(self.serialized, self.options, self.name)
         self.compiled = True
 
     def auto_tune(self, args) -> None:  # AOE tuning needs the device; its arguments are checked

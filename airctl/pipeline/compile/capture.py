@@ -13,7 +13,7 @@ Stages per graph (graph id ``<k>-<kind>``, k = Dynamo graph number, kind forward
 inference)::
 
     dynamo, aot-<kind>, after:<fx pass> ..., fx-final, ge-original, ge:after:<ge pass> ...,
-    ge-optimized          (max-autotune)
+    ge-optimized[, ge-build]  (max-autotune; ge-build: GE's automatic multi-stream, sim/ge_build.py)
     dynamo, aot-<kind>, after:<fx pass> ..., fx-final, after:<aclgraph pass> ...  (reduce-overhead,
                                                                                   npugraph_ex)
 
@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from airctl.aside import Aside
+from airctl.graph.ge_built import BUILD_STAGE
 from airctl.graph.model import Graph
 from airctl.hooks.pass_switch import skipped_by_observer
 from airctl.instrument import Instrument, PassRunner
@@ -178,6 +179,12 @@ class CaptureSession:
         # the FX graph is converted: only the GE graph is read from now on; once optimized, nothing
         self.runner.forget(self.current, keep=None if stage == "ge-optimized" else ge)
 
+    def ge_build(self, graph_name: str, graph: Graph) -> None:
+        """GE's build allocated the graph's streams (automatic multi-stream): its last GE stage."""
+        gid = self.graph_ids_by_name().get(graph_name) or self.current
+        if gid is not None:
+            self.ledger.add_stage(gid, BUILD_STAGE, graph, text=self._text(lambda: ge_ops_text(graph)))
+
     def torchair_dump(self, path: Path, graph_name: str | None) -> Path | None:
         """TorchAir wrote a dump: replaced by its gzip-compressed copy (``<name>.gz``) and listed.
         Returns the listed path (None when it was listed already or is not there)."""
@@ -256,4 +263,18 @@ def capturing_backend(backend: Any, session: CaptureSession) -> Any:
         session.dynamo_graph(gm, example_inputs)
         return backend(gm, example_inputs, **kwargs)
 
+    # Dynamo names the backend by ``__name__`` in its messages ("Backend compiler `X` failed"): TorchAir's
+    # name, never this wrapper's
+    backend_with_capture.__name__ = backend_name(backend)
     return backend_with_capture
+
+
+def backend_name(backend: Any) -> str:
+    """The name Dynamo would give ``backend`` itself (a function's, a partial's function's, else its class's).
+
+    >>> import functools
+    >>> backend_name(functools.partial(print, sep=""))
+    'print'
+    """
+    inner = getattr(backend, "func", backend)  # functools.partial: TorchAir's get_npu_backend
+    return str(getattr(inner, "__name__", None) or type(backend).__name__)

@@ -206,7 +206,15 @@ def _lazy_init() -> None:
 
 
 def _get_deterministic_level() -> int:
-    return 0
+    return _device.deterministic_level
+
+
+def set_deterministic_level(level: int) -> None:
+    """The NPU determinism level (0 off .. 3): kernels on the CPU are what they are, but TorchAir's
+    Dynamo guard (``torch_npu.dynamo._deterministic_guard``) recompiles when it changes, as on an NPU."""
+    if isinstance(level, bool) or not isinstance(level, int) or level not in (0, 1, 2, 3):
+        raise ValueError(f"deterministic level must be 0, 1, 2 or 3, got {level!r}")
+    _device.deterministic_level = level
 
 
 def get_stream_limit(s: Stream) -> dict:

@@ -195,7 +195,7 @@ def is_jit_compile_false() -> bool:
 
 # options and switches a CPU has nothing to change for
 set_option = set_compile_mode = set_aoe = set_mm_bmm_format_nd = set_dump = init_dump = finalize_dump = _none
-set_sync_debug_mode = set_task_queue_enable = set_op_timeout_ms = set_deterministic_level = _none
+set_sync_debug_mode = set_task_queue_enable = set_op_timeout_ms = _none
 enable_deterministic_with_backward = disable_deterministic_with_backward = reset_stream_limit = _none
 set_device_limit = _none
 
