@@ -81,6 +81,7 @@ def predict(req: PredictRequest, progress: Callable[[str], None] | None = None) 
         return _predict_measured(req, dev, say)
     ledger_dir = resolve_run(req.out_dir, req.source if req.source is not None else req.run)
     ledger = Ledger.open(ledger_dir)
+    refuse_failed(ledger)
     plans, fx_graphs = ledger_plans(ledger)
     say("reading the times…")
     timing = load_timing(req.times, ledger_dir, fx_graphs, dev)
@@ -100,6 +101,18 @@ def predict(req: PredictRequest, progress: Callable[[str], None] | None = None) 
         single.meta.pop("_timelines", None)
         write_json(folder / "compare.json", PredictOutcome(summary, single).to_json())
     return PredictOutcome(summary, single, notes)
+
+
+def refuse_failed(ledger: Ledger) -> None:
+    """A run that did not end ``ok`` has no plan to predict: its graphs are what was captured before it
+    stopped (a failed apply's passes never ran on the graph that would run)."""
+    status = ledger.index.status
+    if status in (None, "ok", "planned", "mismatch"):  # a plan-only apply, or outputs off eager: the plan is whole
+        return
+    why = ledger.index.error or status
+    raise AirctlError(f"run {ledger.root.name} ended {status}: {why}", file=str(ledger.index_path),
+                      hint="fix what failed and run it again (`airctl show` says what failed), or predict "
+                           "another run with --run ID")
 
 
 def ledger_plans(ledger: Ledger) -> tuple[list[ReplayPlan], list[Graph]]:

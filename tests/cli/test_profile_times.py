@@ -218,3 +218,18 @@ def _report_shows_the_same_step(ledger: Path, pred: dict) -> None:
     valid = re.search(r"racy: not a valid plan \(2 race\(s\)\); the race-free plan would take ([\d.]+) µs", dom)
     assert step and float(step.group(1)) == pytest.approx(pred["step_us"], abs=0.05)
     assert valid and float(valid.group(1)) == pytest.approx(pred["valid_step_us"], abs=0.05)
+
+
+def test_a_failed_run_is_not_predicted(tmp_path: Path) -> None:
+    import shutil
+
+    ledger = tmp_path / "ledger"
+    shutil.copytree(PROFILES / "seed_ledger", ledger)
+    index = json.loads((ledger / "index.json").read_text())
+    index["status"], index["error"] = "failed", "pass 'x' matched no node"
+    (ledger / "index.json").write_text(json.dumps(index))
+    times = tmp_path / "t.csv"
+    times.write_text("op,us\n*,10\n", encoding="utf-8")
+    r = airctl(ledger, "--times", times, "--compare")
+    assert r.exit_code == 2, r.output
+    assert "ended failed" in r.output and "matched no node" in r.output
