@@ -117,7 +117,39 @@ def render_predicted(summary: Any, top: int) -> None:
         out.print(f"[yellow]unmatched: {p['unmatched']} kernel(s) have no time in the table and take none[/yellow] "
                   f"({names}{more}; all in --json)")
     render_ignored(p)
+    render_memory(p.get("memory"))
     out.print("[dim]not measured: replayed from device times (docs/profile.md, Predicted profiles)[/dim]")
+
+
+def render_memory(mem: dict | None) -> None:
+    """``memory: peak …`` (predicted) and the profiler's measured peak beside it (docs/memory.md)."""
+    from airctl.cli.output import out
+
+    if not mem:
+        return
+    if mem.get("peak_bytes") is not None:
+        at = mem.get("peak_at") or {}
+        where = f" at {escape(str(at.get('node')))}" + (f" ({escape(str(at['source']))})" if at.get("source") else "")
+        streams = ", ".join(f"{escape(s)} {_bytes(b)}" for s, b in (mem.get("by_stream") or {}).items())
+        out.print(f"predicted device memory ({escape(str(mem.get('rule')))}): peak [bold]{_bytes(mem['peak_bytes'])}"
+                  f"[/bold]{where}; inputs {_bytes(mem.get('inputs_bytes'))}, parameters "
+                  f"{_bytes(mem.get('params_bytes'))}; per stream: {streams}")
+        for u in (mem.get("unbounded") or [])[:3]:
+            out.print(f"[yellow]unbounded: {escape(str(u['tensor']))} ({_bytes(u['bytes'])}) read on "
+                      f"{escape(str(u['stream']))} is never ordered back: it lives to the graph's end[/yellow]")
+    measured = mem.get("measured") or {}
+    if measured.get("peak_allocated_bytes") is not None:
+        peak, reserved = _bytes(measured["peak_allocated_bytes"]), _bytes(measured.get("peak_reserved_bytes"))
+        out.print(f"measured on the NPU (memory_record.csv): peak allocated {peak}, reserved {reserved}")
+
+
+def _bytes(n: float | None) -> str:
+    if n is None:
+        return "-"
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(n) >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{int(n)} B"
 
 
 def render_validity(p: dict) -> None:
@@ -176,6 +208,14 @@ def render_predicted_comparison(outcome: Any) -> None:
     out.print(table)
     render_validity(b)
     out.print(f"verdict (predicted): {escape(data['mechanism'])}")
+    mem = data.get("memory")
+    if mem:
+        grew = mem.get("grew") or []
+        why = (f": {escape(str(grew[0]['tensor']))} on {escape(str(grew[0].get('stream')))} lives until "
+               f"{escape(str(grew[0].get('until') or 'the end'))}") if grew else ""
+        sign = "+" if mem["delta_bytes"] >= 0 else "-"
+        out.print(f"memory (predicted): peak {_bytes(mem['single_stream_peak_bytes'])} → {_bytes(mem['peak_bytes'])} "
+                  f"({sign}{_bytes(abs(mem['delta_bytes']))}){why}")
     out.print(f"[dim]times from {escape(str(b.get('times_from')))}; not measured (docs/profile.md)[/dim]")
     if b.get("unmatched"):
         out.print(f"[yellow]unmatched: {b['unmatched']} kernel(s) take no time (listed in --json)[/yellow]")

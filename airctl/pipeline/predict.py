@@ -57,6 +57,7 @@ class PredictOutcome:
     summary: ProfileSummary
     single: ProfileSummary | None = None  # with --compare: the same graph on one stream
     notes: list[str] = field(default_factory=list)
+    memory: dict[str, Any] | None = None  # with --compare: memory_delta(single stream, plan)
 
     def to_json(self) -> dict[str, Any]:
         if self.single is None:
@@ -66,7 +67,7 @@ class PredictOutcome:
         return {"predicted": True, "without": self.single.to_json(), "with": self.summary.to_json(),
                 "step_time_ratio": _ratio(valid, a.get("step_us")),
                 "saved_us": (a.get("step_us") or 0.0) - (valid or 0.0),
-                "racy": bool(b.get("racy")),
+                "racy": bool(b.get("racy")), "memory": self.memory,
                 "overlap_gained_us": (b.get("overlap_us") or 0.0) - (a.get("overlap_us") or 0.0),
                 "mechanism": mechanism(a, b)}
 
@@ -88,19 +89,24 @@ def predict(req: PredictRequest, progress: Callable[[str], None] | None = None) 
     table, notes = timing.table, timing.notes
     check_names(table, plans)
     cond = timing.conditions(dev, req.launch_us, fx_graphs)
-    summary = _summarize(plans, table, req, cond, notes, str(ledger_dir))
+    summary = _summarize(plans, table, req, cond, notes, str(ledger_dir), measured=timing.measured_memory)
     single = None
+    memory = None
     if req.compare:
+        from airctl.predict.memory import memory_delta
+
         single = _summarize([single_stream(p) for p in plans], table, req, cond, notes, str(ledger_dir),
                             check_races=False)
+        memory = memory_delta(single.meta.pop("_memory"), summary.meta["_memory"])
+    summary.meta.pop("_memory", None)
     folder = prediction_folder(ledger_dir)
     model = ledger.index.model if isinstance(ledger.index.model, dict) else {}
     title = f"{Path(str(model.get('path') or ledger_dir.name)).name} (predicted, {table.source})"
     write_profile(folder, summary.meta.pop("_timelines"), summary, title=title, png=req.png)
     if single is not None:
         single.meta.pop("_timelines", None)
-        write_json(folder / "compare.json", PredictOutcome(summary, single).to_json())
-    return PredictOutcome(summary, single, notes)
+        write_json(folder / "compare.json", PredictOutcome(summary, single, memory=memory).to_json())
+    return PredictOutcome(summary, single, notes, memory)
 
 
 def refuse_failed(ledger: Ledger) -> None:
@@ -171,9 +177,19 @@ class Timing:
     latency_us: float = 0.0
     notes: list[str] = field(default_factory=list)
     host_us: float | None = None  # the profile's median launch interval (eager/GE host model)
+    measured_memory: dict[str, Any] | None = None  # the folder's memory files, read (docs/memory.md)
 
     def conditions(self, dev: Device | None, launch_us: float | None, fx_graphs: list[Graph]) -> Conditions:
         return Conditions(dev, self.gap_us, self.latency_us, launch_us, self.host_us, fx_graphs)
+
+
+def measured_memory(timeline: Timeline) -> dict[str, Any] | None:
+    """What the profiled rank's memory files say (None: it wrote none)."""
+    from airctl.profile.ascend.memory_files import read_memory
+
+    folder = timeline.meta.get("folder")
+    found = read_memory(Path(folder)) if folder else None
+    return found.to_json() if found is not None else None
 
 
 def load_timing(spec: str, ledger_dir: Path | None, fx_graphs: list[Graph], dev: Device | None) -> Timing:
@@ -199,7 +215,7 @@ def load_timing(spec: str, ledger_dir: Path | None, fx_graphs: list[Graph], dev:
         step = ev.representative_step(timeline)
         host = host_interval_us(plan_from_timeline(timeline, step)[0]) if step is not None else None
         return Timing(profile_table(timeline, spec), dispatch_gap_us(timeline), event_latency_us(timeline), notes,
-                      host)
+                      host, measured_memory(timeline))
     return Timing(read_times_csv(path))
 
 
@@ -221,11 +237,15 @@ def check_names(table: TimesTable, plans: list[ReplayPlan]) -> None:
 
 
 def _summarize(plans: list[ReplayPlan], table: TimesTable, req: PredictRequest, cond: Conditions,
-               notes: list[str], ledger: str | None, check_races: bool = True) -> ProfileSummary:
+               notes: list[str], ledger: str | None, check_races: bool = True,
+               measured: dict[str, Any] | None = None) -> ProfileSummary:
     """Price every graph's plan (:func:`airctl.predict.step.price`, the one step), check it for races in
     its mode, and make the profile summary of the replay."""
+    from airctl.predict.memory import predict_memory
+
     timelines: list[Timeline] = []
     unmatched: list[str] = []
+    memories = []
     launch = span_valid = 0.0
     races: list[dict[str, Any]] = []
     bw = cores = 0.0
@@ -235,6 +255,7 @@ def _summarize(plans: list[ReplayPlan], table: TimesTable, req: PredictRequest, 
         unmatched += [f"{plan.graph}/{n}" for n in resolved.unmatched]
         priced = price(plan, resolved.durations_us, resolved.cores, cond)
         timelines.append(priced.replayed.timeline)
+        memories.append(predict_memory(plan, priced.replayed))
         launch += priced.launch_us
         bw, cores = bw + priced.replayed.bandwidth_bound_us, cores + priced.replayed.core_bound_us
         found = plan_races(plan) if check_races else []
@@ -245,15 +266,30 @@ def _summarize(plans: list[ReplayPlan], table: TimesTable, req: PredictRequest, 
     pred = Prediction(table.source, table.label, cond.device.name if cond.device else None, launch, cond.gap_us,
                       cond.latency_us, unmatched, [f"{p.graph}/{p.stage}" for p in plans], races=races,
                       valid_span_us=span_valid if races else None, ignored_rows=ignored_rows(table, plans),
-                      bandwidth_bound_us=bw, core_bound_us=cores, conditions=describe(cond))
+                      bandwidth_bound_us=bw, core_bound_us=cores, conditions=describe(cond),
+                      memory=memory_record(memories, measured))
     if kernels and 2 * len(unmatched) > kernels:
         notes = [*notes, f"{len(unmatched)} of {kernels} kernels have no time in {table.source}: times of "
                          "another model or run? (they take no time in the replay)"]
     summary = predicted_summary(timelines, pred, req.top)
     summary.meta.update({"ledger": ledger, "predicted": True, "times_from": table.source, "simulated": False,
                          "mode": plans[0].mode, "notes": list(notes) + [p for plan in plans for p in plan.notes],
-                         "_timelines": timelines})
+                         "_timelines": timelines, "_memory": max(memories, key=lambda m: m.peak_bytes)})
     return summary
+
+
+def memory_record(memories: list[Any], measured: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``predicted.memory``: the graph with the highest predicted peak (graphs run one after the other),
+    every graph's peak, and what a profiler folder measured beside it."""
+    if not memories:
+        return {"measured": measured} if measured else None
+    top = max(memories, key=lambda m: m.peak_bytes)
+    rec = top.to_json()
+    rec["by_graph"] = {m.graph: m.peak_bytes for m in memories}
+    if measured:
+        rec["measured"] = measured
+        rec["measured_peak_bytes"] = measured.get("peak_allocated_bytes")
+    return rec
 
 
 def plan_races(plan: ReplayPlan) -> list[dict[str, Any]]:
@@ -306,7 +342,7 @@ def _predict_measured(req: PredictRequest, dev: Device | None, say: Callable[[st
                       unmatched, [f"{timeline.graph}/step {step}"], measured_us=measured_us,
                       bandwidth_bound_us=priced.replayed.bandwidth_bound_us,
                       core_bound_us=priced.replayed.core_bound_us, conditions=describe(cond),
-                      missing=missing_data(plan, timeline))
+                      missing=missing_data(plan, timeline), memory=memory_record([], measured_memory(timeline)))
     summary = predicted_summary([priced.replayed.timeline], pred, req.top)
     summary.meta.update({"predicted": True, "times_from": table.source, "simulated": False, "folder": str(req.source),
                          "notes": notes})

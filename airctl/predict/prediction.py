@@ -4,6 +4,7 @@
                 critical_path: [node, ...], critical_path_us, unmatched: n, unmatched_nodes: [...],
                 ignored_rows: [{row, why}], races: [finding, ...], racy, valid_step_us,
                 bandwidth_bound_us, bandwidth_bound_pct, core_bound_us, conditions: {device, pools, ...},
+                memory: {peak_bytes, peak_at, by_stream, stretched, unbounded, live_bytes, measured?, ...},
                 times_from, times_kind, device, gap_us, latency_us, graphs: [...],
                 measured_us?, error_pct?, unexplained_us?, unexplained_pct?, missing?: [...]}
 
@@ -44,6 +45,7 @@ class Prediction:
     core_bound_us: float = 0.0
     conditions: dict[str, Any] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)  # what a profiler folder lacks to explain its step
+    memory: dict[str, Any] | None = None  # predicted device memory (airctl/predict/memory.py), measured beside it
 
 
 def predicted_record(summary: Any, pred: Prediction) -> dict[str, Any]:
@@ -70,6 +72,7 @@ def predicted_record(summary: Any, pred: Prediction) -> dict[str, Any]:
         "bandwidth_bound_pct": 100.0 * pred.bandwidth_bound_us / span_us if span_us else 0.0,
         "core_bound_us": pred.core_bound_us,
         "conditions": pred.conditions,
+        "memory": pred.memory,
         "times_from": pred.times_from,
         "times_kind": pred.times_kind,
         "estimate": pred.times_kind == "estimate",

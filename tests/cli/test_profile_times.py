@@ -187,6 +187,8 @@ def test_a_racy_plan_is_never_a_gain(tmp_path: Path) -> None:
     pred = json.loads(r.stdout)["predicted"]
     assert pred["racy"] and {f["rule"] for f in pred["races"]} == {"race_cross_stream_without_wait"}
     assert pred["valid_step_us"] > pred["step_us"]  # the apparent gain was the race
+    memory = pred["memory"]  # abs reads mm on the default stream with no wait: its block is never released
+    assert memory["rule"] == "aclgraph capture pool" and memory["unbounded"] and memory["peak_bytes"] > 0
     shown = airctl(result.ledger_dir, "--times", times, "--out", tmp_path / "runs")
     assert "racy: not a valid plan" in shown.stdout and "race-free plan would take" in shown.stdout
     _report_shows_the_same_step(Path(result.ledger_dir), pred)
@@ -194,6 +196,7 @@ def test_a_racy_plan_is_never_a_gain(tmp_path: Path) -> None:
     compared = json.loads(airctl(result.ledger_dir, "--times", times, "--compare", "--json", "--out",
                                  tmp_path / "runs").stdout)
     assert compared["racy"] and compared["saved_us"] <= 0.0  # race-free, the plan saves nothing here
+    assert compared["memory"]["delta_bytes"] >= 0 and compared["memory"]["grew"]
     # the race-free step is what the plan `passes fix` writes takes, once applied
     runs, fixed = tmp_path / "runs", tmp_path / "fixed.yaml"
     app = build_app()

@@ -96,3 +96,9 @@ def test_what_if_round_trip_from_real_data() -> None:
     a, b = ev.span(ev.step_events(timeline, step))
     assert again == pytest.approx((b - a) * 1e6, rel=0.02)
     assert single.span_us >= again  # one stream is never faster than the plan that overlapped
+
+
+def test_the_measured_memory_peak_is_read_beside_the_prediction(tmp_path: Path) -> None:
+    """memory_record.csv's PTA+GE peak (1 322 299 392 bytes at its line 905, computed by hand from the file)."""
+    pred = predict_own(REAL / "cnn_ddp_level1" / "rank0_ascend_pt", tmp_path)
+    assert pred["memory"]["measured"]["peak_allocated_bytes"] == 1322299392
