@@ -221,6 +221,8 @@ def _report_shows_the_same_step(ledger: Path, pred: dict) -> None:
     valid = re.search(r"racy: not a valid plan \(2 race\(s\)\); the race-free plan would take ([\d.]+) µs", dom)
     assert step and float(step.group(1)) == pytest.approx(pred["step_us"], abs=0.05)
     assert valid and float(valid.group(1)) == pytest.approx(pred["valid_step_us"], abs=0.05)
+    lines = re.findall(r'<polyline[^>]*data-stream="([^"]+)"', dom)  # live bytes per stream (docs/memory.md)
+    assert sorted(lines) == sorted(pred["memory"]["live_bytes"]) and "Predicted device memory: peak" in dom
 
 
 def test_a_failed_run_is_not_predicted(tmp_path: Path) -> None:

@@ -84,6 +84,54 @@
     });
     return t;
   }
+  /* predicted live bytes per stream over the replayed step: one polyline per stream (docs/memory.md) */
+  function memoryChart(mem) {
+    var NS = "http://www.w3.org/2000/svg", W = 640, H = 160, streams = Object.keys(mem.live_bytes);
+    var wrap = el("div", "memory-chart");
+    wrap.appendChild(el("h2", null, "Predicted device memory: peak " + bytes(mem.peak_bytes) +
+      (mem.peak_at ? " at " + String(mem.peak_at.node) : "") + " (" + String(mem.rule) + ")"));
+    var tmax = 0, bmax = 0;
+    streams.forEach(function (s) {
+      (mem.live_bytes[s] || []).forEach(function (p) { tmax = Math.max(tmax, +p[0] || 0); bmax = Math.max(bmax, +p[1] || 0); });
+    });
+    var svg = document.createElementNS(NS, "svg");
+    svg.setAttribute("width", W); svg.setAttribute("height", H); svg.setAttribute("class", "memory-lines");
+    var colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
+    streams.forEach(function (s, k) {
+      var pts = [], prev = null;
+      (mem.live_bytes[s] || []).forEach(function (p) {  // a step function: the level holds until the next point
+        var x = tmax ? (+p[0] / tmax) * (W - 70) + 60 : 60, y = bmax ? H - 20 - (+p[1] / bmax) * (H - 30) : H - 20;
+        if (prev !== null) pts.push(x.toFixed(1) + "," + prev);
+        pts.push(x.toFixed(1) + "," + y.toFixed(1));
+        prev = y.toFixed(1);
+      });
+      var line = document.createElementNS(NS, "polyline");
+      line.setAttribute("points", pts.join(" ")); line.setAttribute("fill", "none");
+      line.setAttribute("stroke", colors[k % colors.length]); line.setAttribute("data-stream", s);
+      var title = document.createElementNS(NS, "title");
+      title.textContent = s;
+      line.appendChild(title);
+      svg.appendChild(line);
+    });
+    [[2, 14, bytes(bmax)], [2, H - 20, "0"], [60, H - 4, "0 \u00b5s"], [W - 80, H - 4, dur(tmax / 1e6)]].forEach(function (a) {
+      var t = document.createElementNS(NS, "text");
+      t.setAttribute("x", a[0]); t.setAttribute("y", a[1]); t.setAttribute("font-size", "11");
+      t.textContent = a[2];
+      svg.appendChild(t);
+    });
+    wrap.appendChild(svg);
+    wrap.appendChild(el("p", null, streams.map(function (s, k) {
+      return s + " (" + ["blue", "red", "green", "purple", "orange", "brown"][k % 6] + "): peak " +
+        bytes((mem.by_stream || {})[s]);
+    }).join(" \u00b7 ")));
+    return wrap;
+  }
+  function bytes(n) {
+    if (typeof n !== "number") return "-";
+    var units = [["GiB", 1073741824], ["MiB", 1048576], ["KiB", 1024]];
+    for (var i = 0; i < units.length; i++) if (Math.abs(n) >= units[i][1]) return (n / units[i][1]).toFixed(1) + " " + units[i][0];
+    return n + " B";
+  }
   function buildProfile() {
     var p = data.profile, box = $("profile");
     if (!p) { $("tab-btn-profile").style.display = "none"; return; }
@@ -102,6 +150,7 @@
           " race(s)); the race-free plan would take " + dur((pr.valid_step_us || 0) / 1e6) +
           " (airctl passes fix writes its waits)"));
       }
+      if (pr.memory && pr.memory.live_bytes) box.appendChild(memoryChart(pr.memory));
       if (pr.bandwidth_bound_us || pr.core_bound_us) {
         box.appendChild(el("p", null, "bandwidth-bound " + dur((pr.bandwidth_bound_us || 0) / 1e6) +
           " \u00b7 cores oversubscribed " + dur((pr.core_bound_us || 0) / 1e6)));
