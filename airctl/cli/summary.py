@@ -120,7 +120,8 @@ def print_summary(result: Any, show_all: bool = False, verbose: bool = False, wh
                       f"{'outputs' if 'outputs' in execution else 'graphs'})")
         else:
             out.print(f"execution check: [red]MISMATCH[/red] (max abs error {execution['max_abs_error']:.3g})")
-    print_verdicts(index, verbose=verbose)  # findings and races, as every command that runs the model prints them
+    # findings and races, as every command that runs the model prints them
+    print_verdicts(index, verbose=verbose, ledger_dir=getattr(result, "ledger_dir", None))
     kept = index.get("torchair_warnings") or {}
     if kept.get("count"):  # the warnings themselves are in index.json (airctl compile -v prints them)
         kinds = ", ".join(f"{k} ×{n}" for k, n in list((kept.get("by_kind") or {}).items())[:2])
@@ -129,6 +130,11 @@ def print_summary(result: Any, show_all: bool = False, verbose: bool = False, wh
                   + (f", {more} more kinds" if more > 0 else "") + "); -v shows them")
     for line in capture_lines(index.get("captures") or []):
         out.print(escape(line), highlight=False)
+    if getattr(result, "ledger_dir", None) is not None:  # streams and events the captures hold (rule R16)
+        from airctl.verify.run_checks import ledger_budget_line
+
+        if (budget := ledger_budget_line(result.ledger_dir)) is not None:
+            out.print(escape(budget), highlight=False)
     if why:
         print_why(why_table(result.index))
     elif (line := why_line(result.index)) is not None:

@@ -23,7 +23,9 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import sysconfig
 import weakref
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -71,14 +73,38 @@ def describe(before: dict[str, Any], after: dict[str, Any], call: int, limit: An
     return events
 
 
+def stale_replay(graph: Any, args: Sequence[Any]) -> dict[str, Any] | None:
+    """With ``unsafe_skip_npugraph_capture_validation``, a call whose graph key was captured but whose
+    mutated inputs moved since: npugraph_ex's own check (``is_need_to_recapture``) would recapture;
+    skipped, the replay reads the captured addresses (rule ``stale_replay``, R21). None otherwise."""
+    config = getattr(graph, "config", None) or {}
+    key_of, metas = getattr(graph, "_unupdated_input_func", None), getattr(graph, "_graphs_meta", None)
+    if not config.get("unsafe_skip_npugraph_capture_validation", False) or key_of is None or not metas:
+        return None
+    try:
+        key = key_of(*args)
+    except Exception:  # a debugging aid never breaks the user's call (style.md §9)
+        return None
+    captured = getattr(metas.get(key), "captured_mutated_inputs", None) or {}
+    moved = sorted(i for i, ptr in captured.items()
+                   if i < len(args) and hasattr(args[i], "data_ptr") and args[i].data_ptr() != ptr)
+    if not moved:
+        return None
+    return {"event": "stale_replay", "key": shown_key(key), "inputs": moved,
+            "reason": f"mutated input(s) {', '.join(map(str, moved))} moved since the capture: the recapture "
+                      "check (skipped by unsafe_skip_npugraph_capture_validation) would have recaptured here"}
+
+
 _LIBRARY = tuple(str(Path(m.__file__).resolve().parent) + os.sep for m in (sys.modules[__name__.split(".")[0]],))
 # the environment's console scripts (``.venv/bin/airctl``): airctl's entry point, not the user's code
 _SCRIPTS = tuple(os.path.join(os.path.realpath(p), "bin") + os.sep for p in {sys.prefix, sys.exec_prefix})
+# Python's own library (logging hands Dynamo's messages to airctl's handler through it)
+_STDLIB = tuple({os.path.realpath(sysconfig.get_paths()[k]) + os.sep for k in ("stdlib", "platstdlib")})
 
 
 def user_call() -> dict[str, Any]:
-    """The innermost frame outside torch, torch_npu, npugraph_ex, airctl, site-packages and the code
-    Dynamo compiled: the line of the user's code whose call captured or fell back (``{}``: none)."""
+    """The innermost frame outside torch, torch_npu, npugraph_ex, airctl, site-packages, Python's library
+    and the code Dynamo compiled: the line of the user's code whose call captured or fell back (``{}``: none)."""
     from torch._dynamo.utils import orig_code_map  # code Dynamo made of the user's: not where they called
 
     frame = sys._getframe(1)
@@ -86,7 +112,8 @@ def user_call() -> dict[str, Any]:
         file = frame.f_code.co_filename
         real = os.path.realpath(file)
         if not (file.startswith("<") or "site-packages" in file or "dist-packages" in file
-                or real.startswith(_LIBRARY) or real.startswith(_SCRIPTS) or frame.f_code in orig_code_map):
+                or real.startswith(_LIBRARY) or real.startswith(_SCRIPTS) or real.startswith(_STDLIB)
+                or frame.f_code in orig_code_map):
             return {"file": file, "line": frame.f_lineno}
         frame = frame.f_back
     return {}
@@ -117,10 +144,12 @@ def patch(p: Patches, listener: Any) -> None:
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
         before = state(self)
         calls[self] = calls.get(self, 0) + 1
+        stale = stale_replay(self, args)
         try:
             return original_call(self, *args, **kwargs)
         finally:
             events = describe(before, state(self), calls[self], self.config.get("capture_limit"))
+            events += [{**stale, "call": calls[self]}] if stale and not events else []
             where = user_call() if events else {}
             for event in events:
                 listener.aclgraph_capture(str(self.name), {**event, **where})

@@ -131,8 +131,9 @@ class CaptureRow(TypedDict, total=False):
 
     graph: str
     graph_name: str | None
-    event: str  # capture | recapture | fallback
+    event: str  # capture | recapture | fallback | stale_replay (rule R21: validation skipped, an input moved)
     call: int | None
+    inputs: list[int] | None  # stale_replay: the mutated inputs (positions) that moved since the capture
     reason: str | None
     key: Any  # npugraph_ex's graph key: shapes and symbol values
     seq: float

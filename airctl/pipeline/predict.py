@@ -28,15 +28,17 @@ from airctl.io.source import is_profiler_folder
 from airctl.ledger.defaults import Request
 from airctl.ledger.reader import Ledger
 from airctl.modes import MAX_AUTOTUNE
+from airctl.pipeline.predict_times import ESTIMATE as ESTIMATE  # re-exported: suggest reads TIMES the same way
+from airctl.pipeline.predict_times import Timing, load_timing, measured_memory
+from airctl.pipeline.predict_times import check_names as check_names
+from airctl.pipeline.predict_times import load_times as load_times
 from airctl.predict.devices import Device, device
 from airctl.predict.plan import COMM_STREAM, ReplayPlan, plan_from_graph, plan_from_timeline
 from airctl.predict.prediction import Prediction, ignored_rows, predicted_record
 from airctl.predict.step import Conditions, describe, price, race_free
-from airctl.predict.times import TimesError, TimesTable, read_times_csv
+from airctl.predict.times import TimesTable
 from airctl.profile.summary import ProfileSummary, summarize
 from airctl.profile.write import PROFILE_DIR, SUMMARY_FILE, write_json, write_profile
-
-ESTIMATE = "estimate"
 
 
 @dataclass
@@ -160,82 +162,6 @@ def _provenance_from_fx(plan: ReplayPlan, fx: Graph) -> None:
                 break
 
 
-def load_times(spec: str, ledger_dir: Path | None, fx_graphs: list[Graph], dev: Device | None
-               ) -> tuple[TimesTable, float, float, list[str]]:
-    """The table ``spec`` names, the dispatch gap and event latency it measured (0 unless a profile),
-    and notes."""
-    loaded = load_timing(spec, ledger_dir, fx_graphs, dev)
-    return loaded.table, loaded.gap_us, loaded.latency_us, loaded.notes
-
-
-@dataclass
-class Timing:
-    """A TIMES source, read: the table, and what a profile measured of the device and the host."""
-
-    table: TimesTable
-    gap_us: float = 0.0
-    latency_us: float = 0.0
-    notes: list[str] = field(default_factory=list)
-    host_us: float | None = None  # the profile's median launch interval (eager/GE host model)
-    measured_memory: dict[str, Any] | None = None  # the folder's memory files, read (docs/memory.md)
-
-    def conditions(self, dev: Device | None, launch_us: float | None, fx_graphs: list[Graph]) -> Conditions:
-        return Conditions(dev, self.gap_us, self.latency_us, launch_us, self.host_us, fx_graphs)
-
-
-def measured_memory(timeline: Timeline) -> dict[str, Any] | None:
-    """What the profiled rank's memory files say (None: it wrote none)."""
-    from airctl.profile.ascend.memory_files import read_memory
-
-    folder = timeline.meta.get("folder")
-    found = read_memory(Path(folder)) if folder else None
-    return found.to_json() if found is not None else None
-
-
-def load_timing(spec: str, ledger_dir: Path | None, fx_graphs: list[Graph], dev: Device | None) -> Timing:
-    """:func:`load_times`, with the host's launch interval when ``spec`` is a profiler folder."""
-    if spec == ESTIMATE:
-        from airctl.predict.estimate import estimate_table
-
-        table, unsized = estimate_table(fx_graphs, dev or device(None))
-        notes = [f"estimate: {len(unsized)} kernel(s) without recorded shapes take the fixed "
-                 f"{table.default.us if table.default else 0:g} µs: {', '.join(unsized[:8])}"
-                 + (" …" if len(unsized) > 8 else "")] if unsized else []
-        return Timing(table, notes=notes)
-    path = Path(spec)
-    if path.is_dir():
-        if not is_profiler_folder(path):
-            raise TimesError("a folder, but not a torch_npu profiler folder", file=spec,
-                             hint="--times takes a profiler folder (*_ascend_pt or its parent), a CSV, or `estimate`")
-        from airctl.predict.host import host_interval_us
-        from airctl.predict.profiled import dispatch_gap_us, event_latency_us, profile_table, profile_timeline
-        from airctl.profile import events as ev
-
-        timeline, notes = profile_timeline(path, ledger_dir)
-        step = ev.representative_step(timeline)
-        host = host_interval_us(plan_from_timeline(timeline, step)[0]) if step is not None else None
-        return Timing(profile_table(timeline, spec), dispatch_gap_us(timeline), event_latency_us(timeline), notes,
-                      host, measured_memory(timeline))
-    return Timing(read_times_csv(path))
-
-
-def check_names(table: TimesTable, plans: list[ReplayPlan]) -> None:
-    """A table (or profile) none of whose rows matches a node or op of the run is another model's."""
-    from airctl.predict.times import op_keys
-
-    if table.label == "estimate" or table.default is not None or not table.names():
-        return
-    names = {n for p in plans for t in p.tasks for n in (t.name, *t.aliases)}
-    ops = {k for p in plans for t in p.kernels() for k in op_keys(t.op)}
-    if names & set(table.rows) or ops & set(table.op_rows):
-        return
-    what = "tasks of the profile" if table.label == "profile" else "names in the table"
-    sample = ", ".join(sorted(table.names())[:3])
-    raise TimesError(f"none of the {len(table.names())} {what} is a node or op of the run ({sample}, …)",
-                     file=table.source, hint="times of another model or run? `airctl dump --type fx` lists the "
-                                             "run's node names; an `op,us` table matches by op instead")
-
-
 def _summarize(plans: list[ReplayPlan], table: TimesTable, req: PredictRequest, cond: Conditions,
                notes: list[str], ledger: str | None, check_races: bool = True,
                measured: dict[str, Any] | None = None) -> ProfileSummary:
@@ -253,7 +179,8 @@ def _summarize(plans: list[ReplayPlan], table: TimesTable, req: PredictRequest, 
     for plan in plans:
         resolved = table.resolve(plan)
         unmatched += [f"{plan.graph}/{n}" for n in resolved.unmatched]
-        priced = price(plan, resolved.durations_us, resolved.cores, cond)
+        plan_cond = with_stream_limits(cond, plan)
+        priced = price(plan, resolved.durations_us, resolved.cores, plan_cond)
         timelines.append(priced.replayed.timeline)
         memories.append(predict_memory(plan, priced.replayed))
         launch += priced.launch_us
@@ -261,7 +188,7 @@ def _summarize(plans: list[ReplayPlan], table: TimesTable, req: PredictRequest, 
         found = plan_races(plan) if check_races else []
         races += found
         twin = race_free(plan, plan.graph_model) if found else plan
-        span_valid += price(twin, resolved.durations_us, resolved.cores, cond).replayed.span_us if found \
+        span_valid += price(twin, resolved.durations_us, resolved.cores, plan_cond).replayed.span_us if found \
             else priced.replayed.span_us
     pred = Prediction(table.source, table.label, cond.device.name if cond.device else None, launch, cond.gap_us,
                       cond.latency_us, unmatched, [f"{p.graph}/{p.stage}" for p in plans], races=races,
@@ -276,6 +203,20 @@ def _summarize(plans: list[ReplayPlan], table: TimesTable, req: PredictRequest, 
                          "mode": plans[0].mode, "notes": list(notes) + [p for plan in plans for p in plan.notes],
                          "_timelines": timelines, "_memory": max(memories, key=lambda m: m.peak_bytes)})
     return summary
+
+
+def with_stream_limits(cond: Conditions, plan: ReplayPlan) -> Conditions:
+    """``cond`` with the plan's per-stream core limits (npugraph_ex's ``limit_core_num``), read by
+    :func:`airctl.verify.core_limits.stream_core_limits` from the graph the plan replays."""
+    from airctl.verify.core_limits import stream_core_limits
+
+    if plan.graph_model is None or plan.graph_model.dialect != "fx":
+        return cond
+    limits = stream_core_limits(plan.graph_model, plan.mode)
+    if not limits:
+        return cond
+    return replace(cond, stream_limits={(s or DEFAULT_STREAM): {"cube": float(aic), "vector": float(aiv)}
+                                        for s, (aic, aiv) in limits.items()})
 
 
 def memory_record(memories: list[Any], measured: dict[str, Any] | None) -> dict[str, Any] | None:

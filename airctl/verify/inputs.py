@@ -132,4 +132,9 @@ def ledger_targets(root: Path, stage: str | None) -> list[CheckTarget]:
     if not targets:
         raise GraphReadError("the ledger holds no graph stage to check", file=str(ledger.index_path),
                              hint="the run failed before any graph was captured; see its error in index.json")
+    if stage is None:  # the rules that need the whole run (R16, R21) read the same stages
+        from airctl.verify.run_checks import run_findings
+
+        for _stage, f in run_findings(ledger.index, ledger.load):
+            next((t for t in targets if t.label.startswith(f"{f.graph}/")), targets[0]).findings.append(f)
     return targets

@@ -158,6 +158,10 @@ _RULES = (
 
 RULES: dict[str, Rule] = {r.id: r for r in _RULES}
 
+from airctl.verify.capture_catalogue import CAPTURE_RULES  # noqa: E402  (R16-R21: needs Rule, defined above)
+
+RULES.update({r.id: r for r in CAPTURE_RULES})
+
 
 def make_finding(rule_id: str, mode: str, message: str, nodes: list[str], graph: Graph | None = None, *,
                  severity: str | None = None, hint: str | None = None) -> Finding | None:

@@ -18,6 +18,7 @@ import re
 
 from airctl.graph.model import Graph
 from airctl.io.gc_pause import gc_paused
+from airctl.verify.capture_checks import capture_checks
 from airctl.verify.cycles import deadlock_findings, fx_dependencies, fx_has_backward_reference
 from airctl.verify.findings import MAX_AUTOTUNE, SEVERITIES, Finding
 from airctl.verify.fx_checks import FxStructure
@@ -39,7 +40,7 @@ def verify(graph: Graph, mode: str = MAX_AUTOTUNE) -> list[Finding]:
             findings = check_ge(graph)  # GE graphs exist only in max-autotune
         else:
             plan = build_plan(graph, mode)
-            findings = _verify_fx(plan) + foreign_stream_ops(graph, asked, plan.ops)
+            findings = capture_checks(plan, _verify_fx(plan) + foreign_stream_ops(graph, asked, plan.ops))
         findings.extend(similar_label_findings(graph, MAX_AUTOTUNE if graph.dialect == "ge" else mode))
     if not findings:
         return findings

@@ -18,7 +18,8 @@ def branches(lengths: tuple[int, ...]) -> Graph:
         prev = "x"
         for k in range(n):
             name = f"mm_{b}_{k}"
-            nodes.append(Node(name, "aten.mm.default", [prev], kind="call_function", attrs={"args": [f"%{prev}", "%x"]}))
+            args = {"args": [f"%{prev}", "%x"]}
+            nodes.append(Node(name, "aten.mm.default", [prev], kind="call_function", attrs=args))
             prev = name
         tails.append(prev)
     acc = tails[0]

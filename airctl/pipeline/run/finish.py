@@ -35,11 +35,23 @@ def verify_instruments(mode: str) -> list[Any]:
 
 
 def _record_findings(ledger: LedgerWriter, session: Findings) -> None:
-    rows = session.findings()
+    rows = session.findings() + _run_rows(ledger)
     first: dict[str, str] = {}
     for row in rows:
         first.setdefault(row.get("rule", "?"), f"{row.get('graph')}:{row.get('stage')}")
     ledger.set_findings(rows, first)
+
+
+def _run_rows(ledger: LedgerWriter) -> list[dict[str, Any]]:
+    """The findings of the rules that need the whole run (stream budget, stale replay: R16, R21)."""
+    try:
+        from airctl.verify.run_checks import run_findings
+
+        found = run_findings(ledger.run_index, lambda ref: ledger.stage_graph(ref.entry))
+    except Exception:  # a debugging aid never breaks the run's end (style.md §9)
+        log.debug("the run-level checks failed", exc_info=True)
+        return []
+    return [{**f.to_json(), "stage": stage} for stage, f in found]
 
 
 def record_outcome(ledger: LedgerWriter, session: Findings | None, *, report: bool, draft: Any = None) -> None:
