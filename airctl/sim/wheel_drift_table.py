@@ -132,8 +132,8 @@ DRIFT_TABLE: dict[str, tuple[str, str]] = {
     "npugraph_ex.config:super_kernel_debug_options": (IGNORED, "super kernels are fused by CANN at capture"),
     "npugraph_ex.config:super_kernel_optimize": (IGNORED, "super kernels are fused by CANN at capture"),
     "npugraph_ex.config:super_kernel_optimize_options": (IGNORED, "super kernels are fused by CANN at capture"),
-    "npugraph_ex.config:unsafe_skip_npugraph_capture_validation": (IGNORED, "skips checks of the device capture, "
-                                                                   "which sim does not make"),
+    "npugraph_ex.config:unsafe_skip_npugraph_capture_validation": (MODELLED, "a call whose mutated input moved "
+                                                                    "is a stale replay: check rule R21"),
     # -- scope functions ----------------------------------------------------------------------
     "torchair.scope:npu_stream_switch": (MODELLED, "streams: verify, execute, lanes, YAML stream actions"),
     "torchair.scope:npu_wait_tensor": (MODELLED, "verify rules and the executor's syncs"),
