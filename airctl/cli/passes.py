@@ -235,7 +235,7 @@ def render_apply(result: Any, diff: bool) -> None:
     if getattr(result, "index", None) is not None:
         from airctl.cli.verdicts import print_verdicts
 
-        print_verdicts(result.index.to_json())  # findings and races, as compile and profile print them
+        print_verdicts(result.index.to_json(), ledger_dir=result.ledger_dir)  # as compile and profile print them
         if result.index.report and result.ledger_dir:
             out.print(f"report: {escape(str(result.ledger_dir / result.index.report))} (open in a browser)")
     if result.ledger_dir:

@@ -98,7 +98,7 @@ def _render_findings(ledger: str | None) -> None:
     from airctl.ledger.reader import Ledger
 
     index = Ledger.open(Path(ledger)).index.to_json()
-    print_verdicts({**index, "execution": None})
+    print_verdicts({**index, "execution": None}, ledger_dir=Path(ledger))  # a race's hint: what `passes fix` writes
 
 
 def _render_races(races: list, model_dir: str | None = None) -> None:
@@ -119,8 +119,8 @@ def _render_races(races: list, model_dir: str | None = None) -> None:
                   f"{escape(shareable(r.reader_source or '?', model_dir=model_dir))}) reads "
                   f"[red]{escape(r.producer)}[/red] (stream {escape(r.producer_stream)}, "
                   f"{escape(shareable(r.producer_source or '?', model_dir=model_dir))}) with no ordering")
-    out.print(f"    [cyan]hint:[/cyan] the wait goes before {escape(races[0].reader)}, the consumer; "
-              "`airctl passes fix` writes the record/wait passes and checks every mode")
+    out.print("    [cyan]hint:[/cyan] `airctl passes fix` writes the record/wait passes that close them (the "
+              "verifier's hint shows them) and checks every mode")
 
 
 def render_comparison(c: Any) -> None:

@@ -30,8 +30,13 @@ def _model_dir(index: dict[str, Any]) -> str | None:
     return str(Path(path).resolve().parent) if path else None
 
 
-def print_findings(findings: list[dict[str, Any]], *, model_dir: str | None = None, console: Any = None) -> None:
-    """Counts by severity and rule, then the first finding of each severity with its nodes and source line."""
+RACE = "race_cross_stream_without_wait"
+
+
+def print_findings(findings: list[dict[str, Any]], *, model_dir: str | None = None, console: Any = None,
+                   fix: str | None = None) -> None:
+    """Counts by severity and rule, then the first finding of each severity with its nodes and source line;
+    a race's hint is ``fix`` when given (the passes ``airctl passes fix`` writes)."""
     if not findings:
         return
     console = console or out
@@ -53,7 +58,9 @@ def print_findings(findings: list[dict[str, Any]], *, model_dir: str | None = No
         message = shareable(str(first.get("message")), model_dir=model_dir)
         console.print(f"  first {severity}{escape(stage)}: {escape(first.get('rule'))}: {escape(message)}"
                       f"{escape(tail)}")
-        if first.get("hint"):
+        if fix and first.get("rule") == RACE:
+            print_fix_hint(fix, model_dir=model_dir, console=console)
+        elif first.get("hint"):
             console.print(f"    [cyan]hint:[/cyan] {escape(shareable(str(first['hint']), model_dir=model_dir))}")
 
 
@@ -68,9 +75,10 @@ def race_groups(races: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 
 
 def print_races(races: list[dict[str, Any]], *, limit: int = 5, model_dir: str | None = None,
-                console: Any = None) -> None:
+                console: Any = None, fix: str | None = None, fix_shown: bool = False) -> None:
     """Stream races the multi-stream executor saw (sim): reads no record/wait orders. Each distinct
-    race once, with its count; the consumer is where the wait goes."""
+    race once, with its count; then the hint: ``fix``, the passes ``airctl passes fix`` would write
+    (:func:`airctl.pipeline.fix.fix_preview`), else where the wait goes (the consumer)."""
     if not races:
         return
     console = console or out
@@ -86,10 +94,40 @@ def print_races(races: list[dict[str, Any]], *, limit: int = 5, model_dir: str |
     if len(grouped) > limit:
         console.print(f"  … and {len(grouped) - limit} more (index.json execution.races)")
     first = races[0]
-    if first.get("reader"):
+    if fix and fix_shown:
+        console.print("    [cyan]hint:[/cyan] the passes above (`airctl passes fix` writes them) close these too")
+    elif fix:
+        print_fix_hint(fix, model_dir=model_dir, console=console)
+    elif first.get("reader"):
         console.print(f"    [cyan]hint:[/cyan] the wait goes before {escape(str(first['reader']))}, the consumer "
                       f"(on the {escape(str(first.get('reader_stream')))} stream); `airctl passes fix` writes the "
                       f"record/wait passes into a copy of the pass file and checks every mode")
+
+
+def print_fix_hint(fix: str, *, model_dir: str | None = None, console: Any = None) -> None:
+    """The hint for races: the passes ``airctl passes fix`` writes, as it writes them (every mode's races)."""
+    from airctl.pipeline.fix import FIX_HINT
+
+    console = console or out
+    console.print("    [cyan]hint:[/cyan] " + escape(FIX_HINT))
+    for line in fix.splitlines():
+        console.print("    " + escape(shareable(line, model_dir=model_dir)), highlight=False)
+
+
+def race_free_line(index: dict[str, Any]) -> str | None:
+    """One line for a pass file's stream plan with no race: none on the sim executor in the run's mode,
+    no error in the other modes' verdict (``other_modes``), no error finding. None otherwise, or when
+    nothing was checked (no pass file, no execution)."""
+    execution = index.get("execution") or {}
+    if not index.get("passes") or not execution or execution.get("races") or index.get("other_modes"):
+        return None
+    if any(isinstance(f, dict) and f.get("severity") == "error" for f in index.get("findings") or []):
+        return None
+    from airctl.modes import MODES
+
+    mode = str(index.get("mode"))
+    others = [str(m) for m in MODES if str(m) != mode]
+    return f"stream plan: race-free in {mode} (the executor's run) and in {' and '.join(others)} (the verifier)"
 
 
 def print_fixed(fixed: list[dict[str, Any]], *, verbose: bool = False, model_dir: str | None = None,
@@ -134,17 +172,33 @@ def other_modes_line(rows: list[dict[str, Any]], mode: str | None) -> str | None
             f"`airctl passes fix` adds the waits")
 
 
-def print_verdicts(index: dict[str, Any], *, console: Any = None, verbose: bool = False) -> None:
+def print_verdicts(index: dict[str, Any], *, console: Any = None, verbose: bool = False,
+                   ledger_dir: Any = None) -> None:
     """The run's one verdict (its ``index.json`` as a dict): the final graph's findings and the
-    executor's races; then, never as errors, what later passes fixed and the other modes' verdict."""
+    executor's races; then, never as errors, what later passes fixed and the other modes' verdict, or
+    that the stream plan is race-free. ``ledger_dir``: the run's folder, where a race's hint is read
+    from (the passes ``airctl passes fix`` would write for it)."""
     model_dir = _model_dir(index)
     console = console or out
-    print_findings(index.get("findings") or [], model_dir=model_dir, console=console)
-    print_races((index.get("execution") or {}).get("races") or [], model_dir=model_dir, console=console)
+    races = (index.get("execution") or {}).get("races") or []
+    findings = index.get("findings") or []
+    in_findings = any(f.get("rule") == RACE for f in findings if isinstance(f, dict) and f.get("severity") == "error")
+    fix = None
+    if ledger_dir is not None and (races or in_findings or index.get("other_modes")):
+        from airctl.pipeline.fix import fix_preview
+
+        fix = fix_preview(ledger_dir)(None)
+    print_findings(findings, model_dir=model_dir, console=console, fix=fix)
+    print_races(races, model_dir=model_dir, console=console, fix=fix, fix_shown=in_findings)
     print_fixed(index.get("fixed_findings") or [], verbose=verbose, model_dir=model_dir, console=console)
     line = other_modes_line(index.get("other_modes") or [], index.get("mode"))
     if line:
         console.print(f"[yellow]{escape(line)}[/yellow]")
+        if fix and not races and not in_findings:
+            print_fix_hint(fix, model_dir=model_dir, console=console)
+    free = race_free_line(index)
+    if free:
+        console.print(f"[green]{escape(free)}[/green]")
 
 
 def enforce_fail_on(fail_on: Any, result: Any, *, atol: float | None = None) -> None:

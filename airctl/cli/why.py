@@ -37,20 +37,28 @@ def register(app: typer.Typer) -> None:
         run: str = run_argument(),
         out: Path = out_option("Folder of ledgers where the run is."),
         run_opt: str = run_option("The run, as RUN (every command takes --run)."),
-        as_json: bool = typer.Option(False, "--json", help="Print the table as JSON on stdout."),
+        as_json: bool = typer.Option(False, "--json", help="Print the table as JSON on stdout (every row)."),
+        limit: int = typer.Option(LIMIT, "--limit", min=0, help="Rows shown in the terminal (0: all); --json "
+                                  "writes every row."),
     ) -> None:
-        from airctl.cli.output import print_json
+        import sys
+
         from airctl.pipeline.why import why_run
 
         table = why_run(run, out, run_opt)
         if as_json:
-            print_json(table.to_json())
+            table.write_json(sys.stdout)
+            sys.stdout.flush()
             return
-        print_why(table)
+        print_why(table, limit=limit or None)
 
 
-def print_why(table: Any, console: Any = None) -> None:
-    """The table in the terminal, a block per event (also the section of ``airctl show``)::
+LIMIT = 200  # rows the terminal shows by default: a table of thousands is read with --json
+
+
+def print_why(table: Any, console: Any = None, limit: int | None = None) -> None:
+    """The table in the terminal, a block per event (also the section of ``airctl show``), the first
+    ``limit`` rows (None: all)::
 
          1  recompile      x.size(0) was 4, now 8
             at model.py:16 · graph 2-forward · compile 0/1
@@ -60,13 +68,22 @@ def print_why(table: Any, console: Any = None) -> None:
     from airctl.why import summary_line
 
     console = console or out
-    if not table.rows:
+    total = sum(table.counts().values())
+    if not total:
         console.print(escape(f"why: {summary_line(table)} in this run"), highlight=False)
+        if table.failed is not None:
+            run = f" {table.run_id}" if table.run_id else ""
+            console.print(escape(f"  the run failed ({table.failed}): `airctl show{run}` says where and why; "
+                                 "a run that fails before it compiles has nothing here"), highlight=False)
         return
     console.print(f"[bold]why:[/bold] {escape(summary_line(table).removesuffix(': airctl why'))}"
                   f" [dim]({escape(table.origin)})[/dim]", highlight=False)
-    width = len(str(len(table.rows)))
-    for row in table.rows:
+    width = len(str(total))
+    for row in table.iter_rows():
+        if limit is not None and row.n > limit:
+            console.print(f"  … and {total - limit} more: `airctl why --json` (or --limit 0) lists every row",
+                          highlight=False)
+            break
         label = row.cls if row.what == row.cls else f"{row.cls} {row.what}"
         console.print(f"{str(row.n).rjust(width + 1)}  [bold]{escape(label)}[/bold]  {escape(row.reason)}",
                       highlight=False)

@@ -8,12 +8,15 @@ FX-style assignments, whatever the dialect, so FX and GE graphs read alike::
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from airctl.graph.model import Graph
 from airctl.io.gc_pause import without_gc
+from airctl.io.paths import is_airctl_file
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _HIDDEN_ATTRS = ("_input_name_key", "_input_name_value", "_output_name_key", "_output_name_value")
@@ -38,11 +41,46 @@ def format_listing(graph: Graph, attrs: bool = False) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", "\n".join(lines)) + "\n"
 
 
+# one frame of a node's ``stack_trace``: its ``File "...", line N, in f`` line and the code line under it
+_TRACE_FRAME = re.compile(r'^ *File "(?P<file>[^"]+)", line \d+, in .*\n(?: {4,}.*\n?)?', re.MULTILINE)
+
+
+def users_trace(trace: str) -> str:
+    """A node's ``stack_trace`` without airctl's own frames (sim's stand-ins, inlined into the user's code
+    by Dynamo, would otherwise be the innermost frame ``print_readable`` names above the node).
+
+    >>> users_trace('  File "/w/m.py", line 3, in f\\n    torch.ones(2)\\n')
+    '  File "/w/m.py", line 3, in f\\n    torch.ones(2)\\n'
+    """
+    return _TRACE_FRAME.sub(lambda m: "" if is_airctl_file(m["file"]) else m.group(0), trace)
+
+
+@contextlib.contextmanager
+def _users_traces(gm: Any) -> Iterator[None]:
+    """Each node's ``stack_trace`` as :func:`users_trace` makes it, for the length of the block."""
+    saved = []
+    for module in gm.modules():
+        for node in getattr(getattr(module, "graph", None), "nodes", ()):
+            trace = node.meta.get("stack_trace")
+            if isinstance(trace, str) and "airctl" in trace:
+                own = users_trace(trace)
+                if own != trace:
+                    saved.append((node, trace))
+                    node.meta["stack_trace"] = own
+    try:
+        yield
+    finally:
+        for node, trace in saved:
+            node.meta["stack_trace"] = trace
+
+
 @without_gc  # FX's code generator over thousands of nodes (airctl/io/gc_pause.py)
 def fx_code(gm: Any) -> str:
-    """A GraphModule's readable code (``print_readable``), or its graph when it cannot codegen."""
+    """A GraphModule's readable code (``print_readable``), or its graph when it cannot codegen; the source
+    line above each node is the user's (or the library's), never airctl's (:func:`users_trace`)."""
     try:
-        return gm.print_readable(False)
+        with _users_traces(gm):
+            return gm.print_readable(False)
     except Exception:  # a half-built graph from a failed pass may not codegen
         return str(gm.graph)
 

@@ -83,6 +83,20 @@ def package_relative(path: str) -> str | None:
     return None
 
 
+# the airctl package as frames name it (resolved, and as imported: a symlinked checkout gives both)
+AIRCTL_PACKAGE = tuple({str(Path(__file__).resolve().parents[1]) + os.sep, str(Path(__file__).parents[1]) + os.sep})
+
+
+def is_airctl_file(path: str) -> bool:
+    """Whether ``path`` is one of airctl's own files (this install's, or an installed airctl's on another
+    machine, as an imported log names it): never a line to show as the user's.
+
+    >>> is_airctl_file("/venv/lib/python3.11/site-packages/airctl/sim/patched_torch_device_word.py")
+    True
+    """
+    return path.startswith(AIRCTL_PACKAGE) or (package_relative(path) or "").startswith("airctl/")
+
+
 def shareable_path(path: str | Path, *, cwd: str | Path | None = None, model_dir: str | Path | None = None) -> str:
     """One path, as :func:`shareable` writes it."""
     return shareable(str(path), cwd=cwd, model_dir=model_dir)

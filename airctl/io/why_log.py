@@ -30,7 +30,6 @@ message                                                          event
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -38,6 +37,7 @@ from typing import Any
 
 from airctl.io.compressed import open_bytes
 from airctl.io.log_records import RECORD
+from airctl.io.paths import is_airctl_file
 from airctl.io.torchair_why import CACHE_DROPPED, torchair_event
 
 # a line of torch's own log format (TORCH_LOGS): V1127 11:55:40.053000 5761 torch/_dynamo/x.py:5124] [0/0] msg
@@ -57,12 +57,16 @@ _DTYPE = re.compile(r"tensor '(?P<name>.+?)' (?P<what>dtype|device|requires_grad
 _LIMIT = re.compile(r"^torch\._dynamo hit config\.(?P<limit>\w+) \((?P<value>\d+)\)$")
 _LIMIT_FN = re.compile(r"^\s*function: '(?P<fn>[^']+)' \((?P<file>.+):(?P<line>\d+)\)$")
 _LIMIT_REASON = re.compile(r"^\s*last reason: (?:(?P<cid>\d+/\d+): )?(?P<text>.+)$")
-GENERIC_HINTS = ("Please report an issue to PyTorch", "This graph break is fundamental")
+GENERIC_HINTS = ("Please report an issue to PyTorch", "This graph break is fundamental",
+                 "Report an issue to the backend compiler repo")
+# Dynamo's name of a guarded input: ``L['x']`` (older torch), ``x``, ``kwargs['input_ids']``, ``L['kwargs']['k']``
+_LOCAL = re.compile(r"^[LG]\['(?P<name>[^']+)'\]")
 
 
 def _user_frame(lines: list[str]) -> tuple[str, int] | None:
-    """The innermost frame of a ``User code traceback`` (the last ``File "...", line N``)."""
-    frames = [m for m in (_FRAME.match(line) for line in lines) if m]
+    """The innermost frame of a ``User code traceback`` (the last ``File "...", line N``) that is not
+    airctl's own (sim's stand-ins, the device word's factory wrappers, are inlined into the user's code)."""
+    frames = [m for m in (_FRAME.match(line) for line in lines) if m and not is_airctl_file(m["file"])]
     return (frames[-1]["file"], int(frames[-1]["line"])) if frames else None
 
 
@@ -91,7 +95,7 @@ def _graph_break(text: str) -> dict[str, Any] | None:
             reason_lines.append(line.strip())
     reason = next((r.rstrip(":") for r in reversed(reason_lines) if r), None)
     gb = _GB_ID.search(text)
-    where = (at["file"], int(at["line"])) if at else _user_frame(lines)
+    where = (at["file"], int(at["line"])) if at and not is_airctl_file(at["file"]) else _user_frame(lines)
     event: dict[str, Any] = {"kind": "graph_break", "reason": reason or (
         f"Dynamo cannot resume after a graph break: the frame {skip['frame']} runs eagerly" if skip else "graph break")}
     if skip is not None:
@@ -108,6 +112,16 @@ def _graph_break(text: str) -> dict[str, Any] | None:
     return event
 
 
+def _source(name: str) -> str:
+    """A guarded input as the Python that reads it in the compiled function: ``L['x']`` -> ``x``,
+    ``L['kwargs']['input_ids']`` -> ``kwargs['input_ids']``; anything else as Dynamo wrote it.
+
+    >>> _source("L['kwargs']['input_ids']"), _source("kwargs['input_ids']")
+    ("kwargs['input_ids']", "kwargs['input_ids']")
+    """
+    return _LOCAL.sub(lambda m: m["name"], name, count=1)
+
+
 def plain_guard(text: str) -> dict[str, Any]:
     """A guard failure in words, with what it concerns (``x.size(0) was 8, now 16``).
 
@@ -116,13 +130,13 @@ def plain_guard(text: str) -> dict[str, Any]:
     """
     m = _SIZE.search(text)
     if m:
-        name = m["name"].removeprefix("L['").removesuffix("']")
+        name = _source(m["name"])
         attr = "size" if m["what"] == "size" else "stride"
         return {"reason": f"{name}.{attr}({m['i']}) was {m['old']}, now {m['new']}", "guard": "shape",
                 "input": name, "dim": int(m["i"]), "old": m["old"], "new": m["new"]}
     m = _DTYPE.search(text)
     if m:
-        name = m["name"].removeprefix("L['").removesuffix("']")
+        name = _source(m["name"])
         what = m["what"].replace(" ", "_")
         return {"reason": f"{name}.{what} was {m['old'].strip()}, now {m['new'].strip()}", "guard": what,
                 "input": name, "old": m["old"].strip(), "new": m["new"].strip()}
@@ -244,5 +258,8 @@ def read_why_log(lines: Iterable[str]) -> list[dict[str, Any]]:
 
 def read_why_file(path: Path) -> list[dict[str, Any]]:
     """:func:`read_why_log` of a file (``.gz`` read as text)."""
-    with open_bytes(path) as f:
-        return read_why_log(io.TextIOWrapper(f, encoding="utf-8", errors="replace"))
+    from airctl.io.bounded_lines import bounded_lines
+    from airctl.io.log_records import MAX_LINE
+
+    with open_bytes(path) as f:  # each line cut as it is read: one 200 MB line costs megabytes
+        return read_why_log(bounded_lines(f, MAX_LINE))

@@ -17,6 +17,8 @@ from airctl.graph.model import is_stream_op
 from airctl.modes import MAX_AUTOTUNE, NPUGRAPH_EX
 from airctl.verify.findings import Finding, count, summary_json
 
+RACE = "race_cross_stream_without_wait"
+
 
 @dataclass
 class CheckedGraph:
@@ -46,19 +48,43 @@ def check_source(path: Path | str | None, *, mode: str | None = None, stage: str
     """Verify every graph ``path`` names (None: the current run, or ``run``); ``mode`` None: each
     graph's own mode (see the module doc)."""
     from airctl.pipeline.source import GRAPHS, check_targets, resolve_source
+    from airctl.verify.namespaces import as_plan_in
     from airctl.verify.verifier import verify
 
     source = resolve_source(path, run, out_dir=runs_dir, accepts=GRAPHS)
     if is_multi_rank(source.path):
         return check_ranks_ledger(source.path, mode=mode, stage=stage)
     checked = []
+    fix = _race_hint(source.path)
     for target in check_targets(source, stage=stage, passes=passes, mode=mode, runs_dir=runs_dir):
         used = MAX_AUTOTUNE if target.graph.dialect == "ge" else mode or target.mode or _ops_mode(target.graph)
-        findings = verify(target.graph, used) + list(target.findings)
+        # a ledger's graph checked under another mode than its own: the plan there, as `passes apply` counts it
+        findings = as_plan_in(verify(target.graph, used), used, target.mode) + list(target.findings)
         for f in findings:
             f.graph = target.label
+            if f.rule == RACE and len(f.nodes) >= 2 and (hint := fix(f.nodes[0], f.nodes[1])) is not None:
+                f.hint = hint
         checked.append(CheckedGraph(target.label, used, findings))
     return CheckOutcome(checked)
+
+
+def _race_hint(path: Path) -> Any:
+    """A function of a race (producer, consumer) giving its hint for the run at ``path``: the passes
+    ``airctl passes fix`` writes that close it (None for a source that is not a run's ledger, or a race
+    no wait closes), the plan worked out once, on first use."""
+    from airctl.ledger.reader import Ledger
+
+    if not (Path(path).is_dir() and Ledger.is_ledger(path)):
+        return lambda producer, consumer: None
+    from airctl.pipeline.fix import FIX_HINT, fix_preview
+
+    preview = fix_preview(Path(path))
+
+    def hint(producer: str, consumer: str) -> str | None:
+        text = preview((producer, consumer))
+        return f"{FIX_HINT}\n{text}" if text else None
+
+    return hint
 
 
 def _ops_mode(graph: Any) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,12 +98,69 @@ def _indent(text: str) -> str:
     return found.group(1) if found else "  "
 
 
+def _pass_file(index: Any) -> tuple[Path | None, Any, str, str]:
+    """The run's pass file (path, parsed, text) and the stage its fix passes run at."""
+    from airctl.passes.spec import load
+
+    source = Path(index.passes_resolved or index.passes) if (index.passes_resolved or index.passes) else None
+    user = load(source) if source else None
+    text = source.read_text() if source else "version: 1\npasses:\n"
+    stage = "post" if user and any(p.stage == "post" for p in user.passes) else "pre"
+    return source, user, text, stage
+
+
+FIX_HINT = ("`airctl passes fix` appends these passes to a copy of the pass file (they close the races of every "
+            "mode) and checks every mode:")
+
+
+def fix_preview(ledger_dir: Path) -> Callable[[tuple[str, str] | None], str | None]:
+    """The passes ``airctl passes fix`` would append for the run at ``ledger_dir``, as the YAML it writes:
+    a function of a race (producer, consumer) giving the passes that close it (with the record they wait
+    on), or of None giving them all; None where no wait closes it (or the run cannot be read). The race
+    hints of ``passes apply``, ``compile`` and ``check`` are this text, so a hint is never a wait that
+    ``fix`` would not write. The plan is worked out once, on the first call."""
+    from functools import cache
+
+    from airctl.ledger.reader import Ledger
+    from airctl.passes.fix import FixPlan, plan_fix
+
+    @cache
+    def planned() -> tuple[FixPlan, str, str] | None:
+        try:
+            ledger = Ledger.open(ledger_dir)
+            graphs = _plan_graphs(ledger)
+            _, user, text, stage = _pass_file(ledger.index)
+        except (AirctlError, OSError):
+            return None
+        races, _ = plan_races(graphs)
+        plan = plan_fix(graphs, races, names={p.name for p in user.passes} if user else set(), stage=stage)
+        return (plan, _indent(text), stage) if plan.passes else None
+
+    def preview(race: tuple[str, str] | None = None) -> str | None:
+        found = planned()
+        if found is None:
+            return None
+        plan, indent, stage = found
+        chosen = plan.passes
+        if race is not None:
+            waits = [p for p in plan.passes if p.kind == "wait"
+                     and any(c.endswith(f": {race[1]} reads {race[0]}") for c in p.closes)]
+            records = {w.fields.get("on") for w in waits}
+            chosen = [p for p in plan.passes if p in waits or p.kind == "record" and p.name in records]
+        if not chosen:
+            return None
+        text = FixPlan(chosen).yaml(indent, stage)  # without fix's comments: the races are listed beside it
+        return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+
+    return preview
+
+
 def fix_passes(run: str | Path | None, out: Path, output: Path | None = None, *, check: bool = True,
                progress: Any = None) -> FixResult:
     from airctl.ledger.reader import Ledger
     from airctl.ledger.runs import resolve_run
     from airctl.passes.fix import plan_fix
-    from airctl.passes.spec import load, parse_text
+    from airctl.passes.spec import parse_text
 
     root = resolve_run(out, run)
     ledger = Ledger.open(root)
@@ -111,10 +169,7 @@ def fix_passes(run: str | Path | None, out: Path, output: Path | None = None, *,
     if not graphs:
         raise AirctlError(f"run {root.name} has no graph to fix (status {index.status})", file=str(root),
                           hint="pick a run that compiled: `airctl runs` lists them, `--run ID` picks one")
-    source = Path(index.passes_resolved or index.passes) if (index.passes_resolved or index.passes) else None
-    user = load(source) if source else None
-    text = source.read_text() if source else "version: 1\npasses:\n"
-    stage = "post" if user and any(p.stage == "post" for p in user.passes) else "pre"
+    source, user, text, stage = _pass_file(index)
     races, others = plan_races(graphs)
     plan = plan_fix(graphs, races, names={p.name for p in user.passes} if user else set(), stage=stage)
     distinct = len({(g, p, c) for g, p, c, _ in races})

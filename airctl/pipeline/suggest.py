@@ -14,12 +14,18 @@ plan placed); the file written is the user's, with the suggested passes appended
 (:func:`airctl.predict.suggest_yaml.merge`).
 
 A run with several graphs is planned on the one with the longest single-stream step; the others
-are named in the notes and left as they are.
+are named in the notes and the file's header, and left as they are: every pass carries ``graphs:
+[kind]`` when no other graph is of the planned graph's AOT kind, else ``optional: true`` (so is a
+model with a graph break whose later graphs the plan-only compile never reached), so that
+``passes apply`` of the file does not fail on a graph it was not made for.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import os
+import textwrap
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +43,8 @@ from airctl.predict.devices import device
 from airctl.predict.plan import KERNEL, plan_from_graph
 from airctl.predict.regions import Region, dag_of, find_regions
 from airctl.predict.replay import replay
-from airctl.predict.suggest_yaml import merge, render
+from airctl.predict.selectors import lines_by_source
+from airctl.predict.suggest_yaml import merge, only_in, render
 
 POST_HOOK = "after:post_grad_custom_post_pass"
 NOTHING = "no plan beats a single stream"
@@ -132,9 +139,10 @@ def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) 
                          + ", ".join(resolved.unmatched[:6]))
     singles = [cd.step_us(single_stream(p), t) for p, t in zip(plans, times, strict=True)]
     k = max(range(len(plans)), key=lambda i: singles[i])
-    if len(plans) > 1:
-        notes.append(f"planned graph {plans[k].graph} (the longest single-stream step); left as they are: "
-                     + ", ".join(p.graph for i, p in enumerate(plans) if i != k))
+    # a plan-only compile stops after the first graph's passes: the graphs after a graph break are never made
+    breaks = sum(1 for e in ledger.index.events or [] if e.kind == "graph_break")
+    only, note = only_in(plans[k].graph, [p.graph for i, p in enumerate(plans) if i != k], breaks)
+    notes += [note] if note else []
     graph, base, tm = planned[k], plans[k], times[k]
     own = [s for s in base.streams() if s != DEFAULT_STREAM]  # the streams of the --from plan
     streams = req.streams - len(own)
@@ -144,8 +152,10 @@ def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) 
     say("searching…")
     dag = dag_of(graph, base)
     regions = find_regions(dag, tm.durations_us)
+    lines_by_source(regions, dag.infos)
     cd.fence(base, dag, regions)
-    found = sg.search(base, dag, regions, tm, max(streams, 1), req.exhaustive_max, req.search, req.streams)
+    found = sg.search(base, dag, regions, tm, max(streams, 1), req.exhaustive_max, req.search, req.streams,
+                      progress=say)
     out = SuggestOutcome(ledger_dir, graph.name, mode, table.source, singles[k], found.best.step_us,
                          found.lower_bound_us, found.method, found.evaluated, found.candidates, req.streams,
                          notes=notes, from_file=req.from_file, stage=req.stage)
@@ -158,13 +168,15 @@ def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) 
     out.regions = [_region_row(r, i, found.best.assign, gains, beside, names) for i, r in enumerate(regions)]
     if any(found.best.assign):
         out.passes_file = req.output or Path(f"suggested-{stem}.yaml")
-        header = _header(out, stem, mode)
+        header = _header(out, stem, mode) + [line for n in notes if n.startswith("planned graph ")
+                                             for line in textwrap.wrap(n, 100)]
         comments = {i: f"{regions[i].key} ({len(regions[i].spans)} span(s)) beside {beside.get(i) or 'nothing'}; "
                        f"predicted to save {gains[i]:.1f} µs a step" for i, s in enumerate(found.best.assign) if s}
         if req.from_file is None:
-            out.text = render(regions, found.best.assign, found.best.syncs, comments, header, names, stage=req.stage)
+            out.text = render(regions, found.best.assign, found.best.syncs, comments, header, names, stage=req.stage,
+                              only=only)
         else:
-            out.text = _merged(req.from_file, regions, found, comments, header, names, req.stage)
+            out.text = _merged(req.from_file, regions, found, comments, header, names, req.stage, only)
         out.passes_file.write_text(out.text, encoding="utf-8")
     return out
 
@@ -181,7 +193,8 @@ def _apply_from(req: SuggestRequest, ledger: Ledger, mode: str, say: Callable[[s
     say(f"applying {req.from_file}…")
     target = Target(Path(str(path)), mode=mode, backend=req.backend, entry=req.entry or model.get("entry"),
                     passes_file=Path(str(req.from_file)))
-    result = apply_passes(target, out=req.out_dir, plan=True, with_diff=False)
+    with _keeping_current(req.out_dir):  # a step of the search, not a run the user made
+        result = apply_passes(target, out=req.out_dir, plan=True, with_diff=False)
     if result.error is not None:
         raise result.error
     assert result.ledger_dir is not None
@@ -189,7 +202,7 @@ def _apply_from(req: SuggestRequest, ledger: Ledger, mode: str, say: Callable[[s
 
 
 def _merged(user_file: Path, regions: list[Region], found: sg.SearchResult, comments: dict[int, str],
-            header: list[str], names: list[str], stage: str) -> str:
+            header: list[str], names: list[str], stage: str, only: list[str]) -> str:
     """The user's file with the suggested passes added (as data when its text cannot take them)."""
     import yaml
 
@@ -197,7 +210,8 @@ def _merged(user_file: Path, regions: list[Region], found: sg.SearchResult, comm
 
     text = user_file.read_text(encoding="utf-8")
     taken = {p.name for p in load(user_file).passes}
-    added = render(regions, found.best.assign, found.best.syncs, comments, header, names, taken=taken, stage=stage)
+    added = render(regions, found.best.assign, found.best.syncs, comments, header, names, taken=taken, stage=stage,
+                   only=only)
     merged = merge(text, added, ["added by airctl passes suggest --from:", *header])
     if merged is not None:
         return merged
@@ -216,8 +230,9 @@ def _ledger(req: SuggestRequest, say: Callable[[str], None]) -> tuple[Path, str]
 
         say("compiling up to the passes…")
         target = Target(src, mode=req.mode or Mode.MAX_AUTOTUNE, backend=req.backend, entry=req.entry)
-        result = compile_model(CompileRequest(target, out_dir=req.out_dir, stop_after_passes=True,
-                                              command="passes suggest"))
+        with _keeping_current(req.out_dir):  # the single-stream graph it plans on is not the user's next run
+            result = compile_model(CompileRequest(target, out_dir=req.out_dir, stop_after_passes=True,
+                                                  command="passes suggest"))
         if result.error is not None:
             raise result.error
         return Path(result.ledger_dir), src.stem
@@ -225,6 +240,29 @@ def _ledger(req: SuggestRequest, say: Callable[[str], None]) -> tuple[Path, str]
     model = Ledger.open(ledger_dir).index.model
     path = model.get("path") if isinstance(model, dict) else None
     return ledger_dir, Path(str(path)).stem if path else Path(ledger_dir).name
+
+
+@contextlib.contextmanager
+def _keeping_current(out_dir: Path) -> Iterator[None]:
+    """The current run of ``out_dir`` as it was before the block (the compiles ``suggest`` makes to read a
+    graph end as every run does, as the current run: `check` or `profile` typed next would look at a
+    single-stream ledger instead of the user's plan). No current run before: none after."""
+    from airctl.errors import LedgerError
+    from airctl.ledger.pointer import read_pointer
+    from airctl.ledger.runs import LATEST, mark_latest
+
+    pointer = Path(out_dir) / LATEST
+    try:
+        before = read_pointer(pointer) if os.path.lexists(pointer) else None
+    except LedgerError:
+        before = None
+    try:
+        yield
+    finally:
+        if before is not None:
+            mark_latest(Path(out_dir), before)
+        elif pointer.is_file() and not pointer.is_symlink():
+            pointer.unlink()
 
 
 def _graphs(ledger: Ledger, which: str) -> list[Graph]:

@@ -103,3 +103,43 @@ def _tries(infos: list[NodeInfo], sites: list[int]) -> list[tuple[dict[str, Any]
         if op and k == depth:
             out.append(({"target": op, "module": pat + "$"}, True))
     return out + by_op
+
+
+def _user_line(info: NodeInfo) -> bool:
+    """Whether ``info`` was made by a line of the user's own code (not a library's, not unknown)."""
+    source = (info.source or "").replace(chr(92), "/")
+    return bool(source) and "-packages/" not in source and "/lib/python" not in source
+
+
+def line_selector(infos: list[NodeInfo], span: tuple[int, int]) -> dict[str, Any] | None:
+    """A ``source:`` selector for a line region (nodes outside any module, made by one line), or None.
+
+    A snapshot keeps a node's innermost frame, while ``source:`` matches every frame: nodes a call on
+    the line made deeper (a library function's) match in the live graph too. The selector is written
+    when, in the snapshot, its one group spans exactly the region, and the nodes just outside the span
+    were made by other lines of the user's code (or are the graph's inputs and output): the line's
+    deeper nodes, made while the line ran, lie between its own, so the live span is the same. Names
+    survive no retrace (``mm_3`` becomes ``mm_4``); a line does.
+    """
+    lo, hi = span
+    source = infos[lo].source
+    if not source or any(infos[p].module or infos[p].source != source for p in (lo, hi)):
+        return None
+    raw = {"source": _short(source)}
+    if ends(infos, raw, False, "first") != [lo] or ends(infos, raw, False, "last") != [hi]:
+        return None
+    for p in (lo - 1, hi + 1):
+        if 0 <= p < len(infos) and infos[p].kind not in ("placeholder", "output", "get_attr") \
+                and not (_user_line(infos[p]) and infos[p].source != source):
+            return None
+    return raw
+
+
+def lines_by_source(regions: list[Any], infos: list[NodeInfo]) -> None:
+    """Each line region (:class:`airctl.predict.regions.Region`, ``key`` ``line m.py:17``, selected by node
+    names) selected by its line instead where :func:`line_selector` finds that selects the same span."""
+    for r in regions:
+        if r.key.startswith("line ") and "name" in r.selector and len(r.spans) == 1:
+            found = line_selector(infos, r.spans[0])
+            if found is not None:
+                r.selector = found

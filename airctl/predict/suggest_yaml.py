@@ -37,12 +37,41 @@ def _each_line(each: bool | str) -> list[str]:
     return [f"    each: {json.dumps(each) if isinstance(each, str) else 'true'}"]
 
 
+def only_in(planned: str, others: list[str], breaks: int = 0) -> tuple[list[str], str | None]:
+    """The fields that keep a plan made for graph ``planned`` (a ledger id, ``1-inference``) off the run's
+    ``others``, and the note that says so: ``graphs: [kind]`` when no other graph is of its AOT kind, else
+    ``optional: true`` (a selector that matches nothing there skips the pass instead of failing the
+    compile), so too when the run's ``breaks`` graph breaks made graphs a plan-only compile never reached.
+
+    >>> only_in("1-inference", ["2-forward"])[0], only_in("1-inference", ["2-inference"])[0]
+    (['    graphs: [inference]'], ['    optional: true'])
+    >>> only_in("1-inference", [], breaks=1)[0], only_in("1-forward", [])
+    (['    optional: true'], ([], None))
+    """
+    unseen = len(others) + 1 <= breaks
+    if not others and not unseen:
+        return [], None
+    kind = planned.split("-", 1)[-1]
+    if not unseen and kind in ("inference", "forward", "backward") and all(o.split("-", 1)[-1] != kind
+                                                                             for o in others):
+        only, how = [f"    graphs: [{kind}]"], f"each pass says graphs: [{kind}], so they are not touched"
+    else:
+        only, how = ["    optional: true"], "each pass is optional: in a graph where its selector matches nothing " \
+                                             "it is skipped"
+    left = ", ".join(others) if others else f"the graph(s) after its {breaks} graph break(s), which a plan-only " \
+                                             "compile does not reach"
+    longest = " (the longest single-stream step)" if others else ""
+    return only, f"planned graph {planned}{longest}; left as they are: {left}; {how}"
+
+
 def render(regions: list[Region], assign: tuple[int, ...], syncs: Syncs, notes: dict[int, str],
-           header: list[str], streams: list[str], taken: set[str] | None = None, stage: str = "pre") -> str:
+           header: list[str], streams: list[str], taken: set[str] | None = None, stage: str = "pre",
+           only: list[str] | None = None) -> str:
     """The pass file's text. ``notes``: per moved region, the comment on its scope; ``streams``: the
     stream names by number; ``taken``: pass names in use (``--from``: then only the passes are
-    written, for :func:`merge`); ``stage``: the hook every pass runs in."""
-    at = [f"    stage: {stage}"] if stage != "pre" else []
+    written, for :func:`merge`); ``stage``: the hook every pass runs in; ``only``: fields every pass
+    carries to stay in the planned graph (:func:`only_in`)."""
+    at = ([f"    stage: {stage}"] if stage != "pre" else []) + list(only or [])
     lines = [] if taken is not None else [f"# {h}" if h else "#" for h in header]
     if taken is None:
         lines += ["version: 1", "description: suggested by airctl passes suggest (predicted step, see the comments)",

@@ -27,6 +27,11 @@ def check_ge(graph: Graph) -> list[Finding]:
         if f is not None:
             findings.append(f)
 
+    readers: dict[str, list[Node]] = {}
+    for node in graph.nodes:
+        for ref in node.inputs:
+            if ref:
+                readers.setdefault(Node.producer(ref), []).append(node)
     for node in graph.nodes:
         for ref in node.control_inputs:
             src = Node.producer(ref)
@@ -34,7 +39,7 @@ def check_ge(graph: Graph) -> list[Finding]:
                 add(make_finding("wait_on_unknown_record", mode,
                                  f"{node.name} has a control input from {src!r}, which is not in the graph (R9)",
                                  [node.name], graph))
-        if node.op in CONST_TYPES and node.control_inputs:
+        if node.op in CONST_TYPES and node.control_inputs and not _ordered_by_data(graph, node, readers):
             srcs = ", ".join(Node.producer(r) for r in node.control_inputs)
             add(make_finding("wait_on_const", mode,
                              f"the control edge from {srcs} lands on the helper {node.name} ({node.op}) instead of a "
@@ -46,6 +51,25 @@ def check_ge(graph: Graph) -> list[Finding]:
         findings.extend(deadlock_findings(graph, successors(preds), mode))
     findings.extend(_unjoined(graph, preds, mode))
     return findings
+
+
+def _ordered_by_data(graph: Graph, const: Node, readers: dict[str, list[Node]]) -> bool:
+    """Whether every op reading ``const`` also reads a value made on the stream of each op whose control edge
+    landed on it: GE synchronises that cross-stream data edge itself, so the lost control edge loses nothing
+    (the FX verdict on the same plan, :meth:`airctl.verify.fx_checks.FxStructure._data_edge_orders`: a wait
+    before ``add(abs, 1)`` is no R8 alarm in the FX graph, the DEBUG log or the GE dump)."""
+    users = readers.get(const.name) or []
+    if not users:
+        return False
+    sources = [graph.get(Node.producer(r)) for r in const.control_inputs]
+    if any(s is None for s in sources):
+        return False
+    for user in users:
+        made_on = {graph.get(Node.producer(r)).stream for r in user.inputs  # type: ignore[union-attr]
+                   if r and Node.producer(r) != const.name and graph.get(Node.producer(r)) is not None}
+        if any(s.stream not in made_on for s in sources):  # type: ignore[union-attr]
+            return False
+    return True
 
 
 def _unjoined(graph: Graph, preds: list[list[int]], mode: str) -> list[Finding]:

@@ -38,3 +38,22 @@ def foreign_stream_ops(graph: Graph, mode: str, ops: set[str] | None = None) -> 
         f"{len(foreign)} stream op(s) of torch.ops.{other} in a {mode} graph ({shown}): {reader} reads only "
         f"torch.ops.{own}.*, so they order nothing there", foreign, graph)
     return [finding] if finding is not None else []
+
+
+def as_plan_in(findings: list[Finding], mode: str, written_for: str | None) -> list[Finding]:
+    """The findings of a graph whose passes ran under ``written_for``, checked under another ``mode``:
+    without ``foreign_stream_ops``, since the same pass file writes each mode's own namespace
+    (:mod:`airctl.passes.builtin`): under ``mode`` the plan's ops would be ``mode``'s. ``passes apply``'s
+    "plan under other modes" and ``airctl check --mode`` of its ledger both count through here.
+
+    >>> from airctl.verify.rules import make_finding
+    >>> from airctl.graph.model import Node
+    >>> g = Graph("g", "fx", [Node("e", "air.scope_enter.default", kind="call_function")])
+    >>> found = foreign_stream_ops(g, "npugraph_ex")
+    >>> len(as_plan_in(found, "npugraph_ex", "reduce-overhead")), len(as_plan_in(found, "npugraph_ex", None))
+    (0, 1)
+    """
+    if written_for is None or normalise_mode(written_for) == normalise_mode(mode) and \
+            is_npugraph_ex(written_for) == is_npugraph_ex(mode):
+        return findings
+    return [f for f in findings if f.rule != "foreign_stream_ops"]

@@ -10,7 +10,30 @@ docs/why.md explains each hint.
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+# how Dynamo names an input it guards: ``x``, ``kwargs['input_ids']`` (a decorator's ``**kwargs``: how
+# transformers' models are called), ``args[0]``; the tensor the user passes is the last key or the name
+_KEYWORD = re.compile(r"^kwargs\['(?P<name>\w+)'\]$")
+
+
+def tensor_name(source: str) -> str:
+    """The name of the tensor the user passes for a guarded input, as Python: ``input_ids`` for
+    ``kwargs['input_ids']`` (passed as ``input_ids=...``), the source itself otherwise.
+
+    >>> tensor_name("kwargs['input_ids']"), tensor_name("x")
+    ('input_ids', 'x')
+    """
+    keyword = _KEYWORD.match(source)
+    return keyword["name"] if keyword else source
+
+
+def recompile_key(data: dict[str, Any]) -> tuple[Any, ...] | None:
+    """What makes two recompiles "the same input and dimension" (None: not a shape recompile)."""
+    if data.get("kind") != "recompile" or data.get("guard") != "shape" or data.get("input") is None:
+        return None
+    return data.get("input"), data.get("dim"), data.get("file")
 
 
 def _graph_break(data: dict[str, Any]) -> str | None:
@@ -18,24 +41,35 @@ def _graph_break(data: dict[str, Any]) -> str | None:
     if data.get("skipped_frame"):
         return "the whole function runs eagerly: move the untraceable part out of it, or into a helper " \
                "decorated with @torch.compiler.disable"
+    if "backend compiler" in f"{data.get('reason')} {data.get('explanation')}".lower():
+        return "TorchAir's compiler failed on this graph, so Dynamo runs this part eagerly: its error is the " \
+               "row's detail.explanation (airctl why --json); `airctl coverage` lists the ops TorchAir cannot convert"
     if own:
         return str(own)
     return "move the untraceable call out of forward, or into a helper decorated with @torch.compiler.disable"
 
 
-def _recompile(data: dict[str, Any], seen: list[dict[str, Any]]) -> str | None:
+DETERMINISTIC_GUARD = "torch_npu.npu._get_deterministic_level()"
+
+
+def _recompile(data: dict[str, Any], seen: set[tuple[Any, ...]]) -> str | None:
     guard, name, dim = data.get("guard"), data.get("input"), data.get("dim")
+    if DETERMINISTIC_GUARD in str(data.get("reason", "")):  # TorchAir's guard (torch_npu/dynamo/_deterministic_guard)
+        return ("the NPU deterministic level changed between calls (torch_npu.npu.set_deterministic_level): "
+                "each level is its own graph, and its own compile-cache key; set it once before the first call")
     if guard == "shape" and name is not None:
-        again = any(e.get("kind") == "recompile" and e.get("guard") == "shape" and e.get("input") == name
-                    and e.get("dim") == dim and e.get("file") == data.get("file") for e in seen)
-        base = (f"a dynamic shape avoids it: torch._dynamo.mark_dynamic({name}, {dim}) before the first call, "
-                "or torch.compile(dynamic=True)")
+        again = recompile_key(data) in seen
+        tensor = tensor_name(str(name))
+        passed = f" (the tensor passed as {tensor}=)" if tensor != name else ""
+        base = (f"a dynamic shape avoids it: torch._dynamo.mark_dynamic({tensor}, {dim}){passed} before the first "
+                "call, or torch.compile(dynamic=True)")
         if again:
             return base + "; it recompiled for this size before, so automatic dynamic shapes are off " \
                           "(dynamic=False): dynamic=None (the default) would make it dynamic after one recompile"
         return base
     if guard in ("dtype", "device", "requires_grad", "dispatch_key_set"):
-        return f"no dynamic-shape choice covers a change of {guard}: give {name} one {guard} on every call " \
+        return f"no dynamic-shape choice covers a change of {guard}: give {tensor_name(str(name))} one {guard} " \
+               "on every call " \
                "(or expect one graph per value)"
     return "a guard on a Python value or module attribute failed: keep it constant between calls, or pass it " \
            "as a tensor"
@@ -78,8 +112,8 @@ def _cache(kind: str, data: dict[str, Any]) -> str | None:
     return None
 
 
-def hint_for(kind: str, data: dict[str, Any], seen: list[dict[str, Any]]) -> str | None:
-    """The hint of one event, given the events before it."""
+def hint_for(kind: str, data: dict[str, Any], seen: set[tuple[Any, ...]]) -> str | None:
+    """The hint of one event, given the :func:`recompile_key` of the recompiles before it."""
     if kind == "graph_break":
         return _graph_break(data)
     if kind == "recompile":

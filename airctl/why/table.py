@@ -4,7 +4,10 @@ The ledger keeps what happened as it was heard (``events``: Dynamo's and TorchAi
 read by :mod:`airctl.io.why_log`; ``captures``: npugraph_ex's bookkeeping); this module says it to
 a person — one class per row, the reason in words, where in the user's code, the graph it made,
 and what would avoid it (:mod:`airctl.why.hints`). Rows recorded by a run and rows read from the
-same script's imported log come out the same, because both pass through here.
+same script's imported log come out the same, because both pass through :func:`table_rows`.
+
+A table is a source of rows, made again for each reading, and the counts, so that a run with
+200k events is shown (and written as JSON) one row at a time (:mod:`airctl.why.stream`).
 
 >>> from airctl.ledger.index import RunIndex
 >>> t = why_table(RunIndex.from_json({"graphs": [], "events": [{"kind": "recompile", "seq": 1,
@@ -16,11 +19,16 @@ same script's imported log come out the same, because both pass through here.
 
 from __future__ import annotations
 
+import heapq
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
+from airctl.io.paths import is_airctl_file, package_relative
 from airctl.ledger.index import RunIndex
-from airctl.why.hints import hint_for
+from airctl.why.hints import hint_for, recompile_key
 
 # event kind -> class shown (the five classes of docs/why.md)
 CLASSES = {"graph_break": "graph break", "recompile": "recompile", "recompile_limit": "recompile",
@@ -53,7 +61,7 @@ class WhyRow:
     cls: str  # the class shown: graph break, recompile, recapture, compile cache, kernel cache
     what: str  # the event within its class, in words
     reason: str
-    where: str | None  # file:line (the user's code, or the library's)
+    where: str | None  # file:line (the user's code, or the library's, relative to its package)
     graph: str | None  # the ledger graph it produced or concerns
     hint: str | None
     compile_id: str | None = None  # Dynamo's frame/compile id
@@ -67,53 +75,131 @@ class WhyRow:
 
 @dataclass
 class WhyTable:
-    """Every row of a run, and where they came from (``recorded`` by the run, or ``imported``)."""
+    """Every row of a run, and where they came from (``recorded`` by the run, or ``imported``).
+
+    ``source`` makes the rows again on each call (in order); ``counted`` is what :func:`tally` counted
+    of the same events; ``failed``: the run's error when it failed (the table then says where to look)."""
 
     run_id: str | None
     origin: str
-    rows: list[WhyRow]
+    source: Callable[[], Iterable[WhyRow]]
+    counted: dict[str, int]
+    failed: str | None = None
+
+    @property
+    def rows(self) -> list[WhyRow]:
+        return list(self.source())
+
+    def iter_rows(self) -> Iterator[WhyRow]:
+        return iter(self.source())
 
     def counts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for row in self.rows:
-            kind = "cache_stale" if row.detail.get("stale") else row.kind
-            out[kind] = out.get(kind, 0) + 1
-        return out
+        return dict(self.counted)
+
+    def _head(self) -> dict[str, Any]:
+        head = {"run_id": self.run_id, "origin": self.origin, "summary": summary_line(self), "counts": self.counts()}
+        if self.failed is not None:
+            head["failed"] = self.failed
+        return head
 
     def to_json(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "origin": self.origin, "summary": summary_line(self),
-                "counts": self.counts(), "rows": [r.to_json() for r in self.rows]}
+        return {**self._head(), "rows": [r.to_json() for r in self.iter_rows()]}
+
+    def write_json(self, out: TextIO) -> None:
+        """:meth:`to_json` as ``json.dumps(indent=2)`` writes it, one row at a time (a bounded memory)."""
+        head = json.dumps(self._head(), indent=2)
+        out.write(head[:-2] + ',\n  "rows": [')
+        first = True
+        for row in self.iter_rows():
+            text = json.dumps(row.to_json(), indent=2).replace("\n", "\n    ")
+            out.write(("\n    " if first else ",\n    ") + text)
+            first = False
+        out.write("]\n}\n" if first else "\n  ]\n}\n")
 
 
 def _where(data: dict[str, Any]) -> str | None:
-    file, line = data.get("file"), data.get("line")
-    if not file:
+    """The user's line: the call that changed a recompiled input when it is known, else the event's own
+    ``file:line``; an installed library's file relative to its package (``transformers/...``)."""
+    file, line = (data.get("call_file"), data.get("call_line")) if data.get("call_file") else (data.get("file"),
+                                                                                               data.get("line"))
+    if not file or is_airctl_file(str(file)):  # airctl's own code is never the user's line
         return None
-    return f"{file}:{line}" if line is not None else str(file)
+    path = package_relative(str(file)) or str(file)
+    return f"{path}:{line}" if line is not None else path
 
 
-def _capture_rows(index: RunIndex) -> list[tuple[float, dict[str, Any]]]:
-    """npugraph_ex's recaptures and fallbacks (a graph's first capture is not a problem: not listed)."""
+def limit_key(data: dict[str, Any]) -> tuple[Any, Any]:
+    """What ties a recompile to the recompile limit Dynamo found right after it: (compile id, file)."""
+    return data.get("compile_id"), data.get("file")
+
+
+def _skipped(kind: str, data: dict[str, Any], limited: set[tuple[Any, Any]]) -> bool:
+    # Dynamo logs the guard failure, then finds the limit reached: that compile never happened (its row is the limit's)
+    return kind not in CLASSES or kind == "recompile" and limit_key(data) in limited
+
+
+def limited_keys(events: Iterable[dict[str, Any]]) -> set[tuple[Any, Any]]:
+    """:func:`limit_key` of each recompile limit: the recompile Dynamo logged just before it is not a row."""
+    return {limit_key(d) for d in events if d.get("kind") == "recompile_limit"}
+
+
+class Tally:
+    """What the summary counts, event by event (each event's kind, a stale hit as ``cache_stale``, the
+    recompiles a recompile limit stopped left out): the rows' counts without making the rows."""
+
+    def __init__(self) -> None:
+        self.kinds: Counter[str] = Counter()
+        self.recompiles: Counter[tuple[Any, Any]] = Counter()
+        self.limited: set[tuple[Any, Any]] = set()
+
+    def add(self, data: dict[str, Any]) -> None:
+        kind = str(data.get("kind"))
+        if kind == "recompile":
+            self.recompiles[limit_key(data)] += 1
+        elif kind in CLASSES:
+            if kind == "recompile_limit":
+                self.limited.add(limit_key(data))
+            self.kinds["cache_stale" if data.get("stale") else kind] += 1
+
+    def counts(self) -> dict[str, int]:
+        out = dict(self.kinds)
+        recompiles = sum(n for key, n in self.recompiles.items() if key not in self.limited)
+        if recompiles:
+            out["recompile"] = recompiles
+        return out
+
+
+def tally(events: Iterable[dict[str, Any]]) -> dict[str, int]:
+    """:class:`Tally`'s counts of ``events``."""
+    counting = Tally()
+    for data in events:
+        counting.add(data)
+    return counting.counts()
+
+
+def capture_rows(captures: Iterable[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """npugraph_ex's recaptures and fallbacks as events, in order (a graph's first capture is not a problem:
+    not listed)."""
     rows = []
-    for position, c in enumerate(index.captures or []):
+    for position, c in enumerate(captures or []):
         if c.get("event") in ("recapture", "fallback"):
             seq = c.get("seq")
-            rows.append((float(seq) if isinstance(seq, (int, float)) else float(position), {**c, "kind": c["event"]}))
+            rows.append({**c, "kind": c["event"], "seq": float(seq) if isinstance(seq, (int, float)) else
+                         float(position)})
+    rows.sort(key=lambda c: c["seq"])  # a stable sort: equal keys keep their recorded order
     return rows
 
 
-def why_table(index: RunIndex) -> WhyTable:
-    """The run's events and captures, merged in the order they happened, each with its hint."""
-    items: list[tuple[float, dict[str, Any]]] = [(float(e.seq), e.to_json()) for e in index.events or []]
-    items += _capture_rows(index)
-    items.sort(key=lambda item: item[0])  # a stable sort: equal keys keep their recorded order
-    rows: list[WhyRow] = []
-    seen: list[dict[str, Any]] = []
-    # Dynamo logs the guard failure, then finds the limit reached: that compile never happened (its row is the limit's)
-    limited = {(d.get("compile_id"), d.get("file")) for _, d in items if d.get("kind") == "recompile_limit"}
-    for _seq, data in items:
+def table_rows(events: Iterable[dict[str, Any]], captures: list[dict[str, Any]],
+               limited: set[tuple[Any, Any]]) -> Iterator[WhyRow]:
+    """The rows of ``events`` (in the order they happened) merged with ``captures`` (:func:`capture_rows`),
+    each with its hint."""
+    n = 0
+    seen: set[tuple[Any, ...]] = set()
+    merged = heapq.merge(events, captures, key=lambda d: float(d.get("seq") or 0))
+    for data in merged:
         kind = str(data.get("kind"))
-        if kind not in CLASSES or kind == "recompile" and (data.get("compile_id"), data.get("file")) in limited:
+        if _skipped(kind, data, limited):
             continue
         reason = str(data.get("reason") or WHAT[kind])
         if kind == "fallback" and data.get("call") is not None:
@@ -122,12 +208,31 @@ def why_table(index: RunIndex) -> WhyTable:
             reason += f" ({data['gb_id']})"  # Dynamo's graph-break id: its page on pytorch's graph-break site
         graph = data.get("graph") or data.get("graph_name")
         what = "stale hit" if data.get("stale") else WHAT[kind]
-        rows.append(WhyRow(n=len(rows) + 1, kind=kind, cls=CLASSES[kind], what=what, reason=reason,
-                           where=_where(data), graph=str(graph) if graph is not None else None,
-                           hint=hint_for(kind, data, seen), compile_id=data.get("compile_id"), detail=data))
-        seen.append(data)
+        n += 1
+        yield WhyRow(n=n, kind=kind, cls=CLASSES[kind], what=what, reason=reason, where=_where(data),
+                     graph=str(graph) if graph is not None else None, hint=hint_for(kind, data, seen),
+                     compile_id=data.get("compile_id"), detail=data)
+        key = recompile_key(data)
+        if key is not None:
+            seen.add(key)
+
+
+def failure_of(index: RunIndex) -> str | None:
+    """The first line of a failed run's error, or its status (None for a run that did not fail)."""
+    if index.status in (None, "ok", "running", "planned"):
+        return None
+    lines = str(index.error or "").strip().splitlines()
+    return lines[0] if lines else str(index.status)
+
+
+def why_table(index: RunIndex) -> WhyTable:
+    """The run's events and captures, merged in the order they happened, each with its hint."""
+    events = sorted((e.to_json() for e in index.events or []), key=lambda d: float(d["seq"]))
+    captures = capture_rows(index.captures)
+    limited = limited_keys(events)
     origin = "imported" if index.imported is not None else "recorded"
-    return WhyTable(run_id=index.run_id, origin=origin, rows=rows)
+    return WhyTable(index.run_id, origin, lambda: table_rows(events, captures, limited),
+                    tally([*events, *captures]), failure_of(index))
 
 
 def summary_line(table: WhyTable) -> str:

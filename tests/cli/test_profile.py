@@ -128,7 +128,7 @@ def test_compare_of_a_pass_file_that_changes_nothing_is_no_measurable_difference
         assert r.exit_code == 0, r.output
         assert len(list(out.glob("*/index.json"))) == 2  # each side compiled once, its rounds on one model
         verdicts.append(next(line for line in r.stdout.splitlines() if "verdict: " in line))
-        if "verdict: no measurable difference (median of 4 rounds a side" in verdicts[-1]:
+        if "verdict: no measurable difference" in verdicts[-1]:  # within the spread, or a spread too wide
             return
     raise AssertionError(f"a pass file that changes nothing was called different twice: {verdicts}")
 
@@ -176,7 +176,8 @@ def test_compare_compiles_each_side_once_and_runs_its_rounds_on_it(tmp_path: Pat
     p = PASSES / "stream.yaml"  # one compile a side, four rounds on each
     assert [(q.target.passes_file, rounds) for q, rounds in requests] == [(None, 4), (p, 4)]
     assert requests[0][0].steps == 2 and requests[0][0].warmup == 0
-    assert "verdict: 1.24× faster (median of 4 rounds a side, spread ±0.0%): overlap gained +1.00 ms" in r.stdout
+    assert ("verdict: 1.24× faster (at least 1.24× in every round; median of 4 rounds a side, spread ±0.0%): "
+            "overlap gained +1.00 ms") in r.stdout
     data = json.loads((tmp_path / "run2" / "profile" / "compare.json").read_text())
     assert data["verdict"]["measurable"] and data["rounds"]["with"] == [data["with"]["step_s"]] * 4
     assert data["overlap_gained_s"] == pytest.approx(1e-3)

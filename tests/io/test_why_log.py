@@ -106,3 +106,25 @@ def test_reduce_overheads_limit_and_static_kernel_lines() -> None:
         "static_capture_size_limit 2 reached: every later call runs eagerly"
     assert (miss["kind"], miss["package"]) == ("static_kernel_miss", "kernels_0.run")
     assert (hit["kind"], hit["package"]) == ("static_kernel_hit", "/tmp/k/kernels_0.run")
+
+
+def test_a_keyword_input_is_named_as_the_python_that_reads_it() -> None:
+    """Decorated forwards (transformers') get their inputs as ``**kwargs``: the guard names ``kwargs['k']``."""
+    for dynamo in ("kwargs['input_ids']", "L['kwargs']['input_ids']"):
+        event = plain_guard(f"tensor '{dynamo}' size mismatch at index 1. expected 16, actual 24")
+        assert event["reason"] == "kwargs['input_ids'].size(1) was 16, now 24"
+        assert event["input"] == "kwargs['input_ids']"
+        compile(event["reason"].split(" was ")[0], "<reason>", "eval")
+    assert plain_guard("tensor 'L['x']' size mismatch at index 0. expected 4, actual 8")["input"] == "x"
+
+
+def test_a_graph_break_inside_airctls_stand_in_is_placed_at_the_users_line() -> None:
+    """Sim's factory wrappers are inlined into the user's code: the break is the user's line that called them."""
+    import airctl.sim.patched_torch_device_word as word
+
+    text = (f"Graph break in user code at {word.__file__}:77\nGraph Break Reason: Unsupported call\n"
+            "User code traceback:\n"
+            '  File "/w/model.py", line 12, in forward\n    mask = torch.ones(4, device="npu")\n'
+            f'  File "{word.__file__}", line 77, in factory\n    return original(*args, **kwargs)\n')
+    event = dynamo_event("graph_breaks", text)
+    assert event is not None and (event["file"], event["line"]) == ("/w/model.py", 12)

@@ -229,3 +229,31 @@ def test_a_run_with_its_own_plan_is_compared_with_it(tmp_path: Path) -> None:
     data = json.loads(r.stdout)["predicted_us"]
     assert data["current_plan"] is not None and data["current_plan"] < data["single_stream"]
     assert data["suggested"] <= data["current_plan"] * (1 + 1e-6)
+
+
+def test_a_model_of_two_graphs_gets_a_file_that_applies_to_both(tmp_path: Path) -> None:
+    """Issue 62 (SegFormer): a plan-only compile stops after the first graph, so the second is never
+    planned; the file's passes are optional there, and say so, and `passes apply` of it succeeds."""
+    out = suggest(SuggestRequest(MODELS / "two_chains_twice.py", output=tmp_path / "plan.yaml",
+                                 out_dir=tmp_path / "runs", backend="sim"))
+    assert out.improves and out.passes_file is not None
+    assert not (tmp_path / "runs" / "latest").exists()  # its plan-only compile is not the user's current run
+    text = out.passes_file.read_text()
+    assert "graph break" in text and text.count("optional: true") == text.count("- name:")
+    target = Target(MODELS / "two_chains_twice.py", mode="max-autotune", backend="sim", passes_file=out.passes_file)
+    applied = apply_passes(target, out=tmp_path / "applied", report=False)
+    assert applied.error is None, applied.error
+    assert len(Ledger.open(applied.ledger_dir).graph_ids()) == 2
+
+
+def test_a_line_region_is_selected_by_its_line(tmp_path: Path) -> None:
+    """Issue 62: line regions were written as node names (``name: "mm_2|mm_3|relu"``), which a retrace renames."""
+    out = suggest(SuggestRequest(MODELS / "two_lines.py", output=tmp_path / "plan.yaml", out_dir=tmp_path / "runs",
+                                 backend="sim"))
+    assert out.improves and out.passes_file is not None
+    text = out.passes_file.read_text()
+    assert 'select: {source: "two_lines.py:' in text and "name:" not in text.replace("- name:", "")
+    target = Target(MODELS / "two_lines.py", mode="reduce-overhead", backend="sim", passes_file=out.passes_file)
+    applied = apply_passes(target, out=tmp_path / "applied", report=False)
+    assert applied.error is None, applied.error
+    assert applied.index is not None and not (applied.index.execution or {}).get("races")

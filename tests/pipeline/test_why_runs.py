@@ -22,15 +22,19 @@ SCRIPTS = Path(__file__).resolve().parents[2] / "fixtures" / "scripts" / "why"
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
 
-# script -> the events it makes: (class, event, script line); `where` is the line in the script
+# script -> the events it makes: (class, event, script line); `where` is the line in the script: a graph
+# break's own line, a recompile's and a recapture's call (the line that passed the new input)
 EXPECTED = {
     "data_branch.py": [("graph break", "graph break", 17)],
     "print_in_forward.py": [("graph break", "graph break", 17)],
-    "batch_size.py": [("recompile", "recompile", 16), ("recompile", "recompile", 16)],
-    "recompile_limit.py": [("recompile", "recompile", 18), ("recompile", "recompile limit", 18)],
-    "capture_limit.py": [("recompile", "recompile", 18), ("recapture", "recapture", 27),
+    "batch_size.py": [("recompile", "recompile", 24), ("recompile", "recompile", 24)],
+    "recompile_limit.py": [("recompile", "recompile", 27), ("recompile", "recompile limit", 27)],
+    "capture_limit.py": [("recompile", "recompile", 27), ("recapture", "recapture", 27),
                          ("recapture", "fell back to eager", 27)],
+    "keyword_inputs.py": [("recompile", "recompile", 36)],
 }
+# the recompiled function's line (Dynamo's): all an imported log can tell of a recompile
+DEF_LINE = {"batch_size.py": 16, "recompile_limit.py": 18, "capture_limit.py": 18, "keyword_inputs.py": 15}
 
 
 def airctl(*args: str | Path) -> str:
@@ -64,6 +68,7 @@ def test_every_event_of_the_script_is_listed_with_its_class_and_line(script: str
                                                                      recorded: dict[str, WhyTable]) -> None:
     table = recorded[script]
     assert rows(table, script) == EXPECTED[script]
+    assert {r.detail["line"] for r in table.rows if r.cls == "recompile"} <= {DEF_LINE.get(script)}
     assert all(r.reason and r.hint for r in table.rows)
     # the ledger graph each produced or concerns; a recompile limit compiles nothing
     assert all((r.graph is not None) == (r.kind != "recompile_limit") for r in table.rows)
@@ -77,6 +82,13 @@ def test_the_reasons_are_in_words(recorded: dict[str, WhyTable]) -> None:
     assert [r.reason for r in recorded["capture_limit.py"].rows][1:] == [
         "input shapes changed: [8] (captured before: [6])",
         "capture_limit 2 reached: every later call runs eagerly (call 3)"]
+
+
+def test_a_keyword_input_is_named_in_valid_python(recorded: dict[str, WhyTable]) -> None:
+    (row,) = recorded["keyword_inputs.py"].rows
+    assert row.reason == "kwargs['input_ids'].size(1) was 16, now 24"
+    compile(row.reason.split(" was ")[0], "<reason>", "eval")  # Python, as the user would write it
+    assert "torch._dynamo.mark_dynamic(input_ids, 1)" in (row.hint or "")
 
 
 IMPORTED = ["capture_limit.py", "data_branch.py", "batch_size.py", "recompile_limit.py"]
@@ -96,10 +108,12 @@ def debug_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _shown(table: WhyTable) -> list[tuple[object, ...]]:
-    """A row as both tables can tell it: a recapture's call line is known to a recorded run only, and a
-    graph is compared by its Dynamo graph number (an import cannot tell a forward graph whose backward
-    never ran from an inference graph: `2-forward` recorded is `2-inference` imported)."""
-    return [(r.cls, r.what, r.reason, r.where if r.cls != "recapture" else None,
+    """A row as both tables can tell it: a recapture's and a recompile's call line is known to a recorded
+    run only (a recompile is compared by the function's line), and a graph is compared by its Dynamo graph
+    number (an import cannot tell a forward graph whose backward never ran from an inference graph:
+    `2-forward` recorded is `2-inference` imported)."""
+    return [(r.cls, r.what, r.reason, None if r.cls == "recapture" else
+             f"{r.detail.get('file')}:{r.detail.get('line')}" if r.cls == "recompile" else r.where,
              (r.graph or "").split("-")[0], r.compile_id, r.hint) for r in table.rows]
 
 

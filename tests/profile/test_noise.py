@@ -42,3 +42,16 @@ def test_op_time_is_named_when_it_explains_the_difference() -> None:
 def test_too_few_rounds_claim_nothing() -> None:
     v = judge([1.0], [2.0])
     assert not v.measurable and "--repeats 3" in v.text
+
+
+def test_a_spread_that_swamps_the_difference_claims_no_speedup() -> None:
+    """Issue 62: "3.78× faster" printed beside "spread ±97.1 %"; the rerun said no measurable difference."""
+    v = judge([1.0, 1.1, 0.9, 1.05], [0.1, 0.264, 0.25, 0.6])  # the faster side's rounds spread ±94%
+    assert not v.measurable and "faster" not in v.text and "spread ±" in v.text
+    v = judge([1.0, 1.02, 0.99, 1.01], [0.8, 0.81, 0.79, 1.0])  # ranges overlap: some rounds as slow as without
+    assert not v.measurable
+
+
+def test_a_stated_ratio_says_the_least_every_round_shows() -> None:
+    v = judge([1.0, 1.02, 0.99, 1.01], [0.5, 0.51, 0.49, 0.52])
+    assert v.measurable and v.text.startswith("1.99× faster (at least 1.90× in every round")

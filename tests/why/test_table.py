@@ -81,3 +81,41 @@ def test_a_recompile_that_hit_the_limit_is_the_limits_row() -> None:
     t = why_table(index([recompile(1, 4, 8), {**recompile(2, 8, 16), "compile_id": "0/2"}, limit]))
     assert [r.kind for r in t.rows] == ["recompile", "recompile_limit"]
     assert summary_line(t) == "1 recompile, 1 recompile limit: airctl why"
+
+
+def test_a_keyword_inputs_hint_is_python_that_marks_the_tensor_passed() -> None:
+    row = why_table(index([{**recompile(1, 16, 24), "input": "kwargs['input_ids']", "dim": 1,
+                            "reason": "kwargs['input_ids'].size(1) was 16, now 24"}])).rows[0]
+    assert "torch._dynamo.mark_dynamic(input_ids, 1)" in (row.hint or "")
+    call = (row.hint or "").split("torch._dynamo.mark_dynamic(", 1)[1].split(")", 1)[0]
+    compile(f"f({call})", "<hint>", "eval")
+
+
+def test_where_is_the_users_call_a_librarys_line_relative_to_its_package_never_airctls() -> None:
+    import airctl.sim.patched_torch_device_word as word
+
+    lib = "/venv/lib/python3.11/site-packages/transformers/utils/generic.py"
+    rows = why_table(index([
+        {**recompile(1, 4, 8), "file": lib, "line": 940, "call_file": "/w/train.py", "call_line": 31},
+        {**recompile(2, 8, 16), "file": lib, "line": 940},
+        {"kind": "graph_break", "seq": 3, "reason": "r", "file": word.__file__, "line": 77}])).rows
+    assert [r.where for r in rows] == ["/w/train.py:31", "transformers/utils/generic.py:940", None]
+
+
+def test_a_backend_failure_is_not_sent_to_the_backend_compiler_repo() -> None:
+    row = why_table(index([{"kind": "graph_break", "seq": 1, "reason": "Backend compiler exception",
+                            "explanation": "Backend compiler `npu_backend` failed with X. Adding a graph break.",
+                            "dynamo_hint": "Report an issue to the backend compiler repo."}])).rows[0]
+    assert row.hint is not None and "repo" not in row.hint and "TorchAir" in row.hint
+
+
+def test_the_counts_are_the_rows_counts_without_making_rows() -> None:
+    limit = {"kind": "recompile_limit", "seq": 3, "reason": "limit", "file": "m.py", "compile_id": "0/2"}
+    events = [recompile(1, 4, 8), {**recompile(2, 8, 16), "compile_id": "0/2"}, limit,
+              {"kind": "cache_hit", "seq": 4, "stale": True}]
+    t = why_table(index(events))
+    shown: dict[str, int] = {}
+    for r in t.rows:
+        key = "cache_stale" if r.detail.get("stale") else r.kind
+        shown[key] = shown.get(key, 0) + 1
+    assert t.counts() == shown == {"recompile": 1, "recompile_limit": 1, "cache_stale": 1}

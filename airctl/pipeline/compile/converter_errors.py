@@ -10,12 +10,34 @@ source line, reason and known workaround. Called from the compile error translat
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from airctl.errors import AirctlError, UnconvertibleOps
 
-# words of TorchAir's conversion failures (converter lookup, auto-generation, a stub's NotImplementedError)
-_CONVERSION = ("ge_converter", "converter", "AscendIR")
+# words of TorchAir's conversion failures (converter lookup, auto-generation, a stub's NotImplementedError,
+# a converter's own check of its arguments: aten.eq.Tensor's "Inputs data type mismatch", aten.clone's
+# "unprocessed parameters" for a memory format)
+_CONVERSION = ("ge_converter", "converter", "AscendIR", "data type mismatch", "unprocessed parameters")
+# TorchAir's words for inputs of two dtypes, with its numbers (GE's DataType enum, and eq's converter
+# prints one input's twice): the names are in airctl's graph
+_MISMATCH = re.compile(r"data type mismatch \S+ vs\. \S+")
+
+
+def dtype_words(message: str, graph: Any, node: Any) -> str:
+    """``message`` with TorchAir's "data type mismatch 12 vs. 12" said with the dtypes airctl's graph
+    records for the failing node's inputs ("data type mismatch: int64 vs bool")."""
+    from airctl.verify.converter_coverage import input_dtype, resolve_target, same_dtype_inputs
+
+    if node is None or not _MISMATCH.search(message):
+        return message
+    target = resolve_target(node.op)
+    pair = same_dtype_inputs(target) if target is not None else None
+    dtypes = [input_dtype(graph, node, i) for i in (pair or (0, 1))]
+    if not all(dtypes):
+        return message
+    return _MISMATCH.sub(f"data type mismatch: {dtypes[0]} vs {dtypes[1]} (inputs of {node.name}, {node.op})",
+                         message, count=1)
 
 
 def _where(source: str | None) -> dict[str, Any]:
@@ -64,10 +86,11 @@ def converter_error(session: Any, ledger: Any, message: str, failed_node: str | 
 
     found = unconvertible_ops(graph)
     failed = next((n for n in graph.nodes if n.name == failed_node), None)
+    message = dtype_words(message, graph, failed)
     if not found:
         return None  # only the op TorchAir stopped at: its own error (and hints, custom-op IR ones) says it best
     if failed is not None and all(failed.name not in u.nodes for u in found):
         first_line = message.splitlines()[0] if message else "its converter failed"
         found.insert(0, Unconvertible(failed.op, "converter fails", first_line, [failed.name], failed.source,
-                                      workaround(failed.op, failed.source)))
+                                      workaround(failed.op, failed.source, failed.module)))
     return unconvertible_error(found, stopped=message.splitlines()[0] if message else "", prior_hint=hint)

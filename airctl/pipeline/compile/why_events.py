@@ -6,7 +6,10 @@ that it gave up on a function (``recompile_limit``) as a warning. :func:`recordi
 the two loggers on for the length of the run with a handler of its own and nothing else (no text
 reaches the terminal that would not have reached it without airctl), reads each message with
 :func:`airctl.io.why_log.dynamo_event` — the reader ``airctl import`` uses on the same text from an
-NPU machine's log — and adds the event to the ledger, with the Dynamo graph it led to.
+NPU machine's log — and adds the event to the ledger, with the Dynamo graph it led to. A recompile
+also keeps the user's line that made the call with the new input (``call_file``, ``call_line``: the
+innermost frame outside torch, libraries and airctl), which ``airctl why`` shows rather than the
+recompiled function's ``def`` line.
 
 TorchAir's ``cache_compile`` decisions arrive through the capture listener's ``cache_event``
 (:mod:`airctl.hooks.lazy_compiled_model`); :func:`cache_event` compares the key parts with
@@ -22,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from airctl.hooks.npugraph_ex_observers import user_call
 from airctl.io.why_log import dynamo_event
 from airctl.ledger.writer import LedgerWriter
 
@@ -47,6 +51,10 @@ class _Listener(logging.Handler):
                 return
             if event["kind"] != "recompile_limit":  # a recompile limit compiles nothing more
                 event["dynamo_graph"] = self.session.dynamo_count + 1
+            if event["kind"] in ("recompile", "recompile_limit"):  # the user's call with the new input
+                call = user_call()
+                if call:
+                    event["call_file"], event["call_line"] = call["file"], call["line"]
             self.session.ledger.add_event(event)
         except Exception:  # noqa: BLE001 - a debugging aid never breaks the user's compile
             pass

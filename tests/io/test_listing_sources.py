@@ -1,0 +1,26 @@
+"""The readable code kept beside each FX stage names the user's lines, never airctl's own files (issue 62):
+sim's factory wrappers are inlined by Dynamo and were the innermost frame above every factory op."""
+
+from __future__ import annotations
+
+import airctl.sim.patched_torch_device_word as word
+from airctl.io.listing import fx_code
+
+
+def test_readable_code_names_the_users_line_above_a_factory_op() -> None:
+    import torch
+    import torch.fx
+
+    class Model(torch.nn.Module):
+        def forward(self, x):  # noqa: ANN001, ANN202
+            return x + 1
+
+    gm = torch.fx.symbolic_trace(Model())
+    trace = (f'  File "/w/model.py", line 12, in forward\n    mask = torch.ones(4, device="npu")\n'
+             f'  File "{word.__file__}", line 77, in factory\n    return original(*args, **kwargs)\n')
+    node = next(n for n in gm.graph.nodes if n.op == "call_function")
+    node.meta["stack_trace"] = trace
+    code = fx_code(gm)
+    assert "# File: /w/model.py:12 in forward" in code
+    assert "patched_torch_device_word" not in code
+    assert node.meta["stack_trace"] == trace  # the graph itself is left as it was
