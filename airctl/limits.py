@@ -43,6 +43,9 @@ NAME_PATTERN_CHARS = 1000
 NAME_PATTERN_STATES = 20_000
 """States of a ``name:`` selector's compiled automaton (``x{1000}{1000}`` stops here)."""
 
+PROFILE_TRACE_BYTES = 512 * MiB
+"""A run's ``profile/trace.json`` read back by ``airctl show --node`` (a million tasks take about 250 MB)."""
+
 NPROC_PER_CPU = 4
 """``--nproc`` at most this many ranks per CPU core this process may use (and never over 256)."""
 

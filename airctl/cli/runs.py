@@ -30,7 +30,10 @@ SHOW_HELP = (
     "enough) or a ledger folder; default: the current run.\n\n"
     "[bold]Examples[/bold]\n\n"
     "  airctl show\n\n"
-    "  airctl show 20261123-1418 --json\n"
+    "  airctl show 20261123-1418 --json\n\n"
+    "  airctl show --node mm_10        # where node, GE op or task mm_10 comes from\n\n"
+    "  airctl show --phases            # where the command's time went\n\n"
+    "  airctl show --options           # the options given, and which stage each changed\n"
 )
 
 
@@ -64,6 +67,14 @@ def register(app: typer.Typer) -> None:
         verbose: bool = typer.Option(False, "--verbose", "-v",
                                      help="Also list the findings of earlier stages that a later pass fixed."),
         as_json: bool = typer.Option(False, "--json", help="Print the run's index.json on stdout."),
+        node: str = typer.Option(None, "--node", metavar="NAME",
+                                 help="The origin chain of NAME (an FX node of any stage, a Dynamo node, a GE op or "
+                                      "a profiled task): task, GE op, FX node per stage, the pass that created, "
+                                      "moved or removed it, the Dynamo node, the source line."),
+        phases: bool = typer.Option(False, "--phases", help="Where the command's time went: start-up, backend, "
+                                    "Dynamo, AOT, each pass, FX->GE, GE compile/capture and first run, finish."),
+        options: bool = typer.Option(False, "--options", help="Every option given: where it was set, whether it "
+                                     "reached TorchAir, which stage it changed."),
     ) -> None:
         from airctl.cli.output import print_json
         from airctl.cli.summary import print_summary
@@ -71,6 +82,18 @@ def register(app: typer.Typer) -> None:
         from airctl.pipeline.source import resolve_source
 
         root = resolve_source(run, run_opt, out_dir=out).path
+        if node is not None or phases or options:
+            from airctl.cli import show_views
+            from airctl.pipeline import show
+
+            for wanted, compute, render in ((node is not None, lambda: show.node_chains(root, node),
+                                             show_views.print_chains),
+                                            (phases, lambda: show.phases(root), show_views.print_phases),
+                                            (options, lambda: show.options(root), show_views.print_options)):
+                if wanted:
+                    result = compute()
+                    print_json(result) if as_json else render(result)
+            return
         index = Ledger.open(root).index
         if as_json:
             print_json(index.to_json())

@@ -247,6 +247,7 @@ class RunIndex(Record):
     other_modes: list[FindingRow] | None = optional()  # the plan's errors under the other modes (other_mode)
     execution: Execution | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    timing_ends: dict[str, float] | None = optional()  # timings' ends, seconds from the run's start
     error: str | None = None
     error_detail: ErrorDetail | None = None
     log: str | None = None

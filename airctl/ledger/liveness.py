@@ -52,6 +52,18 @@ def _start_ticks(pid: int) -> int | None:
         return None
 
 
+def process_age() -> float | None:
+    """Seconds since this process started (``/proc/uptime`` less its start ticks), None off Linux:
+    the start-up before a run's ledger exists (``timings.startup_seconds``)."""
+    ticks = _start_ticks(os.getpid())
+    try:
+        with open("/proc/uptime", "rb") as f:
+            uptime = float(f.read(256).split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None if ticks is None else max(0.0, uptime - ticks / os.sysconf("SC_CLK_TCK"))
+
+
 def process_record() -> dict[str, Any]:
     """Who writes this run: ``index.json`` ``process``."""
     return {"pid": os.getpid(), "host": socket.gethostname(), "start_ticks": _start_ticks(os.getpid())}

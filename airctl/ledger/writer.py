@@ -45,7 +45,7 @@ from airctl.graph.model import Graph
 from airctl.ledger.files import BackgroundFiles, copy_compressed
 from airctl.ledger.index import DumpEntry, GraphEntry, RunIndex, StageEntry, WhyEvent
 from airctl.ledger.index_file import cannot_write, write_index
-from airctl.ledger.liveness import process_record
+from airctl.ledger.liveness import process_age, process_record
 from airctl.ledger.lost_files import missing_files, unlist
 from airctl.ledger.record import INDEX
 from airctl.ledger.run_folder import make_run_folder, slug
@@ -110,6 +110,8 @@ class LedgerWriter:
             status="running", graphs=[], log="log.txt", process=process_record(),
         )
         index.update(fields, "LedgerWriter.create()")
+        if (age := process_age()) is not None:  # the process's time before this ledger: a command's start-up
+            index.timings["startup_seconds"] = round(age, 3)
         writer = cls(root, index)
         writer.flush()
         return writer
@@ -339,8 +341,10 @@ class LedgerWriter:
         return record
 
     def set_timing(self, name: str, seconds: float) -> None:
-        """``timings[name]``, rounded to milliseconds."""
+        """``timings[name]``, rounded to milliseconds, and when it ended (``timing_ends[name]``,
+        seconds from the run's start: where the phase sits on ``airctl show --phases``' time line)."""
         self.run_index.timings[name] = round(seconds, 3)
+        self.run_index.timing_ends = {**(self.run_index.timing_ends or {}), name: round(self.elapsed(), 3)}
         self.flush(force=False)
 
     def set_findings(self, rows: list[dict[str, Any]], first: dict[str, str]) -> None:
