@@ -329,19 +329,36 @@ def single_stream(plan: ReplayPlan) -> ReplayPlan:
 
 
 def prediction_folder(ledger_dir: Path) -> Path:
-    """``<ledger>/profile``, unless it holds a measured profile: then ``<ledger>/profile/predicted``."""
+    """``<ledger>/profile``, unless it holds a measured profile: then ``<ledger>/profile/predicted``. An
+    earlier prediction there is kept, moved to ``earlier/NNN`` beside it (never overwritten)."""
+    import json
+
     folder = Path(ledger_dir) / PROFILE_DIR
     summary = folder / SUMMARY_FILE
     if summary.is_file():
-        import json
-
         try:
             data = json.loads(summary.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             data = {}
         if not (isinstance(data, dict) and (data.get("meta") or {}).get("predicted")):
-            return folder / "predicted"
+            folder = folder / "predicted"
+    keep_earlier(folder)
     return folder
+
+
+def keep_earlier(folder: Path) -> None:
+    """Move the prediction files in ``folder`` to ``folder/earlier/NNN`` (the next free number)."""
+    from airctl.profile.write import COMPARE_FILE, PNG_FILE, SVG_FILE, TRACE_FILE
+
+    files = [folder / n for n in (SUMMARY_FILE, TRACE_FILE, SVG_FILE, PNG_FILE, COMPARE_FILE) if (folder / n).is_file()]
+    if not files or not (folder / SUMMARY_FILE).is_file():
+        return
+    earlier = folder / "earlier"
+    n = 1 + max((int(p.name) for p in earlier.iterdir() if p.name.isdigit()), default=0) if earlier.is_dir() else 1
+    target = earlier / f"{n:03d}"
+    target.mkdir(parents=True, exist_ok=True)
+    for f in files:
+        f.rename(target / f.name)
 
 
 def mechanism(without: dict[str, Any], with_: dict[str, Any]) -> str:

@@ -238,3 +238,17 @@ def test_a_failed_run_is_not_predicted(tmp_path: Path) -> None:
     r = airctl(ledger, "--times", times, "--compare")
     assert r.exit_code == 2, r.output
     assert "ended failed" in r.output and "matched no node" in r.output
+
+
+def test_a_second_prediction_keeps_the_first(tmp_path: Path) -> None:
+    import shutil
+
+    ledger = tmp_path / "ledger"
+    shutil.copytree(PROFILES / "seed_ledger", ledger)
+    for us in (10, 20):
+        times = tmp_path / f"t{us}.csv"
+        times.write_text(f"op,us\n*,{us}\n", encoding="utf-8")
+        assert airctl(ledger, "--times", times, "--out", tmp_path).exit_code == 0
+    latest = json.loads((ledger / "profile" / "summary.json").read_text())
+    first = json.loads((ledger / "profile" / "earlier" / "001" / "summary.json").read_text())
+    assert latest["meta"]["times_from"].endswith("t20.csv") and first["meta"]["times_from"].endswith("t10.csv")
