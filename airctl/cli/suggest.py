@@ -50,8 +50,12 @@ def register(passes: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     ) -> None:
         from airctl.cli.output import print_json, status, stdout_to_stderr
+        from airctl.pipeline.output_claim import claim_run_output
+        from airctl.pipeline.source import MODELS, resolve_source
         from airctl.pipeline.suggest import SuggestRequest, suggest
 
+        named = resolve_source(source, run, out_dir=out, accepts=MODELS).path  # never written over: -o is refused
+        claim_run_output(output, [named, from_file, Path(times) if Path(times).exists() else None])
         req = SuggestRequest(source=source, run=run, times=times, streams=streams, mode=mode.value if mode else None,
                              output=output, from_file=from_file, stage=stage, out_dir=out, backend=backend.value,
                              entry=entry, device=device)
@@ -66,17 +70,24 @@ def register(passes: typer.Typer) -> None:
 def render(o: Any) -> None:
     from airctl.cli.output import escape, out
 
+    checked = o.confirmed
+    how = "as `airctl profile --times --compare` predicts the applied file" if checked else "the search's replay"
     out.print(f"graph {escape(o.graph)} ({escape(o.mode)}), times from {escape(str(o.times_from))}: "
-              "predicted device step")
-    out.print(f"  single stream   {o.single_us:10.1f} µs")
+              f"predicted device step ({how})")
+    out.print(f"  single stream   {checked.single_us if checked else o.single_us:10.1f} µs")
     if o.current_us is not None:
         label = "plan of --from " if o.from_file is not None else "the run's plan "
         out.print(f"  {label} {o.current_us:10.1f} µs")
-    out.print(f"  suggested       {o.suggested_us:10.1f} µs  ({o.streams} stream(s) at most)")
+    out.print(f"  suggested       {checked.suggested_us if checked else o.suggested_us:10.1f} µs  "
+              f"({o.streams} stream(s) at most)")
     gap = max(o.suggested_us - o.lower_bound_us, 0.0)  # never below the bound; -0.0 from rounding
     size = f"{o.candidates} assignments" if o.candidates is not None else "too many assignments for exhaustive"
-    out.print(f"  lower bound     {o.lower_bound_us:10.1f} µs  (gap {gap:.1f} µs; {o.method} search, {size}, "
-              f"{o.evaluated} replayed)")
+    out.print(f"  search: {o.suggested_us:.1f} µs on the graph the passes receive, lower bound "
+              f"{o.lower_bound_us:.1f} µs (gap {gap:.1f} µs; {o.method} search, {size}, {o.evaluated} replayed)")
+    for m in o.ge_modes:  # GE's automatic streams, priced as the search prices
+        mark = " [green]← faster[/green]" if m["step_us"] < o.suggested_us - 0.05 else ""
+        out.print(f"  GE {escape(m['spec']):22} {m['step_us']:10.1f} µs  ({m['streams']} streams; --option "
+                  f"{escape(m['option'])}){mark}")
     out.print("regions considered:")
     for row in o.regions:
         groups = ", ".join(row["groups"][:3]) + (" …" if len(row["groups"]) > 3 else "")

@@ -152,14 +152,14 @@ def ledger_plans(ledger: Ledger) -> tuple[list[ReplayPlan], list[Graph]]:
 
 
 def _provenance_from_fx(plan: ReplayPlan, fx: Graph) -> None:
-    """A GE op's source line and module are its FX node's (GE dumps carry neither)."""
+    """A GE op's source line and module are its FX node's (GE dumps carry neither); its FX nodes' ops let
+    an ``op,us`` table of ATen targets time it (``meta["fx_ops"]``)."""
     for t in plan.tasks:
-        for alias in t.aliases:
-            node = fx.get(alias)
-            if node is not None:
-                t.source = t.source or node.source
-                t.module = t.module or node.module
-                break
+        nodes = [n for alias in t.aliases if (n := fx.get(alias)) is not None]
+        if nodes:
+            t.source = t.source or nodes[0].source
+            t.module = t.module or nodes[0].module
+            t.meta["fx_ops"] = tuple(dict.fromkeys(n.op for n in nodes))
 
 
 def _summarize(plans: list[ReplayPlan], table: TimesTable, req: PredictRequest, cond: Conditions,

@@ -89,7 +89,7 @@ def check_names(table: TimesTable, plans: list[ReplayPlan]) -> None:
     if table.label == "estimate" or table.default is not None or not table.names():
         return
     names = {n for p in plans for t in p.tasks for n in (t.name, *t.aliases)}
-    ops = {k for p in plans for t in p.kernels() for k in op_keys(t.op)}
+    ops = {k for p in plans for t in p.kernels() for op in (t.op, *(t.meta.get("fx_ops") or ())) for k in op_keys(op)}
     if names & set(table.rows) or ops & set(table.op_rows):
         return
     what = "tasks of the profile" if table.label == "profile" else "names in the table"

@@ -22,10 +22,9 @@ model with a graph break whose later graphs the plan-only compile never reached)
 
 from __future__ import annotations
 
-import contextlib
 import os
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,16 @@ from airctl.execute.timeline import DEFAULT_STREAM
 from airctl.graph.model import Graph
 from airctl.ledger.reader import Ledger
 from airctl.modes import MAX_AUTOTUNE, Mode
-from airctl.pipeline.predict import ESTIMATE, check_names, ledger_plans, load_times, single_stream
+from airctl.pipeline.predict import ESTIMATE, check_names, load_times, single_stream
+from airctl.pipeline.suggest_check import (
+    MARGIN_US,
+    Confirmed,
+    confirm,
+    current_step,
+    ge_competition,
+    keeping_current,
+    place,
+)
 from airctl.pipeline.target import Target
 from airctl.predict import candidate as cd
 from airctl.predict import suggest as sg
@@ -67,6 +75,7 @@ class SuggestRequest:
     stage: str = "pre"  # the hook the passes run in: pre (before TorchAir's FX passes) or post
     search: str | None = None  # "exhaustive" / "heuristic": force one (tests, large graphs)
     exhaustive_max: int = sg.EXHAUSTIVE_MAX
+    check: bool = True  # apply the suggestion and predict it as `profile --times --compare` does
 
 
 @dataclass
@@ -90,9 +99,17 @@ class SuggestOutcome:
     from_file: Path | None = None
     stage: str = "pre"
     model: str | None = None  # the model script the plan is for (the ledger's)
+    confirmed: Confirmed | None = None  # the applied suggestion, predicted as `profile --times --compare` does
+    ge_modes: list[dict[str, Any]] = field(default_factory=list)  # GE's automatic modes, priced (max-autotune)
+    recommend: str | None = None  # the option to give instead of a file, when GE's mode is faster
+    beaten_by_current: bool = False  # the run's own plan is no slower: nothing written
 
     @property
     def message(self) -> str | None:
+        if self.recommend:
+            return f"GE's automatic streams beat this plan: give --option {self.recommend} instead"
+        if self.beaten_by_current:
+            return f"no plan beats the run's own ({self.current_us:.1f} µs)"
         return None if self.improves else NOTHING_FROM if self.from_file is not None else NOTHING
 
     @property
@@ -103,7 +120,12 @@ class SuggestOutcome:
         saved = self.single_us - self.suggested_us
         predicted = {"single_stream": self.single_us, "current_plan": self.current_us,
                      "suggested": self.suggested_us, "lower_bound": self.lower_bound_us}
+        if self.confirmed is not None:  # what `profile --times --compare` prints for the applied plan
+            predicted.update(single_stream=self.confirmed.single_us, suggested=self.confirmed.suggested_us)
+            saved = self.confirmed.single_us - self.confirmed.suggested_us
         return {"ledger": str(self.ledger_dir), "graph": self.graph, "mode": self.mode, "times_from": self.times_from,
+                "checked": self.confirmed.to_json() if self.confirmed else None, "ge_modes": self.ge_modes,
+                "recommend_option": self.recommend,
                 "streams": self.streams, "stage": self.stage, "predicted_us": predicted, "saved_us": saved,
                 "search": {"method": self.method, "evaluated": self.evaluated, "candidates": self.candidates},
                 "regions": self.regions, "passes_file": str(self.passes_file) if self.passes_file else None,
@@ -159,14 +181,19 @@ def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) 
     out = SuggestOutcome(ledger_dir, graph.name, mode, table.source, singles[k], found.best.step_us,
                          found.lower_bound_us, found.method, found.evaluated, found.candidates, req.streams,
                          notes=notes, from_file=req.from_file, stage=req.stage)
-    out.current_us = found.single_us if req.from_file is not None else _current(ledger, graph.name, table, tm)
+    out.current_us = found.single_us if req.from_file is not None else current_step(ledger_dir, req.times,
+                                                                                     req.out_dir, req.device)
+    out.ge_modes = ge_competition(base, graph, mode, tm.durations_us, tm.cores, tm.gap_us, tm.latency_us, dev)
+    alike = [m for m in out.ge_modes if m["streams"] <= req.streams]  # GE with no more streams than asked for
+    if alike and alike[0]["step_us"] < found.best.step_us - MARGIN_US:
+        out.recommend = alike[0]["option"]
     model = ledger.index.model if isinstance(ledger.index.model, dict) else {}
     out.model = str(model["path"]) if model.get("path") else None
     names = cd.stream_names(base, max(streams, 1))
     gains = _gains(base, dag, regions, tm, found)
     beside = _beside(found.best, tm, regions, names)
     out.regions = [_region_row(r, i, found.best.assign, gains, beside, names) for i, r in enumerate(regions)]
-    if any(found.best.assign):
+    if any(found.best.assign) and out.recommend is None:
         out.passes_file = req.output or Path(f"suggested-{stem}.yaml")
         header = _header(out, stem, mode) + [line for n in notes if n.startswith("planned graph ")
                                              for line in textwrap.wrap(n, 100)]
@@ -177,8 +204,31 @@ def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) 
                               only=only)
         else:
             out.text = _merged(req.from_file, regions, found, comments, header, names, req.stage, only)
-        out.passes_file.write_text(out.text, encoding="utf-8")
+        _write_checked(out, req, mode, say)
     return out
+
+
+def _write_checked(out: SuggestOutcome, req: SuggestRequest, mode: str, say: Callable[[str], None]) -> None:
+    """Write the file, after applying it and predicting it as `profile --times --compare` does (``check``);
+    nothing when the run's own plan is no slower."""
+    assert out.passes_file is not None and out.text is not None
+    final = out.passes_file
+    if not req.check or out.model is None:
+        final.write_text(out.text, encoding="utf-8")
+        return
+    Path(req.out_dir).mkdir(parents=True, exist_ok=True)
+    scratch = Path(req.out_dir) / f".suggested-{os.getpid()}.yaml"
+    scratch.write_text(out.text, encoding="utf-8")
+    try:
+        out.confirmed = confirm(scratch, Path(out.model), mode, req.times, out_dir=req.out_dir, backend=req.backend,
+                                entry=req.entry, device=req.device, say=say)
+        beaten = out.from_file is None and out.current_us is not None  # --from's plan is the search's own start
+        if beaten and out.confirmed.suggested_us >= out.current_us - MARGIN_US:
+            out.beaten_by_current, out.passes_file, out.text = True, None, None
+            return
+        place(scratch, final)
+    finally:
+        scratch.unlink(missing_ok=True)
 
 
 def _apply_from(req: SuggestRequest, ledger: Ledger, mode: str, say: Callable[[str], None]) -> Path:
@@ -193,7 +243,7 @@ def _apply_from(req: SuggestRequest, ledger: Ledger, mode: str, say: Callable[[s
     say(f"applying {req.from_file}…")
     target = Target(Path(str(path)), mode=mode, backend=req.backend, entry=req.entry or model.get("entry"),
                     passes_file=Path(str(req.from_file)))
-    with _keeping_current(req.out_dir):  # a step of the search, not a run the user made
+    with keeping_current(req.out_dir):  # a step of the search, not a run the user made
         result = apply_passes(target, out=req.out_dir, plan=True, with_diff=False)
     if result.error is not None:
         raise result.error
@@ -230,7 +280,7 @@ def _ledger(req: SuggestRequest, say: Callable[[str], None]) -> tuple[Path, str]
 
         say("compiling up to the passes…")
         target = Target(src, mode=req.mode or Mode.MAX_AUTOTUNE, backend=req.backend, entry=req.entry)
-        with _keeping_current(req.out_dir):  # the single-stream graph it plans on is not the user's next run
+        with keeping_current(req.out_dir):  # the single-stream graph it plans on is not the user's next run
             result = compile_model(CompileRequest(target, out_dir=req.out_dir, stop_after_passes=True,
                                                   command="passes suggest"))
         if result.error is not None:
@@ -240,29 +290,6 @@ def _ledger(req: SuggestRequest, say: Callable[[str], None]) -> tuple[Path, str]
     model = Ledger.open(ledger_dir).index.model
     path = model.get("path") if isinstance(model, dict) else None
     return ledger_dir, Path(str(path)).stem if path else Path(ledger_dir).name
-
-
-@contextlib.contextmanager
-def _keeping_current(out_dir: Path) -> Iterator[None]:
-    """The current run of ``out_dir`` as it was before the block (the compiles ``suggest`` makes to read a
-    graph end as every run does, as the current run: `check` or `profile` typed next would look at a
-    single-stream ledger instead of the user's plan). No current run before: none after."""
-    from airctl.errors import LedgerError
-    from airctl.ledger.pointer import read_pointer
-    from airctl.ledger.runs import LATEST, mark_latest
-
-    pointer = Path(out_dir) / LATEST
-    try:
-        before = read_pointer(pointer) if os.path.lexists(pointer) else None
-    except LedgerError:
-        before = None
-    try:
-        yield
-    finally:
-        if before is not None:
-            mark_latest(Path(out_dir), before)
-        elif pointer.is_file() and not pointer.is_symlink():
-            pointer.unlink()
 
 
 def _graphs(ledger: Ledger, which: str) -> list[Graph]:
@@ -286,19 +313,6 @@ def _graphs(ledger: Ledger, which: str) -> list[Graph]:
         raise AirctlError("the run holds no FX graph to plan", file=str(ledger.index_path),
                           hint="the run failed before AOT produced a graph; pick another with --run ID")
     return out
-
-
-def _current(ledger: Ledger, gid: str, table: Any, tm: cd.Times) -> float | None:
-    """The predicted step of the run's own stream plan, when its graph has more than one stream."""
-    try:
-        plans, _ = ledger_plans(ledger)
-    except AirctlError:
-        return None
-    plan = next((p for p in plans if p.graph == gid), None)
-    if plan is None or len({t.stream for t in plan.tasks if t.kind == KERNEL}) < 2:
-        return None
-    resolved = table.resolve(plan)
-    return replay(plan, resolved.durations_us, resolved.cores, tm.total_cores, tm.gap_us, tm.latency_us).span_us
 
 
 def _gains(base: Any, dag: Any, regions: list[Region], tm: cd.Times, found: sg.SearchResult) -> dict[int, float]:

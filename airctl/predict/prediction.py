@@ -102,7 +102,7 @@ def ignored_rows(table: TimesTable, plans: list[ReplayPlan]) -> list[dict[str, s
         for t in plan.tasks:
             for name in (t.name, *t.aliases):
                 kinds.setdefault(name, set()).add(t.kind)
-            for key in op_keys(t.op):
+            for key in (k for op in (t.op, *(t.meta.get("fx_ops") or ())) for k in op_keys(op)):
                 op_kinds.setdefault(key, set()).add(t.kind)
     mode = plans[0].mode if plans else ""
     out: list[dict[str, str]] = []

@@ -13,12 +13,17 @@ AI cores it occupies. A row ``*`` gives the time of every kernel no other row co
 with ``#`` are comments. A kernel that no row covers is *unmatched*: it is counted and listed, and
 replayed as taking no time — never silently.
 
-Every problem with the file is a :class:`TimesError` naming the file and line (exit 2).
+Every problem with the file is a :class:`TimesError` naming the file and line (exit 2): a time is
+a finite number from 0 to ``MAX_US`` (an hour: no kernel takes longer, and sums of a million such
+rows stay finite), cores from above 0 to ``MAX_CORES``. The file is read a line at a time (at most
+``MAX_BYTES`` in all, ``MAX_LINE`` a line) and only its rows are kept, so a table near the size
+limit takes about what its rows need (docs/reliability.md), not several copies of its text.
 """
 
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import math
 from dataclasses import dataclass, field
@@ -26,10 +31,15 @@ from pathlib import Path
 
 from airctl.errors import AirctlError
 from airctl.predict.plan import KERNEL, ReplayPlan, Task
-from airctl.safe_files import read_regular
+from airctl.predict.row_store import RowStore
+from airctl.safe_files import open_regular, too_large
 
 MAX_BYTES = 64 * 1024 * 1024  # a row per node of a 1M-node graph fits many times over
 MAX_FIELD = 4096  # characters of one name
+MAX_LINE = 2 * MAX_FIELD + 200  # characters of one line
+MAX_US = 3.6e9  # µs: an hour, more than any kernel takes
+MAX_CORES = 1e6
+KEYWORDS = ("estimate",)  # what --times takes besides a file or folder
 HINT = "a CSV with a header `node,us[,cores]` or `op,us[,cores]`, one row per node or op (docs/profile.md)"
 
 
@@ -37,7 +47,7 @@ class TimesError(AirctlError):
     """A TIMES table that cannot be used."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Row:
     us: float
     cores: float | None
@@ -75,7 +85,14 @@ class TimesTable:
         for key in op_keys(task.op):
             if key in self.op_rows:
                 return self.op_rows[key]
+        by_fx = [row for op in task.meta.get("fx_ops") or () if (row := self._op_row(op)) is not None]
+        if by_fx:  # a GE op by the ops of the FX nodes it came from (an `op,us` table of ATen targets)
+            cores = [r.cores for r in by_fx if r.cores is not None]
+            return Row(sum(r.us for r in by_fx), max(cores) if cores else None, by_fx[0].line)
         return self.default
+
+    def _op_row(self, op: str) -> Row | None:
+        return next((self.op_rows[k] for k in op_keys(op) if k in self.op_rows), None)
 
     def names(self) -> set[str]:
         return set(self.rows) | set(self.op_rows)
@@ -92,7 +109,8 @@ class TimesTable:
             out.durations_us[t.index] = row.us
             out.cores[t.index] = row.cores
             out.matched_rows.update(k for k in (t.name, *t.aliases) if k in self.rows)
-            out.matched_rows.update(k for k in op_keys(t.op) if k in self.op_rows)
+            out.matched_rows.update(k for op in (t.op, *(t.meta.get("fx_ops") or ())) for k in op_keys(op)
+                                    if k in self.op_rows)
         return out
 
 
@@ -122,48 +140,89 @@ def read_times_csv(path: Path) -> TimesTable:
     """The table in ``path``; :class:`TimesError` with file and line for anything unusable."""
     file = str(path)
     try:
-        data = read_regular(path, MAX_BYTES, error=TimesError, what="TIMES table", hint=HINT)
+        f = open_regular(path, error=TimesError, hint=HINT)
     except FileNotFoundError:
-        raise TimesError("no such file", file=file, hint="--times takes a CSV, a torch_npu profiler folder or "
-                         "`estimate`") from None
-    text = data.decode("utf-8-sig", errors="replace")
-    lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1)
-             if line.strip() and not line.lstrip().startswith("#")]
-    if not lines:
+        raise _missing(path) from None
+    with f:
+        table: TimesTable | None = None
+        cols: list[str] = []
+        read = 0
+        for n, raw in enumerate(iter(lambda: f.readline(4 * MAX_LINE + 2), b""), start=1):
+            read += len(raw)
+            if read > MAX_BYTES:
+                raise too_large(path, MAX_BYTES, "TIMES table", TimesError, HINT)
+            line = raw.decode("utf-8-sig" if n == 1 else "utf-8", errors="replace").rstrip("\r\n")
+            if not raw.endswith(b"\n") and len(raw) > 4 * MAX_LINE:
+                raise TimesError(f"line too long (over {MAX_LINE} characters)", file=file, line=n, hint=HINT)
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            if table is None:
+                cols = [c.strip().lower() for c in _fields(line, file, n)]
+                table = _header(cols, line, file, n)
+            else:
+                _row(table, cols, line, file, n)
+    if table is None:
         raise TimesError("empty TIMES table", file=file, hint=HINT)
-    header_line, header = lines[0]
-    cols = [c.strip().lower() for c in _fields(header, file, header_line)]
-    if len(cols) > 3 or len(cols) < 2 or cols[0] not in ("node", "op") or cols[1] != "us" or \
-            (len(cols) == 3 and cols[2] != "cores"):
-        shown = header if len(header) <= 80 else header[:77] + "..."
-        raise TimesError(f"unexpected header {shown!r}", file=file, line=header_line, hint=HINT)
-    table = TimesTable(file, cols[0])
-    for n, line in lines[1:]:
-        fields = [f.strip() for f in _fields(line, file, n)]
-        if len(fields) < 2 or len(fields) > len(cols):
-            raise TimesError(f"expected {len(cols)} columns ({','.join(cols)}), found {len(fields)}", file=file,
-                             line=n, hint=HINT)
-        name = fields[0]
-        if not name or len(name) > MAX_FIELD:
-            raise TimesError("a row needs a name (at most 4096 characters)", file=file, line=n, hint=HINT)
-        row = Row(_number(fields[1], "us", file, n), _number(fields[2], "cores", file, n, positive=True)
-                  if len(fields) > 2 and fields[2] else None, n)
-        rows = table.rows if table.keyed_by == "node" else table.op_rows
-        if name == "*":
-            table.default = row
-        elif name in rows:
-            raise TimesError(f"{name!r} is given twice (first at line {rows[name].line})", file=file, line=n,
-                             hint="keep one row per name")
-        else:
-            rows[name] = row
-    if not table.names() and table.default is None:
+    if not table.rows and not table.op_rows and table.default is None:
         raise TimesError("no rows after the header", file=file, hint=HINT)
     return table
 
 
+def _missing(path: Path) -> TimesError:
+    """No such file: said with the keyword meant when ``path`` looks like a mistyped one."""
+    text = str(path)
+    if "/" in text or "\\" in text or "." in Path(text).name:
+        return TimesError("no such file", file=text, hint="--times takes a CSV, a torch_npu profiler folder or "
+                          "`estimate`")
+    close = difflib.get_close_matches(text.lower(), KEYWORDS, n=1, cutoff=0.6)
+    return TimesError(f"no such file, and not a TIMES keyword ({', '.join(KEYWORDS)})", file=text,
+                      hint=f"did you mean `--times {close[0]}`?" if close else
+                      "--times takes a CSV, a torch_npu profiler folder or `estimate`")
+
+
+def _header(cols: list[str], line: str, file: str, n: int) -> TimesTable:
+    if len(cols) > 3 or len(cols) < 2 or cols[0] not in ("node", "op") or cols[1] != "us" or \
+            (len(cols) == 3 and cols[2] != "cores"):
+        shown = line if len(line) <= 80 else line[:77] + "..."
+        raise TimesError(f"unexpected header {shown!r}", file=file, line=n, hint=HINT)
+    table = TimesTable(file, cols[0])
+    if cols[0] == "node":
+        table.rows = RowStore(Row)  # type: ignore[assignment]  # a Mapping: read, never assigned to
+    else:
+        table.op_rows = RowStore(Row)  # type: ignore[assignment]
+    return table
+
+
+def _row(table: TimesTable, cols: list[str], line: str, file: str, n: int) -> None:
+    fields = [f.strip() for f in _fields(line, file, n)]
+    if len(fields) < 2 or len(fields) > len(cols):
+        raise TimesError(f"expected {len(cols)} columns ({','.join(cols)}), found {len(fields)}", file=file,
+                         line=n, hint=HINT)
+    name = fields[0]
+    if not name or len(name) > MAX_FIELD:
+        raise TimesError("a row needs a name (at most 4096 characters)", file=file, line=n, hint=HINT)
+    row = Row(_number(fields[1], "us", file, n), _number(fields[2], "cores", file, n, positive=True)
+              if len(fields) > 2 and fields[2] else None, n)
+    rows = table.rows if table.keyed_by == "node" else table.op_rows
+    if name == "*":
+        table.default = row
+    elif isinstance(rows, RowStore):
+        first = rows.add(name, row.us, row.cores, n)
+        if first is not None:
+            raise TimesError(f"{name!r} is given twice (first at line {first.line})", file=file, line=n,
+                             hint="keep one row per name")
+    elif name in rows:
+        raise TimesError(f"{name!r} is given twice (first at line {rows[name].line})", file=file, line=n,
+                         hint="keep one row per name")
+    else:
+        rows[name] = row
+
+
 def _fields(line: str, file: str, n: int) -> list[str]:
-    if len(line) > 2 * MAX_FIELD + 200:
+    if len(line) > MAX_LINE:
         raise TimesError(f"line too long ({len(line)} characters)", file=file, line=n, hint=HINT)
+    if '"' not in line:
+        return line.split(",")
     try:
         return next(csv.reader(io.StringIO(line)))
     except (csv.Error, StopIteration) as e:
@@ -176,7 +235,9 @@ def _number(text: str, column: str, file: str, n: int, positive: bool = False) -
     except ValueError:
         shown = text if len(text) <= 40 else text[:37] + "..."
         raise TimesError(f"{column} is not a number: {shown!r}", file=file, line=n, hint=HINT) from None
-    if not math.isfinite(value) or value < 0 or (positive and value == 0):
-        raise TimesError(f"{column} must be a finite number {'above' if positive else 'at least'} 0, not {text}",
-                         file=file, line=n, hint=HINT)
+    top, unit = (MAX_CORES, "") if column == "cores" else (MAX_US, " µs (an hour)")
+    if not math.isfinite(value) or value < 0 or (positive and value == 0) or value > top:
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        raise TimesError(f"{column} must be a finite number {'above' if positive else 'at least'} 0 and at most "
+                         f"{top:g}{unit}, not {shown}", file=file, line=n, hint=HINT)
     return value

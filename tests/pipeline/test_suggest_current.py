@@ -7,19 +7,19 @@ from pathlib import Path
 
 from airctl.ledger.runs import latest_run
 from airctl.ledger.writer import LedgerWriter
-from airctl.pipeline.suggest import _keeping_current
+from airctl.pipeline.suggest_check import keeping_current
 
 
 def test_the_users_current_run_stays_current(tmp_path: Path) -> None:
     mine = LedgerWriter.create(tmp_path, "mine", command="compile", graphs=[])
     mine.finish()
-    with _keeping_current(tmp_path):
+    with keeping_current(tmp_path):
         LedgerWriter.create(tmp_path, "suggest", command="passes suggest", graphs=[]).finish()
         assert latest_run(tmp_path) != mine.root  # a run ends as the current one ...
     assert latest_run(tmp_path) == mine.root  # ... and suggest gives the place back
 
 
 def test_no_current_run_before_is_none_after(tmp_path: Path) -> None:
-    with _keeping_current(tmp_path):
+    with keeping_current(tmp_path):
         LedgerWriter.create(tmp_path, "suggest", command="passes suggest", graphs=[]).finish()
     assert not (tmp_path / "latest").exists()
