@@ -44,13 +44,15 @@ from airctl.pipeline.suggest_check import (
     keeping_current,
     place,
 )
+from airctl.pipeline.suggest_regions import beside as beside_of
+from airctl.pipeline.suggest_regions import gains as gains_of
+from airctl.pipeline.suggest_regions import region_row
 from airctl.pipeline.target import Target
 from airctl.predict import candidate as cd
 from airctl.predict import suggest as sg
 from airctl.predict.devices import device
-from airctl.predict.plan import KERNEL, plan_from_graph
+from airctl.predict.plan import plan_from_graph
 from airctl.predict.regions import Region, dag_of, find_regions
-from airctl.predict.replay import replay
 from airctl.predict.selectors import lines_by_source
 from airctl.predict.suggest_yaml import merge, only_in, render
 
@@ -190,9 +192,9 @@ def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) 
     model = ledger.index.model if isinstance(ledger.index.model, dict) else {}
     out.model = str(model["path"]) if model.get("path") else None
     names = cd.stream_names(base, max(streams, 1))
-    gains = _gains(base, dag, regions, tm, found)
-    beside = _beside(found.best, tm, regions, names)
-    out.regions = [_region_row(r, i, found.best.assign, gains, beside, names) for i, r in enumerate(regions)]
+    gains = gains_of(base, dag, regions, tm, found)
+    beside = beside_of(found.best, tm, regions, names)
+    out.regions = [region_row(r, i, found.best.assign, gains, beside, names) for i, r in enumerate(regions)]
     if any(found.best.assign) and out.recommend is None:
         out.passes_file = req.output or Path(f"suggested-{stem}.yaml")
         header = _header(out, stem, mode) + [line for n in notes if n.startswith("planned graph ")
@@ -313,52 +315,6 @@ def _graphs(ledger: Ledger, which: str) -> list[Graph]:
         raise AirctlError("the run holds no FX graph to plan", file=str(ledger.index_path),
                           hint="the run failed before AOT produced a graph; pick another with --run ID")
     return out
-
-
-def _gains(base: Any, dag: Any, regions: list[Region], tm: cd.Times, found: sg.SearchResult) -> dict[int, float]:
-    """Per moved region: how much longer the step is with it back on the main stream."""
-    out = {}
-    for r, s in enumerate(found.best.assign):
-        if s:
-            assign = found.best.assign[:r] + (0,) + found.best.assign[r + 1:]
-            plan, _ = cd.build(base, dag, regions, assign)
-            out[r] = cd.step_us(plan, tm) - found.best.step_us
-    return out
-
-
-def _beside(best: sg.Outcome, tm: cd.Times, regions: list[Region], names: list[str]) -> dict[int, str]:
-    """Per moved region: what runs at the same time on other streams in the replay (modules, names)."""
-    done = replay(best.plan, tm.durations_us, tm.cores, tm.total_cores, tm.gap_us, tm.latency_us)
-    tasks = best.plan.tasks
-    kernels = [t for t in tasks if t.kind == KERNEL and tm.durations_us[t.index] > 0]
-    out = {}
-    for r, s in enumerate(best.assign):
-        if not s:
-            continue
-        mine = [t for t in kernels if regions[r].mask >> t.index & 1]
-        overlap: dict[str, float] = {}
-        for o in kernels:
-            if o.stream == names[s]:
-                continue
-            for t in mine:
-                lo, hi = max(done.start_us[t.index], done.start_us[o.index]), min(done.end_us[t.index],
-                                                                                    done.end_us[o.index])
-                if hi > lo:
-                    label = o.module or o.name
-                    overlap[label] = overlap.get(label, 0.0) + hi - lo
-        top = sorted(overlap, key=lambda k: -overlap[k])
-        out[r] = ", ".join(top[:3]) + (f" (+{len(top) - 3} more)" if len(top) > 3 else "")
-    return out
-
-
-def _region_row(r: Region, i: int, assign: tuple[int, ...], gains: dict[int, float], beside: dict[int, str],
-                names: list[str]) -> dict[str, Any]:
-    row: dict[str, Any] = {"region": r.key, "groups": r.labels, "work_us": r.work_us, "beside_us": r.beside_us}
-    if assign[i]:
-        row.update(stream=names[assign[i]], saved_us=gains.get(i), beside=beside.get(i))
-    else:
-        row.update(stream=None, why=r.reason or "moving it predicts no shorter step than the chosen plan")
-    return row
 
 
 def _header(out: SuggestOutcome, stem: str, mode: str) -> list[str]:
