@@ -43,6 +43,11 @@ def register(passes: typer.Typer) -> None:
                                   "it) or post (after TorchAir's own FX passes, as passes/comm_stream.yaml)."),
         device: str = typer.Option(None, "--device", show_default=False,
                                    help="Device table for the estimate and core sharing (`airctl profile --help`)."),
+        memory_budget: str = typer.Option(None, "--memory-budget", show_default=False,
+                                          help="Keep the plan's predicted device memory peak within BYTES (512MiB, "
+                                               "2G) or +PCT% over the single-stream plan's (docs/memory.md)."),
+        check: bool = typer.Option(True, "--check/--no-check", help="Apply the suggestion and predict it as `airctl "
+                                   "profile --times --compare` does before writing it (the step printed is that one)."),
         out: Path = out_option("Folder of ledgers (runs).", "--out"),
         run: str = run_option(),
         backend: BackendName = backend_option(),
@@ -58,7 +63,7 @@ def register(passes: typer.Typer) -> None:
         claim_run_output(output, [named, from_file, Path(times) if Path(times).exists() else None])
         req = SuggestRequest(source=source, run=run, times=times, streams=streams, mode=mode.value if mode else None,
                              output=output, from_file=from_file, stage=stage, out_dir=out, backend=backend.value,
-                             entry=entry, device=device)
+                             entry=entry, device=device, memory_budget=memory_budget, check=check)
         with stdout_to_stderr(as_json), status("suggesting a stream plan…") as spinner:
             outcome = suggest(req, progress=lambda msg: spinner.update(msg))
         if as_json:
@@ -96,6 +101,12 @@ def render(o: Any) -> None:
                       f"{escape(row.get('beside') or 'nothing')}, saves {row.get('saved_us') or 0:.1f} µs")
         else:
             out.print(f"  [dim]{escape(row['region'])}: main stream — {escape(row['why'])}[/dim]")
+    if o.memory:
+        m = o.memory
+        out.print(f"  memory budget ({escape(m['budget'])}): peak {m['peak_bytes']} bytes "
+                  f"(single stream {m['single_stream_peak_bytes']}, fastest plan {m['fastest_peak_bytes']}); "
+                  + ("within it" if m["within"] else "[yellow]not reachable: even one stream is over it[/yellow]")
+                  + (f"; the budget costs {m['cost_us']:.1f} µs a step" if m["cost_us"] > 0.05 else ""))
     for note in o.notes:
         out.print(f"[dim]note: {escape(note)}[/dim]")
     if o.passes_file is None:

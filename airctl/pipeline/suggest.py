@@ -78,6 +78,7 @@ class SuggestRequest:
     search: str | None = None  # "exhaustive" / "heuristic": force one (tests, large graphs)
     exhaustive_max: int = sg.EXHAUSTIVE_MAX
     check: bool = True  # apply the suggestion and predict it as `profile --times --compare` does
+    memory_budget: str | None = None  # --memory-budget BYTES|+PCT (airctl/pipeline/suggest_memory.py)
 
 
 @dataclass
@@ -105,6 +106,7 @@ class SuggestOutcome:
     ge_modes: list[dict[str, Any]] = field(default_factory=list)  # GE's automatic modes, priced (max-autotune)
     recommend: str | None = None  # the option to give instead of a file, when GE's mode is faster
     beaten_by_current: bool = False  # the run's own plan is no slower: nothing written
+    memory: dict[str, Any] | None = None  # with --memory-budget: the peaks and what the budget cost
 
     @property
     def message(self) -> str | None:
@@ -127,7 +129,7 @@ class SuggestOutcome:
             saved = self.confirmed.single_us - self.confirmed.suggested_us
         return {"ledger": str(self.ledger_dir), "graph": self.graph, "mode": self.mode, "times_from": self.times_from,
                 "checked": self.confirmed.to_json() if self.confirmed else None, "ge_modes": self.ge_modes,
-                "recommend_option": self.recommend,
+                "recommend_option": self.recommend, "memory": self.memory,
                 "streams": self.streams, "stage": self.stage, "predicted_us": predicted, "saved_us": saved,
                 "search": {"method": self.method, "evaluated": self.evaluated, "candidates": self.candidates},
                 "regions": self.regions, "passes_file": str(self.passes_file) if self.passes_file else None,
@@ -180,9 +182,18 @@ def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) 
     cd.fence(base, dag, regions)
     found = sg.search(base, dag, regions, tm, max(streams, 1), req.exhaustive_max, req.search, req.streams,
                       progress=say)
+    costs: dict[int, int] = {}
+    memory = None
+    if req.memory_budget is not None:
+        from airctl.pipeline import suggest_memory as sm
+
+        say("fitting the memory budget…")
+        found.best, memory = sm.fit(base, dag, regions, tm, found.best, sm.parse_budget(req.memory_budget))
+        costs = sm.region_costs(base, dag, regions, tm, found.best)
     out = SuggestOutcome(ledger_dir, graph.name, mode, table.source, singles[k], found.best.step_us,
                          found.lower_bound_us, found.method, found.evaluated, found.candidates, req.streams,
                          notes=notes, from_file=req.from_file, stage=req.stage)
+    out.memory = memory
     out.current_us = found.single_us if req.from_file is not None else current_step(ledger_dir, req.times,
                                                                                      req.out_dir, req.device)
     out.ge_modes = ge_competition(base, graph, mode, tm.durations_us, tm.cores, tm.gap_us, tm.latency_us, dev)
@@ -200,7 +211,9 @@ def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) 
         header = _header(out, stem, mode) + [line for n in notes if n.startswith("planned graph ")
                                              for line in textwrap.wrap(n, 100)]
         comments = {i: f"{regions[i].key} ({len(regions[i].spans)} span(s)) beside {beside.get(i) or 'nothing'}; "
-                       f"predicted to save {gains[i]:.1f} µs a step" for i, s in enumerate(found.best.assign) if s}
+                       f"predicted to save {gains[i]:.1f} µs a step" + (f", +{costs[i]} bytes of peak memory"
+                                                                       if i in costs else "")
+                    for i, s in enumerate(found.best.assign) if s}
         if req.from_file is None:
             out.text = render(regions, found.best.assign, found.best.syncs, comments, header, names, stage=req.stage,
                               only=only)

@@ -1,0 +1,45 @@
+"""passes suggest --memory-budget (issue: device memory): the plan written stays within the budget, says what
+the budget cost, and each pass's comment gives its time gain and its memory cost."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from airctl.cli.app import build_app
+from airctl.errors import AirctlError
+from airctl.pipeline.suggest_memory import Budget, parse_budget
+
+MODELS = Path(__file__).resolve().parents[2] / "fixtures" / "models"
+
+
+@pytest.mark.parametrize(("text", "budget"), [("512MiB", Budget(bytes=512 << 20)), ("2G", Budget(bytes=2 << 30)),
+                                              ("1000000", Budget(bytes=1000000)), ("+10%", Budget(over_pct=10.0)),
+                                              ("+0", Budget(over_pct=0.0))])
+def test_budgets_parse(text: str, budget: Budget) -> None:
+    assert parse_budget(text) == budget
+
+
+@pytest.mark.parametrize("text", ["", "lots", "-5%", "12 parsecs", "1e99x"])
+def test_a_budget_that_is_not_a_size_is_refused(text: str) -> None:
+    with pytest.raises(AirctlError, match="is not a size"):
+        parse_budget(text)
+
+
+@pytest.mark.slow
+def test_a_held_out_transformers_model_stays_within_its_budget(tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    plan = tmp_path / "plan.yaml"
+    r = CliRunner().invoke(build_app(), ["passes", "suggest", str(MODELS / "transformers" / "mistral.py"), "--mode",
+                                         "reduce-overhead", "--memory-budget", "+0%", "-o", str(plan), "--out",
+                                         str(tmp_path / "runs"), "--backend", "sim", "--json", "--no-check"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    memory = data["memory"]
+    assert memory["peak_bytes"] <= memory["limit_bytes"] == memory["single_stream_peak_bytes"]
+    assert memory["cost_us"] >= 0.0 and memory["within"]
+    if data["passes_file"]:  # each moved region's comment: its gain and its memory cost
+        assert "bytes of peak memory" in plan.read_text()
