@@ -29,6 +29,10 @@ def register(app: typer.Typer) -> None:
                                          "the last FX stage, else the last GE stage)."),
         passes: Path | None = typer.Option(None, "--passes", help="YAML pass file (model scripts: compile first)."),
         json_out: bool = typer.Option(False, "--json", help="Print only JSON on stdout."),
+        max_memory_increase: str = typer.Option(None, "--max-memory-increase", show_default=False,
+                                                help="Also an error when the run's stream plan raises the predicted "
+                                                     "device memory peak by more than this (bytes: 1MiB; or 10% of "
+                                                     "the single-stream peak), naming the tensors it keeps alive."),
         run: str = run_option(),
         out: Path = out_option("Folder of ledgers where the current run is."),
     ) -> None:
@@ -41,7 +45,7 @@ def register(app: typer.Typer) -> None:
 
         with stdout_to_stderr(json_out):  # a model script PATH is compiled: its prints must not reach stdout
             outcome = check_source(path, mode=mode.value if mode else None, stage=stage, passes=passes, run=run,
-                                   runs_dir=out)
+                                   runs_dir=out, max_memory_increase=max_memory_increase)
         if json_out:
             print_json(outcome.to_json())
         else:

@@ -44,7 +44,7 @@ class CheckOutcome:
 
 def check_source(path: Path | str | None, *, mode: str | None = None, stage: str | None = None,
                  passes: Path | str | None = None, run: str | None = None,
-                 runs_dir: Path = Path("airctl-runs")) -> CheckOutcome:
+                 runs_dir: Path = Path("airctl-runs"), max_memory_increase: str | None = None) -> CheckOutcome:
     """Verify every graph ``path`` names (None: the current run, or ``run``); ``mode`` None: each
     graph's own mode (see the module doc)."""
     from airctl.pipeline.source import GRAPHS, check_targets, resolve_source
@@ -65,7 +65,22 @@ def check_source(path: Path | str | None, *, mode: str | None = None, stage: str
             if f.rule == RACE and len(f.nodes) >= 2 and (hint := fix(f.nodes[0], f.nodes[1])) is not None:
                 f.hint = hint
         checked.append(CheckedGraph(target.label, used, findings))
+    if max_memory_increase is not None:
+        checked.append(_memory(source.path, max_memory_increase))
     return CheckOutcome(checked)
+
+
+def _memory(path: Path, limit: str) -> CheckedGraph:
+    """The ``memory_increase`` rule, for a run's ledger (docs/memory.md)."""
+    from airctl.errors import AirctlError
+    from airctl.ledger.reader import Ledger
+    from airctl.pipeline.check_memory import memory_findings, parse_limit
+
+    parse_limit(limit)  # a bad limit is refused whatever PATH is
+    if not (Path(path).is_dir() and Ledger.is_ledger(path)):
+        raise AirctlError("--max-memory-increase needs a run (a ledger): it predicts the run's plan's memory",
+                          hint="airctl check RUN --max-memory-increase 10%")
+    return CheckedGraph("memory (predicted)", "plan", memory_findings(Path(path), limit))
 
 
 def _race_hint(path: Path) -> Any:

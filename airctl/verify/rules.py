@@ -157,6 +157,13 @@ _RULES = (
 )
 
 RULES: dict[str, Rule] = {r.id: r for r in _RULES}
+# off by default: `airctl check --max-memory-increase LIMIT` computes it (airctl/pipeline/check_memory.py)
+RULES["memory_increase"] = Rule(
+    "memory_increase", None, "the stream plan raises the predicted device memory peak beyond the limit",
+    "error", "error", ("fx", "ge"),
+    "wait for the cross-stream reads sooner (a `wait` right after the reader, on the producer's stream), or move "
+    "less to side streams: `airctl passes suggest --memory-budget` finds the fastest plan within a budget",
+    seen_in=("pass-runner",))
 
 from airctl.verify.capture_catalogue import CAPTURE_RULES  # noqa: E402  (R16-R21: needs Rule, defined above)
 

@@ -43,3 +43,24 @@ def test_a_held_out_transformers_model_stays_within_its_budget(tmp_path: Path) -
     assert memory["cost_us"] >= 0.0 and memory["within"]
     if data["passes_file"]:  # each moved region's comment: its gain and its memory cost
         assert "bytes of peak memory" in plan.read_text()
+
+
+@pytest.mark.slow
+def test_check_max_memory_increase_names_the_stretched_tensor(tmp_path: Path) -> None:
+    """two_chains with passes/two_chains.yaml in reduce-overhead: the side chain's last matmul is read on the
+    default stream by the add and never ordered back, so it lives to the end: +262 656 bytes over one stream
+    (a 256×256 fp32 block, 262 144 + 32 rounded up to 512)."""
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
+
+    plan = str(MODELS.parents[1] / "passes" / "two_chains.yaml")
+    result = compile_model(CompileRequest.of(MODELS / "two_chains.py", mode="reduce-overhead", out_dir=tmp_path,
+                                             backend="sim", passes_file=plan))
+    assert result.error is None, result.error
+    app = build_app()
+    r = CliRunner().invoke(app, ["check", str(result.ledger_dir), "--max-memory-increase", "0", "--json"])
+    assert r.exit_code == 1, r.output
+    found = [f for f in json.loads(r.stdout)["findings"] if f["rule"] == "memory_increase"]
+    assert len(found) == 1 and "262656 bytes" in found[0]["message"] and found[0]["nodes"]
+    assert CliRunner().invoke(app, ["check", str(result.ledger_dir), "--max-memory-increase", "1MiB"]).exit_code == 0
+    bad = CliRunner().invoke(app, ["check", str(result.ledger_dir), "--max-memory-increase", "lots"])
+    assert bad.exit_code == 2 and "not a size or a percentage" in bad.output

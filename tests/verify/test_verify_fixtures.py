@@ -42,12 +42,16 @@ def test_fixture_gives_exactly_its_findings(expect_path: Path) -> None:
         assert sorted(map(_key, got)) == sorted(map(_key, want)), (mode, got)
 
 
+# rules a command computes from a whole run rather than a graph, and the test that reproduces each
+BY_COMMAND = {"memory_increase": "tests/pipeline/test_suggest_memory.py (check --max-memory-increase)"}
+
+
 def test_every_rule_has_a_bad_fixture() -> None:
     flagged: set[str] = set()
     for p in CHECKS.rglob("*.expect.json"):
         for findings in json.loads(p.read_text())["expect"].values():
             flagged.update(f["rule"] for f in findings)
-    assert flagged == set(RULES)
+    assert flagged | set(BY_COMMAND) == set(RULES) and not flagged & set(BY_COMMAND)
 
 
 def test_bad_fixtures_are_flagged_only_with_their_rule() -> None:
