@@ -62,5 +62,14 @@ def test_check_max_memory_increase_names_the_stretched_tensor(tmp_path: Path) ->
     found = [f for f in json.loads(r.stdout)["findings"] if f["rule"] == "memory_increase"]
     assert len(found) == 1 and "262656 bytes" in found[0]["message"] and found[0]["nodes"]
     assert CliRunner().invoke(app, ["check", str(result.ledger_dir), "--max-memory-increase", "1MiB"]).exit_code == 0
+    # profile --times --compare says the same: every live block is a 256×256 fp32 tensor, 262 656 bytes as the
+    # allocator rounds it; one stream holds 25 at its peak, the plan one more (mm_19, kept to the end)
+    times = tmp_path / "t.csv"
+    times.write_text("op,us\n*,10\n", encoding="utf-8")
+    r = CliRunner().invoke(app, ["profile", str(result.ledger_dir), "--times", str(times), "--compare", "--json",
+                                 "--out", str(tmp_path)])
+    memory = json.loads(r.stdout)["memory"]
+    assert (memory["single_stream_peak_bytes"], memory["peak_bytes"]) == (25 * 262656, 26 * 262656)
+    assert [g["tensor"] for g in memory["grew"]] == ["mm_19"]
     bad = CliRunner().invoke(app, ["check", str(result.ledger_dir), "--max-memory-increase", "lots"])
     assert bad.exit_code == 2 and "not a size or a percentage" in bad.output
