@@ -9,8 +9,11 @@ def register(app: typer.Typer) -> None:
     @app.command("doctor")
     def doctor(as_json: bool = typer.Option(False, "--json", help="Print the diagnosis as JSON."),
                stop_warm: bool = typer.Option(False, "--stop-warm",
-                                              help="Stop this user's warm processes (docs/warm.md) and say which; "
-                                                   "the next ledger-writing command starts one.")) -> None:
+                                              help="Stop this install's warm processes (docs/warm.md) and say which; "
+                                                   "a command they run ends as terminated. The next "
+                                                   "ledger-writing command starts one."),
+               every: bool = typer.Option(False, "--all", help="With --stop-warm: every install's and environment's "
+                                          "warm processes of this user, not only this install's.")) -> None:
         """Show versions (python, torch, torch_npu, TorchAir, CANN, graphviz), which backend `auto` picks and why,
         and the state of the warm process."""
         from rich.table import Table
@@ -19,8 +22,12 @@ def register(app: typer.Typer) -> None:
         from airctl.cli.warm import describe
         from airctl.pipeline.doctor import diagnose
 
+        if every and not stop_warm:
+            from airctl.errors import AirctlError
+
+            raise AirctlError("--all goes with --stop-warm", hint="airctl doctor --stop-warm --all")
         if stop_warm:
-            _stop_warm(as_json)
+            _stop_warm(as_json, every)
             return
 
         data = {**diagnose(), "warm": describe()}
@@ -57,16 +64,25 @@ def register(app: typer.Typer) -> None:
             out.print(f"[cyan]to do:[/cyan] {escape(line)}")
 
 
-def _stop_warm(as_json: bool) -> None:
+def _stop_warm(as_json: bool, every: bool) -> None:
     from airctl.cli.output import escape, out, print_json
     from airctl.pipeline.warm import daemon, place
 
-    stopped = daemon.stop_all(place.folder())
+    rows = daemon.stop_all(place.folder(), every=every)
     if as_json:
-        print_json({"stopped": stopped})
+        print_json({"stopped": [r for r in rows if not r.get("skipped")],
+                    "left": [r for r in rows if r.get("skipped")]})
         return
+    stopped = [r for r in rows if not r.get("skipped")]
+    whose = "" if every else "this install's "
     for row in stopped:
-        out.print(f"stopped the warm process pid {row['pid']}" if row["ended"] else
-                  f"[yellow]the warm process pid {row['pid']} did not end within 5 s[/yellow]", highlight=False)
+        out.print(escape(f"stopped {whose}warm process pid {row['pid']}" if row["ended"] else
+                         f"{whose}warm process pid {row['pid']} did not end within "
+                         f"{daemon.GRACE_S + 5:g} s"), highlight=False)
+    for row in rows:
+        if row.get("skipped"):
+            out.print(escape(f"left running: pid {row['pid']} of another install ({row['install']}); "
+                             "--stop-warm --all stops it"), highlight=False)
     if not stopped:
-        out.print(escape(f"no warm process running ({place.folder()})"), highlight=False)
+        out.print(escape(f"no warm process of {'this user' if every else 'this install'} running "
+                         f"({place.folder()})"), highlight=False)

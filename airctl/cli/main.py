@@ -19,7 +19,38 @@ from airctl.errors import Terminated, find_in_chain, interrupt_exit_code
 
 def console() -> NoReturn:
     """The console script and ``python -m airctl``: the command, then the process ends."""
+    _early_signals()
     run(whole_process=True)
+
+
+_EARLY = {"SIGINT": (130, b"error: interrupted\n"), "SIGTERM": (143, b"error: terminated by SIGTERM\n"),
+          "SIGHUP": (129, b"error: terminated by SIGHUP\n")}
+
+
+def _early_signals() -> None:
+    """From airctl's first instruction until :func:`run` arms its handlers (tens of milliseconds of
+    imports later), a Ctrl-C, SIGTERM or SIGHUP ends the process as it would later, before any run
+    began: said on stderr, exit 130, 143 or 129 — never Python's traceback and death by SIGINT. A
+    signal the process ignores (``nohup``, a background job) stays ignored."""
+    import signal
+
+    for name in _EARLY:
+        signum = getattr(signal, name, None)
+        if signum is not None and signal.getsignal(signum) in (signal.default_int_handler, signal.SIG_DFL):
+            signal.signal(signum, _early_exit)
+
+
+def _early_exit(signum: int, _frame: object) -> None:
+    """Nothing has begun yet (no ledger, no output): say it and end at once."""
+    import os
+    import signal
+
+    code, said = _EARLY.get(signal.Signals(signum).name, (128 + signum, b"error: interrupted\n"))
+    try:
+        os.write(2, said)
+    except OSError:
+        pass
+    os._exit(code)
 
 
 def run(argv: list[str] | None = None, whole_process: bool = False) -> NoReturn:

@@ -40,9 +40,11 @@ def register_fix(passes: typer.Typer) -> None:
         from airctl.errors import FindingsExit
         from airctl.io.paths import shareable
         from airctl.pipeline.fix import fix_passes
+        from airctl.pipeline.output_claim import claim_run_output
         from airctl.pipeline.source import resolve_source
 
         root = resolve_source(run, run_opt, out_dir=runs, option="--runs").path
+        claim_run_output(output, [root])  # never over the run, its model script or pass file
         with stdout_to_stderr(as_json), status("reading the run's plan…") as spinner:
             result = fix_passes(root, runs, output, check=not no_check,
                                 progress=lambda msg: spinner.update(msg))

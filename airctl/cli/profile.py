@@ -28,9 +28,9 @@ from airctl.cli.options import (
 )
 from airctl.cli.output import escape
 from airctl.cli.target import EVERY_MODE, EveryMode, build_target, every_mode_options
+from airctl.devices import device_help
 from airctl.errors import AirctlError
 from airctl.modes import Bad, Mode
-from airctl.predict.devices import device_help
 
 if TYPE_CHECKING:
     from airctl.pipeline.source import Source

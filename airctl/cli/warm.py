@@ -6,8 +6,15 @@ in the background (:mod:`airctl.pipeline.warm.daemon`) that imports them once; t
 (:func:`served`) hands itself over to it (:mod:`airctl.pipeline.warm.client`) and is forked from
 it, fresh for each command (:class:`Console` in the child runs exactly what this process would
 have run: :func:`airctl.cli.main.run`). When it cannot be served warm — switched off
-(``AIRCTL_WARM=0``, ``airctl --cold``), no warm process for this install and environment, a
-command that gains nothing from one, ``--backend npu`` — it runs cold here, saying nothing.
+(``AIRCTL_WARM=0``, ``airctl --cold``), no warm process for this install and environment, one
+still warming up (waiting for it would take longer than a cold start), a command that gains
+nothing from one, ``--backend npu`` — it runs cold here, saying nothing; a bad warm setting
+(``AIRCTL_WARM_DIR``, ``AIRCTL_WARM_IDLE``: :func:`airctl.pipeline.warm.place.problems`) is said
+on stderr once a command would have started a warm process.
+
+The warm process notes every file it imported once warm (:func:`airctl.pipeline.warm.place.imported_files`);
+a command that finds one changed (an edit in site-packages or an editable checkout) runs cold, and
+the warm process ends.
 
 ``python -P -m airctl.cli.warm FOLDER KEY`` is the warm process itself.
 """
@@ -31,6 +38,7 @@ FIRST_USE = ("airctl.pipeline.apply", "airctl.pipeline.bisect.bisect", "airctl.p
              "airctl.report.ledger_data", "airctl.report.page", "airctl.cli.summary", "airctl.execute.cuda",
              "airctl.verify.instrument", "typer._adapters")
 _SERVING = False  # True in a child of the warm process: the command runs here, never handed on again
+_IMPORTED: dict[str, tuple[int, int]] = {}  # in the warm process: the files it imported, as they were
 
 
 def without_flag(argv: list[str]) -> tuple[list[str], bool]:
@@ -59,9 +67,11 @@ def enabled(env: dict[str, str] | None = None) -> bool:
     """Whether warm commands are on for this process (and this system can have them)."""
     import socket
 
+    from airctl.pipeline.warm.place import problems
+
     env = os.environ if env is None else env
     return (not _SERVING and env.get(ENV, "1") != "0" and hasattr(os, "fork") and hasattr(os, "pidfd_open")
-            and hasattr(socket, "send_fds"))
+            and hasattr(socket, "send_fds") and not problems(dict(env)))
 
 
 def describe() -> dict[str, Any]:
@@ -81,9 +91,10 @@ def served(argv: list[str]) -> int | None:
     where = place.private(place.folder(), make=False)
     if where is None:
         return None
-    address = place.files(where, place.key(dict(os.environ)))["sock"]
-    if not address.exists():
-        return None
+    key = place.key(dict(os.environ))
+    address = place.files(where, key)["sock"]
+    if not address.exists() or (place.state(where, key) or {}).get("status") != "serving":
+        return None  # none, or one still warming up: waiting for it would be slower than a cold start
     code = client.relay(str(address), argv, argv0=sys.argv[0], path0=sys.path[0] if sys.path else "")
     return None if isinstance(code, str) else code
 
@@ -91,7 +102,10 @@ def served(argv: list[str]) -> int | None:
 def after_cold(argv: list[str]) -> None:
     """After a command ran cold: start this install's warm process in the background, where the
     command imported torch (it would have gained from one) and none serves or was refused."""
-    if not enabled() or "torch" not in sys.modules or not warmable(argv):
+    if "torch" not in sys.modules or not warmable(argv):
+        return
+    if not enabled():
+        _say_problems()
         return
     try:
         from airctl.pipeline.warm import daemon, place
@@ -105,6 +119,24 @@ def after_cold(argv: list[str]) -> None:
         daemon.spawn(__name__, where, key)
     except OSError:  # a full disk, a folder that went away: the next command runs cold too
         pass
+
+
+def _say_problems() -> None:
+    """A bad warm setting, said once on stderr where a warm process would have started."""
+    from airctl.pipeline.warm.place import problems
+
+    if os.environ.get(ENV, "1") == "0" or _SERVING:
+        return
+    for problem in problems():
+        print(f"airctl: warm commands are off: {problem} (docs/warm.md)", file=sys.stderr)
+
+
+def stale() -> str | None:
+    """In the warm process: a file it imported that changed since (None: none)."""
+    from airctl.pipeline.warm.place import first_changed
+
+    found = first_changed(_IMPORTED)
+    return None if found is None else f"{found} changed since the warm process imported it"
 
 
 class Console:
@@ -135,7 +167,7 @@ class Console:
             return "the npu backend's processes start fresh"
         if place.key(dict(os.environ)) != self.key:
             return "the install changed"
-        return None
+        return stale()
 
     def run(self, request: dict[str, Any]) -> int:
         """In the child: the console script, with the caller's argv and path."""
@@ -191,6 +223,9 @@ def warm_up() -> tuple[str | None, dict[str, float]]:
     if threading.active_count() != 1:
         why = f"the warm-up left {threading.active_count() - 1} thread(s) running: a fork would copy their locks"
         return why, imports
+    from airctl.pipeline.warm.place import imported_files
+
+    _IMPORTED.update(imported_files())
     gc.collect()
     gc.freeze()  # the warm heap stays out of the children's collections (they would copy every page)
     return None, imports
@@ -200,7 +235,7 @@ def main(argv: list[str]) -> int:
     from airctl.pipeline.warm import daemon
 
     where, key = Path(argv[0]), argv[1]
-    return daemon.live(where, key, Console(key), warm_up, respawn=__name__)
+    return daemon.live(where, key, Console(key), warm_up, respawn=__name__, stale=stale)
 
 
 if __name__ == "__main__":  # through the module's import: a child sets its _SERVING, not __main__'s

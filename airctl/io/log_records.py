@@ -18,7 +18,9 @@ Lines that do not start a record continue the previous one (graph listings and p
 indented four spaces; generated code and the script's own ``print`` output are not, so each site
 takes only the continuation it expects, :mod:`airctl.io.torchair_log`). Lines before the first
 record (torch's or the profiler's own output) are counted and skipped. The file is read as a
-stream, so a log of any size costs memory only for the longest record.
+stream, each line cut to ``MAX_LINE`` as it is read (:func:`airctl.io.bounded_lines.bounded_lines`:
+one 200 MB line costs a few megabytes), so a log of any size costs memory only for the longest
+record.
 
 >>> [(r.level, r.file, r.lineno, r.message) for r in iter_records(["[INFO] TORCHAIR(1,python):"
 ...     "2026-01-01 00:00:00.000.000 [utils.py:9]1 hello", "    more"])]
@@ -27,13 +29,13 @@ stream, so a log of any size costs memory only for the longest record.
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from airctl.errors import GraphReadError
+from airctl.io.bounded_lines import bounded_lines
 from airctl.io.compressed import open_bytes
 
 RECORD = re.compile(
@@ -111,7 +113,7 @@ def iter_records(lines: Iterable[str]) -> Iterator[LogRecord]:
 def read_records(path: Path) -> Iterator[LogRecord]:
     """The records of a log file; unreadable files raise GraphReadError naming the file."""
     try:
-        with io.TextIOWrapper(open_bytes(path), encoding="utf-8", errors="replace", newline="") as handle:
-            yield from iter_records(handle)  # a ledger's log.txt.gz too
+        with open_bytes(path) as handle:
+            yield from iter_records(bounded_lines(handle, MAX_LINE))  # a ledger's log.txt.gz too
     except OSError as e:
         raise GraphReadError(f"cannot read: {e.strerror or e}", file=str(path)) from e

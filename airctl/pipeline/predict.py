@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from airctl.devices import Device, device
 from airctl.errors import AirctlError
 from airctl.execute.timeline import DEFAULT_STREAM, Timeline
 from airctl.graph.model import Graph
@@ -32,7 +33,6 @@ from airctl.pipeline.predict_times import ESTIMATE as ESTIMATE  # re-exported: s
 from airctl.pipeline.predict_times import Timing, load_timing, measured_memory
 from airctl.pipeline.predict_times import check_names as check_names
 from airctl.pipeline.predict_times import load_times as load_times
-from airctl.predict.devices import Device, device
 from airctl.predict.plan import COMM_STREAM, ReplayPlan, plan_from_graph, plan_from_timeline
 from airctl.predict.prediction import Prediction, ignored_rows, predicted_record
 from airctl.predict.step import Conditions, describe, price, race_free

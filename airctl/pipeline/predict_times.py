@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from airctl.devices import Device, device
 from airctl.execute.timeline import Timeline
 from airctl.graph.model import Graph
 from airctl.io.source import is_profiler_folder
-from airctl.predict.devices import Device, device
 from airctl.predict.plan import ReplayPlan, plan_from_timeline
 from airctl.predict.step import Conditions
 from airctl.predict.times import TimesError, TimesTable, read_times_csv

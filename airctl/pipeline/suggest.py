@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from airctl.devices import device
 from airctl.errors import AirctlError
 from airctl.execute.timeline import DEFAULT_STREAM
 from airctl.graph.model import Graph
@@ -50,7 +51,6 @@ from airctl.pipeline.suggest_regions import region_row
 from airctl.pipeline.target import Target
 from airctl.predict import candidate as cd
 from airctl.predict import suggest as sg
-from airctl.predict.devices import device
 from airctl.predict.plan import plan_from_graph
 from airctl.predict.regions import Region, dag_of, find_regions
 from airctl.predict.selectors import lines_by_source

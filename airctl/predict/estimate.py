@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from airctl.devices import Device
 from airctl.graph.model import Graph, Node
-from airctl.predict.devices import Device
 from airctl.predict.plan import is_view_op
 from airctl.predict.times import Row, TimesTable
 from airctl.verify.plan import node_args, ref_name

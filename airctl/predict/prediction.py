@@ -63,8 +63,8 @@ def predicted_record(summary: Any, pred: Prediction) -> dict[str, Any]:
         "critical_path_us": summary.critical_path_s * 1e6,
         "unmatched": len(pred.unmatched),
         "unmatched_nodes": pred.unmatched[:MAX_LISTED],
-        "ignored_rows": pred.ignored_rows[:MAX_LISTED],
-        "ignored_row_count": len(pred.ignored_rows),
+        "ignored_rows": pred.ignored_rows[:MAX_LISTED + 1],
+        "ignored_row_count": sum(int(r.get("more", 1)) for r in pred.ignored_rows),
         "races": pred.races,
         "racy": bool(pred.races),
         "valid_step_us": (pred.valid_span_us + pred.launch_us) if pred.valid_span_us is not None else step_us,
@@ -106,11 +106,18 @@ def ignored_rows(table: TimesTable, plans: list[ReplayPlan]) -> list[dict[str, s
                 op_kinds.setdefault(key, set()).add(t.kind)
     mode = plans[0].mode if plans else ""
     out: list[dict[str, str]] = []
+    count = 0
     for rows, seen, what in ((table.rows, kinds, "node"), (table.op_rows, op_kinds, "op")):
         for name, row in rows.items():
             got = seen.get(name)
-            if got is None:
-                out.append({"row": name, "line": str(row.line), "why": f"names no {what} of the run"})
-            elif KERNEL not in got and got & {FREE, MARKER}:
-                out.append({"row": name, "line": str(row.line), "why": f"runs no kernel in {mode} (not charged)"})
+            why = (f"names no {what} of the run" if got is None else
+                   f"runs no kernel in {mode} (not charged)" if KERNEL not in got and got & {FREE, MARKER} else None)
+            if why is None:
+                continue
+            count += 1
+            if len(out) < MAX_LISTED:  # a huge table of another model: listed up to here, counted whole
+                out.append({"row": name, "line": str(row.line), "why": why})
+    if count > len(out):
+        out.append({"row": "…", "line": "", "why": f"{count - len(out)} more rows like these",
+                    "more": str(count - len(out))})
     return out

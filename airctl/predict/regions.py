@@ -165,37 +165,75 @@ def find_regions(dag: Dag, durations_us: list[float]) -> list[Region]:
     """Every candidate region, with a reason on those that cannot gain anything as a scope."""
     found: list[Region] = []
     seen: dict[tuple[tuple[int, int], ...], Region] = {}
-    all_kernels = dag.kernels
     for r in _candidates(dag):
-        r.mask = sum(1 << i for a, b in r.spans for i in range(a, b + 1))
-        inside = r.mask & all_kernels
-        r.work_us = _us(inside, durations_us)
         key = tuple(r.spans)
         if key in seen:  # the same spans as a shorter selector: that one is written
             continue
         seen[key] = r
-        found.append(r)
-        if not r.spans:
-            r.reason = "its selector matches nothing"
-        elif any(b0 <= a1 for (_, a1), (b0, _) in zip(r.spans, r.spans[1:], strict=False)):
-            r.reason = "its groups' spans overlap: one scope per group would nest (R10)"
-        elif not inside:
-            r.reason = "no kernel in it: nothing to move"
-        elif inside == all_kernels:
-            r.reason = "it holds every kernel"
-        else:
-            beside = 0
-            for a, b in r.spans:
-                span = sum(1 << i for i in range(a, b + 1))
-                for i in range(a, b + 1):
-                    if span >> i & 1 and all_kernels >> i & 1:
-                        beside |= all_kernels & ~dag.anc[i] & ~dag.desc[i] & ~span
-            r.beside_us = _us(beside, durations_us)
-            if not beside:
-                r.reason = "nothing can run beside it: every other kernel depends on it or it on them"
-            elif r.beside_us <= 0.0 or r.work_us <= 0.0:
-                r.reason = "what could run beside it takes no time"
+        found.append(_judge(r, dag, durations_us))
     return found
+
+
+def _judge(r: Region, dag: Dag, durations_us: list[float]) -> Region:
+    """Its mask, work and what could run beside it; a reason when it cannot gain anything."""
+    all_kernels = dag.kernels
+    r.mask = sum(1 << i for a, b in r.spans for i in range(a, b + 1))
+    inside = r.mask & all_kernels
+    r.work_us = _us(inside, durations_us)
+    if not r.spans:
+        r.reason = "its selector matches nothing"
+    elif any(b0 <= a1 for (_, a1), (b0, _) in zip(r.spans, r.spans[1:], strict=False)):
+        r.reason = "its groups' spans overlap: one scope per group would nest (R10)"
+    elif not inside:
+        r.reason = "no kernel in it: nothing to move"
+    elif inside == all_kernels:
+        r.reason = "it holds every kernel"
+    else:
+        beside = 0
+        for a, b in r.spans:
+            span = sum(1 << i for i in range(a, b + 1))
+            for i in range(a, b + 1):
+                if all_kernels >> i & 1:
+                    beside |= all_kernels & ~dag.anc[i] & ~dag.desc[i] & ~span
+        r.beside_us = _us(beside, durations_us)
+        if not beside:
+            r.reason = "nothing can run beside it: every other kernel depends on it or it on them"
+        elif r.beside_us <= 0.0 or r.work_us <= 0.0:
+            r.reason = "what could run beside it takes no time"
+    return r
+
+
+def coarsen(dag: Dag, regions: list[Region], durations_us: list[float]) -> list[Region]:
+    """Coarser regions for numbered siblings (``blocks.0`` … ``blocks.199``): one per ten of them
+    (``blocks.?``, ``blocks.1?``, …, ``blocks.19?``: fnmatch patterns a module selector takes),
+    each a single scope over its siblings' span. The siblings are left out with the reason said;
+    the new regions are returned, not added."""
+    families: dict[str, list[Region]] = {}
+    for r in regions:
+        module = r.selector.get("module") if r.reason is None else None
+        parent, _, last = (module or "").rpartition(".")
+        if module and last.isdigit() and "*" not in module and len(r.spans) == 1:
+            families.setdefault(parent, []).append(r)
+    out: list[Region] = []
+    for parent, members in families.items():
+        if len(members) <= 10:
+            continue
+        decades: dict[str, list[Region]] = {}
+        for r in members:
+            last = r.selector["module"].rpartition(".")[2]
+            decades.setdefault(f"{parent}.{last[:-1]}?", []).append(r)
+        for pattern, siblings in decades.items():
+            sel = Selector(module=pattern)
+            found = select(sel, dag.infos)
+            if not found or len(siblings) < 2:
+                continue
+            coarse = _judge(Region(f"module {pattern}", {"module": pattern}, False,
+                                   [(found[0].position, found[-1].position)], [pattern]), dag, durations_us)
+            if coarse.reason is None:
+                out.append(coarse)
+                for r in siblings:
+                    r.reason = f"searched as part of module {pattern} (too many regions to search one by one)"
+    return out
 
 
 def _us(mask: int, durations_us: list[float]) -> float:

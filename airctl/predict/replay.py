@@ -12,7 +12,7 @@ The model (docs/profile.md "Predicted profiles", the one statement of it):
    ``latency_us`` after what it waits for finished (the event's latency: measured, else 0);
 4. a kernel runs for its table time unless it shares a resource with kernels running beside it:
 
-   - **cores**: the device's core pools (:meth:`~airctl.predict.devices.Device.pools`: cube and
+   - **cores**: the device's core pools (:meth:`~airctl.devices.Device.pools`: cube and
      vector apart on A2/A3 chips, one pool on coupled chips). A kernel states how many cores of
      which pool it uses (a mixed kernel, both); its demand is capped at the pool's size, so a
      kernel alone is never slowed (its time already holds its waves). When the running kernels'

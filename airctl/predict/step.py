@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from airctl.devices import Device
 from airctl.graph.model import Graph, Node
 from airctl.modes import ACLGRAPH_MODES, MAX_AUTOTUNE, NPUGRAPH_EX, REDUCE_OVERHEAD
-from airctl.predict.devices import Device
 from airctl.predict.host import releases
 from airctl.predict.plan import KERNEL, ReplayPlan, Task
 from airctl.predict.replay import Replayed, Resources, replay

@@ -16,7 +16,7 @@ The count, per graph (stage-independent, so ``check`` and the run's summary agre
   read already holds them;
 - captures: the run's ``captures`` rows of the graph that captured (capture or recapture), at least one.
 
-The limits come from the device table (:mod:`airctl.predict.devices`, ``max_streams``/``max_events``
+The limits come from the device table (:mod:`airctl.devices`, ``max_streams``/``max_events``
 with their sources); a limit the table has no figure for is not checked. Past :data:`WARN_FRACTION`
 of a limit the finding is a warning (vllm-ascend's 1920 of 2048), past the limit an error.
 """
@@ -66,7 +66,7 @@ def graph_budget(graph: Graph, mode: str) -> GraphBudget:
 
 def device_limits(name: str | None = None) -> tuple[str, dict[str, int]]:
     """The device's name and the ``max_streams``/``max_events`` the table has figures for."""
-    from airctl.predict.devices import device
+    from airctl.devices import device
 
     dev = device(name)
     limits = {key: int(value) for key in ("max_streams", "max_events") if (value := getattr(dev, key, None))}

@@ -128,8 +128,8 @@ def _per_stream(sites: list[tuple[Node, str | None, int, int]]) \
 
 def device_cores(name: str | None = None) -> tuple[int, int, str]:
     """(cube cores, vector cores, device name) of ``name`` from the device table
-    (:mod:`airctl.predict.devices`); a coupled chip has one pool, which both kinds of limit share."""
-    from airctl.predict.devices import device
+    (:mod:`airctl.devices`); a coupled chip has one pool, which both kinds of limit share."""
+    from airctl.devices import device
 
     dev = device(name)
     vector = dev.cube_cores if getattr(dev, "coupled", False) else dev.vector_cores

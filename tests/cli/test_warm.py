@@ -31,8 +31,8 @@ def warm_process() -> WarmProcess:
     """This module's own warm process: its tests count forks, and the session's serves every worker."""
     return WarmProcess.private("test-warm")
 
-VOLATILE = {"run_id", "created", "process", "timings", "elapsed", "seconds", "seq", "log", "command_line", "started",
-            "ended", "duration_s", "wall_s"}
+VOLATILE = {"run_id", "created", "process", "timings", "timing_ends", "elapsed", "seconds", "seq", "log",
+            "command_line", "started", "ended", "duration_s", "wall_s"}
 
 
 def console(args: list, cwd: Path, env: dict[str, str], **popen: object) -> subprocess.Popen:
@@ -223,9 +223,10 @@ def test_doctor_stop_warm_ends_the_users_warm_process_and_says_so(tmp_path: Path
     proc = console(["doctor", "--stop-warm", "--json"], tmp_path, warm_env(stopping.folder))
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
-    assert json.loads(out) == {"stopped": [{"key": stopping.key, "pid": pid, "ended": True}]}
+    assert json.loads(out) == {"stopped": [{"key": stopping.key, "pid": pid, "ended": True,
+                                            "install": place.install_id()}], "left": []}
     cmdline = Path(f"/proc/{pid}/cmdline")  # gone; or its memory already released (a zombie of this test process)
     assert not cmdline.exists() or cmdline.read_bytes() == b""
     proc = console(["doctor", "--stop-warm"], tmp_path, warm_env(stopping.folder))
     out, _ = proc.communicate(timeout=60)
-    assert proc.returncode == 0 and out.startswith("no warm process running")
+    assert proc.returncode == 0 and out.startswith("no warm process of this install running")

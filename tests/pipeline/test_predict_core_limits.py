@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from airctl.devices import device
 from airctl.io.read import read_graph
 from airctl.pipeline.predict import with_stream_limits
-from airctl.predict.devices import device
 from airctl.predict.plan import plan_from_graph
 from airctl.predict.step import Conditions, price
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from airctl.predict.devices import DEVICES, device
+from airctl.devices import DEVICES, device
 from airctl.predict.plan import KERNEL, ReplayPlan, Task
 from airctl.predict.replay import Resources, replay
 from airctl.predict.step import Conditions, core_demand, kind_of, price
@@ -105,8 +105,8 @@ def test_price_adds_the_modes_launch_cost_once_per_graph() -> None:
 
 
 def test_the_device_table_names_a_source_for_every_device_and_refuses_the_left_out_ones() -> None:
+    from airctl.devices import SOURCES, device_help
     from airctl.errors import AirctlError
-    from airctl.predict.devices import SOURCES, device_help
 
     for d in DEVICES.values():
         assert d.sources and all(s in SOURCES for s in d.sources)

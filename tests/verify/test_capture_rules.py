@@ -91,7 +91,7 @@ def test_stream_core_limits_reads_both_forms_the_wheel_writes() -> None:
 def test_core_limits_are_checked_against_the_device_table(monkeypatch: pytest.MonkeyPatch) -> None:
     """16 cube cores per stream fit a chip of 40 (cube and vector apart): no finding; the table's
     figures are read, not the rule's own."""
-    import airctl.predict.devices as devices
+    import airctl.devices as devices
 
     graph = read_json(CAPTURE / "core_limits_exceed_device.json")
     assert [f.rule for f in verify(graph, "npugraph_ex")] == ["core_limits_exceed_device"]
@@ -111,7 +111,7 @@ def _budget_graph(side: int) -> Graph:
 
 
 def test_stream_budget_warns_past_the_stated_fraction_and_errs_past_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    import airctl.predict.devices as devices
+    import airctl.devices as devices
     from airctl.verify.budgets import WARN_FRACTION, budget_findings
 
     graph = _budget_graph(3)  # 4 streams, 7 events (3 records, 1 fork, 3 joins) per capture

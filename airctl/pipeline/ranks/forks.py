@@ -21,8 +21,11 @@ launcher that already runs other threads (a fork copies locks they hold), a syst
 ``fork``, descriptor passing or ``pidfd_open``, or ``AIRCTL_RANK_FORKS=0``. The top ledger's
 ``launcher.ranks_started`` says which, and why.
 
-Only this user's processes can connect (a private folder for the socket, and the peer's uid is
-checked); the only program the server forks is the rank worker, for this run's ledger.
+Only this user's processes can connect (the peer's uid is checked on every connection); the only
+program the server forks is the rank worker, for this run's ledger. The socket is in Linux's
+abstract namespace (``@airctl-ranks-<uid>-<pid>-<random>``): it has no file, so a launcher killed
+with SIGKILL (its server and ranks die with it) leaves nothing behind in ``$TMPDIR`` — a socket
+file in a private folder did, one folder per kill.
 """
 
 from __future__ import annotations
@@ -31,10 +34,10 @@ import faulthandler
 import gc
 import importlib
 import os
+import secrets
 import shutil
 import signal
 import socket
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -58,8 +61,8 @@ class Forks:
     """A running fork server: ``pid``, the socket ``address``; :meth:`close` when the ranks ended."""
 
     pid: int
-    address: str
-    folder: str
+    address: str  # "@name": abstract (:func:`unix_address`); else a path
+    folder: str  # a folder to remove at the end ("": none)
     control: int  # the write end of a pipe the server watches: closed, the server finishes
 
     def worker_argv(self, top: Path) -> list[str]:
@@ -87,7 +90,8 @@ class Forks:
                 os.waitpid(self.pid, 0)
                 break
             time.sleep(0.02)
-        shutil.rmtree(self.folder, ignore_errors=True)
+        if self.folder:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def unusable(requested_backend: str) -> str | None:
@@ -114,13 +118,13 @@ def start(top: Path, requested_backend: str) -> tuple[Forks | None, str]:
     why = unusable(requested_backend)
     if why is not None:
         return None, f"fresh interpreters ({why})"
-    folder = tempfile.mkdtemp(prefix="airctl-ranks-")  # mode 0700: this user only
-    address = os.path.join(folder, "socket")
-    if len(address.encode()) > 100:  # sun_path holds 108 bytes
-        shutil.rmtree(folder, ignore_errors=True)
-        return None, f"fresh interpreters (the socket path {address!r} is too long; set TMPDIR shorter)"
+    address = f"@airctl-ranks-{os.getuid()}-{os.getpid()}-{secrets.token_hex(8)}"
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(address)
+    try:
+        listener.bind(unix_address(address))
+    except OSError as e:  # no abstract namespace here (not Linux), or the name taken
+        listener.close()
+        return None, f"fresh interpreters (no socket for the fork server: {e})"
     listener.listen(128)
     read_end, write_end = os.pipe()
     flush_std_streams()
@@ -140,7 +144,12 @@ def start(top: Path, requested_backend: str) -> tuple[Forks | None, str]:
             os._exit(code)
     os.close(read_end)
     listener.close()
-    return Forks(pid, address, folder, write_end), FORKED
+    return Forks(pid, address, "", write_end), FORKED
+
+
+def unix_address(address: str) -> str:
+    """The ``AF_UNIX`` address of ``address``: ``@name`` is ``name`` in the abstract namespace."""
+    return "\0" + address[1:] if address.startswith("@") else address
 
 
 def _serve(listener: socket.socket, control: int, top: Path, requested_backend: str) -> int:

@@ -23,6 +23,7 @@ a library, tests), standing aside where the process has handlers of its own.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -187,6 +188,7 @@ def hold() -> KeyboardInterrupt | None:
     yet sent), or None. Main thread only (elsewhere: None, nothing blocked)."""
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
         return None
+    _watch_late()
     raised: KeyboardInterrupt | None = None
     while True:
         try:
@@ -203,16 +205,49 @@ def hold() -> KeyboardInterrupt | None:
 
 
 _LATE: list[int] = []  # signals that arrived once the process was ending (:func:`hold`)
+_WAKE: list[int] = []  # the read end of the wakeup pipe :func:`hold` set (empty: none)
 
 
 def _record_late(signum: int, frame: Any) -> None:
     _LATE.append(signum)
 
 
+def _watch_late() -> None:
+    """Have the C-level handler write every signal's number to a pipe from now on. Python runs a
+    handler only between two bytecodes of the main thread: a signal the kernel hands another thread
+    (torch's, the ledger writer's) while the main thread has them blocked, in the last stretch
+    before ``os._exit``, was tripped but never handled — neither recorded nor pending, and the
+    process ended 0 (issue 62.20). The pipe has it whatever the main thread does."""
+    if _WAKE or not hasattr(signal, "set_wakeup_fd"):
+        return
+    try:
+        r, w = os.pipe()
+        os.set_blocking(r, False)
+        os.set_blocking(w, False)
+        signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    except (OSError, ValueError):  # not the main thread, or no descriptors left: the other checks remain
+        return
+    _WAKE.append(r)
+
+
+def _woken() -> list[int]:
+    """The signals the C-level handler wrote to the wakeup pipe since :func:`hold`."""
+    found: list[int] = []
+    for fd in _WAKE:
+        try:
+            while data := os.read(fd, 512):
+                found += list(data)
+        except (BlockingIOError, OSError):
+            pass
+    return found
+
+
 def held() -> KeyboardInterrupt | None:
-    """The first of :data:`SIGNALS` that arrived since :func:`hold` (recorded, or waiting blocked), or None."""
+    """The first of :data:`SIGNALS` that arrived since :func:`hold` (recorded, waiting blocked, or
+    tripped in another thread and not yet handled), or None."""
     waiting = signal.sigpending() if hasattr(signal, "sigpending") else set()
-    for signum in [*_LATE, *(s for s in SIGNALS if s in waiting)]:
+    woken = [s for s in _woken() if s in SIGNALS]
+    for signum in [*_LATE, *(s for s in SIGNALS if s in waiting), *woken]:
         return KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum, signal.Signals(signum).name)
     return None
 

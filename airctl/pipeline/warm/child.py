@@ -1,11 +1,14 @@
 """A forked child becomes a fresh process of its caller's: what :mod:`airctl.pipeline.warm.server` forks.
 
-It takes the caller's standard streams, working folder, environment, umask and resource limits;
+It takes the caller's standard streams, working folder, environment, umask, resource limits, CPU
+affinity and nice level (:mod:`airctl.pipeline.warm.fit` made sure it can);
 gives up what a fresh interpreter would not have (the server's descriptors, signal handlers,
 faulthandler, the random generators' state, the standard streams' buffers); then the
 :class:`~airctl.pipeline.warm.server.Program` runs. The child is a session and process group of
-its own: the client forwards the terminal's signals to it. It has no controlling terminal, so a
-program that opens ``/dev/tty`` itself (a password prompt) does not reach it (airctl never does).
+its own: the client forwards the terminal's signals to it. It gets SIGTERM should the warm process
+die first (``PR_SET_PDEATHSIG``): nothing the warm process runs outlives it. It has no controlling
+terminal, so a program that opens ``/dev/tty`` itself (a password prompt) does not reach it
+(airctl never does).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ def become(fds: list[int], request: dict[str, Any], unblock: set[int] | frozense
     """In the child: the caller's process state (see the module); ``unblock``: the signals the
     server held across the fork, let through once the handlers are a fresh process's."""
     os.setsid()
+    _end_with_parent(os.getppid())
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
     close_inherited({0, 1, 2})
@@ -42,6 +46,7 @@ def become(fds: list[int], request: dict[str, Any], unblock: set[int] | frozense
                 resource.setrlimit(which, (soft, hard))
             except (ValueError, OSError):  # a limit this system does not let a process lower so
                 pass
+    _placement(request)
     signals.forget_after_fork()
     ignored = set(request.get("ignored") or ())
     for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2"):  # as the caller has them
@@ -57,6 +62,42 @@ def become(fds: list[int], request: dict[str, Any], unblock: set[int] | frozense
         faulthandler.enable(all_threads=True)
     tempfile.tempdir = None  # found again from this environment's TMPDIR
     _random_as_fresh()
+
+
+def _placement(request: dict[str, Any]) -> None:
+    """The caller's CPU affinity and nice level (checked reachable before the fork)."""
+    cpus = request.get("affinity")
+    if isinstance(cpus, list) and cpus and hasattr(os, "sched_setaffinity"):
+        try:
+            if set(cpus) != os.sched_getaffinity(0):
+                os.sched_setaffinity(0, cpus)
+                torch = sys.modules.get("torch")
+                if torch is not None and not os.environ.get("OMP_NUM_THREADS"):
+                    torch.set_num_threads(max(1, len(cpus)))  # as a fresh import on these CPUs picks
+        except (OSError, ValueError):
+            pass
+    nice = request.get("nice")
+    if isinstance(nice, int):
+        try:
+            ours = os.getpriority(os.PRIO_PROCESS, 0)
+            if nice > ours:
+                os.setpriority(os.PRIO_PROCESS, 0, nice)
+        except OSError:
+            pass
+
+
+def _end_with_parent(parent: int) -> None:
+    """SIGTERM to this process when the warm process dies (it then ends as a terminated command)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it died already
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def std_streams(unbuffered: bool) -> None:

@@ -6,7 +6,8 @@ run (``python -I -S client.py SOCKET LEDGER``: run as a file, the standard libra
 starts in milliseconds), and the test suite (:func:`submit` with files of its own for stdio).
 
 What is handed over, so that the command runs as it would have in this process: its arguments,
-working folder, environment, umask and resource limits in one JSON request, and its standard
+working folder, environment, umask, resource limits, CPU affinity, nice level and cgroup in one
+JSON request (:func:`placement`), and its standard
 input, output and error as descriptors (``SCM_RIGHTS``; a terminal stays a terminal). Then the
 client stands in for the command:
 
@@ -57,6 +58,18 @@ def limits() -> dict[str, list[int]]:
     return {name: list(resource.getrlimit(getattr(resource, name))) for name in LIMITS if hasattr(resource, name)}
 
 
+def placement() -> dict[str, object]:
+    """Where this process runs (``taskset``, ``nice``, its cgroup): a cold command would run there."""
+    out: dict[str, object] = {}
+    if hasattr(os, "sched_getaffinity"):
+        out["affinity"] = sorted(os.sched_getaffinity(0))
+    with contextlib.suppress(OSError):
+        out["nice"] = os.getpriority(os.PRIO_PROCESS, 0)
+    with contextlib.suppress(OSError), open("/proc/self/cgroup", encoding="utf-8") as f:
+        out["cgroup"] = f.read(4096)
+    return out
+
+
 def ignored_signals() -> list[str]:
     """The signals this process ignores (``nohup``, a background job): a cold command would too."""
     return [name for name in IGNORABLE
@@ -105,10 +118,10 @@ def submit(address: str, argv: list[str], cwd: str | None = None, env: dict[str,
     request = {"argv": [str(a) for a in argv], "argv0": argv0, "cwd": cwd or os.getcwd(),
                "env": dict(os.environ if env is None else env), "umask": _umask(),
                "limits": limits() if rlimits is None else rlimits, "interpreter": interpreter(), "path0": path0,
-               "ignored": ignored_signals() if ignored is None else ignored}
+               "ignored": ignored_signals() if ignored is None else ignored, **placement()}
     body = json.dumps(request).encode()
     try:
-        sock.connect(address)
+        sock.connect("\0" + address[1:] if address.startswith("@") else address)  # "@name": abstract
         socket.send_fds(sock, [struct.pack("!I", len(body))], stdio() if fds is None else fds)
         sock.sendall(body)
         buffer = bytearray()
@@ -172,6 +185,9 @@ def relay(address: str, argv: list[str], argv0: str | None = None, path0: str | 
         try:
             code = submitted.wait()
         except ConnectionError as e:
+            if _ended_with_server(submitted.pid):  # the warm process died: its children get SIGTERM
+                print(f"{WHO}: the warm process went away; the command was ended (SIGTERM)", file=sys.stderr)
+                return 128 + signal.SIGTERM
             print(f"{WHO}: {e}", file=sys.stderr)
             return 1
         if ending and code >= 0 and code not in (128 + sig for sig in ENDING):
@@ -187,6 +203,21 @@ def relay(address: str, argv: list[str], argv0: str | None = None, path0: str | 
                 signal.signal(signum, handler)
             for signum in pending:  # a signal that came before the server answered is this process's now
                 os.kill(os.getpid(), signum)
+
+
+def _ended_with_server(pid: int, wait_s: float = 30.0) -> bool:
+    """Whether the command ``pid`` ended (or ends within ``wait_s``) after its warm process died:
+    the child gets SIGTERM then (``PR_SET_PDEATHSIG``) and ends as a terminated command."""
+    try:
+        if os.stat(f"/proc/{pid}").st_uid != os.getuid() or os.getpgid(pid) != pid:
+            return False  # not a command a warm process of ours forked
+        fd = os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        return True  # gone already
+    try:
+        return bool(select.select([fd], [], [], wait_s)[0])
+    finally:
+        os.close(fd)
 
 
 def exit_as(code: int) -> int:

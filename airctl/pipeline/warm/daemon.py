@@ -14,9 +14,17 @@ is what the process itself runs:
 4. It serves (:func:`airctl.pipeline.warm.server.serve`) until it is idle for ``idle_s``
    (``AIRCTL_WARM_IDLE`` seconds, default :data:`IDLE_S`), until its key is no longer the
    install's (checked every few seconds and before each command: a warm process never outlives a
-   changed install; one in use starts the new install's warm process as it goes), until
-   ``AIRCTL_WARM_OWNER``'s process ended (the test suite's controller), or until SIGTERM.
+   changed install; one in use starts the new install's warm process as it goes), until a file it
+   imported changed (``stale``: :func:`airctl.pipeline.warm.place.first_changed`), until
+   ``AIRCTL_WARM_OWNER``'s process ended (the test suite's controller), or until SIGTERM
+   (``airctl doctor --stop-warm``). SIGTERM while commands run ends them as it would end them
+   cold: each command's process group gets SIGTERM (SIGKILL after :data:`GRACE_S`), each client
+   learns how its command ended, and only then does the warm process exit — nothing it ran is left
+   orphaned, and a caller's exit agrees with its ledger.
 5. It removes its socket and state, and exits.
+
+:func:`stop_all` stops this install's warm processes (``install`` in their state; every install's
+with ``every=True``).
 """
 
 from __future__ import annotations
@@ -35,9 +43,10 @@ from pathlib import Path
 from airctl.pipeline.warm import place
 from airctl.pipeline.warm.server import Program, Served, serve
 
-IDLE_ENV = "AIRCTL_WARM_IDLE"
-IDLE_S = 900.0  # 15 minutes without a command
+IDLE_ENV = place.IDLE_ENV
+IDLE_S = place.IDLE_S
 OWNER_ENV = "AIRCTL_WARM_OWNER"  # a pid: the warm process ends when that process has
+GRACE_S = 10.0  # after SIGTERM, how long running commands have to end before SIGKILL
 
 
 def spawn(module: str, where: Path, key: str, env: dict[str, str] | None = None) -> subprocess.Popen:
@@ -67,26 +76,33 @@ def alive(where: Path, key: str) -> bool:
     return False
 
 
-def stop_all(where: Path, wait_s: float = 5.0) -> list[dict[str, object]]:
-    """End every warm process in the user's folder ``where`` (SIGTERM, as its idle exit would end it;
-    a changed install's too): ``[{key, pid, ended}]``. A process is stopped only when it holds its
-    key's lock and is this user's; nothing else of the folder is touched. The next ledger-writing
-    command runs cold and starts a new one."""
+def stop_all(where: Path, wait_s: float = 5.0, every: bool = False) -> list[dict[str, object]]:
+    """End this install's warm processes in the user's folder ``where`` (``every``: every install's)
+    with SIGTERM, as its idle exit would end it (a running command ends as terminated, its client
+    told so): ``[{key, pid, ended, install}]``; ``[{..., "skipped": True}]`` for another install's left
+    running. A process is stopped only when it holds its key's lock and is this user's; nothing else of
+    the folder is touched. The next ledger-writing command runs cold and starts a new one."""
     found = place.private(where, make=False)
     if found is None:
         return []
     stopped: list[dict[str, object]] = []
+    ours = place.install_id()
     for state_file in sorted(found.glob("*.json")):
         key = state_file.stem
-        pid = (place.state(found, key) or {}).get("pid")
+        current = place.state(found, key) or {}
+        pid = current.get("pid")
         if not isinstance(pid, int) or pid <= 0 or not alive(found, key) or not _ours(pid):
+            continue
+        install = str(current.get("install") or f"{current.get('python')}|?")
+        if not every and install != ours:
+            stopped.append({"key": key, "pid": pid, "ended": False, "install": install, "skipped": True})
             continue
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + wait_s
+        deadline = time.monotonic() + wait_s + GRACE_S
         while _ours(pid) and time.monotonic() < deadline:  # the process itself, not only its lock
             time.sleep(0.05)
-        stopped.append({"key": key, "pid": pid, "ended": not _ours(pid)})
+        stopped.append({"key": key, "pid": pid, "ended": not _ours(pid), "install": install})
     return stopped
 
 
@@ -103,10 +119,11 @@ def _ours(pid: int) -> bool:
 
 
 def live(where: Path, key: str, program: Program, warm_up: Callable[[], tuple[str | None, dict[str, float]]],
-         respawn: str | None = None) -> int:
+         respawn: str | None = None, stale: Callable[[], str | None] | None = None) -> int:
     """The warm process (see the module); ``warm_up`` imports and says why it cannot serve (None: it
     can), with the seconds each part of it took; ``respawn``: the module to start for a changed
-    install's key when this one ends for that reason while in use. Its exit code."""
+    install's key when this one ends for that reason while in use; ``stale``: what changed since the
+    warm-up that it must not serve (None: nothing). Its exit code."""
     os.chdir("/")
     if place.private(where, make=False) is None:
         print(f"airctl warm: {where} is not a private folder of this user's", file=sys.stderr)
@@ -127,20 +144,36 @@ def live(where: Path, key: str, program: Program, warm_up: Callable[[], tuple[st
     listener.listen(64)
     ours = os.stat(paths["sock"]).st_ino
     started = time.time()
-    idle_s = float(os.environ.get(IDLE_ENV) or IDLE_S)
+    try:
+        idle_s = place.idle_seconds()
+    except ValueError as e:  # the client checks it first; one started by hand says why and ends
+        print(f"airctl warm: {e}", file=sys.stderr)
+        listener.close()
+        os.unlink(paths["sock"])
+        return 2
 
     def note(status: str, served: Served | None = None, **more: object) -> None:
         counts = {} if served is None else {"forked": served.forked, "cold": served.fresh, "refused": served.refused,
                                             "last_request": served.last}
         place.write_state(where, key, status=status, pid=os.getpid(), key=key, started=started, idle_s=idle_s,
-                          python=sys.executable, **counts, **more)
+                          python=sys.executable, install=place.install_id(), **counts, **more)
 
     owner = _owner()
     if owner == -1:
         listener.close()
         os.unlink(paths["sock"])
         return 0
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    stop_r, stop_w = os.pipe()  # SIGTERM while serving: the loop ends its commands, then returns
+    os.set_blocking(stop_w, False)
+    serving = [False]
+
+    def on_term(_signum: int, _frame: object) -> None:
+        if not serving[0]:
+            sys.exit(0)
+        with contextlib.suppress(OSError):
+            os.write(stop_w, b"t")
+
+    signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     # a signal mask survives exec: a console that spawns this while it holds its ending signals
     # (cli/main.py, the end of a cold command) would leave SIGTERM blocked here for good
@@ -153,8 +186,9 @@ def live(where: Path, key: str, program: Program, warm_up: Callable[[], tuple[st
             note("refused", reason=refused, imports=imports)
             return 0
         note("serving", imports=imports)
-        served = serve(listener, program, owner=owner, idle_s=idle_s,
-                       valid=lambda: place.key(dict(os.environ)) == key,
+        serving[0] = True
+        served = serve(listener, program, owner=owner, idle_s=idle_s, stop=stop_r, grace_s=GRACE_S,
+                       valid=lambda: place.key(dict(os.environ)) == key and (stale is None or stale() is None),
                        on_request=lambda served: note("serving", served, imports=imports))
         new_key = place.key(dict(os.environ))
         if respawn is not None and new_key != key and time.time() - served.last < idle_s:

@@ -5,15 +5,21 @@ Both warm processes of airctl run this loop: the per-user warm process of the co
 (:mod:`airctl.pipeline.ranks.forks`). What differs is the :class:`Program` a child becomes and
 when the loop ends. It waits on one selector for:
 
-- a client connecting: its request is read (only this user's processes: the peer's uid is
-  checked), then answered ``{"error"}``, ``{"fresh"}`` (the command must run cold: the client does
-  so) or ``{"pid"}`` (a child was forked for it: :func:`airctl.pipeline.warm.child.become`);
+- a client connecting: its request is read as it arrives (:mod:`airctl.pipeline.warm.intake`: a
+  slow client holds no one up; only this user's processes: the peer's uid is checked), then
+  answered ``{"error"}``, ``{"fresh"}`` (the command must run cold: the client does so) or
+  ``{"pid"}`` (a child was forked for it: :func:`airctl.pipeline.warm.child.become`);
 - a client going away: its child's process group is killed (nothing the server runs outlives
   what the caller watches, as a cold process dies with its terminal's job);
 - a child ending (its pidfd): the client is told ``{"exit": code}``, negative for a signal;
 - the end: ``control`` closed (the launcher is done), ``owner`` gone (a pidfd), ``idle_s`` without a
   request, or ``valid()`` False (the install changed). The listener closes at once; the loop
-  returns when the last child ended.
+  returns when the last child ended;
+- ``stop`` readable (the warm process got SIGTERM): the end, and every child's process group gets
+  SIGTERM at once, SIGKILL ``grace_s`` later; each client is told how its command ended.
+
+A request is forked only when the child can be the process the caller would have started
+(:func:`airctl.pipeline.warm.fit.decide`).
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import resource
+import select
 import selectors
 import signal
 import socket
@@ -31,9 +37,10 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from airctl.pipeline.run.boundary import flush_std_streams
+from airctl.pipeline.warm.fit import decide
+from airctl.pipeline.warm.intake import MAX_REQUEST, READ_S, Pending
 
-MAX_REQUEST = 16 << 20  # an environment and a folder's path; anything larger is not a client of ours
-READ_S = 10.0  # a client that connects and sends nothing is closed on after this long
+__all__ = ["MAX_REQUEST", "READ_S", "Program", "Served", "admit", "serve"]
 CHECK_S = 5.0  # how often ``valid()`` is asked while the loop waits
 
 
@@ -60,20 +67,29 @@ class Served:
 
 def serve(listener: socket.socket, program: Program, *, control: int | None = None, owner: int | None = None,
           idle_s: float | None = None, valid: Callable[[], bool] | None = None,
-          on_request: Callable[[Served], None] | None = None) -> Served:
-    """Serve until the end (see the module); ``owner``: a pidfd; ``on_request``: called after each answer."""
+          on_request: Callable[[Served], None] | None = None, stop: int | None = None,
+          grace_s: float = 10.0) -> Served:
+    """Serve until the end (see the module); ``owner``: a pidfd; ``on_request``: called after each answer;
+    ``stop``: a descriptor whose readability ends the loop and its commands (SIGTERM, then SIGKILL
+    after ``grace_s``)."""
     served = Served()
     sel = selectors.DefaultSelector()
     sel.register(listener, selectors.EVENT_READ, ("listener",))
-    for fd, kind in ((control, "control"), (owner, "owner")):
+    for fd, kind in ((control, "control"), (owner, "owner"), (stop, "stop")):
         if fd is not None:
             sel.register(fd, selectors.EVENT_READ, (kind,))
     children: dict[int, tuple[socket.socket, int]] = {}  # pid -> (its client's connection, its pidfd)
+    pending: dict[socket.socket, Pending] = {}
     listening, checked = True, time.monotonic()
+    kill_at: float | None = None  # after a stop: when the children still running get SIGKILL
     while listening or children:
         timeout = None
         if listening and (idle_s is not None or valid is not None):
             timeout = CHECK_S if idle_s is None else max(0.0, min(CHECK_S, served.last + idle_s - time.time()))
+        ends = [p.deadline for p in pending.values()] + ([kill_at] if kill_at is not None else [])
+        if ends:
+            soonest = max(0.0, min(ends) - time.monotonic())
+            timeout = soonest if timeout is None else min(timeout, soonest)
         for key, _ in sel.select(timeout):
             kind = key.data[0]
             if kind == "listener":
@@ -81,19 +97,25 @@ def serve(listener: socket.socket, program: Program, *, control: int | None = No
                     conn, _addr = listener.accept()
                 except OSError:
                     continue
-                pid = admit(conn, program, served)
-                if pid is not None:
-                    conn, pid = pid
-                    pidfd = os.pidfd_open(pid)
-                    children[pid] = (conn, pidfd)
-                    sel.register(conn, selectors.EVENT_READ, ("client", pid))
-                    sel.register(pidfd, selectors.EVENT_READ, ("child", pid))
-                if on_request is not None:
-                    on_request(served)
+                served.last = time.time()
+                if _welcome(conn, served):
+                    pending[conn] = Pending(conn)
+                    sel.register(conn, selectors.EVENT_READ, ("pending",))
+            elif kind == "pending":
+                _arriving(key.fileobj, pending, sel, program, served, children, on_request)  # type: ignore[arg-type]
             elif kind in ("control", "owner"):
                 if kind == "owner" or not os.read(key.fd, 64):  # the launcher is done, or the owner gone
                     sel.unregister(key.fd)
                     listening = _stop(listener, sel, listening)
+            elif kind == "stop":
+                sel.unregister(key.fd)
+                listening = _stop(listener, sel, listening)
+                for conn in list(pending):
+                    sel.unregister(conn)
+                    pending.pop(conn).close()
+                for pid in children:
+                    _kill(pid, signal.SIGTERM)
+                kill_at = time.monotonic() + grace_s
             elif kind == "client":
                 if not key.fileobj.recv(64):  # type: ignore[union-attr] - its client went away
                     sel.unregister(key.fileobj)
@@ -101,6 +123,15 @@ def serve(listener: socket.socket, program: Program, *, control: int | None = No
             else:
                 _reap(key.data[1], children, sel)
                 served.last = time.time()  # idle counts from the last command's end
+        now = time.monotonic()
+        for conn in [c for c, p in pending.items() if p.deadline <= now]:  # too slow: closed on
+            sel.unregister(conn)
+            pending.pop(conn).close()
+            served.refused += 1
+        if kill_at is not None and now >= kill_at:
+            for pid in children:
+                _kill(pid)
+            kill_at = now + grace_s
         if listening and not children:
             if idle_s is not None and time.time() - served.last >= idle_s:
                 listening = _stop(listener, sel, listening)
@@ -108,6 +139,8 @@ def serve(listener: socket.socket, program: Program, *, control: int | None = No
                 checked = time.monotonic()
                 if not valid():
                     listening = _stop(listener, sel, listening)
+    for conn in list(pending):
+        pending.pop(conn).close()
     sel.close()
     return served
 
@@ -119,70 +152,84 @@ def _stop(listener: socket.socket, sel: selectors.BaseSelector, listening: bool)
     return False
 
 
-def admit(conn: socket.socket, program: Program, served: Served) -> tuple[socket.socket, int] | None:
-    """Read a client's request on ``conn`` and fork its child: (the connection, the child's pid), or
-    None (the client was told why, or was not a client of ours: it is closed on)."""
-    served.last = time.time()
+def _welcome(conn: socket.socket, served: Served) -> bool:
+    """Whether the peer may send a request: this user's, and not a command this server runs."""
     peer, uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
                                                           struct.calcsize("3i")))
-    fds: list[int] = []
-    try:
-        if uid != os.getuid():
-            raise ValueError("another user")
-        if _parent(peer) == os.getpid():
-            raise ValueError("a command this server runs asks it again")
-        conn.settimeout(READ_S)  # a caller that sends nothing must not hold the server up
-        head, fds, _flags, _addr = socket.recv_fds(conn, 4, 3)
-        size = struct.unpack("!I", head)[0] if len(head) == 4 else MAX_REQUEST + 1
-        request = json.loads(_read(conn, size)) if size <= MAX_REQUEST else None
-        conn.settimeout(None)
-        if (not isinstance(request, dict) or not isinstance(request.get("argv"), list)
-                or not isinstance(request.get("env"), dict) or not isinstance(request.get("cwd"), str)):
-            raise ValueError("not a request")
-    except (OSError, ValueError, struct.error, RecursionError):
-        _close(fds)
+    if uid != os.getuid() or _parent(peer) == os.getpid():
         conn.close()
         served.refused += 1
-        return None
+        return False
+    return True
+
+
+def _arriving(conn: socket.socket, pending: dict[socket.socket, Pending], sel: selectors.BaseSelector,
+              program: Program, served: Served, children: dict[int, tuple[socket.socket, int]],
+              on_request: Callable[[Served], None] | None) -> None:
+    """More of a pending request arrived: once whole, answer it (and fork its child)."""
+    waiting = pending[conn]
     try:
-        answer = _decide(program, request) if len(fds) == 3 else {
+        request = waiting.feed()
+    except ValueError:
+        request = None
+        sel.unregister(conn)
+        pending.pop(conn).close()
+        served.refused += 1
+        return
+    if request is None:
+        return
+    sel.unregister(conn)
+    del pending[conn]
+    started = answer(conn, waiting.fds, program, request, served)
+    if started is not None:
+        pidfd = os.pidfd_open(started)
+        children[started] = (conn, pidfd)
+        sel.register(conn, selectors.EVENT_READ, ("client", started))
+        sel.register(pidfd, selectors.EVENT_READ, ("child", started))
+    if on_request is not None:
+        on_request(served)
+
+
+def admit(conn: socket.socket, program: Program, served: Served) -> tuple[socket.socket, int] | None:
+    """Read a client's request on ``conn`` (waiting up to ``READ_S`` for it) and answer it: (the
+    connection, the child's pid), or None (the client was told why, or was not one of ours)."""
+    served.last = time.time()
+    if not _welcome(conn, served):
+        return None
+    waiting = Pending(conn)
+    try:
+        while (request := waiting.feed()) is None:
+            left = waiting.deadline - time.monotonic()
+            if left <= 0 or not select.select([conn], [], [], left)[0]:
+                raise ValueError("no whole request in time")
+    except ValueError:
+        waiting.close()
+        served.refused += 1
+        return None
+    pid = answer(conn, waiting.fds, program, request, served)
+    return None if pid is None else (conn, pid)
+
+
+def answer(conn: socket.socket, fds: list[int], program: Program, request: dict[str, Any],
+           served: Served) -> int | None:
+    """Answer a whole request on ``conn``, forking its child: the child's pid, or None (the client
+    was told why and ``conn`` closed)."""
+    try:
+        reply = decide(program, request) if len(fds) == 3 else {
             "error": "not a request: three descriptors (stdin, stdout, stderr) come with one"}
-        pid = _fork(program, request, fds, conn) if answer is None else None
+        pid = _fork(program, request, fds, conn) if reply is None else None
     except Exception as e:  # noqa: BLE001 - a fork that failed (memory, process limits): the client runs it cold
-        answer, pid = {"fresh": f"cold: the warm process could not fork ({e})"}, None
+        reply, pid = {"fresh": f"cold: the warm process could not fork ({e})"}, None
     _close(fds)
     if pid is None:
-        served.refused += "error" in (answer or {})
-        served.fresh += "fresh" in (answer or {})
-        _tell(conn, answer or {"fresh": "cold: the client went away"})
+        served.refused += "error" in (reply or {})
+        served.fresh += "fresh" in (reply or {})
+        _tell(conn, reply or {"fresh": "cold: the client went away"})
         conn.close()
         return None
     served.forked += 1
     _tell(conn, {"pid": pid})
-    return conn, pid
-
-
-def _decide(program: Program, request: dict[str, Any]) -> dict[str, str] | None:
-    """The answer that is not a fork, or None to fork."""
-    error = program.refuse(request)
-    if error is not None:
-        return {"error": error}
-    why = program.cold(request) or _limits_out_of_reach(request.get("limits") or {})
-    if why is not None:
-        return {"fresh": f"cold: {why}"}
-    return None
-
-
-def _limits_out_of_reach(limits: dict[str, list[int]]) -> str | None:
-    """A resource limit the caller has and the child could not take (a hard limit above ours)."""
-    for name, (_soft, hard) in limits.items():
-        which = getattr(resource, str(name), None)
-        if which is None:
-            continue
-        ours = resource.getrlimit(which)[1]
-        if ours != resource.RLIM_INFINITY and (hard == resource.RLIM_INFINITY or hard > ours):
-            return f"the caller's {name} is above the warm process's"
-    return None
+    return pid
 
 
 def _fork(program: Program, request: dict[str, Any], fds: list[int], conn: socket.socket) -> int | None:
@@ -227,17 +274,6 @@ def _parent(pid: int) -> int | None:
         return None
 
 
-def _read(conn: socket.socket, size: int) -> bytes:
-    chunks, left = [], size
-    while left:
-        chunk = conn.recv(min(left, 1 << 16))
-        if not chunk:
-            raise ValueError("the client went away mid-request")
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
-
-
 def _close(fds: list[int]) -> None:
     for fd in fds:
         with contextlib.suppress(OSError):
@@ -251,9 +287,9 @@ def _tell(conn: socket.socket, message: dict[str, Any]) -> None:
         pass
 
 
-def _kill(pid: int) -> None:
+def _kill(pid: int, signum: int = signal.SIGKILL) -> None:
     try:
-        os.killpg(pid, signal.SIGKILL)
+        os.killpg(pid, signum)
     except (ProcessLookupError, PermissionError):
         pass
 
