@@ -52,6 +52,7 @@ class PredictRequest:
     compare: bool = False
     top: int = 10
     png: bool = False
+    write: bool = True  # file the prediction into the run's ledger (False: a question another command asks)
 
 
 @dataclass
@@ -101,13 +102,16 @@ def predict(req: PredictRequest, progress: Callable[[str], None] | None = None) 
                             check_races=False)
         memory = memory_delta(single.meta.pop("_memory"), summary.meta["_memory"])
     summary.meta.pop("_memory", None)
-    folder = prediction_folder(ledger_dir)
-    model = ledger.index.model if isinstance(ledger.index.model, dict) else {}
-    title = f"{Path(str(model.get('path') or ledger_dir.name)).name} (predicted, {table.source})"
-    write_profile(folder, summary.meta.pop("_timelines"), summary, title=title, png=req.png)
+    timelines = summary.meta.pop("_timelines")
     if single is not None:
         single.meta.pop("_timelines", None)
-        write_json(folder / "compare.json", PredictOutcome(summary, single, memory=memory).to_json())
+    if req.write:
+        folder = prediction_folder(ledger_dir)
+        model = ledger.index.model if isinstance(ledger.index.model, dict) else {}
+        title = f"{Path(str(model.get('path') or ledger_dir.name)).name} (predicted, {table.source})"
+        write_profile(folder, timelines, summary, title=title, png=req.png)
+        if single is not None:
+            write_json(folder / "compare.json", PredictOutcome(summary, single, memory=memory).to_json())
     return PredictOutcome(summary, single, notes, memory)
 
 

@@ -69,12 +69,12 @@ def confirm(passes_file: Path, model: Path, mode: str, times: str, *, out_dir: P
 
 def current_step(ledger: Path, times: str, out_dir: Path, device: str | None) -> float | None:
     """The run's own plan, predicted as ``profile --times`` predicts it (its race-free step); None when the
-    run has one stream or cannot be predicted."""
+    run has one stream or cannot be predicted. Nothing is written into the user's run."""
     from airctl.errors import AirctlError
     from airctl.pipeline.predict import PredictRequest, predict
 
     try:
-        outcome = predict(PredictRequest(times=times, source=ledger, out_dir=out_dir, device=device))
+        outcome = predict(PredictRequest(times=times, source=ledger, out_dir=out_dir, device=device, write=False))
     except AirctlError:
         return None
     p = outcome.summary.predicted or {}

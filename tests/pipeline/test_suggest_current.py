@@ -23,3 +23,16 @@ def test_no_current_run_before_is_none_after(tmp_path: Path) -> None:
     with keeping_current(tmp_path):
         LedgerWriter.create(tmp_path, "suggest", command="passes suggest", graphs=[]).finish()
     assert not (tmp_path / "latest").exists()
+
+
+def test_the_runs_own_plan_is_predicted_without_writing_into_the_run(tmp_path: Path) -> None:
+    """suggest compares with the user's run: asking its step files no prediction into that run's ledger."""
+    import shutil
+
+    from airctl.pipeline.suggest_check import current_step
+
+    ledger = tmp_path / "ledger"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "fixtures" / "profiles" / "seed_ledger", ledger)
+    before = sorted(p.relative_to(ledger) for p in ledger.rglob("*"))
+    current_step(ledger, "estimate", tmp_path, None)
+    assert sorted(p.relative_to(ledger) for p in ledger.rglob("*")) == before
