@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from airctl.execute.timeline import DEFAULT_STREAM
 from airctl.graph.ge_streams import StreamSpecError, allocate_streams
 from airctl.graph.model import Graph, Node
-from airctl.predict.plan import ReplayPlan
+from airctl.predict.plan import ReplayPlan, order_cross_stream_reads
 from airctl.predict.step import Conditions, price
 
 SPECS = tuple(f"{mode}:{n}" for mode in ("LoadBalance", "WeightedLoadBalance") for n in (2, 4, 8))
@@ -52,14 +52,7 @@ def restream(plan: ReplayPlan, graph: Graph, stream_of: dict[str, int]) -> Repla
         else:
             stream = DEFAULT_STREAM if s == 0 else f"ge_{s}"
         tasks.append(replace(t, stream=stream, after=[]))
-    for node in graph.nodes:
-        i = index.get(node.name)
-        if i is None:
-            continue
-        for ref in dict.fromkeys(node.inputs):
-            j = index.get(Node.producer(ref)) if ref else None
-            if j is not None and j < i and tasks[j].stream != tasks[i].stream:
-                tasks[i].after.append((j, "data"))
+    order_cross_stream_reads(tasks, graph)
     return replace(plan, tasks=tasks, notes=[])
 
 

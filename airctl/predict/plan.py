@@ -142,6 +142,20 @@ def _from_fx(graph: Graph, mode: str, stage: str | None) -> ReplayPlan:
     return ReplayPlan(graph.name, mode, "fx", tasks, notes, stage, graph)
 
 
+def order_cross_stream_reads(tasks: list[Task], graph: Graph) -> None:
+    """Order every read of ``graph`` from another stream after its producer (``after`` += ``(j, "data")``):
+    what GE's events give a cross-stream data edge, and what the waits ``passes fix`` writes give a race."""
+    index = {t.name: t.index for t in tasks}
+    for node in graph.nodes:
+        i = index.get(node.name)
+        if i is None:
+            continue
+        for ref in node.inputs:
+            j = index.get(Node.producer(ref)) if ref else None
+            if j is not None and j < i and tasks[j].stream != tasks[i].stream and (j, "data") not in tasks[i].after:
+                tasks[i].after.append((j, "data"))
+
+
 def _fx_kind(node: Node, role: Role) -> str:
     if role in (Role.RECORD, Role.WAIT, Role.TAGGED_RECORD, Role.TAGGED_WAIT, Role.STREAM_TAG, Role.WAIT_TENSOR):
         return MARKER

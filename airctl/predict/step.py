@@ -19,13 +19,15 @@ writes order it); the race-free step is the one that counts (:attr:`Priced.valid
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from airctl.devices import Device
 from airctl.graph.model import Graph, Node
 from airctl.modes import ACLGRAPH_MODES, MAX_AUTOTUNE, NPUGRAPH_EX, REDUCE_OVERHEAD
+from airctl.predict.estimate import node_work
 from airctl.predict.host import releases
-from airctl.predict.plan import KERNEL, ReplayPlan, Task
+from airctl.predict.plan import KERNEL, ReplayPlan, Task, order_cross_stream_reads
 from airctl.predict.replay import Replayed, Resources, replay
 
 # host-side cost of one graph execution, µs: GE's RunGraph (max-autotune) or an aclgraph replay
@@ -48,6 +50,11 @@ class Conditions:
     host_us: float | None = None  # host launch cost per task, eager/GE program order (from a profile)
     fx_graphs: list[Graph] = field(default_factory=list)  # shapes, for bytes and FLOPs
     stream_limits: dict[str, dict[str, float]] = field(default_factory=dict)  # stream -> pool -> cores at most
+
+    @cached_property
+    def shapes(self) -> dict[str, Node]:
+        """The FX nodes by name (their recorded shapes give bytes and FLOPs), built once per conditions."""
+        return {n.name: n for g in self.fx_graphs if g.dialect == "fx" for n in g.nodes}
 
     def launch_for(self, mode: str) -> float:
         return self.launch_us if self.launch_us is not None else LAUNCH_US.get(mode, LAUNCH_US[MAX_AUTOTUNE])
@@ -83,8 +90,7 @@ def resources(plan: ReplayPlan, durations_us: list[float], cores: list[float | N
     res.demand = [core_demand(t, c, dev) if t.kind == KERNEL else None for t, c in zip(plan.tasks, cores, strict=True)]
     if dev.hbm_tb_s:
         res.bandwidth = dev.hbm_tb_s * 1e6  # bytes per µs
-        shapes = _shapes(cond.fx_graphs)
-        res.traffic = [traffic(t, d, dev, shapes) if t.kind == KERNEL else None
+        res.traffic = [traffic(t, d, dev, cond.shapes) if t.kind == KERNEL else None
                        for t, d in zip(plan.tasks, durations_us, strict=True)]
     return res
 
@@ -154,8 +160,6 @@ def core_demand(task: Task, cores: float | None, dev: Device) -> dict[str, float
 def traffic(task: Task, dur_us: float, dev: Device, shapes: dict[str, Node]) -> float | None:
     """Bytes per µs ``task`` moves alone when it is memory-bound (its bytes take longer at the device's
     bandwidth than its FLOPs at its peak), else None. Bytes and FLOPs from the FX nodes' shapes."""
-    from airctl.predict.estimate import node_work
-
     if dur_us <= 0 or dev.tflops_16 is None or dev.hbm_tb_s is None:
         return None
     flops = bytes_ = 0.0
@@ -182,25 +186,13 @@ def work_dtype(task: Task, shapes: dict[str, Node]) -> str | None:
     return str(first.get("dtype", "")).removeprefix("torch.") or None
 
 
-def _shapes(graphs: list[Graph]) -> dict[str, Node]:
-    return {n.name: n for g in graphs if g.dialect == "fx" for n in g.nodes}
-
-
 def race_free(plan: ReplayPlan, graph: Graph | None) -> ReplayPlan:
     """``plan`` with every cross-stream read ordered after its producer (what a wait before the reader
     gives, the wait ``passes fix`` writes). GE already orders them: max-autotune plans come back as they are."""
     if plan.mode not in ACLGRAPH_MODES or graph is None or graph.dialect != "fx":
         return plan
-    index = {t.name: t.index for t in plan.tasks}
     tasks = [replace(t, after=list(t.after)) for t in plan.tasks]
-    for node in graph.nodes:
-        i = index.get(node.name)
-        if i is None:
-            continue
-        for ref in node.inputs:
-            j = index.get(Node.producer(ref))
-            if j is not None and j < i and tasks[j].stream != tasks[i].stream and (j, "data") not in tasks[i].after:
-                tasks[i].after.append((j, "data"))
+    order_cross_stream_reads(tasks, graph)
     return replace(plan, tasks=tasks)
 
 
