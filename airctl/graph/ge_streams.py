@@ -37,12 +37,13 @@ producer on its stream and a ``Recv`` before the consumer on the consumer's stre
 
 from __future__ import annotations
 
-import heapq
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from airctl.graph.model import Graph, Node
+from airctl.graph.order import predecessors
+from airctl.graph.order import topological as sort_positions
 from airctl.graph.path_cover import path_cover
 from airctl.graph.roles import role_of
 
@@ -184,30 +185,14 @@ def allocate_streams(graph: Graph, spec: str, op_times_us: Mapping[str, float] |
 def topological(graph: Graph) -> list[Node]:
     """The nodes in graph order where that order is topological; else the stable order that is (each
     node as early as its producers allow, ties by graph order)."""
-    index = {n.name: i for i, n in enumerate(graph.nodes)}
-    preds = [{index[p] for ref in [*n.inputs, *n.control_inputs] if (p := Node.producer(ref)) in index}
-             for n in graph.nodes]
+    preds = predecessors(graph, self_edges=True)
     if all(p < i for i, ps in enumerate(preds) for p in ps):
         return list(graph.nodes)
-    users: list[list[int]] = [[] for _ in graph.nodes]
-    for i, ps in enumerate(preds):
-        for p in ps:
-            users[p].append(i)
-    waiting = [len(ps) for ps in preds]
-    ready = [i for i, w in enumerate(waiting) if w == 0]
-    heapq.heapify(ready)
-    out: list[Node] = []
-    while ready:
-        i = heapq.heappop(ready)
-        out.append(graph.nodes[i])
-        for u in users[i]:
-            waiting[u] -= 1
-            if waiting[u] == 0:
-                heapq.heappush(ready, u)
-    if len(out) != len(graph.nodes):
-        cycle = [graph.nodes[i].name for i, w in enumerate(waiting) if w > 0][:5]
+    order, stuck = sort_positions(preds)
+    if stuck:
+        cycle = [graph.nodes[i].name for i in stuck][:5]
         raise GraphOrderError(f"graph {graph.name} has a cycle through {', '.join(cycle)}: GE cannot order its streams")
-    return out
+    return [graph.nodes[i] for i in order]
 
 
 def _balance(chains: list[list[int]], limit: int) -> list[int]:

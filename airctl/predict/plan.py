@@ -25,13 +25,13 @@ be checked against what was measured.
 
 from __future__ import annotations
 
-import heapq
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from airctl.execute.timeline import DEFAULT_STREAM, Timeline
 from airctl.graph.model import Graph, Node
+from airctl.graph.order import predecessors, topological
 from airctl.graph.roles import Role, collective_kind, role_of
 from airctl.modes import ACLGRAPH_MODES, MAX_AUTOTUNE, REDUCE_OVERHEAD
 from airctl.verify.plan import build_plan, node_args, ref_name
@@ -230,33 +230,10 @@ def _fx_node_names(node: Node) -> list[str]:
 
 
 def _ge_program_order(graph: Graph) -> list[int]:
-    """A topological order of the GE graph, the dumped order wherever it already is one."""
-    index = {n.name: i for i, n in enumerate(graph.nodes)}
-    preds: list[set[int]] = [set() for _ in graph.nodes]
-    for i, n in enumerate(graph.nodes):
-        for ref in [*n.inputs, *n.control_inputs]:
-            j = index.get(Node.producer(ref)) if ref else None
-            if j is not None and j != i:
-                preds[i].add(j)
-    succs: list[list[int]] = [[] for _ in graph.nodes]
-    for i, ps in enumerate(preds):
-        for j in ps:
-            succs[j].append(i)
-    indeg = [len(p) for p in preds]
-    ready = [i for i, d in enumerate(indeg) if d == 0]
-    heapq.heapify(ready)
-    order: list[int] = []
-    while ready:
-        i = heapq.heappop(ready)
-        order.append(i)
-        for k in succs[i]:
-            indeg[k] -= 1
-            if indeg[k] == 0:
-                heapq.heappush(ready, k)
-    if len(order) < len(graph.nodes):  # a cycle: keep the rest in dumped order (the replay reports it)
-        seen = set(order)
-        order.extend(i for i in range(len(graph.nodes)) if i not in seen)
-    return order
+    """A topological order of the GE graph, the dumped order wherever it already is one; what a cycle leaves
+    is kept in dumped order after it (the replay reports the deadlock)."""
+    order, stuck = topological(predecessors(graph))
+    return order + stuck
 
 
 def plan_from_timeline(timeline: Timeline, step: int) -> tuple[ReplayPlan, list[float]]:
