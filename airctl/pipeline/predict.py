@@ -194,9 +194,10 @@ def _summarize(plans: list[ReplayPlan], table: TimesTable, req: PredictRequest, 
         twin = race_free(plan, plan.graph_model) if found else plan
         span_valid += price(twin, resolved.durations_us, resolved.cores, plan_cond).replayed.span_us if found \
             else priced.replayed.span_us
+    ignored = ignored_rows(table, plans)
     pred = Prediction(table.source, table.label, cond.device.name if cond.device else None, launch, cond.gap_us,
                       cond.latency_us, unmatched, [f"{p.graph}/{p.stage}" for p in plans], races=races,
-                      valid_span_us=span_valid if races else None, ignored_rows=ignored_rows(table, plans),
+                      valid_span_us=span_valid if races else None, ignored_rows=ignored[0], ignored_count=ignored[1],
                       bandwidth_bound_us=bw, core_bound_us=cores, conditions=describe(cond),
                       memory=memory_record(memories, measured))
     if kernels and 2 * len(unmatched) > kernels:

@@ -40,7 +40,8 @@ class Prediction:
     measured_us: float | None = None
     races: list[dict[str, Any]] = field(default_factory=list)  # the verifier's errors in the plan's mode
     valid_span_us: float | None = None  # the race-free twin's span, when racy
-    ignored_rows: list[dict[str, str]] = field(default_factory=list)
+    ignored_rows: list[dict[str, str]] = field(default_factory=list)  # the first MAX_LISTED
+    ignored_count: int = 0  # all of them
     bandwidth_bound_us: float = 0.0
     core_bound_us: float = 0.0
     conditions: dict[str, Any] = field(default_factory=dict)
@@ -63,8 +64,8 @@ def predicted_record(summary: Any, pred: Prediction) -> dict[str, Any]:
         "critical_path_us": summary.critical_path_s * 1e6,
         "unmatched": len(pred.unmatched),
         "unmatched_nodes": pred.unmatched[:MAX_LISTED],
-        "ignored_rows": pred.ignored_rows[:MAX_LISTED + 1],
-        "ignored_row_count": sum(int(r.get("more", 1)) for r in pred.ignored_rows),
+        "ignored_rows": pred.ignored_rows,
+        "ignored_row_count": pred.ignored_count,
         "races": pred.races,
         "racy": bool(pred.races),
         "valid_step_us": (pred.valid_span_us + pred.launch_us) if pred.valid_span_us is not None else step_us,
@@ -91,11 +92,12 @@ def predicted_record(summary: Any, pred: Prediction) -> dict[str, Any]:
     return rec
 
 
-def ignored_rows(table: TimesTable, plans: list[ReplayPlan]) -> list[dict[str, str]]:
-    """Rows of ``table`` that charge nothing: naming only tasks that run no kernel in the mode (views in
-    aclgraph modes, GE's shape-only ops), or no node or op of the run (a misspelt name)."""
+def ignored_rows(table: TimesTable, plans: list[ReplayPlan]) -> tuple[list[dict[str, str]], int]:
+    """The first :data:`MAX_LISTED` rows of ``table`` that charge nothing, and how many there are: rows naming
+    only tasks that run no kernel in the mode (views in aclgraph modes, GE's shape-only ops), or no node or
+    op of the run (a misspelt name)."""
     if table.label != "table":
-        return []
+        return [], 0
     kinds: dict[str, set[str]] = {}
     op_kinds: dict[str, set[str]] = {}
     for plan in plans:
@@ -117,7 +119,4 @@ def ignored_rows(table: TimesTable, plans: list[ReplayPlan]) -> list[dict[str, s
             count += 1
             if len(out) < MAX_LISTED:  # a huge table of another model: listed up to here, counted whole
                 out.append({"row": name, "line": str(row.line), "why": why})
-    if count > len(out):
-        out.append({"row": "…", "line": "", "why": f"{count - len(out)} more rows like these",
-                    "more": str(count - len(out))})
-    return out
+    return out, count

@@ -252,3 +252,21 @@ def test_a_second_prediction_keeps_the_first(tmp_path: Path) -> None:
     latest = json.loads((ledger / "profile" / "summary.json").read_text())
     first = json.loads((ledger / "profile" / "earlier" / "001" / "summary.json").read_text())
     assert latest["meta"]["times_from"].endswith("t20.csv") and first["meta"]["times_from"].endswith("t10.csv")
+
+
+def test_rows_that_charge_nothing_are_listed(tmp_path: Path) -> None:
+    """A row for a view (it runs no kernel) and a misspelt row are listed, never charged, counted whole."""
+    import shutil
+
+    from airctl.predict.prediction import MAX_LISTED
+
+    ledger = tmp_path / "ledger"
+    shutil.copytree(PROFILES / "seed_ledger", ledger)
+    times = tmp_path / "t.csv"
+    misspelt = [f"mmm_{k}" for k in range(MAX_LISTED + 5)]
+    times.write_text("op,us\n*,10\n" + "".join(f"{name},3\n" for name in misspelt), encoding="utf-8")
+    pred = json.loads(airctl(ledger, "--times", times, "--json", "--out", tmp_path).stdout)["predicted"]
+    assert pred["ignored_row_count"] == MAX_LISTED + 5 and len(pred["ignored_rows"]) == MAX_LISTED
+    assert pred["ignored_rows"][0] == {"row": "mmm_0", "line": "3", "why": "names no op of the run"}
+    shown = airctl(ledger, "--times", times, "--out", tmp_path).stdout
+    assert f"ignored rows: {MAX_LISTED + 5}" in shown
