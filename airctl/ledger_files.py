@@ -12,6 +12,8 @@ from pathlib import Path
 
 INDEX = "index.json"
 LATEST = "latest"  # the current-run pointer of a folder of runs (airctl.ledger.pointer)
+PROFILE_DIR = "profile"  # a run's profile (airctl.profile.write), measured or predicted
+TRACE_FILE = "trace.json"  # its Chrome trace
 
 
 def is_runs_pointer(path: Path | str) -> bool:

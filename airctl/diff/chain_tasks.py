@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from airctl.errors import LedgerError
+from airctl.ledger_files import PROFILE_DIR, TRACE_FILE
 from airctl.limits import PROFILE_TRACE_BYTES
-from airctl.profile.write import PROFILE_DIR, TRACE_FILE
 
 
 def tasks_of(root: Path) -> dict[str, Any] | None:

@@ -38,7 +38,7 @@ from airctl.predict.prediction import Prediction, ignored_rows, predicted_record
 from airctl.predict.step import Conditions, describe, price, race_free
 from airctl.predict.times import TimesTable
 from airctl.profile.summary import ProfileSummary, summarize
-from airctl.profile.write import PROFILE_DIR, SUMMARY_FILE, write_json, write_profile
+from airctl.profile.write import PROFILE_DIR, prediction_folder, write_json, write_profile
 
 
 @dataclass
@@ -331,39 +331,6 @@ def single_stream(plan: ReplayPlan) -> ReplayPlan:
     for t, orig in zip(tasks, plan.tasks, strict=True):
         t.after = [(j, k) for j, k in orig.after if tasks[j].stream != t.stream]
     return replace(plan, tasks=tasks, notes=[])
-
-
-def prediction_folder(ledger_dir: Path) -> Path:
-    """``<ledger>/profile``, unless it holds a measured profile: then ``<ledger>/profile/predicted``. An
-    earlier prediction there is kept, moved to ``earlier/NNN`` beside it (never overwritten)."""
-    import json
-
-    folder = Path(ledger_dir) / PROFILE_DIR
-    summary = folder / SUMMARY_FILE
-    if summary.is_file():
-        try:
-            data = json.loads(summary.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            data = {}
-        if not (isinstance(data, dict) and (data.get("meta") or {}).get("predicted")):
-            folder = folder / "predicted"
-    keep_earlier(folder)
-    return folder
-
-
-def keep_earlier(folder: Path) -> None:
-    """Move the prediction files in ``folder`` to ``folder/earlier/NNN`` (the next free number)."""
-    from airctl.profile.write import COMPARE_FILE, PNG_FILE, SVG_FILE, TRACE_FILE
-
-    files = [folder / n for n in (SUMMARY_FILE, TRACE_FILE, SVG_FILE, PNG_FILE, COMPARE_FILE) if (folder / n).is_file()]
-    if not files or not (folder / SUMMARY_FILE).is_file():
-        return
-    earlier = folder / "earlier"
-    n = 1 + max((int(p.name) for p in earlier.iterdir() if p.name.isdigit()), default=0) if earlier.is_dir() else 1
-    target = earlier / f"{n:03d}"
-    target.mkdir(parents=True, exist_ok=True)
-    for f in files:
-        f.rename(target / f.name)
 
 
 def mechanism(without: dict[str, Any], with_: dict[str, Any]) -> str:

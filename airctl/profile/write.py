@@ -16,14 +16,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from airctl.execute.timeline import Timeline
-from airctl.ledger_files import is_ledger
+from airctl.ledger_files import PROFILE_DIR as PROFILE_DIR  # named with the ledger's layout, used by its readers
+from airctl.ledger_files import TRACE_FILE, is_ledger
 from airctl.profile.chrome_trace import write_chrome_trace
 from airctl.profile.timeline_svg import render_svg, svg_to_png
 
 log = logging.getLogger("airctl")
 
-PROFILE_DIR = "profile"
-TRACE_FILE = "trace.json"
 SUMMARY_FILE = "summary.json"
 SVG_FILE = "timeline.svg"
 PNG_FILE = "timeline.png"
@@ -89,3 +88,32 @@ def write_json(path: Path, data: dict[str, Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
     return path
+
+
+def prediction_folder(ledger_dir: Path) -> Path:
+    """``<ledger>/profile``, unless it holds a measured profile: then ``<ledger>/profile/predicted``. An
+    earlier prediction there is kept, moved to ``earlier/NNN`` beside it (never overwritten)."""
+    folder = Path(ledger_dir) / PROFILE_DIR
+    summary = folder / SUMMARY_FILE
+    if summary.is_file():
+        try:
+            data = json.loads(summary.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        if not (isinstance(data, dict) and (data.get("meta") or {}).get("predicted")):
+            folder = folder / "predicted"
+    keep_earlier(folder)
+    return folder
+
+
+def keep_earlier(folder: Path) -> None:
+    """Move the prediction files in ``folder`` to ``folder/earlier/NNN`` (the next free number)."""
+    files = [folder / n for n in (SUMMARY_FILE, TRACE_FILE, SVG_FILE, PNG_FILE, COMPARE_FILE) if (folder / n).is_file()]
+    if not files or not (folder / SUMMARY_FILE).is_file():
+        return
+    earlier = folder / "earlier"
+    n = 1 + max((int(p.name) for p in earlier.iterdir() if p.name.isdigit()), default=0) if earlier.is_dir() else 1
+    target = earlier / f"{n:03d}"
+    target.mkdir(parents=True, exist_ok=True)
+    for f in files:
+        f.rename(target / f.name)
