@@ -86,7 +86,7 @@ def main() -> int:
     import torch
 
     from airctl.execute.recorder import Recorder
-    from airctl.passes import build_hooks
+    from airctl.pipeline.pass_hooks import build_hooks
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     torch.set_num_threads(1)

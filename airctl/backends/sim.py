@@ -25,7 +25,7 @@ class SimBackend(Backend):
     @contextmanager
     def session(self, runs: Any, model_path: Path | None = None) -> Iterator[Any]:
         from airctl.signal_guard import deferred_signals
-        from airctl.sim.ascend_ir import find_declarations
+        from airctl.sim.ascend_ir_files import find_declarations
 
         with deferred_signals():  # torch's C++ start-up calls back into Python: an interrupt there aborts
             import torch  # noqa: F401
@@ -101,7 +101,8 @@ def _standin_device() -> bool:
 
 def sim_context(runs: Any, ascend_ir: Any = None) -> Any:
     """The sim session's context (:class:`airctl.sim.session.SimContext`): graphs run on ``runs``'s
-    executors; ``ascend_ir`` is the model's custom-op IR table (:func:`airctl.sim.ascend_ir.find_declarations`)."""
+    executors; ``ascend_ir`` is the model's custom-op IR table
+    (:func:`airctl.sim.ascend_ir_files.find_declarations`)."""
     from airctl.sim.session import SimContext
 
     return SimContext(run_ge=runs.executors.run_ge, run_acl=runs.executors.run_acl,

@@ -44,7 +44,7 @@ def compile_ranks_command(target: Any, nproc: int, *, out: Path, as_json: bool, 
     from airctl.pipeline.ranks.worker import RankRequest
 
     if target.passes_file is not None:
-        from airctl.passes import build_hooks
+        from airctl.pipeline.pass_hooks import build_hooks
 
         build_hooks(target.passes_file)  # a bad pass file is refused before any rank starts
     rank = RankRequest(command="compile", target=target, collective_timeout_s=collective_timeout or None)

@@ -17,7 +17,7 @@ run ends ``interrupted`` or ``terminated`` as at any other moment. One landing i
 pass or its joint graph's capture waits for the stage's end.
 
 The user's pass plugins (Python called from Python) run with the process's own handlers
-(:func:`airctl.signal_guard.user_code`, which :mod:`airctl.passes.compose` wraps around each), so a
+(:func:`airctl.signal_guard.user_code`, which :mod:`airctl.pipeline.pass_hooks` wraps around each), so a
 plugin that never returns still stops at one Ctrl-C; TorchAir's own passes stay held (their
 patterns trace with fake tensors). A second signal while one waits is raised at once, as before
 this module: the way out of a compile stuck in C code. Only the main thread holds signals (Python

@@ -25,28 +25,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from airctl.importer.stages import StageSource, graph_stages
-from airctl.io.artifacts import ArtifactSet, GeDump, TcdModel, TcdRun
-from airctl.io.torchair_log import FX_PASSES, LogUnit, TorchAirLog, read_torchair_log
-
-
-@dataclass
-class GraphPlan:
-    pid: int | None
-    name: str | None  # graph_N
-    rank: int | None = None
-    phase: str | None = None
-    unit: LogUnit | None = None
-    log: str | None = None  # the log file the unit came from
-    tcd: tuple[TcdModel, str] | None = None  # (model__K, phase)
-    dumps: list[GeDump] = field(default_factory=list)
-    files: list[tuple[Path, str]] = field(default_factory=list)  # standalone files and their stage name
-    kind: str = "inference"
-    mode: str = "max-autotune"
-    k: int = 0
-    id: str = ""
-    stages: list[StageSource] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+from airctl.importer.stages import GraphPlan, graph_stages
+from airctl.io.artifacts import ArtifactSet, TcdModel, TcdRun
+from airctl.io.torchair_log import FX_PASSES, TorchAirLog, read_torchair_log
 
 
 @dataclass

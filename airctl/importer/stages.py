@@ -29,14 +29,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from airctl.errors import GraphReadError
 from airctl.graph.model import Graph
+from airctl.io.artifacts import GeDump, TcdModel
 from airctl.io.torchair_log import FX_PASSES, LogUnit, PassTable
-
-if TYPE_CHECKING:
-    from airctl.importer.plan import GraphPlan
 
 DUMP_PREFERENCE = {"pbtxt": 0, "txt": 1, "py": 2}  # control edges and attributes: pbtxt/txt; py has neither
 
@@ -82,6 +80,25 @@ class StageSource:
         return None
 
 
+
+
+@dataclass
+class GraphPlan:
+    pid: int | None
+    name: str | None  # graph_N
+    rank: int | None = None
+    phase: str | None = None
+    unit: LogUnit | None = None
+    log: str | None = None  # the log file the unit came from
+    tcd: tuple[TcdModel, str] | None = None  # (model__K, phase)
+    dumps: list[GeDump] = field(default_factory=list)
+    files: list[tuple[Path, str]] = field(default_factory=list)  # standalone files and their stage name
+    kind: str = "inference"
+    mode: str = "max-autotune"
+    k: int = 0
+    id: str = ""
+    stages: list[StageSource] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 def _read_text(path: Path | None) -> str:
     if path is None:
         raise GraphReadError("no file")

@@ -5,7 +5,7 @@ is the contract: the snapshot, outermost, writes the ledger stage with everythin
 found; the caller's instruments (verify-each, bisect's layerwise compare) come next; then R11's
 returned-graph check and the eager check, innermost, closest to the pass. A capture
 (:class:`~airctl.pipeline.compile.capture.CaptureSession`) and YAML passes run outside one
-(:func:`airctl.passes.compose.bare_runner`) build their runner from :func:`pass_instruments`, so the
+(:func:`airctl.pipeline.pass_hooks.bare_runner`) build their runner from :func:`pass_instruments`, so the
 two cannot drift apart.
 """
 

@@ -20,7 +20,7 @@ from typing import Any
 from airctl.errors import AirctlError, ExecutionMismatch, PassError, SpecError
 from airctl.ledger.index import RunIndex
 from airctl.modes import Mode
-from airctl.passes.compose import PassHooks, build_hooks
+from airctl.pipeline.pass_hooks import PassHooks, build_hooks
 from airctl.pipeline.run.current import model_record
 from airctl.pipeline.target import Target
 

@@ -33,12 +33,13 @@ from airctl.pipeline.predict_times import ESTIMATE as ESTIMATE  # re-exported: s
 from airctl.pipeline.predict_times import Timing, load_timing, measured_memory
 from airctl.pipeline.predict_times import check_names as check_names
 from airctl.pipeline.predict_times import load_times as load_times
+from airctl.pipeline.profile_files import write_profile
 from airctl.predict.plan import COMM_STREAM, ReplayPlan, plan_from_graph, plan_from_timeline
 from airctl.predict.prediction import Prediction, ignored_rows, predicted_record
 from airctl.predict.step import Conditions, describe, price, race_free
 from airctl.predict.times import TimesTable
 from airctl.profile.summary import ProfileSummary, summarize
-from airctl.profile.write import PROFILE_DIR, prediction_folder, write_json, write_profile
+from airctl.profile.write import PROFILE_DIR, prediction_folder, write_json
 
 
 @dataclass

@@ -29,13 +29,14 @@ from typing import Any
 
 from airctl.errors import AirctlError
 from airctl.execute.timeline import Race, Timeline
+from airctl.pipeline.profile_files import write_profile
 from airctl.pipeline.run.rank import RankRun
 from airctl.pipeline.target import Target
 from airctl.profile.compare import Comparison
 from airctl.profile.noise import DEFAULT_ROUNDS
 from airctl.profile.ranks import MultiRankSummary
 from airctl.profile.summary import ProfileSummary, summarize
-from airctl.profile.write import COMPARE_FILE, PROFILE_DIR, write_json, write_profile
+from airctl.profile.write import COMPARE_FILE, PROFILE_DIR, write_json
 
 TIMELINE_DIR = "profile"
 
@@ -86,7 +87,7 @@ def profile_rounds(req: ProfileRequest, rounds: int, progress: Callable[[str], N
     pre = post = None
     if req.target.passes_file is not None:
         try:
-            from airctl.passes import build_hooks
+            from airctl.pipeline.pass_hooks import build_hooks
 
             hooks = build_hooks(req.target.passes_file)
         except AirctlError as e:

@@ -26,8 +26,9 @@ from airctl.graph.model import Graph
 from airctl.ledger.reader import Ledger
 from airctl.modes import Mode
 from airctl.pipeline.profile import ProfileOutcome, ProfileRun, timed_steps, write_timelines
+from airctl.pipeline.profile_files import write_profile
 from airctl.profile.summary import summarize
-from airctl.profile.write import PROFILE_DIR, write_profile
+from airctl.profile.write import PROFILE_DIR
 
 IMPORT_COMMAND = "import"
 

@@ -5,23 +5,22 @@
     <ledger>/profile/timeline.svg    the picture (timeline_svg.py)
     <ledger>/profile/timeline.png    the same, with --png (headless Chromium)
     <ledger>/profile/compare.json    with --compare: the side-by-side numbers (compare.py)
+
+The ledger's report.html is rewritten to show them by :mod:`airctl.pipeline.profile_files`.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from airctl.execute.timeline import Timeline
 from airctl.ledger_files import PROFILE_DIR as PROFILE_DIR  # named with the ledger's layout, used by its readers
-from airctl.ledger_files import TRACE_FILE, is_ledger
+from airctl.ledger_files import TRACE_FILE
 from airctl.profile.chrome_trace import write_chrome_trace
 from airctl.profile.timeline_svg import render_svg, svg_to_png
-
-log = logging.getLogger("airctl")
 
 SUMMARY_FILE = "summary.json"
 SVG_FILE = "timeline.svg"
@@ -63,25 +62,7 @@ def write_profile(folder: Path, timelines: list[Timeline], summary: Summary, *, 
         summary.meta["png"] = str(files.png)
     summary.meta["svg"] = str(files.svg)
     files.summary.write_text(json.dumps(summary.to_json(), indent=2, default=str) + "\n", encoding="utf-8")
-    refresh_report(folder.parent)
     return files
-
-
-def refresh_report(ledger_root: Path) -> Path | None:
-    """Rewrite the ledger's report.html so that it shows the profile just written (its Profile tab).
-
-    The run wrote report.html when it finished, before the profile existed. Not a ledger (``analyze``
-    without ``--ledger``): nothing to do. A failing report never fails the profile.
-    """
-    if not is_ledger(ledger_root):
-        return None
-    try:
-        from airctl.report import write_report
-
-        return write_report(ledger_root)
-    except Exception:  # noqa: BLE001 - the profile matters more than its viewer
-        log.exception("report.html could not be rewritten with the profile")
-        return None
 
 
 def write_json(path: Path, data: dict[str, Any]) -> Path:

@@ -5,8 +5,8 @@ op type is registered, and with which inputs, outputs and attributes
 (``torchair.core._torchair.get_registered_ir_def``). Without CANN, sim answers from an
 :class:`AscendIr` table that comes with the session (``SimContext.ascend_ir``), filled from:
 
-1. **declarations** next to the model (:func:`find_declarations`, formats in
-   :mod:`airctl.sim.ascend_ir_files`): ``<model>.ascend_ir.yaml`` or ``ascend_ir.yaml``, which may
+1. **declarations** next to the model (:func:`airctl.sim.ascend_ir_files.find_declarations`, with
+   their formats): ``<model>.ascend_ir.yaml`` or ``ascend_ir.yaml``, which may
    ``include`` CANN's own op definitions (msopgen JSON, op-info INI);
 2. **the converter's own call**: ``custom_op("ScaledAdd", inputs={...}, outputs=[...], attrs={...})``
    names every input, output and attribute, and TorchAir then ignores the registry's lists, so an
@@ -108,28 +108,6 @@ class AscendIr:
                 self._calls.pop(op_type, None)
             else:
                 self._calls[op_type] = previous
-
-
-def declaration_files(model_path: Path) -> list[Path]:
-    """The declaration files sim reads for a model script: the first of ``DECLARATION_NAMES`` found
-    beside it (``{stem}`` is the script's name without ``.py``)."""
-    folder = model_path.parent
-    for pattern in DECLARATION_NAMES:
-        path = folder / pattern.format(stem=model_path.stem)
-        if path.is_file():
-            return [path]
-    return []
-
-
-def find_declarations(model_path: Path | str) -> AscendIr:
-    """The IR table for a model script, from the declaration file beside it (if any)."""
-    from airctl.sim.ascend_ir_files import read_declarations
-
-    table = AscendIr()
-    for path in declaration_files(Path(model_path)):
-        table.declared.update(read_declarations(path))
-        table.files.append(str(path))
-    return table
 
 
 # torch_npu's own ops whose IR TorchAir's converters never ask for: no user declaration helps them

@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 
 from airctl.errors import SpecError
-from airctl.sim.ascend_ir import IrDef, Pairs
+from airctl.sim.ascend_ir import DECLARATION_NAMES, AscendIr, IrDef, Pairs
 
 INPUT_KINDS = ("required", "optional", "dynamic")
 OUTPUT_KINDS = ("required", "dynamic")
@@ -183,3 +183,23 @@ def read_declarations(path: Path) -> dict[str, IrDef]:
     except (KeyError, TypeError, ValueError, UnicodeDecodeError) as e:
         raise SpecError(f"malformed Ascend IR declaration: {type(e).__name__}: {e}", file=str(path),
                         hint=EXAMPLE) from e
+
+
+def declaration_files(model_path: Path) -> list[Path]:
+    """The declaration files sim reads for a model script: the first of ``DECLARATION_NAMES`` found
+    beside it (``{stem}`` is the script's name without ``.py``)."""
+    folder = model_path.parent
+    for pattern in DECLARATION_NAMES:
+        path = folder / pattern.format(stem=model_path.stem)
+        if path.is_file():
+            return [path]
+    return []
+
+
+def find_declarations(model_path: Path | str) -> AscendIr:
+    """The IR table for a model script, from the declaration file beside it (if any)."""
+    table = AscendIr()
+    for path in declaration_files(Path(model_path)):
+        table.declared.update(read_declarations(path))
+        table.files.append(str(path))
+    return table

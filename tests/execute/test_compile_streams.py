@@ -14,7 +14,7 @@ PASSES = REPO / "fixtures" / "passes"
 
 
 def _compile(model: str, passes: Path, mode: str, out: Path):
-    from airctl.passes import build_hooks
+    from airctl.pipeline.pass_hooks import build_hooks
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     hooks = build_hooks(passes)

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from airctl.errors import SpecError
-from airctl.passes import build_hooks, load
+from airctl.passes import load
+from airctl.pipeline.pass_hooks import build_hooks
 from airctl.passes.spec import parse_text
 from tests.passes.conftest import FIXTURES, PASSES
 

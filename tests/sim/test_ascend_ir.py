@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from airctl.errors import SpecError
-from airctl.sim.ascend_ir import AscendIr, declaration_files, find_declarations, from_keyword_call, missing_hint
-from airctl.sim.ascend_ir_files import read_declarations
+from airctl.sim.ascend_ir import AscendIr, from_keyword_call, missing_hint
+from airctl.sim.ascend_ir_files import declaration_files, find_declarations, read_declarations
 from tests.conftest import MODELS, ledger_text
 
 

@@ -156,7 +156,7 @@ class Bisector:
     def _hooks(self, config: Config) -> Any:
         if self.spec is None or config.yaml is None:
             return None
-        from airctl.passes.compose import hooks_for
+        from airctl.pipeline.pass_hooks import hooks_for
 
         passes = [dataclasses.replace(p, placements=list(config.placements))
                   if p.name == self.culprit and config.placements is not None else p

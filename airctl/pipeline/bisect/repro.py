@@ -114,8 +114,8 @@ def command_line(mode: str, condition: Condition, atol: float, has_passes: bool,
 
 def check_folder(folder: Path, mode: str, condition: Condition, backend: str) -> Verdict:
     """Compile the reproducer's model.py with its passes.yaml, as run.sh does, and judge the run."""
-    from airctl.passes import build_hooks
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
+    from airctl.pipeline.pass_hooks import build_hooks
 
     passes = folder / "passes.yaml"
     hooks = build_hooks(passes) if passes.is_file() else None
@@ -247,7 +247,7 @@ def _capture(target: Target, folder: Path) -> dict[str, Any]:
 
     passes = folder / "passes.yaml"
     with tempfile.TemporaryDirectory(prefix="airctl-repro-") as tmp:
-        from airctl.passes import build_hooks
+        from airctl.pipeline.pass_hooks import build_hooks
 
         hooks = build_hooks(passes) if passes.is_file() else None
         result = compile_model(CompileRequest(target, out_dir=Path(tmp), hooks=hooks, report=False,

@@ -118,7 +118,7 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
         result = _Compile(req, run, model, progress).execute()
     from airctl.pipeline.compile.known_causes import explain_mismatch
 
-    return explain_mismatch(req, result, progress)
+    return explain_mismatch(req, result, progress, compile_model)
 
 
 class _Compile:
@@ -166,7 +166,7 @@ class _Compile:
         req, ledger, say = self.req, self.ledger, self.say
         dump_types = _check_request(req)
         if self.hooks is None and req.target.passes_file and req.pre_pass is None and req.post_pass is None:
-            from airctl.passes import build_hooks
+            from airctl.pipeline.pass_hooks import build_hooks
 
             self.hooks = build_hooks(Path(req.target.passes_file))
         t0 = time.perf_counter()
@@ -321,7 +321,7 @@ def _check_request(req: CompileRequest) -> list[str]:
 
 def _hooks_of(*fns: Any) -> list[Any]:
     """The PassHooks behind composed YAML hooks passed as raw callables (``pre_pass=hooks.pre_pass``)."""
-    from airctl.passes.compose import ComposedPass
+    from airctl.pipeline.pass_hooks import ComposedPass
 
     return [fn.hooks for fn in fns if isinstance(fn, ComposedPass)]
 

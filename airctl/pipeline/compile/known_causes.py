@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,21 +40,20 @@ def _reinplace_changed(index: Any) -> bool:
     return any(s.name in REINPLACE_STAGES and s.changed for g in index.graphs for s in g.stages)
 
 
-def explain_mismatch(req: Any, result: Any, progress: Any = None) -> Any:
-    """``result`` with its mismatch's hint naming a known cause, when compiling again shows it."""
+def explain_mismatch(req: Any, result: Any, progress: Any, compile_again: Callable[[Any], Any]) -> Any:
+    """``result`` with its mismatch's hint naming a known cause, when compiling again (``compile_again``,
+    the compiler's own entry, given by it) shows it."""
     error = result.error
     switch = REINPLACE_OFF.get(req.target.mode)
     if (not _suspect(error) or switch is None or req.bisect is not None
             or req.rank is not None or switch[0] in req.target.options or not _reinplace_changed(result.index)):
         return result
-    from airctl.pipeline.compile.compiler import compile_model
-
     if progress is not None:
         progress(f"outputs differ: compiling again with {switch[0]}={switch[1]} (TorchAir's reinplace pass off)")
     scratch = Path(tempfile.mkdtemp(prefix="airctl-cause-"))
     try:
         target = dataclasses.replace(req.target, options={**req.target.options, switch[0]: switch[1]})
-        again = compile_model(dataclasses.replace(req, target=target, out_dir=scratch, report=False,
+        again = compile_again(dataclasses.replace(req, target=target, out_dir=scratch, report=False,
                                                   command_line=None))
     except Exception:  # a second opinion never replaces the first error
         return result

@@ -13,13 +13,10 @@ import json
 import os
 import socket
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from airctl.sim.torch_npu.profiler import tables
 from airctl.sim.torch_npu.profiler.kernels import Span, kernels_of, spans_of, step_ranges, streams_of
-
-if TYPE_CHECKING:
-    from airctl.sim.torch_npu.profiler.profiler import profile
 
 
 def folder_name(prof: Any, worker_name: str | None) -> str:
@@ -29,8 +26,9 @@ def folder_name(prof: Any, worker_name: str | None) -> str:
     return f"{worker_name or socket.gethostname()}_{os.getpid()}_{stamp}_ascend_pt"
 
 
-def write_ascend_layout(prof: profile, root: Path, worker_name: str | None = None) -> Path:
-    """Write one saved trace of ``prof`` as ``<root>/<...>_ascend_pt``; returns the folder."""
+def write_ascend_layout(prof: Any, root: Path, worker_name: str | None = None) -> Path:
+    """Write one saved trace of ``prof`` (sim's :class:`~.profiler.profile`, which calls this) as
+    ``<root>/<...>_ascend_pt``; returns the folder."""
     out = Path(root) / folder_name(prof, worker_name)
     result = out / "ASCEND_PROFILER_OUTPUT"
     result.mkdir(parents=True, exist_ok=True)
