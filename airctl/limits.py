@@ -51,6 +51,10 @@ NPROC_PER_CPU = 4
 
 NPROC_MAX = 256
 
+COLLECTIVE_TIMEOUT_S = 60.0
+"""A rank's default process-group timeout under sim (``--collective-timeout``): a rank that waits longer
+for its peers in a collective fails (a time limit, beside the sizes: the run must end)."""
+
 
 def nproc_limit() -> int:
     """The most ranks ``--nproc`` accepts on this machine: :data:`NPROC_PER_CPU` per usable core,

@@ -18,6 +18,7 @@ from airctl.cli.options import (
     out_option,
 )
 from airctl.cli.target import EVERY_MODE, EveryMode, build_target, every_mode_options
+from airctl.limits import COLLECTIVE_TIMEOUT_S
 from airctl.modes import Bad, Capture, Mode
 
 HELP = (
@@ -58,7 +59,7 @@ def register(app: typer.Typer) -> None:
                                      "default they are kept in index.json and counted in one line)."),
         nproc: int = typer.Option(1, "--nproc", min=1, help="Ranks: compile under torchrun, a process group per "
                                   "rank, a ledger per rank (docs/multi-rank.md)."),
-        collective_timeout: float = typer.Option(60.0, "--collective-timeout", min=0, help=(
+        collective_timeout: float = typer.Option(COLLECTIVE_TIMEOUT_S, "--collective-timeout", min=0, help=(
             "With --nproc: the ranks' default process-group timeout under sim (s); a rank that waits longer "
             "for its peers fails.")),
         option: list[str] = config_option(),

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from airctl.cli.output import err, escape
+from airctl.limits import COLLECTIVE_TIMEOUT_S
 
 
 def run_ranks_command(argv: list[str], rank: Any, out: Path, *, watchdog: float | None = None,
@@ -35,8 +36,8 @@ def run_ranks_command(argv: list[str], rank: Any, out: Path, *, watchdog: float 
     return result
 
 
-def compile_ranks_command(target: Any, nproc: int, *, out: Path, as_json: bool, collective_timeout: float = 60.0,
-                          fail_on: Any = None) -> None:
+def compile_ranks_command(target: Any, nproc: int, *, out: Path, as_json: bool,
+                          collective_timeout: float = COLLECTIVE_TIMEOUT_S, fail_on: Any = None) -> None:
     """``airctl compile MODEL.py --nproc N``: each rank compiles ``target`` as ``airctl compile`` would;
     ``--fail-on`` is judged on every rank's ledger."""
     from airctl.cli.output import print_json

@@ -8,6 +8,7 @@ import typer
 
 from airctl.cli.options import atol_option, out_option
 from airctl.cli.target import EVERY_MODE, EveryMode, build_target, every_mode_options
+from airctl.limits import COLLECTIVE_TIMEOUT_S
 from airctl.modes import Bad
 
 HELP = (
@@ -40,7 +41,7 @@ def register(app: typer.Typer) -> None:
         check: bool = typer.Option(True, "--check/--no-check",
                                    help="Compare each compiled graph's first call with its Dynamo graph run eagerly."),
         atol: float = atol_option(),
-        collective_timeout: float = typer.Option(60.0, "--collective-timeout", min=0, help=(
+        collective_timeout: float = typer.Option(COLLECTIVE_TIMEOUT_S, "--collective-timeout", min=0, help=(
             "torchrun: default process-group timeout of every rank under sim (s; the script's own wins).")),
         watchdog: float = typer.Option(None, "--watchdog", min=0, show_default="collective timeout + 30 s", help=(
             "torchrun: stop every rank once one has been blocked in a collective this long (s; 0: never).")),

@@ -73,9 +73,6 @@ class Side:
             return self.attr_key(i)
         return attr_hash({k: v for k, v in attrs.items() if k not in SCOPE_ATTRS})
 
-    def has_edges(self, i: int) -> bool:
-        return bool(self.data_in[i] or self.users[i] or self.ctrl_in[i] or self.ctrl_users[i])
-
     def unmatched(self) -> list[int]:
         pair = self.pair
         return [i for i in range(self.n) if pair[i] < 0]

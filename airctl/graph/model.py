@@ -142,12 +142,6 @@ class Graph:
         different files."""
         return [(n.name, n.op, n.kind, n.inputs, n.control_inputs, n.attrs, n.stream) for n in self.nodes]
 
-    def op_counts(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for n in self.nodes:
-            counts[n.op] = counts.get(n.op, 0) + 1
-        return counts
-
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Graph):
             return NotImplemented

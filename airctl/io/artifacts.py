@@ -43,7 +43,6 @@ TCD_PACKAGES = ("torchair", "npugraph_ex")  # the run's sub-folder each compiler
 TCD_STAGE = re.compile(r"^(?P<nnn>\d{3,})_aot_(?P<phase>\w+?)_(?P<what>graph|graph_after_.+|original_ge_graph|"
                        r"optimized_ge_graph)\.(?P<ext>txt|pbtxt|py)$")
 TRACE_NAME = re.compile(r"^dedicated_log_torch_trace(?:_rank_(?P<rank>\d+))?_\w+\.log$")
-PHASES = ("forward", "backward", "joint", "default")
 
 
 @dataclass

@@ -168,9 +168,6 @@ class LedgerWriter:
         files back); each is decoded from the text kept in memory when asked for."""
         return self._snapshots.view()
 
-    def graph_kind(self, graph_id: str) -> str:
-        return self.graph_entry(graph_id).kind
-
     def add_stage(
         self,
         graph_id: str,

@@ -58,9 +58,6 @@ class PassHooks:
     runs: list[dict[str, Any]] = field(default_factory=list)
     explanations: list[dict[str, Any]] = field(default_factory=list)
 
-    def result_changers(self) -> list[str]:
-        return [r["pass"] for r in self.runs if (r.get("eager_check") or {}).get("matches") is False]
-
 
 def build_hooks(path: Path | str, *, explain: bool = False) -> PassHooks:
     """Parse a YAML pass file and build one TorchAir hook per stage (None where a stage has no pass).

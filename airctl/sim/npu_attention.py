@@ -25,7 +25,6 @@ check of a run cannot catch an error here, since airctl's eager reference runs t
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import torch
@@ -282,5 +281,3 @@ def register(lib: Any) -> None:
             torch.library.register_autograd(f"npu::{fwd}", _backward(grad_op, v3), setup_context=_setup, lib=lib)
 
 
-def default_scale(query: torch.Tensor) -> float:
-    return 1.0 / math.sqrt(query.shape[-1])

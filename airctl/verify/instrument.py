@@ -66,9 +66,6 @@ class VerifyEach:
         before = {(f.rule, tuple(f.nodes)) for f in self.findings_by_stage[previous]} if previous else set()
         return [f for f in self.findings_by_stage[stage] if (f.rule, tuple(f.nodes)) not in before]
 
-    def all_findings(self) -> list[Finding]:
-        return [f for fs in self.findings_by_stage.values() for f in fs]
-
     def verdict(self) -> tuple[list[tuple[str, Finding]], list[tuple[str, Finding, str]]]:
         """The run's one verdict: the findings of the last stage (the graph that runs), each with the
         stage where it first appeared; and the findings of earlier stages that a later pass removed,

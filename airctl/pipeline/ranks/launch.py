@@ -51,7 +51,6 @@ from airctl.torch_env import ensure_torch_importable, restored_environ
 LAUNCHER_MODULE = "torch.distributed.run"
 WORKER_MODULE = "airctl.pipeline.ranks.worker"
 SHUTDOWN_TIMEOUT_S = 5
-DEFAULT_COLLECTIVE_TIMEOUT_S = 60.0
 WATCHDOG_GRACE_S = 30.0  # the watchdog fires this long after the collective timeout
 
 

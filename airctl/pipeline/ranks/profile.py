@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from airctl.limits import COLLECTIVE_TIMEOUT_S
 from airctl.modes import Mode
 from airctl.pipeline.profile import ProfileRequest
 from airctl.pipeline.ranks.launch import RanksRequest, RanksResult, nproc_argv, run_ranks
@@ -61,9 +62,9 @@ class RanksProfileOutcome:
         return sum(len(r.races) for run in self.runs for r in run.ranks)
 
 
-def profile_ranks(req: ProfileRequest, nproc: int, *, compare: bool = False, collective_timeout_s: float = 60.0,
-                  watchdog_s: float | None = None, progress: Callable[[str], None] | None = None
-                  ) -> RanksProfileOutcome:
+def profile_ranks(req: ProfileRequest, nproc: int, *, compare: bool = False,
+                  collective_timeout_s: float = COLLECTIVE_TIMEOUT_S, watchdog_s: float | None = None,
+                  progress: Callable[[str], None] | None = None) -> RanksProfileOutcome:
     """Profile ``nproc`` ranks of ``req.model_path`` (twice with ``compare``: without, then with the passes)."""
     runs = []
     requests = [req.without_passes(), req] if compare else [req]

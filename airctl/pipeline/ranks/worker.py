@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from airctl.errors import interrupt_exit_code
+from airctl.limits import COLLECTIVE_TIMEOUT_S
 from airctl.pipeline.ranks.orphans import die_with_parent
 from airctl.pipeline.run import signals
 from airctl.pipeline.run.boundary import exit_leaving_threads
@@ -52,7 +53,7 @@ class RankRequest:
     target: Target  # the script (model_path) and every setting the command line gave
     args: list[str] = field(default_factory=list)  # run: the script's arguments
     check: bool = True  # run: each compiled graph against its Dynamo graph run eagerly
-    collective_timeout_s: float | None = 60.0
+    collective_timeout_s: float | None = COLLECTIVE_TIMEOUT_S
     steps: int = 5  # profile
     warmup: int = 1  # profile
 

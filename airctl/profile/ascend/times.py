@@ -60,10 +60,6 @@ def ns_to_us(ns: int) -> float:
     return ns / 1000
 
 
-def ns_to_s(ns: int) -> float:
-    return ns / 1e9
-
-
 def implausible_starts(starts: list[int]) -> set[int]:
     """Indices of start times that cannot belong to the same profile: negative, beyond year 5000,
     or more than a day away from the median start (a profile covers seconds to minutes).

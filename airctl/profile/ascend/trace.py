@@ -61,11 +61,6 @@ class TraceView:
     launches: dict[tuple[str, int], int] = field(default_factory=dict)  # (lane, task start ns) -> host launch ns
 
 
-def load_events(path: Path) -> list[dict[str, Any]]:
-    """Every event of ``path`` as a list (small traces, tests); :func:`read_trace` streams instead."""
-    return list(iter_events(path))
-
-
 def read_trace(path: Path, issues: Issues, progress: Callable[[str], None] | None = None) -> TraceView:
     """The lanes of ``path``, streamed (memory holds the kept spans, not the file). Process and thread names
     usually come first; an X event seen before its names is handled by a second pass over the file."""
