@@ -13,11 +13,13 @@ from pathlib import Path
 import typer
 
 from airctl.cli.options import out_option, run_option
+from airctl.cli.target import EVERY_MODE, MODEL_SCRIPT, EveryMode, every_mode_options
 from airctl.modes import Mode
 
 
 def register(app: typer.Typer) -> None:
     @app.command("check")
+    @every_mode_options(panel=MODEL_SCRIPT)
     def check(
         path: Path = typer.Argument(None, help="airctl graph .json, a run (id, part of one, `latest`, `latest~N`, "
                                     "folder; imported ones too), TorchAir "
@@ -35,17 +37,22 @@ def register(app: typer.Typer) -> None:
                                                      "the single-stream peak), naming the tensors it keeps alive."),
         run: str = run_option(),
         out: Path = out_option("Folder of ledgers where the current run is."),
+        every: EveryMode = EVERY_MODE,
     ) -> None:
         """Verify the stream plan: scopes, record/wait, cross-stream races, joins, deadlocks.
 
         With no PATH: the current run (the last `airctl compile` or `passes apply` in --out)."""
         from airctl.cli.output import err, print_json, stdout_to_stderr
         from airctl.errors import FindingsExit
+        from airctl.io.gc_pause import gc_paused, graph_files_only
         from airctl.pipeline.check import check_source
 
-        with stdout_to_stderr(json_out):  # a model script PATH is compiled: its prints must not reach stdout
+        # a model script PATH is compiled: its prints must not reach stdout; a graph file is only read and
+        # checked: no collections meanwhile (airctl/io/gc_pause.py)
+        with stdout_to_stderr(json_out), gc_paused(passes is None and graph_files_only(path), settle=True):
             outcome = check_source(path, mode=mode.value if mode else None, stage=stage, passes=passes, run=run,
-                                   runs_dir=out, max_memory_increase=max_memory_increase)
+                                   runs_dir=out, max_memory_increase=max_memory_increase,
+                                   every=every)
         if json_out:
             print_json(outcome.to_json())
         else:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import typer
 
-from airctl.cli.options import backend_option, command_line, entry_option, out_option
-from airctl.modes import BackendName
+from airctl.cli.options import command_line, entry_option, out_option
+from airctl.cli.target import EVERY_MODE, EveryMode, every_mode_options
 
 HELP = (
     "Which ops of MODEL.py TorchAir cannot convert to GE (max-autotune), all at once and in seconds: the model is "
@@ -27,20 +27,21 @@ HELP = (
 
 def register(app: typer.Typer) -> None:
     @app.command("coverage", help=HELP, no_args_is_help=True)
+    @every_mode_options()
     def coverage_cmd(
         ctx: typer.Context,
         model: Path = typer.Argument(..., help="Model script (.py).", show_default=False),
         out: Path = out_option("Folder for ledgers (the coverage run leaves a minimal one)."),
-        backend: BackendName = backend_option(),
         entry: str = entry_option(),
         as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON on stdout."),
+        every: EveryMode = EVERY_MODE,
     ) -> None:
         from airctl.cli.output import out as stdout
         from airctl.cli.output import print_json, status, stdout_to_stderr
         from airctl.pipeline.coverage import coverage
 
         with stdout_to_stderr(as_json), status("tracing…"):
-            found = coverage(model, entry=entry, out_dir=out, backend=backend.value, command_line=command_line(ctx))
+            found = coverage(model, entry=entry, out_dir=out, every=every, command_line=command_line(ctx))
         if as_json:
             print_json(found.to_json())
         elif found.error is None:

@@ -11,6 +11,7 @@ from typing import Any
 import typer
 
 from airctl.cli.options import out_option
+from airctl.cli.target import EVERY_MODE, MODEL_SCRIPT, EveryMode, every_mode_options
 
 HELP = (
     "Compare two graphs: added, removed and changed nodes (op, stream, attributes) and added or removed "
@@ -35,6 +36,7 @@ HELP = (
 
 def register(app: typer.Typer) -> None:
     @app.command("diff", help=HELP)
+    @every_mode_options(panel=MODEL_SCRIPT)
     def diff_cmd(
         a: Path = typer.Argument(None, metavar="A", show_default=False,
                                  help="Old graph: dump, .json, ledger folder or run id. Default: the current run."),
@@ -54,14 +56,18 @@ def register(app: typer.Typer) -> None:
         out: Path = out_option("Folder of ledgers where the runs are."),
         force: bool = typer.Option(False, "--force", help="Accepted for old scripts: --html/--svg overwrite an "
                                    "ordinary file anyway (never an input or a ledger)."),
+        every: EveryMode = EVERY_MODE,
     ) -> None:
         from airctl.cli.output import err, escape, print_json, stdout_to_stderr
+        from airctl.io.gc_pause import gc_paused, graph_files_only
         from airctl.pipeline.diff import diff_sources
 
         # the files are written first: a closed pipe on stdout (`| head`) must not lose them
-        with stdout_to_stderr():  # a model script A or B is compiled first: its prints go to stderr
+        # a model script A or B is compiled first: its prints go to stderr; two graph files are only read and
+        # compared: no collections meanwhile (airctl/io/gc_pause.py)
+        with stdout_to_stderr(), gc_paused(graph_files_only(a, b), settle=True):
             outcome = diff_sources(a, b, from_stage=from_stage, to_stage=to_stage, html=html, svg=svg,
-                                   runs=runs or (), runs_dir=out, force=force)
+                                   runs=runs or (), runs_dir=out, force=force, every=every)
         for path in outcome.written:
             err.print(escape(f"wrote {path}"), highlight=False)
         if as_json:

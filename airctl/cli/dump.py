@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from airctl.cli.options import mode_option, out_option, run_option
+from airctl.cli.target import EVERY_MODE, MODEL_SCRIPT, EveryMode, every_mode_options
 from airctl.modes import GraphFormat, Mode
 
 HELP = (
@@ -29,6 +30,7 @@ HELP = (
 
 def register(app: typer.Typer) -> None:
     @app.command("dump", help=HELP)
+    @every_mode_options(panel=MODEL_SCRIPT)
     def dump_cmd(
         source: Path = typer.Argument(None, help="Dump file, graph .json, a run (id, part of one, `latest`, "
                                       "`latest~N`, folder), or model script (compiled first). Default: the current "
@@ -52,13 +54,15 @@ def register(app: typer.Typer) -> None:
                                    "anyway (never an input or a ledger)."),
         run: str = run_option(),
         runs: Path = out_option("Folder of ledgers where the current run is.", "--runs"),
+        every: EveryMode = EVERY_MODE,
     ) -> None:
         from airctl.cli.output import err, escape, stdout_to_stderr
         from airctl.pipeline.dump import dump_source
 
         with stdout_to_stderr():  # the result is what goes to stdout; a model script's prints go to stderr
             result = dump_source(source, type_, stage=stage, out=out, mode=mode.value if mode else None,
-                                 collapse=collapse, depth=depth, run=run, runs_dir=runs, force=force)
+                                 collapse=collapse, depth=depth, run=run, runs_dir=runs, force=force,
+                                 every=every)
         for note in result.notes:
             err.print(escape(f"dump: {note}"), highlight=False)
         if result.written is not None:

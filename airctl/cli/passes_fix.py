@@ -12,6 +12,7 @@ from pathlib import Path
 import typer
 
 from airctl.cli.options import RUN_ARGUMENT_HELP, run_option, runs_option
+from airctl.cli.target import EVERY_MODE, EveryMode, every_mode_options
 
 FIX_HELP = (
     "Write RUN's pass file plus the record/wait passes that close every race the verifier finds in its plan "
@@ -27,6 +28,7 @@ FIX_HELP = (
 
 def register_fix(passes: typer.Typer) -> None:
     @passes.command("fix", help=FIX_HELP)
+    @every_mode_options()
     def fix_cmd(
         run: str = typer.Argument(None, metavar="[RUN]", show_default=False, help=RUN_ARGUMENT_HELP),
         output: Path = typer.Option(None, "--output", "-o", show_default=False,
@@ -35,6 +37,7 @@ def register_fix(passes: typer.Typer) -> None:
         runs: Path = runs_option(),
         no_check: bool = typer.Option(False, "--no-check", help="Do not apply the result in every mode."),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+        every: EveryMode = EVERY_MODE,
     ) -> None:
         from airctl.cli.output import err, escape, out, print_json, status, stdout_to_stderr
         from airctl.errors import FindingsExit
@@ -47,7 +50,7 @@ def register_fix(passes: typer.Typer) -> None:
         claim_run_output(output, [root])  # never over the run, its model script or pass file
         with stdout_to_stderr(as_json), status("reading the run's plan…") as spinner:
             result = fix_passes(root, runs, output, check=not no_check,
-                                progress=lambda msg: spinner.update(msg))
+                                progress=lambda msg: spinner.update(msg), every=every)
         if as_json:
             print_json(result.to_json())
         else:

@@ -9,8 +9,9 @@ from typing import Any
 
 import typer
 
-from airctl.cli.options import backend_option, entry_option, mode_option, out_option, run_option
-from airctl.modes import BackendName, Mode
+from airctl.cli.options import entry_option, mode_option, out_option, run_option
+from airctl.cli.target import EVERY_MODE, EveryMode, every_mode_options
+from airctl.modes import Mode
 
 HELP = (
     "Find the regions of MODEL's graph (or a run's) that can run beside each other, assign them to at most --streams "
@@ -25,6 +26,7 @@ HELP = (
 
 def register(passes: typer.Typer) -> None:
     @passes.command("suggest", help=HELP)
+    @every_mode_options()
     def suggest_cmd(
         source: Path = typer.Argument(None, help="Model script (.py) or run (id or ledger); default: the current run.",
                                       show_default=False),
@@ -50,9 +52,9 @@ def register(passes: typer.Typer) -> None:
                                    "profile --times --compare` does before writing it (the step printed is that one)."),
         out: Path = out_option("Folder of ledgers (runs).", "--out"),
         run: str = run_option(),
-        backend: BackendName = backend_option(),
         entry: str = entry_option(),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+        every: EveryMode = EVERY_MODE,
     ) -> None:
         from airctl.cli.output import print_json, status, stdout_to_stderr
         from airctl.pipeline.output_claim import claim_run_output
@@ -62,7 +64,7 @@ def register(passes: typer.Typer) -> None:
         named = resolve_source(source, run, out_dir=out, accepts=MODELS).path  # never written over: -o is refused
         claim_run_output(output, [named, from_file, Path(times) if Path(times).exists() else None])
         req = SuggestRequest(source=source, run=run, times=times, streams=streams, mode=mode.value if mode else None,
-                             output=output, from_file=from_file, stage=stage, out_dir=out, backend=backend.value,
+                             output=output, from_file=from_file, stage=stage, out_dir=out, every=every,
                              entry=entry, device=device, memory_budget=memory_budget, check=check)
         with stdout_to_stderr(as_json), status("suggesting a stream plan…") as spinner:
             outcome = suggest(req, progress=lambda msg: spinner.update(msg))

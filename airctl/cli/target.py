@@ -1,16 +1,18 @@
 """The options every compiling command shares, declared once, and the one helper that builds a Target.
 
-``airctl compile``, ``passes apply``, ``passes explain``, ``profile``, ``run`` and ``bisect`` each
-compile (or run) a model with a :class:`~airctl.pipeline.target.Target`. The options all of them
-honour (:class:`EveryMode`: ``--backend``, ``--seed``) are declared here once, as fields whose
-metadata holds the typer option: :func:`every_mode_options` puts them into a command's signature
-where the command has a parameter ``every: EveryMode = EVERY_MODE``, and hands the command one
-:class:`EveryMode` instead. :func:`build_target` turns it and the command's own options (mode,
-entry, pass file, ``--option``s, …) into the Target, the same way for every command.
+Every command that compiles (or runs) a model — ``compile``, ``run``, ``profile``, ``bisect``,
+``passes apply``/``explain``/``suggest``/``fix``, ``coverage``, and ``check``/``dump``/``diff`` of a
+model script — takes the options every mode honours (:class:`~airctl.pipeline.target.EveryMode`:
+``--backend``, ``--seed``). Each is declared here once (:data:`OPTIONS`): :func:`every_mode_options`
+puts them into a command's signature where the command has a parameter ``every: EveryMode =
+EVERY_MODE``, and hands the command one :class:`EveryMode`, which the command passes down to whatever
+compiles; :func:`build_target` turns it and the command's own options (mode, entry, pass file,
+``--option``s, …) into the Target where the command itself knows the model.
 
-So an option every mode honours is a field of ``Target``, a field here (its declaration) and the
-code that uses it; no command module changes (docs/architecture.md, "Where a change goes").
-Nothing here imports torch or the pipeline at import time (``airctl --help`` stays fast).
+So an option every mode honours is a field of ``EveryMode`` and ``Target`` (pipeline/target.py), its
+option here, and the code that uses it; no command module changes (docs/architecture.md, "Where a
+change goes"; tests/cli/test_every_mode.py). Nothing here imports torch at import time (``airctl
+--help`` stays fast).
 """
 
 from __future__ import annotations
@@ -19,14 +21,15 @@ import functools
 import inspect
 import typing
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 from airctl.cli.options import backend_option
-from airctl.modes import BackendName, Mode
+from airctl.modes import Mode
+from airctl.pipeline.target import EveryMode
 
 if TYPE_CHECKING:
     from airctl.pipeline.target import Target
@@ -41,15 +44,15 @@ def _seed_option(panel: str | None) -> Any:
                              "and dropout repeat from run to run. Recorded in index.json.")
 
 
-@dataclass(frozen=True)
-class EveryMode:
-    """The options every compiling command takes; each field is a :class:`Target` field of the same name."""
+OPTIONS: dict[str, Callable[[str | None], Any]] = {
+    "backend": lambda panel: backend_option(rich_help_panel=panel),
+    "seed": _seed_option,
+}
+"""The typer option of each :class:`~airctl.pipeline.target.EveryMode` field, by field name (a panel of
+``--help`` in, the option out)."""
 
-    backend: BackendName = field(default=BackendName.AUTO,
-                                 metadata={"option": lambda panel: backend_option(rich_help_panel=panel)})
-    seed: int | None = field(default=None, metadata={"option": _seed_option})
 
-
+MODEL_SCRIPT = "When the source is a model script (compiled first)"  # their --help panel in check, dump, diff
 EVERY_MODE = EveryMode()  # the placeholder default of a command's ``every`` parameter
 
 
@@ -65,7 +68,7 @@ def every_mode_options(panel: str | None = None) -> Callable[[Callable[..., Any]
             if param.name != "every":
                 params.append(param.replace(annotation=hints.get(param.name, param.annotation)))
                 continue
-            params += [inspect.Parameter(f.name, param.kind, default=f.metadata["option"](panel),
+            params += [inspect.Parameter(f.name, param.kind, default=OPTIONS[f.name](panel),
                                          annotation=types[f.name]) for f in fields(EveryMode)]
 
         @functools.wraps(command)
@@ -86,9 +89,8 @@ def build_target(model: Path, every: EveryMode, *, mode: Mode | str | None = Non
     max-autotune), ``--option``s parsed and checked (a bad one is refused here, before anything runs);
     ``settings`` are other Target fields by name (atol, capture, dump_types, verbose)."""
     from airctl.pipeline.compile.options import parse_options
-    from airctl.pipeline.target import Target  # here: `airctl --help` imports no pipeline
 
-    return Target(Path(model), mode=mode or Mode.MAX_AUTOTUNE, entry=entry,
-                  passes_file=Path(passes) if passes is not None else None, options=parse_options(option),
-                  **asdict(every), **settings)
+    return every.target(model, mode=mode or Mode.MAX_AUTOTUNE, entry=entry,
+                        passes_file=Path(passes) if passes is not None else None, options=parse_options(option),
+                        **settings)
 

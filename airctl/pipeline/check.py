@@ -15,6 +15,7 @@ from typing import Any
 
 from airctl.graph.model import is_stream_op
 from airctl.modes import MAX_AUTOTUNE, NPUGRAPH_EX
+from airctl.pipeline.target import EveryMode
 from airctl.verify.findings import Finding, count, summary_json
 
 RACE = "race_cross_stream_without_wait"
@@ -44,7 +45,8 @@ class CheckOutcome:
 
 def check_source(path: Path | str | None, *, mode: str | None = None, stage: str | None = None,
                  passes: Path | str | None = None, run: str | None = None,
-                 runs_dir: Path = Path("airctl-runs"), max_memory_increase: str | None = None) -> CheckOutcome:
+                 runs_dir: Path = Path("airctl-runs"), max_memory_increase: str | None = None,
+                 every: EveryMode | None = None) -> CheckOutcome:
     """Verify every graph ``path`` names (None: the current run, or ``run``); ``mode`` None: each
     graph's own mode (see the module doc)."""
     from airctl.pipeline.source import GRAPHS, check_targets, resolve_source
@@ -56,7 +58,7 @@ def check_source(path: Path | str | None, *, mode: str | None = None, stage: str
         return check_ranks_ledger(source.path, mode=mode, stage=stage)
     checked = []
     fix = _race_hint(source.path)
-    for target in check_targets(source, stage=stage, passes=passes, mode=mode, runs_dir=runs_dir):
+    for target in check_targets(source, stage=stage, passes=passes, mode=mode, runs_dir=runs_dir, every=every):
         used = MAX_AUTOTUNE if target.graph.dialect == "ge" else mode or target.mode or _ops_mode(target.graph)
         # a ledger's graph checked under another mode than its own: the plan there, as `passes apply` counts it
         findings = as_plan_in(verify(target.graph, used), used, target.mode) + list(target.findings)
@@ -105,7 +107,7 @@ def _race_hint(path: Path) -> Any:
 def _ops_mode(graph: Any) -> str:
     """A file that does not say its mode: npugraph_ex when its stream ops are all npugraph_ex's
     (only that compiler reads them), else max-autotune."""
-    spaces = {n.op.split(".")[0] for n in graph.nodes if is_stream_op(n.op)}
+    spaces = {op.split(".")[0] for op in {n.op for n in graph.nodes} if is_stream_op(op)}  # each op once
     return NPUGRAPH_EX if spaces == {"npugraph_ex"} else MAX_AUTOTUNE
 
 

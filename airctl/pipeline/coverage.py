@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from airctl.errors import AirctlError, ExecutionMismatch, UnconvertibleOps
+from airctl.pipeline.target import EveryMode
 
 
 @dataclass
@@ -46,13 +47,12 @@ class Coverage:
 
 
 def coverage(model_path: Path, *, entry: str | None = None, out_dir: Path = Path("airctl-runs"),
-             backend: str = "auto", command_line: list[str] | None = None) -> Coverage:
+             every: EveryMode | None = None, command_line: list[str] | None = None) -> Coverage:
     """Trace ``model_path`` for max-autotune and report every op TorchAir cannot convert."""
     from airctl.io.fx_reader import read_fx
     from airctl.modes import Capture, Mode
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
     from airctl.pipeline.compile.converter_errors import unconvertible_error
-    from airctl.pipeline.target import Target
     from airctl.verify.converter_coverage import unconvertible_ops
 
     result = Coverage()
@@ -65,7 +65,7 @@ def coverage(model_path: Path, *, entry: str | None = None, out_dir: Path = Path
         if found:
             raise unconvertible_error(found, "TorchAir would not convert this model to GE")
 
-    target = Target(model_path, mode=Mode.MAX_AUTOTUNE, backend=backend, entry=entry, capture=Capture.MINIMAL)
+    target = (every or EveryMode()).target(model_path, mode=Mode.MAX_AUTOTUNE, entry=entry, capture=Capture.MINIMAL)
     request = CompileRequest(target, out_dir=out_dir, post_pass=check, report=False, command="coverage",
                              command_line=command_line, reference=False, trace_inference=True)
     compiled = compile_model(request)

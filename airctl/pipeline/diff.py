@@ -24,6 +24,7 @@ from airctl.graph.model import Graph
 from airctl.io.output_path import claim_output
 from airctl.ledger.pass_window import PassWindow
 from airctl.ledger_files import is_ledger
+from airctl.pipeline.target import EveryMode
 
 
 @dataclass
@@ -48,7 +49,8 @@ class DiffOutcome:
 
 def diff_sources(a: Path | None, b: Path | None = None, *, from_stage: str | None = None,
                  to_stage: str | None = None, html: Path | None = None, svg: Path | None = None,
-                 runs: Sequence[str] = (), runs_dir: Path = Path("airctl-runs"), force: bool = False) -> DiffOutcome:
+                 runs: Sequence[str] = (), runs_dir: Path = Path("airctl-runs"), force: bool = False,
+                 every: EveryMode | None = None) -> DiffOutcome:
     """Diff ``a`` against ``b`` (or two stages of ledger ``a``); write ``html``/``svg`` when given.
     With no ``a``: the current run's stages, or the ledgers of ``runs`` (one, or two compared).
     Two ledgers and neither ``from_stage`` nor ``to_stage``: the runs stage by stage."""
@@ -62,7 +64,7 @@ def diff_sources(a: Path | None, b: Path | None = None, *, from_stage: str | Non
     if window is not None:
         from_stage, to_stage = f"{window.before.graph_id}/{window.before.name}", \
             f"{window.after.graph_id}/{window.after.name}"
-    old, new = load_pair(a, b, from_stage, to_stage, runs_dir)
+    old, new = load_pair(a, b, from_stage, to_stage, runs_dir, every)
     outcome = DiffOutcome(old, new, diff_pair(old, new), window=window)
     outcome.report.a_name, outcome.report.b_name = _side_labels(a, b, from_stage, to_stage, old)
     if html is not None:
@@ -165,7 +167,7 @@ def diff_pair(old: Graph, new: Graph) -> DiffReport:
 
 
 def load_pair(a: Path, b: Path | None, from_stage: str | None, to_stage: str | None,
-              runs_dir: Path = Path("airctl-runs")) -> tuple[Graph, Graph]:
+              runs_dir: Path = Path("airctl-runs"), every: EveryMode | None = None) -> tuple[Graph, Graph]:
     """The two graphs to compare: two sources (a model script compiled into ``runs_dir``), or two stages
     of ledger ``a`` (defaults: docs/ledger.md)."""
     from airctl.ledger.defaults import Request, StageRequest
@@ -175,13 +177,15 @@ def load_pair(a: Path, b: Path | None, from_stage: str | None, to_stage: str | N
     if b is not None:
         if _is_ledger(a) and _is_ledger(b):  # two runs, one stage named: the same stage of both
             from_stage, to_stage = from_stage or to_stage, to_stage or from_stage
-        return (load_source(a, from_stage, Request.DIFF_SOURCE, runs_dir=runs_dir),
-                load_source(b, to_stage, Request.DIFF_SOURCE, runs_dir=runs_dir))
+        # the diff uses the graphs as read: their readers' reference tables serve its matcher (graph/refs.py)
+        return (load_source(a, from_stage, Request.DIFF_SOURCE, runs_dir=runs_dir, every=every, keep_refs=True),
+                load_source(b, to_stage, Request.DIFF_SOURCE, runs_dir=runs_dir, every=every, keep_refs=True))
     if not is_ledger(a):
         raise AirctlError("diff needs two graphs, or one ledger folder with --from/--to", file=str(a),
                           hint="airctl diff OLD NEW  |  airctl diff LEDGER --from STAGE --to STAGE")
     ledger = Ledger.open(a)
-    old = ledger.load(ledger.find_stage(from_stage, request=Request.DIFF_FROM))
+    old = ledger.load(ledger.find_stage(from_stage, request=Request.DIFF_FROM), keep_refs=True)
     # FX against GE matches nothing: the new side defaults to the old side's dialect
-    new = ledger.load(ledger.find_stage(to_stage, request=StageRequest(Request.DIFF_TO, dialect=old.dialect)))
+    new = ledger.load(ledger.find_stage(to_stage, request=StageRequest(Request.DIFF_TO, dialect=old.dialect)),
+                      keep_refs=True)
     return old, new

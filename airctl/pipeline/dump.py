@@ -33,6 +33,7 @@ from airctl.graph.model import Graph
 from airctl.io.output_path import claim_output
 from airctl.ledger_files import is_ledger
 from airctl.modes import MAX_AUTOTUNE, GraphFormat
+from airctl.pipeline.target import EveryMode
 
 LANE_SUFFIXES = (".svg", ".png", ".html")
 MAX_PNG_PIXELS = 30_000  # the taller side of a lane PNG; Chromium screenshots stop well before 64k
@@ -49,7 +50,8 @@ class DumpOutcome:
 
 def dump_source(source: Path | None, fmt: GraphFormat | str, *, stage: str | None = None, out: Path | None = None,
                 mode: str | None = None, collapse: str | None = None, depth: int = 2, run: str | None = None,
-                runs_dir: Path = Path("airctl-runs"), force: bool = False) -> DumpOutcome:
+                runs_dir: Path = Path("airctl-runs"), force: bool = False,
+                every: EveryMode | None = None) -> DumpOutcome:
     """Read ``source`` (file, ledger stage, model script; None: the current run) and turn it into ``fmt``.
 
     A picture without ``out`` goes to ``<source stem>.<fmt>`` in the working directory (the lane
@@ -97,7 +99,7 @@ def dump_source(source: Path | None, fmt: GraphFormat | str, *, stage: str | Non
                      f"{Ledger.open(source).index.mode}, makes no GE graph; TorchAir writes GE files in "
                      f"max-autotune only)")
         notes.append(note)
-    graph = load_source(source, stage, request, mode=mode or MAX_AUTOTUNE)
+    graph = load_source(source, stage, request, mode=mode or MAX_AUTOTUNE, runs_dir=runs_dir, every=every)
     if fmt is GraphFormat.LANES:
         assert out is not None
         note = dump_lanes(graph, out, mode or _ledger_mode(source) or MAX_AUTOTUNE, collapse, depth)

@@ -27,6 +27,7 @@ from typing import Any
 
 from airctl.errors import AirctlError
 from airctl.modes import MODES
+from airctl.pipeline.target import EveryMode
 
 RACE = "race_cross_stream_without_wait"
 NOT_BY_WAITS = {"foreign_stream_ops"}  # the namespace follows the mode's config: not the plan's fault
@@ -156,7 +157,9 @@ def fix_preview(ledger_dir: Path) -> Callable[[tuple[str, str] | None], str | No
 
 
 def fix_passes(run: str | Path | None, out: Path, output: Path | None = None, *, check: bool = True,
-               progress: Any = None) -> FixResult:
+               progress: Any = None, every: EveryMode | None = None) -> FixResult:
+    """The run's pass file plus the waits that close its races, written to ``output`` and, with ``check``,
+    applied in every mode with ``every``'s settings over the run's own (``--backend``, ``--seed``)."""
     from airctl.ledger.reader import Ledger
     from airctl.ledger.runs import resolve_run
     from airctl.passes.fix import plan_fix
@@ -189,26 +192,24 @@ def fix_passes(run: str | Path | None, out: Path, output: Path | None = None, *,
     output.write_text(result.yaml)
     result.output = output
     if check:
-        result.checks = check_modes(output, index, progress=progress)
+        result.checks = check_modes(output, index, progress=progress, every=every)
     return result
 
 
-def check_modes(pass_file: Path, index: Any, *, progress: Any = None) -> dict[str, dict[str, Any]]:
+def check_modes(pass_file: Path, index: Any, *, progress: Any = None,
+                every: EveryMode | None = None) -> dict[str, dict[str, Any]]:
     """``pass_file`` applied (up to the passes) in every mode, each plan graph verified in that mode."""
     from airctl.ledger.reader import Ledger
     from airctl.pipeline.apply import apply_passes
-    from airctl.pipeline.target import Target
-
     model = Path((index.model or {}).get("resolved") or (index.model or {}).get("path"))
-    backend = (index.backend or {}).get("name") or "auto"
+    settings = (every or EveryMode()).over(EveryMode.of_run(index))
     scratch = Path(tempfile.mkdtemp(prefix="airctl-fix-"))
     checks: dict[str, dict[str, Any]] = {}
     try:
         for mode in MODES:
             if progress is not None:
                 progress(f"checking {pass_file.name} in {mode}")
-            target = Target(model, mode=mode, backend=backend, entry=(index.model or {}).get("entry"),
-                            passes_file=pass_file)
+            target = settings.target(model, mode=mode, entry=(index.model or {}).get("entry"), passes_file=pass_file)
             applied = apply_passes(target, out=scratch / mode, plan=True, with_diff=False, report=False)
             if applied.error is not None:
                 checks[mode] = {"errors": 1, "first": applied.error.message}

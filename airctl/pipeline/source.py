@@ -44,6 +44,7 @@ from airctl.ledger.runs import LATEST, matching_runs, resolve_run
 from airctl.ledger_files import INDEX, is_ledger
 from airctl.modes import MAX_AUTOTUNE
 from airctl.pipeline.run.current import RunOrigin, run_origin
+from airctl.pipeline.target import EveryMode
 
 
 class Form(StrEnum):
@@ -177,13 +178,13 @@ def choose_model(source: Source, *, entry: str | None, mode: str | None, passes:
 
 
 def compile_script(path: Path, mode: str, *, command: str, passes: Path | str | None = None,
-                   verify: bool = True, report: bool = True, out_dir: Path = Path("airctl-runs")) -> Path:
-    """Compile a model script into ``out_dir`` (the command's ``--out``, else ./airctl-runs) and return
-    its ledger folder (imports torch)."""
+                   verify: bool = True, report: bool = True, out_dir: Path = Path("airctl-runs"),
+                   every: EveryMode | None = None) -> Path:
+    """Compile a model script into ``out_dir`` (the command's ``--out``, else ./airctl-runs) with the
+    command's ``every`` (``--backend``, ``--seed``) and return its ledger folder (imports torch)."""
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
-    from airctl.pipeline.target import Target
 
-    target = Target(path, mode=mode, passes_file=Path(passes) if passes else None)
+    target = (every or EveryMode()).target(path, mode=mode, passes_file=Path(passes) if passes else None)
     result = compile_model(CompileRequest(target, out_dir=Path(out_dir), command=command, verify=verify,
                                           report=report))
     if not result.index.graphs:
@@ -195,18 +196,20 @@ def compile_script(path: Path, mode: str, *, command: str, passes: Path | str | 
 
 def load_source(source: Source | Path | str, stage: str | None = None,
                 request: StageRequest | Request = Request.DUMP, mode: str = MAX_AUTOTUNE,
-                runs_dir: Path = Path("airctl-runs")) -> Graph:
+                runs_dir: Path = Path("airctl-runs"), every: EveryMode | None = None,
+                keep_refs: bool = False) -> Graph:
     """The graph a SOURCE names; a model script is compiled first, into ``runs_dir`` (``airctl dump``/``diff``)."""
     path = source.path if isinstance(source, Source) else Path(source)
     if is_model_script(path):
-        path = compile_script(path, mode, command="dump", out_dir=runs_dir)
-    return read_source(path, stage, request)
+        path = compile_script(path, mode, command="dump", out_dir=runs_dir, every=every)
+    return read_source(path, stage, request, keep_refs)
 
 
 def read_source(source: Path | str, stage: str | None = None,
-                request: StageRequest | Request = Request.DUMP) -> Graph:
+                request: StageRequest | Request = Request.DUMP, keep_refs: bool = False) -> Graph:
     """The graph a graph file or ledger folder holds; ``request`` picks a ledger's stage when
-    ``stage`` names none (docs/ledger.md, "Default stages")."""
+    ``stage`` names none (docs/ledger.md, "Default stages"). ``keep_refs``: for a caller that uses the
+    graph as read (:func:`airctl.io.read.read_graph`'s)."""
     path = Path(source)
     if is_model_script(path):
         raise GraphReadError("a model script is not a graph", file=str(path),
@@ -216,22 +219,23 @@ def read_source(source: Path | str, stage: str | None = None,
             raise LedgerError(f"not a run folder: no {INDEX}", file=str(path),
                               hint="pass a graph file, or the run folder `airctl compile` printed")
         ledger = Ledger.open(path)
-        return ledger.load(ledger.find_stage(stage, request=request))
+        return ledger.load(ledger.find_stage(stage, request=request), keep_refs)
     if stage is not None:
         raise GraphReadError("--stage/--from/--to need a ledger folder", file=str(path),
                              hint="a single graph file has no stages")
     if not path.exists():
         raise GraphReadError("no such file", file=str(path))
-    return read_graph(path)
+    return read_graph(path, keep_refs)
 
 
 def check_targets(source: Source, *, stage: str | None = None, passes: Path | str | None = None,
-                  mode: str | None = None, runs_dir: Path = Path("airctl-runs")) -> list:
+                  mode: str | None = None, runs_dir: Path = Path("airctl-runs"),
+                  every: EveryMode | None = None) -> list:
     """What ``airctl check SOURCE`` verifies; a model script is compiled (with ``passes``) first."""
     from airctl.verify.inputs import ledger_targets, load_targets
 
     if source.form is Form.MODEL:
         ledger = compile_script(source.path, mode or MAX_AUTOTUNE, command="check", passes=passes, verify=False,
-                                report=False, out_dir=runs_dir)
+                                report=False, out_dir=runs_dir, every=every)
         return ledger_targets(ledger, None)
     return load_targets(source.path, stage=stage)

@@ -48,7 +48,7 @@ from airctl.pipeline.suggest_check import (
 from airctl.pipeline.suggest_regions import beside as beside_of
 from airctl.pipeline.suggest_regions import gains as gains_of
 from airctl.pipeline.suggest_regions import region_row
-from airctl.pipeline.target import Target
+from airctl.pipeline.target import EveryMode
 from airctl.predict import candidate as cd
 from airctl.predict import suggest as sg
 from airctl.predict.plan import plan_from_graph
@@ -70,7 +70,7 @@ class SuggestRequest:
     mode: str | None = None  # default: the run's, else max-autotune
     output: Path | None = None  # the pass file; default suggested-<model>.yaml
     out_dir: Path = Path("airctl-runs")
-    backend: str = "auto"
+    every: EveryMode = field(default_factory=EveryMode)  # --backend, --seed: every compile and apply it makes
     entry: str | None = None
     device: str | None = None
     from_file: Path | None = None  # --from: the user's plan, kept, with passes added
@@ -235,7 +235,7 @@ def _write_checked(out: SuggestOutcome, req: SuggestRequest, mode: str, say: Cal
     scratch = Path(req.out_dir) / f".suggested-{os.getpid()}.yaml"
     scratch.write_text(out.text, encoding="utf-8")
     try:
-        out.confirmed = confirm(scratch, Path(out.model), mode, req.times, out_dir=req.out_dir, backend=req.backend,
+        out.confirmed = confirm(scratch, Path(out.model), mode, req.times, out_dir=req.out_dir, every=req.every,
                                 entry=req.entry, device=req.device, say=say)
         beaten = out.from_file is None and out.current_us is not None  # --from's plan is the search's own start
         if beaten and out.confirmed.suggested_us >= out.current_us - MARGIN_US:
@@ -256,8 +256,8 @@ def _apply_from(req: SuggestRequest, ledger: Ledger, mode: str, say: Callable[[s
         raise AirctlError("--from needs the model: the run does not name its script", file=str(ledger.index_path),
                           hint="give MODEL.py")
     say(f"applying {req.from_file}…")
-    target = Target(Path(str(path)), mode=mode, backend=req.backend, entry=req.entry or model.get("entry"),
-                    passes_file=Path(str(req.from_file)))
+    target = req.every.target(path, mode=mode, entry=req.entry or model.get("entry"),
+                              passes_file=Path(str(req.from_file)))
     with keeping_current(req.out_dir):  # a step of the search, not a run the user made
         result = apply_passes(target, out=req.out_dir, plan=True, with_diff=False)
     if result.error is not None:
@@ -294,7 +294,7 @@ def _ledger(req: SuggestRequest, say: Callable[[str], None]) -> tuple[Path, str]
         from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
         say("compiling up to the passes…")
-        target = Target(src, mode=req.mode or Mode.MAX_AUTOTUNE, backend=req.backend, entry=req.entry)
+        target = req.every.target(src, mode=req.mode or Mode.MAX_AUTOTUNE, entry=req.entry)
         with keeping_current(req.out_dir):  # the single-stream graph it plans on is not the user's next run
             result = compile_model(CompileRequest(target, out_dir=req.out_dir, stop_after_passes=True,
                                                   command="passes suggest"))

@@ -24,6 +24,7 @@ from typing import Any
 
 from airctl.graph.model import Graph
 from airctl.modes import MAX_AUTOTUNE
+from airctl.pipeline.target import EveryMode
 from airctl.predict.plan import ReplayPlan
 
 MARGIN_US = 0.05  # a suggestion must beat the run's plan by more than rounding
@@ -43,16 +44,14 @@ class Confirmed:
                 "racy": self.racy}
 
 
-def confirm(passes_file: Path, model: Path, mode: str, times: str, *, out_dir: Path, backend: str,
+def confirm(passes_file: Path, model: Path, mode: str, times: str, *, out_dir: Path, every: EveryMode,
             entry: str | None, device: str | None, say: Callable[[str], None]) -> Confirmed:
     """Apply ``passes_file`` to ``model`` (a full apply that does not become the current run) and predict
     it with ``--compare``."""
     from airctl.pipeline.apply import apply_passes
     from airctl.pipeline.predict import PredictRequest, predict
-    from airctl.pipeline.target import Target
-
     say("applying the suggestion to check it…")
-    target = Target(model, mode=mode, backend=backend, entry=entry, passes_file=passes_file)
+    target = every.target(model, mode=mode, entry=entry, passes_file=passes_file)
     with keeping_current(out_dir):
         result = apply_passes(target, out=out_dir, plan=False, with_diff=False, report=False)
     if result.error is not None:

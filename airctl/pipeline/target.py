@@ -81,6 +81,49 @@ class Target:
         return cls(**{k: _DECODE.get(k, _same)(v) if v is not None else None for k, v in data.items()})
 
 
+@dataclass(frozen=True)
+class EveryMode:
+    """The settings every compiling command honours, whatever it compiles (a model script it was
+    given, a run's model, each candidate of ``passes suggest``): each is a :class:`Target` field of
+    the same name. The command line declares each once (``airctl.cli.target.OPTIONS``); a command
+    hands one ``EveryMode`` down, and whatever compiles builds its Target with :meth:`target`, so an
+    option every mode honours is a field here and in Target, its declaration, and the code that uses it.
+
+    >>> EveryMode(seed=7).target(Path("m.py"), mode="npugraph_ex").seed
+    7
+    """
+
+    backend: BackendName = BackendName.AUTO
+    seed: int | None = None
+
+    def target(self, model: Path | str, **settings: Any) -> Target:
+        """The Target of ``model`` with these settings and the command's own (mode, entry, pass file, …)."""
+        return Target(Path(model), **{f.name: getattr(self, f.name) for f in fields(self)}, **settings)
+
+    @classmethod
+    def of(cls, target: Target) -> EveryMode:
+        """The settings a Target carries (a run's, passed on to what it compiles next)."""
+        return cls(**{f.name: getattr(target, f.name) for f in fields(cls)})
+
+    @classmethod
+    def of_run(cls, index: Any) -> EveryMode:
+        """The settings a run was made with, from its ``index.json`` (the backend it ran on, its seed)."""
+        backend = (getattr(index, "backend", None) or {}).get("name")
+        return cls(backend=BackendName(backend) if backend in {b.value for b in BackendName} else BackendName.AUTO,
+                   seed=getattr(index, "seed", None))
+
+    def over(self, base: EveryMode) -> EveryMode:
+        """These settings where the command line gave one (not the default), else ``base``'s: a command
+        that compiles a run's model again keeps the run's settings unless told otherwise.
+
+        >>> EveryMode(seed=3).over(EveryMode(backend=BackendName.SIM, seed=1))
+        EveryMode(backend=<BackendName.SIM: 'sim'>, seed=3)
+        """
+        default = EveryMode()
+        return EveryMode(**{f.name: getattr(base, f.name) if getattr(self, f.name) == getattr(default, f.name)
+                            else getattr(self, f.name) for f in fields(self)})
+
+
 _ENUMS: dict[str, type[Mode] | type[BackendName] | type[Capture]] = {
     "mode": Mode, "backend": BackendName, "capture": Capture}
 _DECODE: dict[str, Callable[[Any], Any]] = {"options": dict}

@@ -21,10 +21,12 @@ from airctl.ledger.reader import Ledger
 from airctl.pipeline.apply import apply_passes
 from airctl.pipeline.predict import load_times
 from airctl.pipeline.suggest import NOTHING, SuggestRequest, suggest
-from airctl.pipeline.target import Target
+from airctl.pipeline.target import EveryMode, Target
 from airctl.predict.candidate import Times, step_us
 from airctl.predict.plan import plan_from_graph
 from tests.conftest import MODELS, REPO
+
+SIM = EveryMode(backend="sim")  # what --backend sim gives every compile the suggestion makes
 
 pytestmark = pytest.mark.slow
 MODES = ["max-autotune", "reduce-overhead", "npugraph_ex"]
@@ -62,7 +64,7 @@ def predicted_after_passes(ledger_dir: Path, mode: str, times_from: Path) -> flo
 
 def _suggest(model: Path, mode: str, tmp_path: Path):  # noqa: ANN202
     out = suggest(SuggestRequest(source=model, mode=mode, output=tmp_path / f"{model.stem}-{mode}.yaml",
-                                 out_dir=tmp_path / "runs", backend="sim"))
+                                 out_dir=tmp_path / "runs", every=SIM))
     return out
 
 
@@ -87,7 +89,7 @@ def test_the_suggestion_is_no_slower_than_the_handwritten_plan(tmp_path: Path, m
     streams = max(len(plan_from_graph(g, mode).streams()) for g in _graphs(hand.ledger_dir, last=True))
     stage = "post" if all(p.stage == "post" for p in load(plan).passes) else "pre"  # the hook it plans for
     out = suggest(SuggestRequest(source=MODELS / model, mode=mode, streams=streams, output=tmp_path / "s.yaml",
-                                 out_dir=tmp_path / "runs", backend="sim", stage=stage))
+                                 out_dir=tmp_path / "runs", every=SIM, stage=stage))
     hand_us = predicted_after_passes(hand.ledger_dir, mode, out.ledger_dir)
     print(f"\n{model} {plan.name} ({mode}, {streams} streams, {stage}): single {out.single_us:.1f} µs, hand-written "
           f"{hand_us:.1f} µs, suggested {out.suggested_us:.1f} µs: {hand_us - out.suggested_us:+.1f} µs "
@@ -109,7 +111,7 @@ def test_every_suggested_file_applies_matches_eager_and_is_race_free(tmp_path: P
     if model.startswith("transformers/"):
         pytest.importorskip("transformers")
     out = suggest(SuggestRequest(source=MODELS / model, mode=mode, streams=streams, output=tmp_path / "s.yaml",
-                                 out_dir=tmp_path / "runs", backend="sim", stage=stage))
+                                 out_dir=tmp_path / "runs", every=SIM, stage=stage))
     if out.recommend is not None:  # GE's own automatic streams beat the plan: the option instead of a file
         best = min(m["step_us"] for m in out.ge_modes if m["streams"] <= streams)
         assert mode == "max-autotune" and out.passes_file is None and best < out.suggested_us
@@ -214,7 +216,7 @@ def test_from_keeps_the_users_passes_and_adds_a_race_free_stream(tmp_path: Path)
     user.write_text(mlp, encoding="utf-8")
     mode = "reduce-overhead"
     out = suggest(SuggestRequest(source=MODELS / "transformer.py", mode=mode, streams=3, from_file=user,
-                                 output=tmp_path / "merged.yaml", out_dir=tmp_path / "runs", backend="sim"))
+                                 output=tmp_path / "merged.yaml", out_dir=tmp_path / "runs", every=SIM))
     assert out.passes_file is not None, out.to_json()
     text = out.passes_file.read_text(encoding="utf-8")
     assert text.startswith(mlp.rstrip("\n"))
@@ -247,7 +249,7 @@ def test_a_model_of_two_graphs_gets_a_file_that_applies_to_both(tmp_path: Path) 
     """Issue 62 (SegFormer): a plan-only compile stops after the first graph, so the second is never
     planned; the file's passes are optional there, and say so, and `passes apply` of it succeeds."""
     out = suggest(SuggestRequest(MODELS / "two_chains_twice.py", output=tmp_path / "plan.yaml",
-                                 out_dir=tmp_path / "runs", backend="sim"))
+                                 out_dir=tmp_path / "runs", every=SIM))
     assert out.improves and out.passes_file is not None
     assert not (tmp_path / "runs" / "latest").exists()  # its plan-only compile is not the user's current run
     text = out.passes_file.read_text()
@@ -261,7 +263,7 @@ def test_a_model_of_two_graphs_gets_a_file_that_applies_to_both(tmp_path: Path) 
 def test_a_line_region_is_selected_by_its_line(tmp_path: Path) -> None:
     """Issue 62: line regions were written as node names (``name: "mm_2|mm_3|relu"``), which a retrace renames."""
     out = suggest(SuggestRequest(MODELS / "two_lines.py", output=tmp_path / "plan.yaml", out_dir=tmp_path / "runs",
-                                 backend="sim"))
+                                 every=SIM))
     assert out.improves and out.passes_file is not None
     text = out.passes_file.read_text()
     assert 'select: {source: "two_lines.py:' in text and "name:" not in text.replace("- name:", "")

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 import airctl
+from airctl.pipeline.target import EveryMode
 from tests.conftest import MODELS
 
 pytest.importorskip("transformers")
@@ -60,7 +61,7 @@ def test_transformers_model_compiles_and_matches_eager(compile_fixture, model: s
 def test_coverage_names_every_unconvertible_op_of_a_moe_model(tmp_path: Path) -> None:
     from airctl.pipeline.coverage import coverage
 
-    found = coverage(MODELS / "transformers" / "qwen3_moe.py", out_dir=tmp_path, backend="sim")
+    found = coverage(MODELS / "transformers" / "qwen3_moe.py", out_dir=tmp_path, every=EveryMode(backend="sim"))
     assert {u["op"] for u in found.ops} == UNCONVERTIBLE["qwen3_moe"]
     assert found.error is not None and found.error.exit_code == 3
     assert all("/transformers/integrations/moe.py:" in u["source"] for u in found.ops)
@@ -75,7 +76,7 @@ def test_coverage_names_every_unconvertible_op_of_a_moe_model(tmp_path: Path) ->
 def test_coverage_of_a_convertible_model(tmp_path: Path) -> None:
     from airctl.pipeline.coverage import coverage
 
-    found = coverage(MODELS / "transformers" / "gpt2.py", out_dir=tmp_path, backend="sim")
+    found = coverage(MODELS / "transformers" / "gpt2.py", out_dir=tmp_path, every=EveryMode(backend="sim"))
     assert found.ops == [] and found.error is None and found.graphs == 1
     assert found.to_json()["convertible"] is True
 
@@ -83,7 +84,7 @@ def test_coverage_of_a_convertible_model(tmp_path: Path) -> None:
 def test_coverage_of_a_training_step_traces_its_backward(tmp_path: Path) -> None:
     from airctl.pipeline.coverage import coverage
 
-    found = coverage(MODELS / "transformers" / "llama_train.py", out_dir=tmp_path, backend="sim")
+    found = coverage(MODELS / "transformers" / "llama_train.py", out_dir=tmp_path, every=EveryMode(backend="sim"))
     index = json.loads((Path(found.ledger) / "index.json").read_text())
     assert "forward" in [g["kind"] for g in index["graphs"]], index["graphs"]
 
