@@ -30,18 +30,11 @@ import copy
 
 from airctl.graph.ge_streams import Allocation, is_task
 from airctl.graph.model import Graph, Node
+from airctl.graph.names import free_name
 
 BUILD_STAGE = "ge-build"
 MODE_ATTR = "_auto_multistream_mode"
 STREAM_NUM_ATTR = "_stream_num"
-
-
-def _unique(name: str, taken: set[str]) -> str:
-    out, k = name, 1
-    while out in taken:
-        out, k = f"{name}_{k}", k + 1
-    taken.add(out)
-    return out
 
 
 def _stream_meta(sid: int) -> dict[str, int]:
@@ -56,10 +49,10 @@ def built_graph(graph: Graph, alloc: Allocation) -> Graph:
     recvs: dict[str, list[Node]] = {}
     waits: dict[str, list[str]] = {}
     for event in alloc.events:
-        send = Node(_unique(f"{event.src}_Send_{event.id}", taken), "Send", control_inputs=[event.src],
+        send = Node(free_name(f"{event.src}_Send_{event.id}", taken), "Send", control_inputs=[event.src],
                     attrs={"event_id": event.id}, stream=alloc.names.get(event.src_stream),
                     meta=_stream_meta(event.src_stream))
-        recv = Node(_unique(f"{event.dst}_Recv_{event.id}", taken), "Recv", control_inputs=[send.name],
+        recv = Node(free_name(f"{event.dst}_Recv_{event.id}", taken), "Recv", control_inputs=[send.name],
                     attrs={"event_id": event.id}, stream=alloc.names.get(event.dst_stream),
                     meta=_stream_meta(event.dst_stream))
         sends.setdefault(event.src, []).append(send)

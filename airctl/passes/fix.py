@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airctl.graph.model import Graph, Node, is_stream_op
+from airctl.graph.names import free_name
 from airctl.io.paths import package_relative
 from airctl.passes.select import NodeInfo, groups, select
 from airctl.passes.spec import _selector
@@ -221,7 +222,7 @@ def plan_fix(graphs: dict[str, Graph], races: list[tuple[str, str, str, str]], *
             if rec is None:
                 plan.unclosed.extend(closes)
                 continue
-            on = _unique(f"{_slug(producers[0])}-ready", used)
+            on = free_name(f"{_slug(producers[0])}-ready", used, sep="-", first=2)
             fields: dict[str, Any] = {"after": rec[0]}
             if rec[1] is not False:
                 fields["each"] = rec[1]
@@ -235,7 +236,7 @@ def plan_fix(graphs: dict[str, Graph], races: list[tuple[str, str, str, str]], *
         fields["on"] = on
         fields.update(_only_graphs(want_c, graphs))
         modes = sorted({m for *_, m in rows})
-        name = _unique(f"{_slug(consumers[0])}-waits-for-{on.removesuffix('-ready')}", used)
+        name = free_name(f"{_slug(consumers[0])}-waits-for-{on.removesuffix('-ready')}", used, sep="-", first=2)
         plan.passes.append(FixPass(name, "wait", fields, closes=closes, modes=modes))
     return plan
 
@@ -247,14 +248,6 @@ def _only_graphs(want: dict[str, set[str]], graphs: dict[str, Graph]) -> dict[st
     racing, every = sorted({kind[g] for g in want}), sorted(set(kind.values()))
     known = {"inference", "forward", "backward"}
     return {"graphs": racing} if racing != every and set(racing) <= known else {}
-
-
-def _unique(name: str, used: set[str]) -> str:
-    candidate, k = name, 2
-    while candidate in used:
-        candidate, k = f"{name}-{k}", k + 1
-    used.add(candidate)
-    return candidate
 
 
 def wait_hint(graph: Graph, producer: str, consumer: str, *, yaml: bool = True) -> str:
