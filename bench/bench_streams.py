@@ -86,8 +86,8 @@ def main() -> int:
     import torch
 
     from airctl.execute.recorder import Recorder
-    from airctl.pipeline.pass_hooks import build_hooks
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
+    from airctl.pipeline.pass_hooks import build_hooks
 
     torch.set_num_threads(1)
     variants = {"two streams, 1 thread each": (1, False), "one stream, 1 thread": (1, True),

@@ -5,7 +5,7 @@ Severity is per mode because the two back-ends differ (reference/torchair.md §2
 ``None`` means the rule does not apply in that mode. Checks create findings only through
 :func:`make_finding`, which fills severity, reference and hint from here.
 
-Each rule also says which artifacts can show it (``seen_in``, the :data:`ARTIFACTS` words), so a
+Each rule also says which artifacts can show it (``seen_in``, the words of :data:`airctl.verify.rule.ARTIFACTS`), so a
 user holding only what an NPU machine left knows what ``airctl check`` can find in it:
 ``fx`` any FX graph (a ledger stage, a TORCH_COMPILE_DEBUG stage file, print_readable code),
 ``listing`` a ``graph():`` listing or the DEBUG log that holds it, ``log`` the DEBUG log's other
@@ -15,41 +15,10 @@ edges), ``pass-runner`` a pass airctl ran itself (``airctl compile``/``run``/``p
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from airctl.graph.model import Graph
+from airctl.verify.capture_catalogue import CAPTURE_RULES
 from airctl.verify.findings import MAX_AUTOTUNE, REDUCE_OVERHEAD, Finding
-
-
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    ref: str | None  # reference/torchair.md §2.3 rule number(s)
-    title: str
-    max_autotune: str | None  # severity in max-autotune (GE), None = not applicable
-    reduce_overhead: str | None  # severity in reduce-overhead (aclgraph)
-    dialects: tuple[str, ...]  # graph dialects the rule is checked on
-    hint: str
-    seen_in: tuple[str, ...] = ()  # the artifacts that can show it (ARTIFACTS)
-    seen_how: str = ""  # what it looks like there, when that differs from the FX graph
-    mode_hints: tuple[tuple[str, str], ...] = ()  # (mode, hint) where the fix depends on the mode
-
-    def severity(self, mode: str) -> str | None:
-        return self.max_autotune if mode == MAX_AUTOTUNE else self.reduce_overhead
-
-    def hint_for(self, mode: str) -> str:
-        """The fix for the run's mode: a fix that cleans one mode's plan may leave a race in the other."""
-        return dict(self.mode_hints).get(mode, self.hint)
-
-
-ARTIFACTS = {
-    "fx": "FX stage (ledger, TORCH_COMPILE_DEBUG file)",
-    "listing": "graph() listing / DEBUG log",
-    "log": "DEBUG log lines",
-    "ge-dump": "GE dump (pbtxt, txt)",
-    "pass-runner": "airctl's pass runner",
-}
-FX_ARTIFACTS = ("fx", "listing")
+from airctl.verify.rule import FX_ARTIFACTS, Rule
 
 _RULES = (
     Rule("unbalanced_scope", "R1/R2", "scope_enter/scope_exit do not pair up in node order",
@@ -164,8 +133,6 @@ RULES["memory_increase"] = Rule(
     "wait for the cross-stream reads sooner (a `wait` right after the reader, on the producer's stream), or move "
     "less to side streams: `airctl passes suggest --memory-budget` finds the fastest plan within a budget",
     seen_in=("pass-runner",))
-
-from airctl.verify.capture_catalogue import CAPTURE_RULES  # noqa: E402  (R16-R21: needs Rule, defined above)
 
 RULES.update({r.id: r for r in CAPTURE_RULES})
 

@@ -14,8 +14,8 @@ PASSES = REPO / "fixtures" / "passes"
 
 
 def _compile(model: str, passes: Path, mode: str, out: Path):
-    from airctl.pipeline.pass_hooks import build_hooks
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
+    from airctl.pipeline.pass_hooks import build_hooks
 
     hooks = build_hooks(passes)
     return compile_model(CompileRequest.of(MODELS / f"{model}.py", mode=mode, out_dir=out, backend="sim",

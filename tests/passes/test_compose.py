@@ -81,8 +81,8 @@ def test_every_pass_has_snapshot_delta_time_and_check_in_the_ledger(run) -> None
 
 
 def test_instruments_see_each_yaml_pass(tmp_path: Path) -> None:
-    from airctl.pipeline.pass_hooks import build_hooks
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
+    from airctl.pipeline.pass_hooks import build_hooks
 
     calls: list[tuple[str, str, int]] = []
 

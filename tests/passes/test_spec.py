@@ -8,8 +8,8 @@ import pytest
 
 from airctl.errors import SpecError
 from airctl.passes import load
-from airctl.pipeline.pass_hooks import build_hooks
 from airctl.passes.spec import parse_text
+from airctl.pipeline.pass_hooks import build_hooks
 from tests.passes.conftest import FIXTURES, PASSES
 
 

@@ -76,7 +76,7 @@ def test_torchair_artifacts_show_their_rule_in_max_autotune(folder: str) -> None
 
 
 def test_every_rule_says_which_artifacts_show_it() -> None:
-    from airctl.verify.rules import ARTIFACTS
+    from airctl.verify.rule import ARTIFACTS
 
     for rule in RULES.values():
         assert rule.seen_in and set(rule.seen_in) <= set(ARTIFACTS), rule.id
