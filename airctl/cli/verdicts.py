@@ -1,7 +1,7 @@
 """What a run found, printed the same way by every command that runs the model, and ``--fail-on``.
 
 ``compile`` printed races and findings while ``passes apply`` said only ``execution: matches
-eager`` over the same racy ledger (issue 32): a user trusted the green line. Every command that
+eager`` over the same racy ledger: a user trusted the green line. Every command that
 runs the model (compile, passes apply, profile, run) now prints through :func:`print_verdicts`:
 
     verifier: 2 errors (race_cross_stream_without_wait ×2)

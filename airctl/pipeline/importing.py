@@ -17,7 +17,7 @@ no model script and no execution.
 A file that cannot be read is a *problem*, not a failure: the ledger keeps everything else and
 lists it (``imported.problems``, ``file:line: message``). Nothing importable at all is an error,
 and so is a graph none of whose stages could be read: a ledger saying ``ok`` over a graph with
-zero stages sent users looking in the wrong place (issue 32), so the import fails (exit 2) naming
+zero stages sent users looking in the wrong place, so the import fails (exit 2) naming
 the first unreadable file, and the ledger keeps what was read.
 """
 
@@ -97,7 +97,7 @@ def import_artifacts(req: ImportRequest) -> ImportResult:
         ledger.set(imported=_imported(paths, found, plan, logs, problems, notes))
         if req.verify:
             _verify(ledger, plan)
-        if empty:  # some graph's every stage unreadable: say so loudly, keep what was read (issue 32)
+        if empty:  # some graph's every stage unreadable: say so loudly, keep what was read
             raise _unreadable(run, empty, problems, req.report)
         run.finish(report=req.report)  # ok, or (a full disk ate a snapshot) failed with `cannot write the ledger`
     return ImportResult(ledger.shown, ledger.run_index, problems, notes)

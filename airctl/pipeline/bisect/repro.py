@@ -210,7 +210,7 @@ def _write(req: ReproRequest, index: Any, script: Path, mode: str, atol: float, 
         minified = write_graph_form(kept, script, folder, minify=req.minify,
                                     still_bad=lambda: check_folder(folder, mode, condition, req.backend).bad, say=say)
         files += ["model.py", "inputs.safetensors"]
-    from airctl.pipeline.bisect import repro_requirements as rq  # the model's modules beyond torch (issue 29)
+    from airctl.pipeline.bisect import repro_requirements as rq  # the model's modules beyond torch
 
     modules = rq.outside_modules(script, kept.get("dynamo"))
     files += rq.write_requirements(folder, modules)

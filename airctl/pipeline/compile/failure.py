@@ -152,7 +152,7 @@ def translate(exc: BaseException, session: Any, ledger: LedgerWriter, model_path
                 "torchair.register_fx_node_ge_converter, or try --mode reduce-overhead")
     elif hint is None and ("scope_enter" in message or "scope_exit" in message):
         hint = "scope_enter/scope_exit must pair up in graph order (rule R1/R2); run `airctl check` on the ledger"
-    from airctl.pipeline.compile.converter_errors import converter_error  # every op it cannot convert (issue 29)
+    from airctl.pipeline.compile.converter_errors import converter_error  # every op it cannot convert
 
     unconvertible = converter_error(session, ledger, message, node, hint)
     if unconvertible is not None:
