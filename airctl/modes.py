@@ -8,8 +8,6 @@ and JSON written with them reads as plain strings.
 ('py',)
 >>> [m.value for m in Mode]
 ['max-autotune', 'reduce-overhead', 'npugraph_ex']
->>> Mode("npugraph_ex").semantics, Mode("npugraph_ex").stream_namespace
-('reduce-overhead', 'npugraph_ex')
 >>> Capture("default").dumps(Mode.MAX_AUTOTUNE), Capture("full").dumps(Mode.MAX_AUTOTUNE)
 (('txt', 'py'), ('pbtxt', 'txt', 'py'))
 """
@@ -37,17 +35,6 @@ class Mode(str, enum.Enum):
         if self is Mode.NPUGRAPH_EX:
             return ()
         return ("pbtxt", "txt", "py") if self is Mode.MAX_AUTOTUNE else ("py",)
-
-    @property
-    def semantics(self) -> str:
-        """The multi-stream semantics the verifier and executor apply: npugraph_ex runs aclgraph's
-        (reference/torchair.md §2.2)."""
-        return Mode.REDUCE_OVERHEAD.value if self is Mode.NPUGRAPH_EX else self.value
-
-    @property
-    def stream_namespace(self) -> str:
-        """The op namespace of the stream ops this mode's compiler recognises (``torch.ops.<ns>``)."""
-        return "npugraph_ex" if self is Mode.NPUGRAPH_EX else "air"
 
     @property
     def is_ge(self) -> bool:

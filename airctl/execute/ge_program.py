@@ -45,7 +45,6 @@ class GeProgram:
 
     gm: Any
     n_inputs: int
-    n_outputs: int
     notes: list[str] = field(default_factory=list)
 
 
@@ -200,7 +199,7 @@ def build(graph: Graph, payloads: Mapping[str, Any] | None = None) -> GeProgram:
         raise GeGraphError(f"GE graph {graph.name} has no NetOutput", hint="end the graph with ge.NetOutput([...])")
     fx.output(tuple(outputs))
     gm = torch.fx.GraphModule(root, fx, class_name=f"GeGraph_{_identifier(graph.name)}")
-    return GeProgram(gm, n_inputs, len(outputs), notes)
+    return GeProgram(gm, n_inputs, notes)
 
 
 def _identifier(name: str) -> str:
