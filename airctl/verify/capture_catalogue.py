@@ -4,7 +4,8 @@ What stops a multi-stream plan on a real NPU is mostly not a race: streams run o
 graphs, host work inside a captured region, a wait the compiler moved, a copy read on another stream,
 core limits that add up past the chip, a replay of a graph whose recapture check was switched off.
 These six rules say so before the run. They are kept apart from :mod:`airctl.verify.rules`' table
-(which adds them to ``RULES``) so each family's module and its catalogue entry stay side by side.
+(which adds them to ``RULES``) so each family's module and its catalogue entry stay side by side; both
+build on :class:`airctl.verify.rule.Rule`.
 
 ``ref`` extends reference/torchair.md §2.3 (R1-R15) with R16-R21; each rule's public source is in
 the docstring of its module and in docs/checks.md.
@@ -13,7 +14,7 @@ the docstring of its module and in docs/checks.md.
 from __future__ import annotations
 
 from airctl.verify.findings import MAX_AUTOTUNE
-from airctl.verify.rules import FX_ARTIFACTS, Rule
+from airctl.verify.rule import FX_ARTIFACTS, Rule
 
 CAPTURE_RULES = (
     Rule("stream_budget", "R16", "streams or events of the run's captured graphs past the device's limit",
@@ -30,11 +31,12 @@ CAPTURE_RULES = (
          seen_in=FX_ARTIFACTS,
          seen_how="on the NPU: `rtMemcpy ErrCode=107030 [the current capture mode does not support this "
                   "operation]`, or 507015 at capture end"),
-    Rule("wait_moved_by_compiler", "R18", "a wait with no data dependency on the work it guards, which the "
-         "compiler moved past that work", "error", "error", ("fx",),
+    Rule("wait_moved_by_compiler", "R18", "a wait with no data dependency on the work it guards, which a pass "
+         "of the compiler moved past that work, or may move in this mode", "error", "error", ("fx",),
          "thread the tensor through the wait so no pass can move one without the other",
-         seen_in=("fx",),
-         seen_how="needs source lines: the guarded op is written after the wait but runs before it",
+         seen_in=("fx", "pass-runner"),
+         seen_how="a move needs source lines (the guarded op is written after the wait but runs before it); a "
+                  "wait a later pass may move needs a run's stages (which passes ran after the wait entered)",
          mode_hints=((MAX_AUTOTUNE,
                       "thread the tensor through the wait: `x = torchair.ops.npu_wait_tensor(x, dep)` right "
                       "before the guarded op makes it read the wait's output, so no pass can move it above"),)),

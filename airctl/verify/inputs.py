@@ -123,18 +123,20 @@ def ledger_targets(root: Path, stage: str | None) -> list[CheckTarget]:
     ledger = Ledger.open(root)
     mode = ledger.index.run_mode
     targets: list[CheckTarget] = []
+    loaded: dict[str, Graph] = {}  # stage file -> graph: the run-level rules read the same stages again
     for gid in ledger.graph_ids():
         found = ledger.find_stage(stage, gid) if stage is not None else ledger.default_stage(Request.CHECK, gid)
         if found is not None:
             entry = ledger.index.graph(gid)
             graph_mode = (entry.mode if entry is not None else None) or mode
-            targets.append(CheckTarget(f"{gid}/{found.name}", ledger.load(found), graph_mode))
+            loaded[found.file] = graph = ledger.load(found)
+            targets.append(CheckTarget(f"{gid}/{found.name}", graph, graph_mode))
     if not targets:
         raise GraphReadError("the ledger holds no graph stage to check", file=str(ledger.index_path),
                              hint="the run failed before any graph was captured; see its error in index.json")
     if stage is None:  # the rules that need the whole run (R16, R21) read the same stages
         from airctl.verify.run_checks import run_findings
 
-        for _stage, f in run_findings(ledger.index, ledger.load):
+        for _stage, f in run_findings(ledger.index, lambda ref: loaded.get(ref.file) or ledger.load(ref)):
             next((t for t in targets if t.label.startswith(f"{f.graph}/")), targets[0]).findings.append(f)
     return targets

@@ -41,7 +41,7 @@ def _line(source: str | None) -> tuple[str, int] | None:
     return (file, int(line)) if file and line.isdigit() else None
 
 
-def _awaited(plan: FxPlan, wait: Node, role: Role) -> list[int]:
+def awaited_records(plan: FxPlan, wait: Node, role: Role) -> list[int]:
     """Node indices of the records ``wait`` waits on."""
     if role is Role.WAIT:
         args = node_args(wait)
@@ -85,7 +85,7 @@ def _check_wait(plan: FxPlan, w: int) -> list[Finding]:
     accessed: set[str] = set()
     written: set[str] = set()
     last_op: str | None = None  # the awaited stream's last op before its record: where the hint's record goes
-    for r in _awaited(plan, wait, plan.roles[w]):
+    for r in awaited_records(plan, wait, plan.roles[w]):
         other = streams[r]
         if other == streams[w]:
             continue

@@ -37,17 +37,24 @@ def _fixture(name: str) -> tuple[Path, dict]:
     return CAPTURE / doc["graph"], doc["expect"]
 
 
-BAD = ["capture_unsafe_op", "wait_moved_by_compiler", "cross_stream_copy_without_event", "core_limits_exceed_device",
-       "core_limits_exceed_device_set_stream_limit", "stream_budget", "stale_replay"]
+# fixture -> (its rule, its corrected twin)
+RULE_OF = {"core_limits_exceed_device_set_stream_limit": ("core_limits_exceed_device", "core_limits_exceed_device_ok"),
+           "movable_wait": ("wait_moved_by_compiler", "movable_wait_ok")}
+BAD = ["capture_unsafe_op", "wait_moved_by_compiler", "movable_wait", "cross_stream_copy_without_event",
+       "core_limits_exceed_device", "core_limits_exceed_device_set_stream_limit", "stream_budget", "stale_replay"]
+
+
+def _rule(name: str) -> tuple[str, str]:
+    return RULE_OF.get(name, (name, f"{name}_ok"))
 
 
 @pytest.mark.parametrize("name", BAD)
 def test_each_rule_fires_on_its_fixture_and_not_on_the_corrected_twin(name: str) -> None:
-    rule = name.removesuffix("_set_stream_limit")
+    rule, twin_name = _rule(name)
     path, expect = _fixture(name)
     fired = [m for m in expect if any(f.rule == rule for f in _findings(path, m))]
     assert fired == [m for m, want in expect.items() if any(w["rule"] == rule for w in want)] and fired
-    twin, twin_expect = _fixture(f"{rule}_ok")
+    twin, twin_expect = _fixture(twin_name)
     for mode in twin_expect:
         assert not [f for f in _findings(twin, mode) if f.rule in NEW], (rule, mode)
 
@@ -56,7 +63,7 @@ def test_each_rule_fires_on_its_fixture_and_not_on_the_corrected_twin(name: str)
 def test_findings_name_the_node_the_line_and_a_hint(name: str) -> None:
     path, expect = _fixture(name)
     mode = next(m for m, want in expect.items() if want)
-    rule = name.removesuffix("_set_stream_limit")
+    rule = _rule(name)[0]
     for f in [f for f in _findings(path, mode) if f.rule == rule]:
         assert f.nodes and f.ref and f.ref.startswith("R") and f.hint, f
         assert f.source and f.source.startswith("model.py:"), f
@@ -66,7 +73,7 @@ def test_findings_name_the_node_the_line_and_a_hint(name: str) -> None:
 def test_check_exits_1_on_each_fixture_and_0_on_its_twin(name: str) -> None:
     path, expect = _fixture(name)
     mode = next(m for m, want in expect.items() if want)
-    twin, _ = _fixture(f"{name.removesuffix('_set_stream_limit')}_ok")
+    twin, _ = _fixture(_rule(name)[1])
     assert runner.invoke(build_app(), ["check", str(path), "--mode", mode]).exit_code == 1
     assert runner.invoke(build_app(), ["check", str(twin), "--mode", mode]).exit_code == 0
 
@@ -216,3 +223,67 @@ def test_no_shipped_graph_file_gets_a_capture_rule_finding_it_was_not_made_for()
                 false_positives += [(str(path.relative_to(REPO)), mode, f.rule) for f in found if f.rule in NEW]
     print(f"capture rules: {checked} graphs x {len(MODES)} modes, false positives: {len(false_positives)}")
     assert checked > 40 and false_positives == []
+
+
+
+def _r18_run(tmp_path: Path, graph: Graph, stages: list, final: Graph | None = None, mode: str = "npugraph_ex") -> list:
+    """R18's run-level findings over a hand-built run: ``graph`` at each of ``stages`` ((name, inserted)),
+    then ``final`` (if given), the graph that runs."""
+    from airctl.ledger.reader import Ledger
+    from airctl.verify.run_checks import run_findings
+    from fixtures.checks.capture.make_capture import write_ledger
+
+    write_ledger(tmp_path / "run", graph, [], {}, stages, final, mode)
+    ledger = Ledger.open(tmp_path / "run")
+    return [f for _, f in run_findings(ledger.index, ledger.load) if f.rule == "wait_moved_by_compiler"]
+
+
+def _kv(ok: bool = False) -> Graph:
+    from fixtures.checks.capture.make_capture import kv_write_graph
+
+    return kv_write_graph(ok)
+
+
+def test_a_wait_a_later_pass_may_move_names_the_pass_and_says_it_did_not_move(tmp_path: Path) -> None:
+    from fixtures.checks.capture.make_capture import KV_STAGES
+
+    [f] = _r18_run(tmp_path, _kv(), KV_STAGES)
+    assert f.nodes == ["wait_default", "copy_", "auto_functionalized_v2"] and f.ref == "R18"
+    assert "reinplace_input_mutated_ops (run after the wait entered the graph) folds" in f.message
+    assert "recover_view_inplace_pattern" not in f.message  # it folds the NPU scatter ops, not a custom op
+    assert "in this run it did not move" in f.message and "airctl_fixture.write_cache" in f.message
+    assert 'before: {source: "model.py:26"}' in f.hint
+
+
+def test_a_wait_the_fold_moved_says_so(tmp_path: Path) -> None:
+    """The graph that runs as reinplace_input_mutated_ops leaves it when it folds (on an NPU; hand-built
+    here): the custom op writes the cache in place before the wait, and the copy_ is gone."""
+    from fixtures.checks.capture.make_capture import KV_STAGES
+
+    graph = _kv()
+    kept = [n for n in graph.nodes if n.name not in ("getitem_1", "copy_")]
+    folded = Graph(graph.name, "fx", [Node(n.name, n.op, list(n.inputs), attrs=dict(n.attrs), kind=n.kind,
+                                           source=n.source) for n in kept])
+    folded.node("auto_functionalized_v2").op = "airctl_fixture.write_cache.default"
+    folded.node("auto_functionalized_v2").inputs = ["arg1_1", "arg2_1"]
+    [f] = _r18_run(tmp_path, graph, KV_STAGES, final=folded)
+    assert "in this run it moved: after:resolve_default_stream_markers" in f.message
+
+
+@pytest.mark.parametrize("why", ["no folding pass after the wait", "wait inserted after the fold", "twin",
+                                 "a plain op, which no pass folds", "the side stream does not touch the input"])
+def test_a_wait_no_pass_can_move_is_not_reported(tmp_path: Path, why: str) -> None:
+    from fixtures.checks.capture.make_capture import KV_STAGES
+
+    graph, stages = _kv(), list(KV_STAGES)
+    if why == "no folding pass after the wait":  # as a max-autotune run's stages: no reinplace_input_mutated_ops
+        stages = [s for s in stages if s[0] != "after:reinplace_input_mutated_ops"]
+    elif why == "wait inserted after the fold":
+        stages = [s for s in stages if s[1] is None] + [("yaml:write-waits", ["wait_default"])]
+    elif why == "twin":
+        graph = _kv(ok=True)
+    elif why == "a plain op, which no pass folds":
+        graph.node("auto_functionalized_v2").op = "aten.add.Tensor"
+    else:
+        graph.node("mm").inputs = ["arg0_1", "arg0_1"]
+    assert _r18_run(tmp_path, graph, stages) == []
