@@ -10,6 +10,7 @@ named by their endpoints in the graph they belong to (``b`` for added, ``a`` for
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,7 +80,7 @@ class DiffReport:
         }
 
 
-def _rename_refs(value: Any, names: dict[str, str]) -> Any:
+def _rename_refs(value: Any, names: Mapping[str, str]) -> Any:
     """FX attrs name their inputs as ``"%mm"``; rewrite those through the matching before comparing."""
     if isinstance(value, str):
         if value.startswith("%") and value[1:] in names:
@@ -103,7 +104,7 @@ def _mask_refs(value: Any) -> Any:
     return value
 
 
-def _attr_changes(a: Node, b: Node, names: dict[str, str]) -> dict[str, Any]:
+def _attr_changes(a: Node, b: Node, names: Mapping[str, str]) -> dict[str, Any]:
     """Attributes that differ. Which node an FX arg (``"%mm"``) names is not compared: the data
     edges say that (an inserted node is an added node and its edges, not an attribute change of
     its user too)."""
@@ -119,7 +120,7 @@ def _attr_changes(a: Node, b: Node, names: dict[str, str]) -> dict[str, Any]:
     return out
 
 
-def _value_changes(a: Node, b: Node, names: dict[str, str]) -> dict[str, Any]:
+def _value_changes(a: Node, b: Node, names: Mapping[str, str]) -> dict[str, Any]:
     """Op, stream and attribute changes of a matched pair (inputs are compared by the callers)."""
     changes: dict[str, Any] = {}
     if a.op != b.op:
@@ -212,6 +213,26 @@ def _build_by_name(a: Graph, b: Graph, matching: Matching) -> DiffReport:
     return report
 
 
+class _Names(Mapping[str, str]):
+    """The matching's a -> b names for :func:`_rename_refs`, built on first use: only an FX argument
+    naming an input (``"%mm"``) in a changed attribute reads them (50k nodes: tens of ms otherwise)."""
+
+    def __init__(self, matching: Matching) -> None:
+        self._matching = matching
+
+    def __getitem__(self, name: str) -> str:
+        return self._matching.a_to_b[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._matching.a_to_b
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._matching.a_to_b)
+
+    def __len__(self) -> int:
+        return len(self._matching.a_to_b)
+
+
 def _in_edges(side: Any, i: int, is_wait: bool, is_record: list[bool]) -> list[tuple[int, str]]:
     """Node ``i``'s incoming edges as (producer index, kind), in :meth:`Graph.edges` order."""
     out = [(p, "sync" if is_wait and is_record[p] else "data") for p in side.data_in[i] if p >= 0]
@@ -239,7 +260,7 @@ def _build_indexed(a: Graph, b: Graph, matching: Matching, side_a: Any, side_b: 
     matched pair whose inputs map one to one (the common case) has no edge changes at all, and only
     the others count their incoming edges as multisets.
     """
-    names = matching.a_to_b
+    names = _Names(matching)
     a_nodes, b_nodes = a.nodes, b.nodes
     pa, pb = side_a.pair, side_b.pair
     pa_ext = pa + [-2]  # a dangling input (-1) maps to -2, which no b input equals

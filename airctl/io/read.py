@@ -31,15 +31,40 @@ from airctl.io.compressed import logical_stem, logical_suffix, open_bytes
 from airctl.io.fx_code import is_fx_code, parse_fx_code
 from airctl.io.fx_listing import is_fx_listing, parse_fx_listing
 from airctl.io.gc_pause import gc_paused
-from airctl.io.ge_text import parse_txt, write_txt
 from airctl.io.json_io import from_dict, write_json
-from airctl.io.pbtxt import parse_pbtxt, write_pbtxt
 from airctl.io.py_dump import is_torchair_py_dump, parse_py_dump
+
+
+# GE's text formats import protobuf and GE's schema (about 40 ms): only a command that reads or writes
+# them pays that, not `airctl diff`/`check` of airctl graph JSON
+def _write_pbtxt(graph: Graph) -> str:
+    from airctl.io.pbtxt import write_pbtxt
+
+    return write_pbtxt(graph)
+
+
+def _write_txt(graph: Graph) -> str:
+    from airctl.io.ge_text import write_txt
+
+    return write_txt(graph)
+
+
+def _parse_pbtxt(text: str, origin: str, name: str) -> Graph:
+    from airctl.io.pbtxt import parse_pbtxt
+
+    return parse_pbtxt(text, origin, name)
+
+
+def _parse_txt(text: str, origin: str, name: str) -> Graph:
+    from airctl.io.ge_text import parse_txt
+
+    return parse_txt(text, origin, name)
+
 
 WRITERS: dict[str, Callable[[Graph], str]] = {
     "json": lambda g: write_json(g),
-    "pbtxt": write_pbtxt,
-    "txt": write_txt,
+    "pbtxt": _write_pbtxt,
+    "txt": _write_txt,
 }
 EXTENSIONS = {".json": "json", ".pbtxt": "pbtxt", ".txt": "txt", ".py": "py"}
 
@@ -105,8 +130,8 @@ def _parse_json(text: str, origin: str) -> Graph:
 
 
 PARSERS: dict[str, Callable[[str, str, str], Graph]] = {
-    "pbtxt": parse_pbtxt,
-    "txt": parse_txt,
+    "pbtxt": _parse_pbtxt,
+    "txt": _parse_txt,
     "py": parse_py_dump,
     "json": lambda text, origin, name: _parse_json(text, origin),
     "fx-listing": lambda text, origin, name: parse_fx_listing(text, origin, name),
@@ -148,7 +173,7 @@ def check_graph(graph: Graph, origin: str, text: str | None = None,
     if not isinstance(graph.name, str) or not isinstance(graph.dialect, str) or not isinstance(graph.attrs, dict):
         raise GraphReadError("graph name/dialect/attrs have the wrong type", file=origin)
     if not keep_refs:
-        _no_dangling(nodes, seen, origin, text, ref_lines)
+        _no_dangling(nodes, seen, origin, text, ref_lines, plain=graph.dialect != "ge")
         return graph
     refs = Refs(seen, graph.dialect)
     data_in, ctrl_in = refs.inputs(graph)  # -1: no such node, or an absent optional input ("")
@@ -159,10 +184,14 @@ def check_graph(graph: Graph, origin: str, text: str | None = None,
 
 
 def _no_dangling(nodes: list[Node], seen: dict[str, int], origin: str, text: str | None,
-                 ref_lines: dict[tuple[str, str], int] | None) -> None:
+                 ref_lines: dict[tuple[str, str], int] | None, plain: bool = False) -> None:
+    """Every input names a node of the graph (``plain``: references are mostly plain names, as FX's are),
+    else a GraphReadError naming the node and, where known, the line."""
     producer_of = Node.producer
     for node in nodes:
         for ref in (*node.inputs, *node.control_inputs):
+            if plain and ref in seen:  # FX's plain name, not parsed (a call per reference: 0.1 s of `check` at 200k)
+                continue
             head, sep, tail = ref.rpartition(":")
             if sep and head in seen and tail.isdigit() and ref[0] != "^":  # the common "Name:0", as producer() reads it
                 continue

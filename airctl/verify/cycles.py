@@ -74,10 +74,6 @@ def successors(preds: list[list[int]]) -> list[list[int]]:
     return succ
 
 
-def ge_dependencies(graph: Graph) -> list[list[int]]:
-    return successors(ge_predecessors(graph))
-
-
 def cyclic_components(succ: list[list[int]]) -> list[list[int]]:
     """Strongly connected components that contain a cycle, each sorted by node index."""
     n = len(succ)

@@ -109,7 +109,7 @@ class HappensBefore:
         sid_of, clock, pos, stamps, mutated = self.sid, self.clock, self.pos, self.stamps, self.mutated
         exit_scope = {s.exit: s for s in plan.scopes if s.exit is not None}
         joins: list[tuple[int, ...]] = []  # reduce-overhead: clocks of stream scopes at their exit
-        work: dict[int, list[tuple[int, str]]] = {}  # side-stream work per stream: (pos, name)
+        work: dict[int, list[tuple[int, str]]] = {sid: [] for sid in range(1, len(pos))}  # per side stream: (pos, name)
         last_writer: dict[str, tuple[str, Stamp]] = {}
         last_readers: dict[str, dict[int, tuple[str, Stamp]]] = {}
         output_clock: tuple[int, ...] | None = None
@@ -156,7 +156,7 @@ class HappensBefore:
             p = pos[b] = pos[b] + 1
             stamps[node.name] = (b, p, clock[b])
             if b and (role is _OP or role.is_op) and not in_unclosed[i]:
-                work.setdefault(b, []).append((p, node.name))
+                work[b].append((p, node.name))
         if output_clock is not None:
             self._joins(work, output_clock)
         return self.findings

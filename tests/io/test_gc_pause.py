@@ -63,3 +63,60 @@ def test_an_exception_inside_a_paused_function_still_brings_the_collector_back()
     with pytest.raises(ValueError, match="boom"):
         fails()
     assert gc.isenabled()
+
+
+SETTLE = """
+import gc
+from airctl.io.gc_pause import gc_paused
+{freeze}
+gc.collect()
+with gc_paused(settle={settle}):
+    held = [[i] for i in range(50_000)]  # what a command reads: far over a young collection's threshold
+    assert not gc.isenabled()
+on = gc.isenabled()
+# the generation holding them: 1 once a young collection walked them, 2 when handed over unwalked
+where = [g for g in range(3) if any(o is held for o in gc.get_objects(generation=g))]
+print(on, where, gc.get_freeze_count() > 0)
+"""
+
+
+def _settle(settle: bool, freeze: bool = False) -> str:
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    code = SETTLE.format(settle=settle, freeze="gc.freeze()" if freeze else "")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+def test_a_settled_pause_hands_its_objects_to_the_oldest_generation_unwalked() -> None:
+    # a fresh process: the test workers froze their heap, and a settle never thaws a frozen heap
+    assert _settle(True) == "True [2] False"  # on again, handed to the oldest generation unwalked, nothing frozen
+    assert _settle(False) == "True [1] False"  # a plain pause: the next young collection walked them
+
+
+def test_a_settled_pause_leaves_a_frozen_heap_frozen() -> None:
+    assert _settle(True, freeze=True) == "True [1] True"
+
+
+def test_a_pause_not_asked_for_leaves_the_collector_alone() -> None:
+    with gc_paused(False):
+        assert gc.isenabled()
+    assert gc.isenabled()
+
+
+def test_only_graph_files_make_a_command_that_pauses_for_its_whole_run(tmp_path) -> None:
+    from airctl.io.gc_pause import graph_files_only
+
+    graph, dump, script = tmp_path / "g.json", tmp_path / "g.pbtxt", tmp_path / "model.py"
+    for path in (graph, dump, script):
+        path.write_text("x", encoding="utf-8")
+    assert graph_files_only(graph, dump) and graph_files_only(str(graph))
+    assert not graph_files_only(graph, None)  # one ledger's two stages, or the current run
+    assert not graph_files_only(graph, script)  # a model script is compiled
+    assert not graph_files_only(tmp_path)  # a ledger folder, or any folder
+    assert not graph_files_only(tmp_path / "latest")  # a run id
+    assert not graph_files_only()
