@@ -11,9 +11,11 @@ laid out and drawn once). ``write_report`` is timed ``REPEAT`` times per size in
 the median wall time is the figure, its CPU time and its forked child's (report/ahead.py) beside
 it (on a shared host the wall time also counts the other processes' turns), with the load average
 before and after. ``--report-only``
-leaves out the SVG and Chromium timings.
+leaves out the SVG and Chromium timings. ``--fx`` makes the four stages FX stages (the same
+graphs): the report then also computes every node's origin chain and assignment (report.html's
+provenance links and Assignment tab), which a GE-only ledger has none of.
 
-    .venv/bin/python bench/bench_report.py [--report-only] [N ...]
+    .venv/bin/python bench/bench_report.py [--report-only] [--fx] [N ...]
 """
 
 from __future__ import annotations
@@ -55,14 +57,24 @@ def renamed(graph: Graph) -> Graph:
     return Graph(graph.name, graph.dialect, nodes)
 
 
-def make_ledger(n: int, out: Path) -> tuple[Path, Graph]:
+def make_ledger(n: int, out: Path, fx: bool = False) -> tuple[Path, Graph]:
+    """The four-stage ledger; ``fx``: the same graphs as FX stages (``aot-inference``, a user pass,
+    an unchanged TorchAir pass, ``fx-final``), so the report also carries every node's provenance."""
     a, b = make_pair(n)
     w = LedgerWriter.create(out, f"bench{n}", command="compile", status="ok")
     w.graph("1-inference", "inference", name="graph_1")
-    w.add_stage("1-inference", "ge-original", a)
-    w.add_stage("1-inference", "ge:after:stream_pass", b, changed=True)
-    w.add_stage("1-inference", "ge:after:noop", b, changed=False)
-    w.add_stage("1-inference", "ge-optimized", renamed(b), changed=True)
+    if fx:
+        def as_fx(g: Graph) -> Graph:
+            return Graph(g.name, "fx", g.nodes)
+        w.add_stage("1-inference", "aot-inference", as_fx(a))
+        w.add_stage("1-inference", "yaml:stream_pass", as_fx(b), changed=True)
+        w.add_stage("1-inference", "after:noop", as_fx(b), changed=False)
+        w.add_stage("1-inference", "fx-final", as_fx(renamed(b)), changed=True)
+    else:
+        w.add_stage("1-inference", "ge-original", a)
+        w.add_stage("1-inference", "ge:after:stream_pass", b, changed=True)
+        w.add_stage("1-inference", "ge:after:noop", b, changed=False)
+        w.add_stage("1-inference", "ge-optimized", renamed(b), changed=True)
     w.finish()
     return w.root, b
 
@@ -83,13 +95,14 @@ def chromium() -> str | None:
 
 def main() -> None:
     report_only = "--report-only" in sys.argv
-    sizes = [int(x) for x in sys.argv[1:] if x != "--report-only"] or [10_000, 50_000]
+    fx = "--fx" in sys.argv
+    sizes = [int(x) for x in sys.argv[1:] if x not in ("--report-only", "--fx")] or [10_000, 50_000]
     times: dict[int, float] = {}
     print(f"load average {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs); write_report: median of {REPEAT}")
     with tempfile.TemporaryDirectory() as tmp_:
         tmp = Path(tmp_)
         for n in sizes:
-            root, graph = make_ledger(n, tmp / f"runs{n}")
+            root, graph = make_ledger(n, tmp / f"runs{n}", fx)
             walls, cpus, child_cpus = [], [], []
             for _ in range(REPEAT):
                 t0, c0, k0 = time.perf_counter(), time.process_time(), _children_cpu()

@@ -32,6 +32,8 @@ SHOW_HELP = (
     "  airctl show\n\n"
     "  airctl show 20261123-1418 --json\n\n"
     "  airctl show --node mm_10        # where node, GE op or task mm_10 comes from\n\n"
+    "  airctl show --assignment        # each final FX node: GE op(s), fused away, captured, kept in Python\n\n"
+    "  airctl show --kernels prof/     # which source lines spent the profiled device kernel time\n\n"
     "  airctl show --phases            # where the command's time went\n\n"
     "  airctl show --options           # the options given, and which stage each changed\n"
 )
@@ -71,6 +73,14 @@ def register(app: typer.Typer) -> None:
                                  help="The origin chain of NAME (an FX node of any stage, a Dynamo node, a GE op or "
                                       "a profiled task): task, GE op, FX node per stage, the pass that created, "
                                       "moved or removed it, the Dynamo node, the source line."),
+        assignment: bool = typer.Option(False, "--assignment", help="Where each node of each graph's final FX "
+                                        "stage went: converted to which GE op(s), fused away, captured or fallen "
+                                        "back (aclgraph), kept in Python, stream control; static kernel, super "
+                                        "kernel scope; totals by category; GE's compile statistics checked."),
+        kernels: Path = typer.Option(None, "--kernels", metavar="PROFILER_DIR", show_default=False,
+                                     help="A torch_npu profiler folder of this run: its device kernel time mapped "
+                                          "to source lines through the run's chains (share, per line), and what "
+                                          "does not map, with the reason."),
         phases: bool = typer.Option(False, "--phases", help="Where the command's time went: start-up, backend, "
                                     "Dynamo, AOT, each pass, FX->GE, GE compile/capture and first run, finish."),
         options: bool = typer.Option(False, "--options", help="Every option given: where it was set, whether it "
@@ -82,12 +92,15 @@ def register(app: typer.Typer) -> None:
         from airctl.pipeline.source import resolve_source
 
         root = resolve_source(run, run_opt, out_dir=out).path
-        if node is not None or phases or options:
+        if node is not None or assignment or kernels is not None or phases or options:
             from airctl.cli import show_views
             from airctl.pipeline import show
 
             for wanted, compute, render in ((node is not None, lambda: show.node_chains(root, node),
                                              show_views.print_chains),
+                                            (assignment, lambda: show.assignment(root), show_views.print_assignment),
+                                            (kernels is not None, lambda: show.kernels(root, kernels),
+                                             show_views.print_kernels),
                                             (phases, lambda: show.phases(root), show_views.print_phases),
                                             (options, lambda: show.options(root), show_views.print_options)):
                 if wanted:

@@ -1,4 +1,4 @@
-"""``airctl show --node``, ``--phases`` and ``--options``: the terminal text of
+"""``airctl show --node``, ``--assignment``, ``--kernels``, ``--phases`` and ``--options``: the terminal text of
 :mod:`airctl.pipeline.show`'s results (``--json`` prints the results themselves)."""
 
 from __future__ import annotations
@@ -56,6 +56,64 @@ def print_chains(result: dict[str, Any]) -> None:
                       + f" [dim]by {escape(d['how'])}[/dim]")
         out.print(f"  source   {escape(c['source'] or 'none recorded')}"
                   + (f", module {escape(c['module'])}" if c.get("module") else ""))
+
+
+ASSIGNMENT_ROWS = 400  # node rows printed per graph (--json has every one)
+
+
+def print_assignment(table: dict[str, Any]) -> None:
+    """Per graph: each final FX node's category and GE op(s), then the totals by category."""
+    static = table["static_kernel_option"]
+    if not table["graphs"]:
+        out.print("the run has no FX graph (a multi-rank run keeps its graphs in ranks/<rank>: show that run)")
+    for g in table["graphs"]:
+        captured = ""
+        if g["captured"] is not None:
+            captured = (", fell back to eager" if g["fell_back"] else
+                        f", captured graph key(s): {', '.join(map(str, g['captured'])) or 'none recorded'}")
+        out.print(f"[bold]graph {escape(g['graph'])}[/bold] at {escape(g['stage'])}{escape(captured)}")
+        rows = g["nodes"][:ASSIGNMENT_ROWS]
+        width = max((len(r["node"]) for r in rows), default=0)
+        cat = max((len(r["category"]) for r in rows), default=0)
+        for row in rows:
+            sk = row["static_kernel"]
+            tags = [f"static kernel: {'yes' if sk else 'no'}"] if sk is not None else []
+            tags += [f"super kernel {row['super_kernel']}"] if row["super_kernel"] else []
+            tags += [f"on {row['stream']}"] if row["stream"] else []
+            out.print(f"  {escape(row['node'].ljust(width))}  {escape(row['category'].ljust(cat))}  "
+                      f"{escape(row['op'])}: {escape(row['detail'])}"
+                      + (f" [dim]({escape(', '.join(tags))})[/dim]" if tags else ""),
+                      soft_wrap=True)
+        if len(g["nodes"]) > ASSIGNMENT_ROWS:
+            out.print(f"[dim]… {len(g['nodes']) - ASSIGNMENT_ROWS} more nodes (--json lists every one)[/dim]")
+        out.print("totals: " + ", ".join(f"{escape(k)} {v}" for k, v in g["totals"].items()))
+    if len(table["graphs"]) > 1:
+        out.print("all graphs: " + ", ".join(f"{escape(k)} {v}" for k, v in table["totals"].items()))
+    if static:
+        out.print(f"static kernels: {'asked for' if table['static_kernels'] else 'not asked for'} ({escape(static)})")
+    stat = table["compile_stat"]
+    out.print(f"GE compile statistics ({escape(stat['status'])}): {escape(stat['note'])}"
+              + (f" [dim]{escape(stat['file'])}[/dim]" if stat.get("file") else ""))
+
+
+def print_kernels(table: dict[str, Any]) -> None:
+    """The share of kernel time mapped to source lines, the lines by time, and what did not map."""
+    share = table["share"]
+    ok = share is not None and share >= table["target"]
+    text = f"{share:.1%}" if share is not None else "no kernel time"
+    out.print(f"device kernel time mapped to a source line: [{'green' if ok else 'red'}]{text}[/] of "
+              f"{table['kernel_us'] / 1000:.3f} ms (target {table['target']:.0%}; sync tasks apart: "
+              f"{table['sync_us'] / 1000:.3f} ms)"
+              + (" — " + ", ".join(f"{escape(k)} {v / 1000:.3f} ms" for k, v in table["mapped_by"].items())
+                 if table["mapped_by"] else ""))
+    for row in table["lines"][:50]:
+        tasks = ", ".join(t + ("" if how == "by name" else f" ({how})") for t, how in row["tasks"].items())
+        out.print(f"  {row['us'] / 1000:9.3f} ms  {escape(row['source'])}  [dim]{escape(tasks)}[/dim]")
+    if len(table["lines"]) > 50:
+        out.print(f"  [dim]… {len(table['lines']) - 50} more lines (--json lists every one)[/dim]")
+    for row in table["unmapped"]:
+        out.print(f"  [yellow]unmapped[/yellow] {row['us'] / 1000:9.3f} ms  {escape(row['task'])} "
+                  f"×{row['count']}: {escape(row['reason'])}")
 
 
 def _secs(v: float) -> str:

@@ -17,6 +17,8 @@ one node through them:
 - **Task** (:mod:`airctl.diff.chain_tasks`): a profiled task of the run's ``profile/trace.json``.
 
 NAME may be any stage's FX node, a Dynamo node, a GE op or a profiled task's name.
+:func:`graph_chains` makes every node's chain at once (report.html embeds them), through the same
+steps and the same indexed snapshots (:mod:`airctl.diff.chain_graphs`): one computation for both.
 """
 
 from __future__ import annotations
@@ -25,9 +27,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from airctl.diff.chain_dynamo import aot_nodes_of, dynamo_of
-from airctl.diff.match import match_graphs
+from airctl.diff.chain_graphs import Snapshots
 from airctl.diff.provenance import FX_NAMES
-from airctl.graph.model import Graph, Node
 from airctl.ledger.index import StageRef
 from airctl.ledger.reader import Ledger
 
@@ -97,33 +98,6 @@ def pass_of(stage: StageRef, passes_file: str | None) -> PassRef:
     return PassRef(name, name, "airctl")
 
 
-class _Graphs:
-    """Each snapshot file of a ledger loaded once (stages that changed nothing share a file)."""
-
-    def __init__(self, led: Ledger) -> None:
-        self.led = led
-        self._loaded: dict[str, Graph] = {}
-        self._pairs: dict[tuple[str, str], dict[str, str]] = {}
-
-    def a_to_b(self, a: StageRef, b: StageRef) -> dict[str, str]:
-        """Node names of stage ``a`` -> their pairs in the later stage ``b`` (matched once)."""
-        key = (a.file, b.file)
-        if key not in self._pairs:
-            pairs = {} if a.file == b.file else dict(match_graphs(self(a), self(b)).a_to_b)
-            if a.file != b.file:  # a node replaced in place keeps its name (reinplacing: addmm -> addmm_)
-                taken = set(pairs.values())
-                later = self(b)
-                pairs.update({n.name: n.name for n in self(a).nodes
-                              if n.name not in pairs and n.name not in taken and later.get(n.name) is not None})
-            self._pairs[key] = pairs
-        return self._pairs[key]
-
-    def __call__(self, stage: StageRef) -> Graph:
-        if stage.file not in self._loaded:
-            self._loaded[stage.file] = self.led.load(stage)
-        return self._loaded[stage.file]
-
-
 def fx_stages(led: Ledger, graph_id: str) -> tuple[StageRef | None, list[StageRef], list[StageRef]]:
     """The graph's Dynamo stage, its other FX stages in order, and its GE stages."""
     stages = led.stages(graph_id)
@@ -132,93 +106,63 @@ def fx_stages(led: Ledger, graph_id: str) -> tuple[StageRef | None, list[StageRe
     return dynamo, fx, [s for s in stages if s.dialect == "ge"]
 
 
-def _trace(graphs: _Graphs, fx: list[StageRef], at: int, name: str, passes_file: str | None) -> list[StageStep]:
+def _trace(graphs: Snapshots, fx: list[StageRef], at: int, name: str, passes_file: str | None) -> list[StageStep]:
     """The node ``name`` of stage ``fx[at]`` followed backwards and forwards through every FX stage."""
+    files, loaded = graphs.stage_list(fx)
     names: list[str | None] = [None] * len(fx)
     names[at] = name
     for k in range(at, 0, -1):  # backwards: the pair in the stage before
-        names[k - 1] = _step(graphs, fx[k - 1], fx[k], names[k], backwards=True)
+        if names[k] is not None:
+            names[k - 1] = names[k] if files[k - 1] == files[k] else graphs.b_to_a(fx[k - 1], fx[k]).get(names[k])
     for k in range(at, len(fx) - 1):
-        names[k + 1] = _step(graphs, fx[k], fx[k + 1], names[k])
+        if names[k] is not None:
+            names[k + 1] = names[k] if files[k] == files[k + 1] else graphs.a_to_b(fx[k], fx[k + 1]).get(names[k])
     steps: list[StageStep] = []
+    before: StageStep | None = None
     for k, stage in enumerate(fx):
-        node = graphs(stage).get(names[k]) if names[k] else None
+        node = loaded[k].get(names[k]) if names[k] else None
         step = StageStep(stage.name, stage.index, names[k], node.stream if node else None, node.op if node else None)
-        before = steps[-1] if steps else None
         if k == 0:
             step.event = "appears" if node else "same"
-        elif before is not None and fx[k - 1].file != stage.file:
+        elif before is not None and files[k - 1] != files[k] and (before.name is not None or step.name is not None):
             _event(step, before, graphs, fx[k - 1], stage, passes_file)
         steps.append(step)
+        before = step
     return steps
 
 
-def _step(graphs: _Graphs, a: StageRef, b: StageRef, name: str | None, backwards: bool = False) -> str | None:
-    """The name in the later stage ``b`` of node ``name`` of stage ``a``; ``backwards``: the name in
-    ``a`` of node ``name`` of ``b``."""
-    if name is None or a.file == b.file:
-        return name
-    pairs = graphs.a_to_b(a, b)
-    if not backwards:
-        return pairs.get(name)
-    return next((x for x, y in pairs.items() if y == name), None)
-
-
-def _event(step: StageStep, before: StageStep, graphs: _Graphs, prev: StageRef, stage: StageRef,
+def _event(step: StageStep, before: StageStep, graphs: Snapshots, prev: StageRef, stage: StageRef,
            passes_file: str | None) -> None:
-    by = pass_of(stage, passes_file)
-    if before.name is None and step.name is not None:
-        step.event, step.by = "created", by
-    elif before.name is not None and step.name is None:
-        step.event, step.by = "removed", by
-        made = _made_beside(graphs(prev), graphs(stage), before.name, graphs.a_to_b(prev, stage))
-        step.detail = f"fused into or replaced by {', '.join(made)}" if made else "removed"
-    elif before.name is not None and step.name is not None:
-        if before.stream != step.stream:
-            step.event, step.by = "moved", by
-            step.detail = f"{before.stream or 'default'} -> {step.stream or 'default'}"
-        elif before.op != step.op:
-            step.event, step.by, step.detail = "replaced", by, f"{before.op} -> {step.op}"
-        elif before.name != step.name:
-            step.event, step.by, step.detail = "renamed", by, f"{before.name} -> {step.name}"
+    if before.name is None:
+        step.event, step.detail = "created", None
+    elif step.name is None:
+        made = graphs.made_beside(prev, stage, before.name)
+        step.event, step.detail = "removed", f"fused into or replaced by {', '.join(made)}" if made else "removed"
+    elif before.stream != step.stream:
+        step.event, step.detail = "moved", f"{before.stream or 'default'} -> {step.stream or 'default'}"
+    elif before.op != step.op:
+        step.event, step.detail = "replaced", f"{before.op} -> {step.op}"
+    elif before.name != step.name:
+        step.event, step.detail = "renamed", f"{before.name} -> {step.name}"
+    else:
+        return
+    step.by = graphs.memo(("pass", stage.name), lambda: pass_of(stage, passes_file))
 
 
-def _made_beside(prev: Graph, cur: Graph, gone: str, a_to_b: dict[str, str]) -> list[str]:
-    """The nodes a pass created that took the place of ``gone``: new in ``cur`` and reading what
-    ``gone`` read, or read by what read ``gone``."""
-    paired = set(a_to_b.values())
-    node = prev.get(gone)
-    if node is None:
-        return []
-    inputs = {a_to_b.get(Node.producer(i)) for i in node.inputs} - {None}
-    users = {a_to_b.get(n.name) for n in prev.nodes if gone in map(Node.producer, n.inputs)} - {None}
-    made = []
-    for n in cur.nodes:
-        if n.name in paired:
-            continue
-        if inputs & set(map(Node.producer, n.inputs)) or (n.name and any(
-                u is not None and n.name in map(Node.producer, cur.get(u).inputs) for u in users if cur.get(u))):
-            made.append(n.name)
-    return made
-
-
-def _ge_ops(graphs: _Graphs, ge: list[StageRef], fx_name: str) -> list[dict[str, Any]]:
+def _ge_ops(graphs: Snapshots, ge: list[StageRef], fx_name: str) -> list[dict[str, Any]]:
     """Per distinct GE snapshot: the ops converted from FX node ``fx_name``."""
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
-    prefix = fx_name + "-"
     for stage in ge:
         if stage.file in seen:
             continue
         seen.add(stage.file)
-        for op in graphs(stage).nodes:
-            names = op.meta.get(FX_NAMES) if op.meta else None
-            if names and any(str(n).startswith(prefix) for n in names):
-                out.append({"stage": stage.name, "name": op.name, "op": op.op, "stream": op.stream})
+        out.extend({"stage": stage.name, "name": op.name, "op": op.op, "stream": op.stream}
+                   for op in graphs.ge_by_fx(stage).get(fx_name, ()))
     return out
 
 
-def _ge_owner(graphs: _Graphs, ge: list[StageRef], op_name: str) -> tuple[str | None, bool]:
+def _ge_owner(graphs: Snapshots, ge: list[StageRef], op_name: str) -> tuple[str | None, bool]:
     """The FX node GE op ``op_name`` was converted from (None when it names none), and whether the op exists."""
     for stage in ge:
         op = graphs(stage).get(op_name)
@@ -233,7 +177,7 @@ def chains(led: Ledger, query: str, tasks: dict[str, Any] | None = None) -> list
     ``tasks``: :func:`airctl.diff.chain_tasks.tasks_of` of the run's profile, when it has one."""
     from airctl.diff.chain_tasks import task_rows
 
-    graphs = _Graphs(led)
+    graphs = Snapshots(led)
     passes_file = led.index.passes
     found: list[Chain] = []
     task_hit = task_rows(tasks, query, by_task=True)
@@ -264,7 +208,27 @@ def chains(led: Ledger, query: str, tasks: dict[str, Any] | None = None) -> list
     return found
 
 
-def _chain(graphs: _Graphs, led: Ledger, gid: str, query: str, found_as: str, name: str, at: int,
+def graph_chains(led: Ledger, gid: str, tasks: dict[str, Any] | None = None,
+                 graphs: Snapshots | None = None) -> tuple[list[StageRef], list[Chain]]:
+    """Every node's chain in graph ``gid`` (report.html's provenance): one per lineage, a node followed
+    from the FX stage where it first appears to its last; the same chain ``show --node`` prints for
+    any of its names. Also the graph's FX stages, which the chains' steps index. ``graphs``: the
+    ledger's snapshots as the caller loaded and matched them (the report's)."""
+    graphs = graphs or Snapshots(led)
+    dynamo, fx, ge = fx_stages(led, gid)
+    out: list[Chain] = []
+    for k, stage in enumerate(fx):
+        if k and fx[k - 1].file == stage.file:
+            continue
+        before = graphs.b_to_a(fx[k - 1], stage) if k else {}
+        for node in graphs(stage).nodes:
+            if node.name not in before:
+                out.append(_chain(graphs, led, gid, node.name, "FX node", node.name, k, (dynamo, fx, ge),
+                                  led.index.passes, tasks))
+    return fx, out
+
+
+def _chain(graphs: Snapshots, led: Ledger, gid: str, query: str, found_as: str, name: str, at: int,
            stages: tuple[StageRef | None, list[StageRef], list[StageRef]], passes_file: str | None,
            tasks: dict[str, Any] | None) -> Chain:
     from airctl.diff.chain_tasks import task_rows
@@ -278,7 +242,7 @@ def _chain(graphs: _Graphs, led: Ledger, gid: str, query: str, found_as: str, na
     if first is not None and first.event == "created":
         chain.origin = first.by
     elif first is not None:
-        chain.origin = pass_of(fx[0], passes_file)
+        chain.origin = graphs.memo(("pass", fx[0].name), lambda: pass_of(fx[0], passes_file))
     final = next((s for s in reversed(steps) if s.stage == "fx-final"), steps[-1])
     if ge and final.name:
         chain.ge_ops = _ge_ops(graphs, ge, final.name)
@@ -291,12 +255,14 @@ def _chain(graphs: _Graphs, led: Ledger, gid: str, query: str, found_as: str, na
     first_node = graphs(fx[steps.index(first)]).get(first.name) if first and first.name else None
     src_node = first_node or node
     chain.source, chain.module = (src_node.source, src_node.module) if src_node else (None, None)
-    if chain.origin is not None and chain.origin.by == "user pass" and not chain.source:
+    if chain.origin is not None and chain.origin.by == "user pass" and not chain.source and chain.origin.where:
         chain.source, chain.origin_note = chain.origin.where, "the node is the pass's: its line in the pass file"
     elif chain.origin is not None and chain.origin.by.startswith("TorchAir") and not chain.source:
         chain.origin_note = "TorchAir's pass made it: no user source line"
     if dynamo is not None and first is not None and first.event == "appears" and first_node is not None:
-        chain.dynamo = dynamo_of(graphs(dynamo), graphs(fx[0]), first_node.name)
-    names = {s.name for s in steps if s.name} | {g["name"] for g in chain.ge_ops}
-    chain.tasks = [t for n in sorted(names) for t in task_rows(tasks, n, by_task=False)]
+        chain.dynamo = dynamo_of(graphs(dynamo), graphs(fx[0]), first_node.name,
+                                 (graphs.lines(dynamo), graphs.lines(fx[0])))
+    if tasks:
+        names = {s.name for s in steps if s.name} | {g["name"] for g in chain.ge_ops}
+        chain.tasks = [t for n in sorted(names) for t in task_rows(tasks, n, by_task=False)]
     return chain

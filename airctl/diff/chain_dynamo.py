@@ -33,21 +33,28 @@ def op_base(op: str) -> str:
     return base.rstrip("_") or base
 
 
-def _group(graph: Graph, source: str | None, module: str | None) -> list[Node]:
+Lines = dict[tuple[str | None, str | None], list[Node]]
+
+
+def _group(graph: Graph, source: str | None, module: str | None, lines: Lines | None = None) -> list[Node]:
+    if lines is not None:  # the graph's calls by (source, module), made once (chain_graphs.Snapshots.lines)
+        return lines.get((source, module), [])
     return [n for n in graph.nodes if n.kind in _CALLS and n.source == source and n.module == module]
 
 
-def dynamo_of(dynamo: Graph, aot: Graph, name: str) -> dict[str, Any] | None:
+def dynamo_of(dynamo: Graph, aot: Graph, name: str,
+              lines: tuple[Lines, Lines] | None = None) -> dict[str, Any] | None:
     """The Dynamo node(s) AOT's node ``name`` came from: ``{"nodes", "op", "how"}``, or None
-    without a source line to link by."""
+    without a source line to link by; ``lines``: both graphs' calls by (source, module), when the
+    caller asks for many nodes."""
     node = aot.get(name)
     if node is None or not node.source:
         return None
-    theirs = _group(dynamo, node.source, node.module)
+    theirs = _group(dynamo, node.source, node.module, lines and lines[0])
     if not theirs:
         return None
     base = op_base(node.op)
-    ours = [n.name for n in _group(aot, node.source, node.module) if op_base(n.op) == base]
+    ours = [n.name for n in _group(aot, node.source, node.module, lines and lines[1]) if op_base(n.op) == base]
     same = [n for n in theirs if op_base(n.op) == base]
     if same and len(same) == len(ours):
         hit = same[ours.index(name)]

@@ -1,8 +1,11 @@
-"""``airctl show --node`` / ``--phases`` / ``--options``: one run's answers to "where does this come
-from", "where did the time go" and "which options took effect", read from its ledger alone.
+"""``airctl show --node`` / ``--assignment`` / ``--kernels`` / ``--phases`` / ``--options``: one run's
+answers to "where does this come from", "where did each node go", "which lines spent the device's
+kernel time", "where did the time go" and "which options took effect", read from its ledger (and,
+for ``--kernels``, a profiler folder).
 
 The chain is :mod:`airctl.diff.chain` (with the run's profile, :mod:`airctl.diff.chain_tasks`), the
-phase table :mod:`airctl.ledger.phases`, the options :mod:`airctl.ledger.options_applied`.
+assignment :mod:`airctl.diff.assignment`, the kernel map :mod:`airctl.diff.chain_kernels`, the phase
+table :mod:`airctl.ledger.phases`, the options :mod:`airctl.ledger.options_applied`.
 """
 
 from __future__ import annotations
@@ -42,6 +45,25 @@ def _closest(led: Ledger, name: str, tasks: dict[str, Any] | None) -> str:
     if close:
         return "names like it: " + ", ".join(close)
     return "`airctl dump --stage fx-final --type txt` lists the nodes"
+
+
+def assignment(root: Path) -> dict[str, Any]:
+    """Where each node of each graph's final FX stage went (:func:`airctl.diff.assignment.assignment_table`)."""
+    from airctl.diff.assignment import assignment_table
+
+    return assignment_table(Ledger.open(root))
+
+
+def kernels(root: Path, folder: Path) -> dict[str, Any]:
+    """The device kernel time of torch_npu profiler folder ``folder`` (every rank) mapped to source lines
+    through the run's chains (:func:`airctl.diff.chain_kernels.kernel_map`)."""
+    from airctl.diff.chain_kernels import kernel_map
+    from airctl.profile.analyze import analyze
+
+    led = Ledger.open(root)
+    tasks = [{"task": e.node, "type": e.op, "stream": e.stream, "us": (e.end_s - e.start_s) * 1e6, "kind": e.kind,
+              "step": (rank, e.step)} for rank, t in enumerate(analyze(Path(folder)).timelines) for e in t.events]
+    return {"run": led.index.run_id, "profile": str(folder), **kernel_map(tasks, led)}
 
 
 def phases(root: Path) -> dict[str, Any]:

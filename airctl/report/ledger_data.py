@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from airctl.diff.chain_graphs import Snapshots
 from airctl.errors import AirctlError
 from airctl.graph.model import Graph
 from airctl.ledger.defaults import Request
@@ -26,8 +27,10 @@ from airctl.ledger.reader import Ledger
 from airctl.modes import MAX_AUTOTUNE
 from airctl.report.ahead import Ahead, worth_forking
 from airctl.report.payload import Group
+from airctl.report.provenance_data import assignment_payload, provenance_payload
 from airctl.why import why_table
 
+PAIRS = "_pairs"  # graphs_payload's key of the FX stages' matches, for the provenance
 RUN_FIELDS = ("run_id", "created", "status", "command", "backend", "mode", "model", "passes", "execution",
               "error", "error_detail", "timings", "findings")
 
@@ -71,15 +74,22 @@ def graph_entry(info: GraphEntry, stages: list[tuple[StageEntry, Graph | None, s
 def ledger_payload(ledger: Ledger, known: Mapping[str, Graph] | None = None,
                    graphs_part: dict[str, Any] | None = None) -> dict[str, Any]:
     """The viewer's payload; ``known`` snapshots (file -> graph) are used instead of reading the file;
-    ``graphs_part``: :func:`graphs_payload` of this ledger's graphs, made earlier (not made again)."""
+    ``graphs_part``: :func:`graphs_payload` of this ledger's graphs, made earlier (not made again).
+    The provenance reuses the snapshots read and the FX stages matched for the graphs' diffs."""
     index = ledger.index
     run = index.to_json()
+    loaded: dict[str, Graph | None] = {}
+    part = dict(graphs_part) if graphs_part is not None else graphs_payload(ledger, known, loaded)
+    read = {file: g for file, g in loaded.items() if g is not None}
+    snaps = Snapshots(ledger, {**read, **(known or {})}, part.pop(PAIRS, {}))
     return {
         "title": f"airctl {index.command or 'run'}: {index.run_id or ledger.root.name}",
         "run": {k: run[k] for k in RUN_FIELDS if k in run},
-        **(graphs_part if graphs_part is not None else graphs_payload(ledger, known)),
+        **part,
         "findings": list(index.findings),
         "why": _why(index),
+        "provenance": provenance_payload(ledger, snaps),
+        "assignment": assignment_payload(ledger, snaps),
     }
 
 
@@ -95,13 +105,16 @@ def graphs_key(ledger: Ledger) -> str:
     return json.dumps([g.to_json() for g in ledger.index.graphs], sort_keys=True, default=str)
 
 
-def graphs_payload(ledger: Ledger, known: Mapping[str, Graph] | None = None) -> dict[str, Any]:
+def graphs_payload(ledger: Ledger, known: Mapping[str, Graph] | None = None,
+                   cache: dict[str, Graph | None] | None = None) -> dict[str, Any]:
     """The payload's ``graphs`` and ``groups``: each graph's stages, their layouts and diffs (the costly
-    part of the report, fixed once the compile has made its last stage)."""
+    part of the report, fixed once the compile has made its last stage), and under :data:`PAIRS` the
+    FX snapshots' matched node names (not part of the page: :func:`ledger_payload` takes them out);
+    ``cache`` (file -> graph) receives the snapshots read."""
     index = ledger.index
     groups: list[Group] = []
     graphs = []
-    cache: dict[str, Graph | None] = {}
+    cache = {} if cache is None else cache
     known = known or {}
     pane = None
     mode = index.run_mode or MAX_AUTOTUNE
@@ -118,7 +131,8 @@ def graphs_payload(ledger: Ledger, known: Mapping[str, Graph] | None = None) -> 
         shown = cache.get(opened.file) if opened is not None else None
         if pane is None and shown is not None and any(n.stream for n in shown.nodes):
             pane = "both"  # the run has streams: the lane view, the best view of a stream plan, opens beside
-    return {"graphs": graphs, "groups": [g.to_json() for g in groups], "pane": pane}
+    pairs = {key: names for g in groups for key, names in g.pairs.items()}
+    return {"graphs": graphs, "groups": [g.to_json() for g in groups], "pane": pane, PAIRS: pairs}
 
 
 def _ahead(ledger: Ledger, known: Mapping[str, Graph], mode: str) -> Ahead | None:

@@ -1,8 +1,8 @@
 """Assemble the single-file HTML viewer: inline CSS, airctl's own JS, and the payload as JSON.
 
-The JS is several files by job (``viewer/*.js``: state, diff view, stage panel, details, the panes,
-the graph pane, the lane pane, the probe, other tabs, start); :func:`viewer_js` inlines them in the
-fixed order ``VIEWER_JS``.
+The JS is several files by job (``viewer/*.js``: state, diff view, stage panel, details, provenance,
+the panes, the graph pane, the lane pane, the probe, other tabs, the assignment tab, start);
+:func:`viewer_js` inlines them in the fixed order ``VIEWER_JS``.
 
 The payload sits in ``<script type="application/json">`` with ``<``, ``>`` and ``&`` written as
 ``\\u003c``/``\\u003e``/``\\u0026``, so no string in a graph (``</script>``, ``<!--``) can end the block;
@@ -53,6 +53,7 @@ style-src 'unsafe-inline'; img-src data:">
 <button data-tab="graph" class="active">Graph</button>
 <button data-tab="findings" id="tab-btn-findings">Findings</button>
 <button data-tab="profile" id="tab-btn-profile">Profile</button>
+<button data-tab="assignment" id="tab-btn-assignment">Assignment</button>
 <button data-tab="run">Run</button>
 </nav>
 <main>
@@ -85,6 +86,7 @@ style-src 'unsafe-inline'; img-src data:">
 </section>
 <section class="tab" id="tab-findings"><div class="pad" id="findings"></div></section>
 <section class="tab" id="tab-profile"><div class="pad" id="profile">@@timeline@@</div></section>
+<section class="tab" id="tab-assignment"><div class="pad" id="assignment"></div></section>
 <section class="tab" id="tab-run"><div class="pad" id="run"></div></section>
 </main>
 <noscript>This report needs JavaScript to draw the graphs.</noscript>
@@ -98,8 +100,8 @@ style-src 'unsafe-inline'; img-src data:">
 # the viewer's files (airctl/report/viewer/), inlined in this order into one function scope:
 # state.js declares what the others share, canvas.js the panes that draw.js (graph) and lanes.js (lanes)
 # add, start.js starts the page
-VIEWER_JS = ("state.js", "diff.js", "stages.js", "details.js", "canvas.js", "draw.js", "lanes.js", "probe.js",
-             "tabs.js", "start.js")
+VIEWER_JS = ("state.js", "diff.js", "stages.js", "details.js", "provenance.js", "canvas.js", "draw.js", "lanes.js",
+             "probe.js", "tabs.js", "assignment.js", "start.js")
 
 
 @cache

@@ -68,6 +68,11 @@ class Group:
     _prev_refs: Refs | None = None  # the previous snapshot's reference table
     _sides: Sides = field(default_factory=Sides)  # the diff arrays of the last two snapshots
     _unsettled: list[tuple[dict[str, Any], list[int], Graph, str | None]] = field(default_factory=list)
+    # FX groups: (previous snapshot file, snapshot file) -> the matched node names, which the
+    # provenance's chains read instead of matching the two again (report/provenance_data.py)
+    pairs: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    _prev_key: str | None = None
+    _report: DiffReport | None = None
 
     def _slot(self, name: str, used: set[int]) -> int:
         u = self.key_index.get(name)
@@ -87,9 +92,17 @@ class Group:
         Its reference table is built once (:func:`pinned`) for every reader of it here (edges, program
         order, lane view, verifier, diff), and its diff arrays serve its diff with the next snapshot too.
         ``key``: the snapshot's file, when :attr:`ahead` works out its lane view and program order."""
+        prev, prev_key = self._prev, self._prev_key
         with pinned(graph) as refs:
             out = self._add(graph, report, key if self.ahead is not None else None)
         self._prev_refs = refs
+        report_made = self._report
+        if self.dialect == "fx" and key is not None and prev_key is not None and prev is not None and report_made:
+            removed = {n.name for n in report_made.removed}
+            renamed = dict(report_made.renamed)
+            self.pairs[(prev_key, key)] = {n.name: renamed.get(n.name, n.name) for n in prev.nodes
+                                           if n.name not in removed}
+        self._prev_key, self._report = key, None
         return out
 
     def _add(self, graph: Graph, report: DiffReport | None, key: str | None) -> tuple[int, dict[str, Any] | None]:
@@ -97,6 +110,7 @@ class Group:
         if prev is not None and report is None:
             with pinned(prev, self._prev_refs):
                 report = diff_graphs(prev, graph, self._sides)
+        self._report = report
         cur_u: dict[str, int] = {}
         used: set[int] = set()
         later: list[Node] = []

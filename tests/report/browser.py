@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -103,8 +104,9 @@ class Chromium:
         return json.loads(line)
 
     def load(self, url: str, budget_ms: int, window: tuple[int, int] | None, timeout: float,
-             png: bool = False) -> tuple[str | bytes, list[str]]:
-        """The page's serialized DOM (or its PNG), and its uncaught JavaScript errors."""
+             png: bool = False, script: str | None = None) -> tuple[Any, list[str]]:
+        """The page's serialized DOM (or its PNG, or what ``script``, an expression run once the page
+        is ready, returns: user actions such as clicks), and its uncaught JavaScript errors."""
         context = self.call("Target.createBrowserContext")["browserContextId"]
         target = self.call("Target.createTarget", {"url": "about:blank", "browserContextId": context})["targetId"]
         session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
@@ -123,8 +125,13 @@ class Chromium:
                       if m.get("sessionId") == session and m.get("method") == "Runtime.exceptionThrown"]
             if png:
                 return base64.b64decode(self.call("Page.captureScreenshot", {"format": "png"}, session)["data"]), errors
-            value = self.call("Runtime.evaluate", {"expression": SERIALIZE, "returnByValue": True}, session)
-            return value["result"]["value"], errors
+            value = self.call("Runtime.evaluate", {"expression": script or SERIALIZE, "returnByValue": True}, session)
+            errors += [json.dumps(m["params"]["exceptionDetails"])[:500] for m in self.events
+                       if m.get("sessionId") == session and m.get("method") == "Runtime.exceptionThrown"
+                       and json.dumps(m["params"]["exceptionDetails"])[:500] not in errors]
+            if "exceptionDetails" in value:
+                errors.append(json.dumps(value["exceptionDetails"])[:500])
+            return value["result"].get("value"), errors
         finally:
             self.events = [m for m in self.events if m.get("sessionId") != session]
             self.call("Target.closeTarget", {"targetId": target})
@@ -155,7 +162,7 @@ _browser: Chromium | None = None
 
 
 def _load(url: str, budget_ms: int, window: tuple[int, int] | None, timeout: float,
-          png: bool = False) -> tuple[str | bytes, list[str]]:
+          png: bool = False, script: str | None = None) -> tuple[Any, list[str]]:
     """A page through this process's Chromium, started on first use; one that ended or stopped
     answering is replaced once."""
     global _browser
@@ -164,7 +171,7 @@ def _load(url: str, budget_ms: int, window: tuple[int, int] | None, timeout: flo
             _browser = Chromium(need_chromium())
             atexit.register(_browser.close)
         try:
-            return _browser.load(url, budget_ms, window, timeout, png)
+            return _browser.load(url, budget_ms, window, timeout, png, script)
         except (ConnectionError, TimeoutError):
             _browser.close()
             _browser = None
@@ -212,6 +219,16 @@ def _empty_probe(dom: str) -> str | None:
         return None
     said = dict(re.findall(r'data-(empty|frame)="([^"]*)"', box.group(1)))
     return f"frame {said.get('frame', '?')}: {said.get('empty', 'no reason given')}"
+
+
+def run_script(page: Path, script: str, fragment: str = "", budget_ms: int = 8000, timeout: float = 90,
+               window: tuple[int, int] | None = None) -> Any:
+    """What ``script`` (an expression: clicks, then what they showed) returns once the page is ready;
+    a JavaScript error, the page's or the script's, fails the test."""
+    url = page.resolve().as_uri() + (f"#{fragment}" if fragment else "")
+    value, errors = _load(url, budget_ms, window, timeout, script=script)
+    assert not errors, f"JavaScript errors in {url}: {errors[:3]}"
+    return value
 
 
 def screenshot(page: Path, png: Path, fragment: str = "", timeout: float = 90) -> None:

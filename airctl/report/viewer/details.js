@@ -39,6 +39,7 @@
   function showDetails() {
     var box = $("details");
     clear(box);
+    state.source = null;
     var c = cur();
     if (!c || !c.g || state.selected < 0) { box.appendChild(el("p", "muted", "Click a node for its attributes.")); return; }
     var u = state.selected, i = c.pos[u], g = c.g, snap = c.snap;
@@ -63,6 +64,7 @@
     if (det.inputs) row(t, "inputs", det.inputs.join(", "));
     if (det.control_inputs) row(t, "control inputs", det.control_inputs.join(", "));
     box.appendChild(t);
+    provDetails(box, c, nodeName(g, source, at));
     if (det.attrs) { box.appendChild(el("h2", null, "attributes")); box.appendChild(el("pre", null, JSON.stringify(det.attrs, null, 1))); }
     if (det.meta) { box.appendChild(el("h2", null, "meta")); box.appendChild(el("pre", null, JSON.stringify(det.meta, null, 1))); }
   }

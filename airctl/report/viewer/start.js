@@ -1,8 +1,8 @@
 /* The URL hash, read at start and kept up to date, and start(): wires the controls, builds every
  * panel and selects what the hash names. Inlined last (it calls start()).
- * URL hash: #graph=<index|id>&stage=<index|name>&search=<text>&node=<name>&tab=<graph|findings|profile|run>
+ * URL hash: #graph=<index|id>&stage=<index|name>&search=<text>&node=<name>&tab=<graph|findings|profile|assignment|run>
  *           &pane=<graph|lanes|both>&all=1&view=all&finding=<k> (as if its first node were clicked in the
- *           Findings tab)&probe=1 (see probe.js)
+ *           Findings tab)&probe=1 (see probe.js)&source=<file:line> (see provenance.js)
  */
   /* ---- URL hash ---- */
   function readHash() {
@@ -25,6 +25,7 @@
     if (state.probe) parts.push("probe=1");
     var c = cur();
     if (c && c.g && state.selected >= 0) parts.push("node=" + encodeURIComponent(c.g.keys[state.selected]));
+    if (state.source) parts.push("source=" + encodeURIComponent(state.source));
     try { history.replaceState(null, "", "#" + parts.join("&")); } catch (e) { /* file:// may refuse */ }
   }
 
@@ -63,7 +64,7 @@
       else if (e.key === "l") { setPane("lanes"); }
       else if (e.key === "b") { setPane("both"); }
     });
-    buildFindings(); buildProfile(); buildRun();
+    buildFindings(); buildProfile(); buildAssignment(); buildRun();
     if (h.graph !== undefined) {
       var gk = graphs.findIndex(function (gr) { return gr.id === h.graph; });
       state.graph = gk >= 0 ? gk : Math.min(Math.max(parseInt(h.graph, 10) || 0, 0), Math.max(graphs.length - 1, 0));
@@ -85,6 +86,7 @@
     if (h.node) selectByName(h.node);
     if (h.view === "all") fit(true);
     if (h.finding !== undefined) openFinding(parseInt(h.finding, 10));
+    if (h.source) showSource(h.source);
     hashReady = true;
     document.body.dataset.parseMs = String(Math.round(parseMs));
     document.body.dataset.readyMs = String(Math.round((window.performance || Date).now() - t0));

@@ -27,7 +27,7 @@
   function fmt(v) { return v === null || v === undefined ? "" : (typeof v === "object" ? JSON.stringify(v) : String(v)); }
 
   var state = { graph: 0, stage: -1, showAll: false, search: "", hits: [], hitAt: -1, selected: -1, probe: false,
-                finding: null, expanded: new Set(), expandedVer: 0 };
+                finding: null, expanded: new Set(), expandedVer: 0, source: null };
   var graphs = data.graphs || [], groups = data.groups || [];
 
   /* ---- per-group caches: node position per snapshot, spatial grid ---- */

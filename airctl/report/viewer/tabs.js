@@ -170,9 +170,11 @@
     if (facts.length) box.appendChild(el("p", null, facts.join(" \u00b7 ")));
     if (Array.isArray(p.critical_path)) {
       box.appendChild(el("h2", null, "Critical path" + (p.critical_path_s !== undefined ? " (" + dur(p.critical_path_s) + " of work)" : "")));
-      box.appendChild(table(["node", "op", "stream", "time", "reached by", "source"], p.critical_path.map(function (c) {
+      var cp = table(["node", "op", "stream", "time", "reached by", "source"], p.critical_path.map(function (c) {
         return [c.node, c.op, c.stream, dur(c.dur_s), c.via, c.source];
-      })));
+      }));
+      p.critical_path.forEach(function (c, k) { provLinkCells(cp.rows[k + 1], c && c.node, c && c.source); });
+      box.appendChild(cp);
     } else if (p.critical_path !== undefined) {
       box.appendChild(el("pre", "pre", JSON.stringify(p.critical_path, null, 1)));
     }
