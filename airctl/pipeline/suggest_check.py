@@ -4,7 +4,8 @@ and GE's own automatic streams as a competitor.
 - **One step.** The search prices candidates on the graph the passes receive. What it prints is what
   ``airctl profile --times T --compare`` prints for the applied plan: the suggested file is applied
   (a full apply, in the runs folder, never made the current run) and that run is predicted by
-  :func:`airctl.pipeline.predict.predict` — the same function, the same graph, the same number.
+  :func:`airctl.pipeline.predict.predict` — the same function, the same graph, the same number (nothing
+  is filed into that run: ``airctl profile RUN --times T --compare`` files the same numbers when asked).
 - **Beat the run's plan.** A run that already has a plan is predicted the same way; a suggestion that
   does not beat it is not written.
 - **GE's modes** (max-autotune): :func:`airctl.predict.ge_modes.price_ge_modes` prices ``LoadBalance:N``
@@ -58,8 +59,10 @@ def confirm(passes_file: Path, model: Path, mode: str, times: str, *, out_dir: P
         raise result.error
     assert result.ledger_dir is not None
     say("predicting the applied plan…")
+    # the numbers only: filing a profile also rebuilds the scratch run's report.html (its graphs, diffs and
+    # node chains), the largest part of the check's memory (docs/reliability.md, the wide model)
     outcome = predict(PredictRequest(times=times, source=Path(result.ledger_dir), out_dir=out_dir, device=device,
-                                     compare=True))
+                                     compare=True, write=False))
     data = outcome.to_json()
     with_ = data["with"]["predicted"]
     return Confirmed(Path(result.ledger_dir), data["without"]["predicted"]["step_us"], with_["valid_step_us"],

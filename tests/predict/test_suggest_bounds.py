@@ -2,16 +2,22 @@
 
 A wide graph of N independent branches (a ``Linear`` per branch in a numbered ``ModuleList``, the
 ReLU called in ``forward``, results summed) has one region per branch: the unbounded descent
-replayed every move of every step (N² replays, each plan kept: 5.6 GB at N = 200). Memory is
-measured by bench/bench_suggest_wide.py in fresh processes; here the counts that bound it.
+replayed every move of every step (N² replays, each plan kept: 5.6 GB at N = 200). The whole
+command's memory is measured by bench/bench_suggest_wide.py and the slow
+tests/pipeline/test_suggest_wide_memory.py in fresh processes; here the counts that bound it, and
+the search's own Python allocations at N = 200 (about 1 MB at its peak).
 """
 
 from __future__ import annotations
+
+import tracemalloc
 
 import pytest
 
 from airctl.predict import suggest as sg
 from tests.predict.test_suggest import _node, problem
+
+SEARCH_PEAK = 32 << 20  # bytes the search may allocate at once on the 200-branch graph
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +53,13 @@ def test_a_wide_model_is_searched_in_coarser_regions_within_the_bounds(air) -> N
     gm, times = wide(air, 200)
     _, base, dag, regions, tm = problem(gm, times, "reduce-overhead")
     assert sum(r.reason is None for r in regions) > sg.REGIONS_MAX
-    found = sg.search(base, dag, regions, tm, 2)
+    tracemalloc.start()
+    try:
+        found = sg.search(base, dag, regions, tm, 2)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < SEARCH_PEAK  # only predicted steps are kept (every replayed plan kept: 5.6 GB at N = 200)
     searched = [r for r in regions if r.reason is None]
     assert len(searched) <= sg.REGIONS_MAX
     assert any(r.key == "module branches.1?" for r in searched)
