@@ -18,9 +18,15 @@ from airctl.errors import Terminated, find_in_chain, interrupt_exit_code
 
 
 def console() -> NoReturn:
-    """The console script and ``python -m airctl``: the command, then the process ends."""
+    """The console script and ``python -m airctl``: the command, then the process ends. An interrupt
+    that escapes :func:`run` (raised between two of its steps, where no ``except`` of its stands)
+    ends the process as one caught inside it does (:func:`_end_interrupted`), never as Python ends
+    on an uncaught ``KeyboardInterrupt``: its traceback, the interpreter's teardown, death by SIGINT."""
     _early_signals()
-    run(whole_process=True)
+    try:
+        run(whole_process=True)
+    except KeyboardInterrupt as e:
+        _end_interrupted(e)
 
 
 _EARLY = {"SIGINT": (130, b"error: interrupted\n"), "SIGTERM": (143, b"error: terminated by SIGTERM\n"),
@@ -68,14 +74,13 @@ def run(argv: list[str] | None = None, whole_process: bool = False) -> NoReturn:
     _replace_unencodable()
     args, cold = warm.without_flag(list(sys.argv[1:] if argv is None else argv))
     if whole_process and not cold:
+        ending: list[int] = []
         try:
-            served = warm.served(args)
+            served = warm.served(args, ending)
         except KeyboardInterrupt as e:  # before the client forwards signals: nothing was handed over yet
             raise SystemExit(_interrupted(e)) from None
         if served is not None:
-            from airctl.pipeline.warm.client import exit_as
-
-            raise SystemExit(exit_as(served))
+            _end_served(served, ending)
     from airctl.pipeline.run.boundary import exit_leaving_threads, running_threads
 
     before = running_threads()
@@ -86,9 +91,13 @@ def run(argv: list[str] | None = None, whole_process: bool = False) -> NoReturn:
     except KeyboardInterrupt as e:  # landed while the command's end was being handled
         late = e
     finally:
-        if whole_process:
-            late = signals.hold() or late
-        else:
+        while whole_process:  # the handler may run at hold()'s first bytecode, before it holds anything
+            try:
+                late = signals.hold() or late
+                break
+            except KeyboardInterrupt as e:
+                late = late or e
+        if not whole_process:
             signals.disarm()
     code = code if isinstance(code, int) else (0 if code is None else 1)
     if late is not None and code not in _INTERRUPT_CODES:
@@ -102,6 +111,52 @@ def run(argv: list[str] | None = None, whole_process: bool = False) -> NoReturn:
 
 
 _INTERRUPT_CODES = (130, 143, 129)
+
+
+def _end_served(code: int, ending: list[int]) -> NoReturn:
+    """End as the command the warm process ran ended (``code``; negative: die of that signal). An
+    ending signal that reached this process after the command had ended (noted in ``ending`` by the
+    client's handler, or held from :func:`~airctl.pipeline.run.signals.hold` on) makes it 130, 143 or
+    129, as in a cold process (Python's own exit, with the client's handler still in place, lost it: exit 0)."""
+    from airctl.errors import Terminated
+    from airctl.pipeline.run import signals
+    from airctl.pipeline.run.boundary import end_process
+    from airctl.pipeline.warm.client import exit_as
+
+    if code < 0:  # the command died of a signal: so does this process
+        raise SystemExit(exit_as(code))
+    signals.hold()  # the client's handlers, in place until then, raise nothing: they note
+
+    def final(code: int) -> int:
+        if code in _INTERRUPT_CODES:
+            return code
+        if ending:
+            import signal
+
+            return _interrupted(KeyboardInterrupt() if ending[0] == signal.SIGINT else
+                                Terminated(ending[0], signal.Signals(ending[0]).name))
+        return _final_code(code)
+
+    end_process(code, final)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _end_interrupted(stop: KeyboardInterrupt) -> NoReturn:
+    """End the process on an interrupt that escaped :func:`run`: the signals held for the rest of it,
+    said as any interrupt is, and the same last steps (``atexit``, ``os._exit``) with its code."""
+    from airctl.pipeline.run import signals
+    from airctl.pipeline.run.boundary import end_process
+
+    while True:
+        try:
+            signals.hold()
+            break
+        except KeyboardInterrupt:  # the same signal sent again, or a second Ctrl-C: this one is said
+            pass
+    code = _interrupted(stop)
+    _forget_caught_interrupts()
+    end_process(code)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _app_code(argv: list[str]) -> Any:

@@ -81,9 +81,10 @@ def describe() -> dict[str, Any]:
     return place.describe(dict(os.environ), enabled())
 
 
-def served(argv: list[str]) -> int | None:
+def served(argv: list[str], ending: list[int] | None = None) -> int | None:
     """Run ``argv`` in this install's warm process when there is one: its exit code (negative: the
-    signal it died of); None: run it cold here."""
+    signal it died of); None: run it cold here. ``ending``: the ending signals this process got, noted
+    until it ends (:func:`airctl.pipeline.warm.client.relay`)."""
     if not enabled() or not warmable(argv):
         return None
     from airctl.pipeline.warm import client, place
@@ -95,7 +96,7 @@ def served(argv: list[str]) -> int | None:
     address = place.files(where, key)["sock"]
     if not address.exists() or (place.state(where, key) or {}).get("status") != "serving":
         return None  # none, or one still warming up: waiting for it would be slower than a cold start
-    code = client.relay(str(address), argv, argv0=sys.argv[0], path0=sys.path[0] if sys.path else "")
+    code = client.relay(str(address), argv, argv0=sys.argv[0], path0=sys.path[0] if sys.path else "", ending=ending)
     return None if isinstance(code, str) else code
 
 

@@ -140,12 +140,15 @@ def submit(address: str, argv: list[str], cwd: str | None = None, env: dict[str,
 ENDING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-def relay(address: str, argv: list[str], argv0: str | None = None, path0: str | None = None) -> int | str:
+def relay(address: str, argv: list[str], argv0: str | None = None, path0: str | None = None,
+          ending: list[int] | None = None) -> int | str:
     """Run ``argv`` (``sys.argv[1:]``) in the server at ``address`` with this process's everything, forwarding signals
-    until it ends: its exit code (negative: the signal that ended it), or why it must run cold here."""
+    until it ends: its exit code (negative: the signal that ended it), or why it must run cold here. ``ending``:
+    where SIGINT, SIGTERM and SIGHUP are noted; the handler that notes them stays in place once the command
+    has run, so the caller finds one that came after this returned."""
     pending: list[int] = []
     command: list[Submitted] = []
-    ending: list[int] = []  # SIGINT, SIGTERM, SIGHUP received: the caller asked the command to end
+    ending = [] if ending is None else ending  # SIGINT, SIGTERM, SIGHUP received: the caller asked the command to end
 
     def forward(signum: int, _frame: object) -> None:
         if signum in ENDING:
