@@ -217,7 +217,7 @@ def _watch_late() -> None:
     handler only between two bytecodes of the main thread: a signal the kernel hands another thread
     (torch's, the ledger writer's) while the main thread has them blocked, in the last stretch
     before ``os._exit``, was tripped but never handled — neither recorded nor pending, and the
-    process ended 0 (issue 62.20). The pipe has it whatever the main thread does."""
+    process ended 0. The pipe has it whatever the main thread does."""
     if _WAKE or not hasattr(signal, "set_wakeup_fd"):
         return
     try:
