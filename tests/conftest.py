@@ -75,10 +75,12 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 # so these start first and the many short files fill in around them; ordered by their count of tests,
 # as xdist does by default, tests/run/test_lifecycle.py began late and ran on alone at the end.
 HEAVY_FIRST = (
+    "tests/verify/test_capture_agree.py",  # ~3.5 min alone (-n 0, a busy host): six capture rules, five commands
     "tests/faults/test_interrupt_at_the_end.py",  # ~60 s alone: six cold compiles one after another
     "tests/cli/test_verdicts.py",  # ~150 s alone (-n 0, a busy host): compiles a transformers model 20 times
     "tests/run/test_lifecycle.py",  # 110 s
     "tests/pipeline/test_transformers_models.py",  # 101 s
+    "tests/pipeline/test_incremental_ledgers.py",  # 30-110 s alone: 18 in-process compiles
     "tests/run/test_multirank.py",  # 48 s
     "tests/run/test_modes.py",  # 35 s
     "tests/pipeline/test_why_runs.py",  # 39 s alone (measured apart from the whole-suite timeline)

@@ -63,6 +63,8 @@ def register(app: typer.Typer) -> None:
             "With --nproc: the ranks' default process-group timeout under sim (s); a rank that waits longer "
             "for its peers fails.")),
         option: list[str] = config_option(),
+        full: bool = typer.Option(False, "--full", help="Trace the model again even when a run of --out kept its "
+                                  "pre-pass graph (incremental apply, docs/incremental.md; AIRCTL_INCREMENTAL=0)."),
     ) -> None:
         target = build_target(model, every, mode=mode, entry=entry, passes=passes, option=option, atol=atol,
                               capture=capture, dump_types=dump_types(dump_type), verbose=verbose)
@@ -77,7 +79,7 @@ def register(app: typer.Typer) -> None:
         from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
         # a bad pass file fails the run before anything compiles, ledger kept
-        request = CompileRequest(target, out_dir=out, command_line=command_line(ctx))
+        request = CompileRequest(target, out_dir=out, command_line=command_line(ctx), incremental=not full)
         with stdout_to_stderr(as_json), status("compiling…") as spinner:
             result = compile_model(request, progress=lambda msg: spinner.update(msg))
         if as_json:

@@ -74,16 +74,22 @@ def register(app: typer.Typer) -> None:
                                     help="Also exit non-zero (1) for this: race (the executor saw a stream race), "
                                          "check (an error finding); numerics and compile failures exit 3 anyway."),
         option: list[str] = config_option(),
+        full: bool = typer.Option(False, "--full", help="Trace the model again even when a run of --out kept its "
+                                  "pre-pass graph (incremental apply, docs/incremental.md; AIRCTL_INCREMENTAL=0)."),
+        verbose: bool = typer.Option(False, "--verbose", "-v", help="Say why the apply was or was not incremental, "
+                                     "and print TorchAir's warnings as they come."),
     ) -> None:
         from airctl.cli.output import print_json, status, stdout_to_stderr
         from airctl.cli.verdicts import enforce_fail_on
         from airctl.pipeline.apply import apply_passes
 
         chosen = _choose_model(file, model, entry, mode, out, run, "applying")
-        target = build_target(chosen.model, every, mode=chosen.mode, entry=chosen.entry, passes=file, option=option)
+        target = build_target(chosen.model, every, mode=chosen.mode, entry=chosen.entry, passes=file, option=option,
+                              verbose=verbose)
         with stdout_to_stderr(as_json), status("applying passes…") as spinner:
             result = apply_passes(target, out=out, plan=plan, with_diff=diff or plan or as_json,
-                                  progress=lambda msg: spinner.update(msg), command_line=command_line(ctx))
+                                  progress=lambda msg: spinner.update(msg), command_line=command_line(ctx),
+                                  incremental=not full)
         if as_json:
             print_json(result.to_json())
         else:

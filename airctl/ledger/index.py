@@ -234,6 +234,7 @@ class RunIndex(Record):
     passes_resolved: str | None = optional()  # ... and as an absolute path
     command_line: list[str] | None = optional()  # the airctl command that made the run
     options: dict[str, Any] | None = optional()  # --option KEY=VALUE: what was set on the mode's config, typed
+    incremental: dict[str, Any] | None = optional()  # started from another run's pre-pass graph: {from, skipped}
     seed: int | None = optional()  # --seed: the random generators' seed before the script, eager and compiled runs
     # npugraph_ex: each capture of a graph (first, recaptures with their reason) and each fallback to eager
     captures: list[CaptureRow] | None = optional()

@@ -28,6 +28,7 @@ from airctl.ledger.index import RunIndex
 SPANS = {  # timings key -> phase name, in the order a command runs them
     "backend_seconds": "backend: torch, TorchAir and the NPU stand-in imported",
     "load_seconds": "load the model script",
+    "prepare_seconds": "the compile's set-up: incremental key, capture session, TorchAir's config",
     "eager_seconds": "eager reference run",
     "compile_and_run_seconds": None,  # split by the stages inside it
     "script_seconds": None,

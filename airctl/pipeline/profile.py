@@ -108,7 +108,7 @@ def profile_rounds(req: ProfileRequest, rounds: int, progress: Callable[[str], N
     result = compile_model(CompileRequest(
         req.target, out_dir=Path(req.out_dir), pre_pass=pre, post_pass=post, command="profile",
         threads_per_stream=req.threads_per_stream, stream_timeout_s=req.timeout_s, after_run=profiled_steps,
-        command_line=req.command_line, rank=req.rank,
+        command_line=req.command_line, rank=req.rank, incremental=True,  # pipeline/incremental
     ), progress=say)
     ids = result.session.graph_ids_by_name() if result.session is not None else {}
     execution = result.execution
@@ -215,7 +215,19 @@ class ProfileOutcome:
             return self.comparison.to_json()
         if self.ranks is not None:
             return self.ranks.to_json()
-        return self.summary.to_json() if self.summary is not None else None
+        if self.summary is None:
+            return None
+        return {**self.summary.to_json(), "findings": self._findings()}
+
+    def _findings(self) -> list[dict[str, Any]]:
+        """The profiled run's verdict findings (its index.json ``findings``), as compile --json and show --json
+        carry them."""
+        from airctl.ledger.reader import Ledger
+
+        run = self.runs[-1] if self.runs else None
+        if run is None or not (Path(run.ledger_dir) / "index.json").is_file():
+            return []
+        return list(Ledger.open(Path(run.ledger_dir)).index.to_json().get("findings") or [])
 
 
 def profile_and_summarize(req: ProfileRequest, *, png: bool = False, top: int = 10,

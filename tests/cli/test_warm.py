@@ -73,8 +73,9 @@ def ledger(out: Path) -> dict[str, object]:
     files = {}
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         name = re.sub(r"pid_\d+_ts_\d+", "pid_ts", str(path.relative_to(root)))
-        if path.suffix in (".log", ".html") or path.name == "index.json":
-            continue  # logs and the report carry moments; the index is compared as data
+        if path.suffix in (".log", ".html") or path.name == "index.json" or "incremental" in path.parts:
+            continue  # logs and the report carry moments; the index is compared as data; the kept
+            # pre-pass graph (docs/incremental.md) carries the process's object ids, as Dynamo wrote them
         data = path.read_bytes()
         if path.suffix == ".gz":
             data = gzip.decompress(data)

@@ -184,7 +184,7 @@ def warm_moments(warm_process: WarmProcess, tmp_path_factory: pytest.TempPathFac
     passes, the compiled run, and closing the run (report, pointer, exit)."""
     appears, end, index = _left_alone(warm_process, tmp_path_factory.mktemp("warm"))
     t = index["timings"]
-    opened = t["backend_seconds"] + t["load_seconds"] + t["eager_seconds"]
+    opened = t["backend_seconds"] + t["load_seconds"] + t.get("prepare_seconds", 0.0) + t["eager_seconds"]
     elapsed = {s["name"]: s["elapsed"] for g in index["graphs"] for s in g["stages"]}
     last = max(elapsed.values())
     bounds = {"load-and-eager": (0.0, opened), "dynamo": (opened, elapsed["dynamo"]),

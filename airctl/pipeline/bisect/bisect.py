@@ -182,7 +182,7 @@ class Bisector:
                          torchair_off=config.torchair_off)
         result = compile_model(CompileRequest(
             target, out_dir=self.folder, hooks=self._hooks(config), command="bisect", instruments=instruments,
-            report=level == "culprit",
+            report=level == "culprit", incremental=True,  # steps after the first: from its pre-pass graph
             bisect={"step": number, "level": level, "purpose": purpose,
                     "yaml_passes": list(config.yaml) if config.yaml is not None else None,
                     "torchair_off": list(config.torchair_off), "placements": placements}))

@@ -78,6 +78,7 @@ class CaptureSession:
         self._pending_dynamo: tuple[Graph, str] | None = None
         self._open_training: list[str] = []
         self.concrete_graphs: list[tuple[str, Any]] = []
+        self.keeper: Any = None  # an incremental compile's Keeper (pipeline/incremental/keep.py)
         self.caller_instruments = list(instruments)
         snapshot = Snapshot(ledger, known_graph=lambda gid: gid == self.current and gid is not None, texts=self.texts)
         self.runner = PassRunner(pass_instruments(self.mode, snapshot=snapshot, callers=self.caller_instruments),
@@ -104,11 +105,15 @@ class CaptureSession:
             isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs
         )
         self._pending_dynamo = (read_fx(gm, f"dynamo_{self.dynamo_count}"), fx_code(gm) if self.texts else None)
+        if self.keeper is not None:
+            self.keeper.dynamo_graph(gm, list(example_inputs), self._training)
         if self.keep_dynamo_graphs:  # airctl repro: the graph, and the values it was compiled for
             self.dynamo_graphs.append((gm, [t.detach().clone() if isinstance(t, torch.Tensor) else t
                                             for t in example_inputs]))
 
     def aot_graph(self, gm: Any, phase: str) -> None:
+        if self.keeper is not None:
+            self.keeper.aot_graph(gm, phase)
         k = self.dynamo_count
         if phase == "backward":
             gid = self._open_training.pop() if self._open_training else f"{k}-forward"
@@ -261,7 +266,8 @@ def capturing_backend(backend: Any, session: CaptureSession) -> Any:
 
     def backend_with_capture(gm: Any, example_inputs: Sequence[Any], **kwargs: Any) -> Any:
         session.dynamo_graph(gm, example_inputs)
-        return backend(gm, example_inputs, **kwargs)
+        compiled = backend(gm, example_inputs, **kwargs)
+        return session.keeper.wrap_compiled(compiled) if session.keeper is not None else compiled
 
     # Dynamo names the backend by ``__name__`` in its messages ("Backend compiler `X` failed"): TorchAir's
     # name, never this wrapper's

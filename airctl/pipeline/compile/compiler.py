@@ -36,6 +36,7 @@ from airctl.pipeline.compile.seed import seed_all
 from airctl.pipeline.compile.torch_state import torch_state_kept
 from airctl.pipeline.compile.torchair_warnings import kept_warnings  # TorchAir's warnings: into the ledger
 from airctl.pipeline.compile.why_events import recording_why
+from airctl.pipeline.incremental import Incremental
 from airctl.pipeline.run.current import model_record
 from airctl.pipeline.run.execution import RunExecution
 from airctl.pipeline.run.finish import verify_instruments
@@ -187,6 +188,8 @@ class _Compile:
             ledger.set_timing("load_seconds", time.perf_counter() - t0)
             if req.keep_dynamo_graphs:
                 self.kept = _keep(loaded)
+            t0 = time.perf_counter()
+            inc = Incremental.start(req, backend.name, loaded, not (req.trace_inference and _is_inference(loaded)), say)
 
             instruments = list(req.instruments) + (verify_instruments(req.target.mode) if req.verify else [])
             final = () if req.target.dump_types else capture.final_dumps(req.target.mode)  # --dump-type: as asked
@@ -200,9 +203,10 @@ class _Compile:
             config = build_config(torchair, req, ledger, backend, dump_types, self.hooks)
             if req.stop_after_passes:
                 _install_plan_stop(config)
+            ledger.set_timing("prepare_seconds", time.perf_counter() - t0)
             with observing(session), recording_why(session):
                 try:
-                    self.execution = _run(loaded, torchair, config, session, req, self.runs, say)
+                    self.execution = _run(loaded, torchair, config, session, req, self.runs, say, inc)
                     if session.waiting and self.want_report:  # the report's graphs now, beside the forked pbtxt
                         self.draft = _draft(ledger)
                 finally:
@@ -228,8 +232,8 @@ def _run_eager(loaded: LoadedModel, session: CaptureSession) -> Any:
     import torch
 
     model = loaded.model
+    t0 = time.perf_counter()  # its own copy of the model included
     eager_model = copy.deepcopy(model) if isinstance(model, torch.nn.Module) else model
-    t0 = time.perf_counter()
     eager_loaded = LoadedModel(loaded.path, loaded.module, eager_model, _clone(loaded.inputs), loaded.step,
                                loaded.found_by)
     try:
@@ -339,7 +343,7 @@ def _install_plan_stop(config: Any) -> None:
 
 
 def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSession, req: CompileRequest,
-         runs: RunExecution, say: Progress) -> Comparison | None:
+         runs: RunExecution, say: Progress, inc: Incremental) -> Comparison | None:
     import torch
 
     model = loaded.model
@@ -350,15 +354,19 @@ def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSessio
         eager_out = _run_eager(loaded, session)
     torch._dynamo.reset()
     _forget_failed_conversion()
-    backend = capturing_backend(backend_for(torchair, config), session)
-    compiled = torch.compile(model, backend=backend, dynamic=compile_dynamic(req.target.mode))
     t0 = time.perf_counter()
     say(f"compiling through TorchAir ({req.target.mode}) and running once")
+    npu_backend = backend_for(torchair, config)  # TorchAir checks the config here, in either compile
+    compiled = inc.compiled(loaded, config, session)
+    if compiled is None:  # a full compile; an incremental one (pipeline/incremental) skips Dynamo and AOT
+        compiled = torch.compile(model, backend=capturing_backend(npu_backend, session),
+                                 dynamic=compile_dynamic(req.target.mode))
     inference = req.trace_inference and _is_inference(loaded)
     seed_all(req.target.seed)  # the compiled run draws what the eager one drew
     with torch.no_grad() if inference else contextlib.nullcontext():
         compiled_out = loaded.call(compiled)
     session.ledger.set_timing("compile_and_run_seconds", time.perf_counter() - t0)
+    inc.after_run(session.ledger, compiled_out)
     if not req.reference:
         return None
     comparison = compare(eager_out, compiled_out, atol=req.target.atol, rtol=req.target.atol)

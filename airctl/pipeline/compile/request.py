@@ -52,6 +52,9 @@ class CompileRequest:
     # airctl coverage: an eval-mode model without a training step is traced as inference (torch.no_grad),
     # so AOT builds the forward graph an inference compile converts, not a joint forward/backward graph
     trace_inference: bool = False
+    # a loop command (passes apply, compile): start from a kept pre-pass graph of --out when the key
+    # matches, else compile in full and keep one (pipeline/incremental, docs/incremental.md)
+    incremental: bool = False
 
     @classmethod
     def of(cls, model_path: Path | str, **settings: Any) -> CompileRequest:
