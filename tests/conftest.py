@@ -59,6 +59,19 @@ def _excepthook_restored():
     sys.excepthook = hook
 
 
+@pytest.fixture(autouse=True)
+def _no_process_group_left():
+    """A model script that starts a process group (``fixtures/models/ddp_overlap.py``), compiled in the
+    test's process, leaves it initialized as a user's script does; the process of a real command ends
+    with it. A later test in the same worker that starts its own then met "trying to initialize the
+    default process group twice", depending on which worker ran which files first. Each test ends
+    with none."""
+    yield
+    dist = sys.modules.get("torch.distributed")
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
+
+
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """How many workers ``-n auto`` (pyproject's addopts) starts: the whole suite (no test named, as
     README command 2 runs it, the fast lane included) spreads over up to four of the machine's cores

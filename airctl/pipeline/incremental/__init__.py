@@ -63,7 +63,12 @@ class Incremental:
         from airctl.pipeline.incremental.keep import Keeper
         from airctl.pipeline.incremental.replay import find
 
-        key = keys.compute(req.target, backend, loaded, grad)
+        try:
+            key = keys.compute(req.target, backend, loaded, grad)
+        except Exception as e:  # noqa: BLE001 - the model may have moved what the key reads (chdir, deleted files)
+            self.why_full = f"its key could not be computed ({type(e).__name__}: {e})"
+            self._tell(f"incremental apply off: {self.why_full}; compiling in full")
+            return self
         found, why = find(Path(req.out_dir), key)
         if found is not None:
             self.found = found
