@@ -59,6 +59,36 @@ def _excepthook_restored():
     sys.excepthook = hook
 
 
+def _torchair_patched_first() -> None:
+    """TorchAir's and npugraph_ex's compilers each register the same Python kernels once per process
+    (``aten.to.other`` for AutogradPrivateUse1, ...); npugraph_ex's copy skips them when TorchAir's are
+    there, TorchAir's does not, so a max-autotune compile after an npugraph_ex one fails in one process
+    ("Trying to override a python impl"), on an NPU as under sim: a command is one process, and one
+    mode. Tests compile in their worker's process in whatever order the files come: each worker is put
+    in the order a process that used TorchAir first would be in."""
+    registry = sys.modules.get("airctl.sim.registry")
+    torchair = registry.REGISTRY.torchair if registry is not None else None
+    if torchair is None or torchair._utils.add_npu_patch.has_run:
+        return
+    import torch
+    from torch._C import DispatchKey
+
+    aten = torch.ops.aten
+    for op, key in ((aten.to.other, DispatchKey.AutogradPrivateUse1),
+                    (aten.type_as.default, DispatchKey.AutogradPrivateUse1),
+                    (aten.matmul_backward.default, DispatchKey.CompositeImplicitAutograd)):
+        if op.py_kernels.pop(key, None) is not None:  # npugraph_ex's, registered first
+            op._dispatch_cache.clear()
+    torchair._utils.add_npu_patch({}, torchair.CompilerConfig())
+
+
+@pytest.fixture(autouse=True)
+def _torchair_first():
+    _torchair_patched_first()
+    yield
+    _torchair_patched_first()
+
+
 @pytest.fixture(autouse=True)
 def _no_process_group_left():
     """A model script that starts a process group (``fixtures/models/ddp_overlap.py``), compiled in the
