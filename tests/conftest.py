@@ -94,12 +94,17 @@ def _no_process_group_left():
     """A model script that starts a process group (``fixtures/models/ddp_overlap.py``), compiled in the
     test's process, leaves it initialized as a user's script does; the process of a real command ends
     with it. A later test in the same worker that starts its own then met "trying to initialize the
-    default process group twice", depending on which worker ran which files first. Each test ends
-    with none."""
+    default process group twice", depending on which worker ran which files first. A test ends with
+    none it started (a module's own world, started by its fixture before the test, stays)."""
+
+    def started() -> bool:
+        dist = sys.modules.get("torch.distributed")
+        return dist is not None and dist.is_available() and dist.is_initialized()
+
+    before = started()
     yield
-    dist = sys.modules.get("torch.distributed")
-    if dist is not None and dist.is_available() and dist.is_initialized():
-        dist.destroy_process_group()
+    if not before and started():
+        sys.modules["torch.distributed"].destroy_process_group()
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

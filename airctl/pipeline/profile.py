@@ -108,7 +108,7 @@ def profile_rounds(req: ProfileRequest, rounds: int, progress: Callable[[str], N
     result = compile_model(CompileRequest(
         req.target, out_dir=Path(req.out_dir), pre_pass=pre, post_pass=post, command="profile",
         threads_per_stream=req.threads_per_stream, stream_timeout_s=req.timeout_s, after_run=profiled_steps,
-        command_line=req.command_line, rank=req.rank, incremental=True,  # pipeline/incremental
+        command_line=req.command_line, rank=req.rank,  # never incremental: it measures the steps (docs/incremental.md)
     ), progress=say)
     ids = result.session.graph_ids_by_name() if result.session is not None else {}
     execution = result.execution

@@ -176,7 +176,9 @@ def test_an_incremental_apply_fails_and_plans_as_the_full_apply(tmp_path: Path, 
     assert compared(full.ledger_dir, again.ledger_dir) == []
 
 
-def test_a_profile_starts_from_the_kept_graph_and_profiles_the_same_run(tmp_path: Path) -> None:
+def test_a_profile_always_compiles_in_full(tmp_path: Path) -> None:
+    """What profile measures is each step's time: a compile started from the kept graph runs without
+    Dynamo's frame around it, and under sim its steps were about 1.4x faster than a full compile's."""
     import sys
 
     from airctl.pipeline.profile import ProfileRequest, profile_model
@@ -190,7 +192,7 @@ def test_a_profile_starts_from_the_kept_graph_and_profiles_the_same_run(tmp_path
         return profile_model(ProfileRequest(target, steps=2, out_dir=tmp_path / "runs"))
 
     full, again = profile(), profile()
-    assert json.loads((again.ledger_dir / "index.json").read_text())["incremental"]["from"] == full.ledger_dir.name
+    assert "incremental" not in json.loads((again.ledger_dir / "index.json").read_text())
     assert (full.matches_eager, len(full.timelines), len(full.step_seconds)) == \
         (again.matches_eager, len(again.timelines), len(again.step_seconds))
     assert compared(full.ledger_dir, again.ledger_dir) == []
