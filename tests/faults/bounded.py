@@ -35,6 +35,7 @@ class Ended:
     rss_mb: float
     seconds: float
     timed_out: bool
+    own_mb: float | None = None  # the peak of what it allocated (anonymous + shared: measured_child.py)
 
     @property
     def text(self) -> str:
@@ -75,12 +76,12 @@ def run_capped(argv: Sequence[str | Path], *, cwd: Path, timeout: float = 120.0,
             time.sleep(0.01)
         proc.returncode = os.waitstatus_to_exitcode(status)
         seconds = time.monotonic() - start
-    rss_kb = usage.ru_maxrss
+    rss_kb, own_kb = usage.ru_maxrss, None
     if measured.is_file():  # the command's own figures (absent when the group was killed at the timeout)
         child = json.loads(measured.read_text())
-        proc.returncode, rss_kb = child["code"], child["maxrss_kb"]
+        proc.returncode, rss_kb, own_kb = child["code"], child["maxrss_kb"], child.get("own_kb")
     return Ended(proc.returncode, out.read_text(errors="replace"), err.read_text(errors="replace"),
-                 rss_kb / 1024, seconds, timed_out)
+                 rss_kb / 1024, seconds, timed_out, own_kb / 1024 if own_kb else None)
 
 
 def airctl_capped(*args: str | Path, cwd: Path, **kwargs: object) -> Ended:

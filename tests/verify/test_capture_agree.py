@@ -16,15 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from airctl.cli.app import build_app
-from tests.conftest import MODELS, REPO
+from tests.conftest import MODELS
+from tests.verify.capture_cli import CAPTURE, airctl
 
-CAPTURE = REPO / "fixtures" / "checks" / "capture"
 PASSES = CAPTURE / "passes"
 NONE = PASSES / "none.yaml"  # `passes apply` of a model whose failure needs no pass file
-runner = CliRunner()
 
 
 @dataclass(frozen=True)
@@ -51,17 +48,6 @@ CASES = [
     Case("stale_replay", CAPTURE / "models" / "kv_cache_update.py", NONE, CAPTURE / "models" / "kv_cache_static.py",
          NONE, ("unsafe_skip_npugraph_capture_validation=True",), per_call=True),
 ]
-
-
-def airctl(*args: object):  # noqa: ANN201
-    return runner.invoke(build_app(), [str(a) for a in args])
-
-
-@pytest.fixture
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("AIRCTL_OUT", raising=False)
-    return tmp_path
 
 
 def _json(output: str) -> dict:

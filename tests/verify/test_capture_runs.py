@@ -15,26 +15,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from airctl.cli.app import build_app
 from airctl.verify.capture_catalogue import CAPTURE_RULES
 from tests.conftest import MODELS, REPO
+from tests.verify.capture_cli import CAPTURE, airctl
 
-CAPTURE = REPO / "fixtures" / "checks" / "capture"
 NEW = {r.id for r in CAPTURE_RULES}
-runner = CliRunner()
-
-
-def airctl(*args: object):  # noqa: ANN201
-    return runner.invoke(build_app(), [str(a) for a in args])
-
-
-@pytest.fixture
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("AIRCTL_OUT", raising=False)
-    return tmp_path
 
 
 def _index() -> dict:
