@@ -4,37 +4,18 @@ such a dump is read), and they report as usual (bench/bench_diff.py and bench_ch
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from airctl.graph.model import Graph, Node
 from airctl.io.json_io import write_json
+from tests.command_probe import probe
 from tests.conftest import REPO
 
-PROBE = """
-import sys, io, contextlib
-from airctl.cli.main import run
-buf = io.StringIO()
-with contextlib.redirect_stdout(buf):
-    try:
-        run({argv!r})
-    except SystemExit as e:
-        code = e.code
-print("IMPORTED=" + ",".join(m for m in ("torch", "google.protobuf", "airctl.io.pbtxt", "airctl.io.ge_text")
-                              if m in sys.modules))
-print("EXIT=" + str(code))
-print("OUT=" + buf.getvalue().replace(chr(10), " "))
-"""
+MODULES = ("torch", "google.protobuf", "airctl.io.pbtxt", "airctl.io.ge_text")
 
 
 def _probe(argv: list[str], cwd: Path) -> dict[str, str]:
-    proc = subprocess.run([sys.executable, "-c", PROBE.format(argv=argv)], capture_output=True, text=True, cwd=cwd,
-                          timeout=120, env=dict(os.environ, AIRCTL_WARM="0", PYTHONPATH=str(REPO)))
-    lines = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line[:12])
-    assert "IMPORTED" in lines, proc.stderr
-    return lines
+    return probe(argv, modules=MODULES, cwd=cwd, env={"AIRCTL_WARM": "0", "PYTHONPATH": str(REPO)})
 
 
 def test_diff_and_check_of_graph_files_import_neither_torch_nor_protobuf(tmp_path: Path) -> None:

@@ -48,6 +48,16 @@ def _node(g, torch, op, args, name, module, line):  # noqa: ANN001, ANN202
     return node
 
 
+def _summed(g, fx, torch, values, times, *, us: float, line: int):  # noqa: ANN001, ANN202
+    """``values`` added up in order (``add_K`` nodes of ``us`` each, at ``line``) as the graph's output."""
+    acc = values[0]
+    for k, v in enumerate(values[1:]):
+        acc = _node(g, torch, torch.ops.aten.add.Tensor, (acc, v), f"add_{k}", None, line)
+        times[acc.name] = us
+    g.output(acc)
+    return fx.GraphModule(torch.nn.Module(), g)
+
+
 def generated(torch, seed: int):  # noqa: ANN201
     """A random DAG of module chains joined at the root, and a time per kernel (µs)."""
     import torch.fx as fx
@@ -68,12 +78,7 @@ def generated(torch, seed: int):  # noqa: ANN201
             times[prev.name] = rng.choice([1.0, 5.0, 10.0, 20.0, 40.0]) * rng.uniform(0.8, 1.2)
         values.append(prev)
     sinks = [v for v in values[1:] if v not in used]
-    acc = sinks[0]
-    for k, s in enumerate(sinks[1:]):
-        acc = _node(g, torch, torch.ops.aten.add.Tensor, (acc, s), f"add_{k}", None, 50)
-        times[acc.name] = 2.0
-    g.output(acc)
-    return fx.GraphModule(torch.nn.Module(), g), times
+    return _summed(g, fx, torch, sinks, times, us=2.0, line=50), times
 
 
 def equal_chains(torch, depth: int = 4, us: float = 10.0, join: bool = False):  # noqa: ANN201

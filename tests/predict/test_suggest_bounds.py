@@ -15,7 +15,7 @@ import tracemalloc
 import pytest
 
 from airctl.predict import suggest as sg
-from tests.predict.test_suggest import _node, problem
+from tests.predict.test_suggest import _node, _summed, problem
 
 SEARCH_PEAK = 32 << 20  # bytes the search may allocate at once on the 200-branch graph
 
@@ -41,12 +41,7 @@ def wide(torch, n: int):  # noqa: ANN001, ANN201
         relu = _node(g, torch, torch.ops.aten.relu.default, (mm,), f"relu_{i}", None, 31)
         times[mm.name], times[relu.name] = 4.0, 1.0
         outs.append(relu)
-    acc = outs[0]
-    for i, o in enumerate(outs[1:]):
-        acc = _node(g, torch, torch.ops.aten.add.Tensor, (acc, o), f"add_{i}", None, 32)
-        times[acc.name] = 1.0
-    g.output(acc)
-    return fx.GraphModule(torch.nn.Module(), g), times
+    return _summed(g, fx, torch, outs, times, us=1.0, line=32), times
 
 
 def test_a_wide_model_is_searched_in_coarser_regions_within_the_bounds(air) -> None:
