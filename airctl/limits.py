@@ -43,6 +43,9 @@ NAME_PATTERN_CHARS = 1000
 NAME_PATTERN_STATES = 20_000
 """States of a ``name:`` selector's compiled automaton (``x{1000}{1000}`` stops here)."""
 
+COMPILE_STAT_BYTES = 16 * MiB
+"""GE's compile statistics (``fusion_result.json`` of ``ge_config.export_compile_stat``): GE writes a few KiB."""
+
 PROFILE_TRACE_BYTES = 512 * MiB
 """A run's ``profile/trace.json`` read back by ``airctl show --node`` (a million tasks take about 250 MB)."""
 

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from airctl.errors import AirctlError, LedgerError
 
@@ -113,3 +114,17 @@ def check_folder(path: Path | str, *, error: type[AirctlError] = LedgerError, wh
         raise error(f"the {what} is not a folder ({kind})", file=str(path),
                     hint=hint or "give a folder's path (--out)")
     return True
+
+
+def read_json(path: Path | str, limit: int, what: str, *, too_large: str, unreadable: str,
+              error: type[AirctlError] = LedgerError) -> Any:
+    """The JSON value of file ``path``, written by another tool into a ledger (a profile trace, GE's
+    statistics); ``error`` naming the file when it is over ``limit`` bytes (hint ``too_large``) or not
+    JSON (hint ``unreadable``)."""
+    path = Path(path)
+    if path.stat().st_size > limit:
+        raise error(f"{what} over {limit >> 20} MiB", file=str(path), hint=too_large)
+    try:
+        return json.loads(path.read_bytes())
+    except (ValueError, UnicodeDecodeError) as e:
+        raise error(f"unreadable {what}: {e}", file=str(path), hint=unreadable) from None

@@ -9,13 +9,12 @@ chain finds the op's FX node. Tasks of one name are summed over steps.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from airctl.errors import LedgerError
 from airctl.ledger_files import PROFILE_DIR, TRACE_FILE
 from airctl.limits import PROFILE_TRACE_BYTES
+from airctl.safe_files import read_json
 
 
 def tasks_of(root: Path) -> dict[str, Any] | None:
@@ -23,14 +22,9 @@ def tasks_of(root: Path) -> dict[str, Any] | None:
     path = root / PROFILE_DIR / TRACE_FILE
     if not path.is_file():
         return None
-    if path.stat().st_size > PROFILE_TRACE_BYTES:
-        raise LedgerError(f"profile trace over {PROFILE_TRACE_BYTES >> 20} MiB", file=str(path),
-                          hint="profile fewer steps (`airctl profile --steps`)")
-    try:
-        doc = json.loads(path.read_bytes())
-    except (ValueError, UnicodeDecodeError) as e:
-        raise LedgerError(f"unreadable profile trace: {e}", file=str(path),
-                          hint="profile the run again (`airctl profile`)") from None
+    doc = read_json(path, PROFILE_TRACE_BYTES, "profile trace",
+                    too_large="profile fewer steps (`airctl profile --steps`)",
+                    unreadable="profile the run again (`airctl profile`)")
     events = doc.get("traceEvents", []) if isinstance(doc, dict) else doc
     lanes: dict[tuple[Any, Any], str] = {}
     rows: dict[tuple[str, Any, Any], dict[str, Any]] = {}

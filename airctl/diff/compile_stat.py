@@ -17,15 +17,15 @@ file is written: the check says so.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from airctl.errors import LedgerError
 from airctl.ledger.reader import Ledger
+from airctl.limits import COMPILE_STAT_BYTES
+from airctl.safe_files import read_json
 
 STAT_FILE = "fusion_result.json"
-MAX_BYTES = 16 << 20
 
 
 def find_stat(led: Ledger) -> Path | None:
@@ -40,14 +40,9 @@ def find_stat(led: Ledger) -> Path | None:
 def read_stat(path: Path) -> dict[str, dict[str, int]]:
     """``{graph key: {"match": n, "effect": n, "passes": n}}``; a file that is not GE's format is an
     error naming the file."""
-    if path.stat().st_size > MAX_BYTES:
-        raise LedgerError(f"{STAT_FILE} over {MAX_BYTES >> 20} MiB", file=str(path),
-                          hint="GE writes a few KiB; is this GE's fusion_result.json?")
-    try:
-        doc = json.loads(path.read_bytes())
-    except (ValueError, UnicodeDecodeError) as e:
-        raise LedgerError(f"unreadable {STAT_FILE}: {e}", file=str(path),
-                          hint="set ge_config.export_compile_stat and compile again, or remove the file") from None
+    doc = read_json(path, COMPILE_STAT_BYTES, STAT_FILE,
+                    too_large="GE writes a few KiB; is this GE's fusion_result.json?",
+                    unreadable="set ge_config.export_compile_stat and compile again, or remove the file")
     if not isinstance(doc, dict):
         raise LedgerError(f"{STAT_FILE} is not an object of graphs", file=str(path),
                           hint="GE's file maps session_and_graph_id_* to graph_fusion / ub_fusion")
