@@ -7,7 +7,8 @@ that holds the test files and a compiled fake-device module ``_privateuse1_backe
 
 1. copies the checkout's ``tests/st`` into a temporary folder (the tests write files beside them);
 2. puts airctl's Python stand-in for ``_privateuse1_backend`` (``airctl/sim/conformance/``) on
-   ``PYTHONPATH``;
+   ``PYTHONPATH``, and the tests' op registry (``airctl/sim/conformance/ascend_ir.yaml``) beside the
+   copies, where sim reads a model's Ascend IR declarations;
 3. runs each module named by the CMakeLists' ``-m unittest`` lines as
    ``airctl run --backend sim FILE.py -v`` (the file runs as ``__main__`` and ends in
    ``unittest.main()``), in its own process, under a timeout;
@@ -221,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     if work.exists():
         shutil.rmtree(work)
     shutil.copytree(st, work)
+    # the test op registry CI links into its fake GE, where sim reads a model's IR declarations
+    shutil.copyfile(STANDIN_DIR / "ascend_ir.yaml", work / "ascend_ir.yaml")
     results = []
     try:
         for module in modules:

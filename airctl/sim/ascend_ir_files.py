@@ -33,13 +33,13 @@ from airctl.sim.ascend_ir import DECLARATION_NAMES, AscendIr, IrDef, Pairs
 INPUT_KINDS = ("required", "optional", "dynamic")
 OUTPUT_KINDS = ("required", "dynamic")
 VT = ("BOOL", "INT", "FLOAT", "STRING", "DATA_TYPE", "LIST_BOOL", "LIST_INT", "LIST_FLOAT", "LIST_STRING",
-      "LIST_DATA_TYPE", "LIST_LIST_INT", "LIST_LIST_FLOAT")
+      "LIST_DATA_TYPE", "LIST_LIST_INT", "LIST_LIST_FLOAT", "NAMED_ATTRS")
 # how attribute types are spelt (YAML, msopgen JSON, op-info INI), squashed: lower case, no "_"
 ATTR_WORDS = {"bool": "BOOL", "int": "INT", "float": "FLOAT", "str": "STRING", "string": "STRING",
               "type": "DATA_TYPE", "datatype": "DATA_TYPE", "dtype": "DATA_TYPE",
               "listbool": "LIST_BOOL", "listint": "LIST_INT", "listfloat": "LIST_FLOAT", "liststr": "LIST_STRING",
               "liststring": "LIST_STRING", "listtype": "LIST_DATA_TYPE", "listdatatype": "LIST_DATA_TYPE",
-              "listlistint": "LIST_LIST_INT", "listlistfloat": "LIST_LIST_FLOAT"}
+              "listlistint": "LIST_LIST_INT", "listlistfloat": "LIST_LIST_FLOAT", "namedattrs": "NAMED_ATTRS"}
 EXAMPLE = "ops:\n  MyOp:\n    inputs: [x, y]\n    outputs: [z]\n    attrs: {alpha: float}"
 
 

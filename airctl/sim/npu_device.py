@@ -54,7 +54,7 @@ def _cpu_keyset() -> Any:
     return torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
 
 
-def _with_storage(template: torch.Tensor, storage: Any, dtype: torch.dtype) -> torch.Tensor:
+def with_storage(template: torch.Tensor, storage: Any, dtype: torch.dtype) -> torch.Tensor:
     """A tensor of ``storage``'s device with ``template``'s sizes, strides and offset."""
     if storage.device.type == "cpu":
         empty = torch.empty(0, dtype=dtype)
@@ -69,7 +69,7 @@ def to_npu(cpu: torch.Tensor) -> torch.Tensor:
     st = cpu.untyped_storage()
     npu_st = torch._C._construct_storage_from_data_pointer(st.data_ptr(), device(), st.nbytes())
     npu_st._airctl_cpu = st
-    return _with_storage(cpu, npu_st, cpu.dtype)
+    return with_storage(cpu, npu_st, cpu.dtype)
 
 
 def to_cpu(npu: torch.Tensor) -> torch.Tensor:
@@ -79,7 +79,7 @@ def to_cpu(npu: torch.Tensor) -> torch.Tensor:
     if cpu_st is None:  # a storage made elsewhere (torch's own): alias its pointer
         cpu_st = torch._C._construct_storage_from_data_pointer(npu_st.data_ptr(), torch.device("cpu"),
                                                                npu_st.nbytes())
-    return _with_storage(npu, cpu_st, npu.dtype)
+    return with_storage(npu, cpu_st, npu.dtype)
 
 
 def _is_npu_tensor(x: Any) -> bool:
@@ -211,6 +211,11 @@ def _register() -> None:
     REGISTRY.op_libraries.extend([lib, fallback, autograd])
 
 
+# c10's default_rng_seed_val: the seed device generators start from (torch_npu's, CUDA's, and the CPU generator
+# TorchAir's fake device derives its own from), whatever seed torch's CPU generator drew at start-up
+DEFAULT_SEED = 67280421310721
+
+
 class DeviceGenerator(torch.Generator):
     """A CPU generator that also keeps a philox-style offset, as device generators do.
 
@@ -233,6 +238,6 @@ def default_generator(device_index: int = 0) -> torch.Generator:
     with REGISTRY.ops_lock:
         if REGISTRY.npu_generator is None:
             gen = DeviceGenerator()
-            gen.manual_seed(torch.initial_seed())
+            gen.manual_seed(DEFAULT_SEED)
             REGISTRY.npu_generator = gen
         return REGISTRY.npu_generator

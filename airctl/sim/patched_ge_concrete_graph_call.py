@@ -9,6 +9,11 @@ the length of the call, this wrapper gives the graph's stand-in executor a runne
 outputs to GE output slots with TorchAir's own ``_fx_outputs_mapping``. When GE's build allocated
 streams (``ge.autoMultistreamParallelMode``, :mod:`airctl.sim.ge_build`), the FX graph runs with each
 node on its GE op's stream.
+
+An FX graph with an op torch has no CPU kernel for (a custom op with a Meta kernel only, one with a
+PrivateUse1 kernel only) cannot run on the CPU, but its converter told GE what to compute. Such a
+graph runs as GE would, from the GE graph's own ops (:func:`airctl.sim.ge_graph_runner.run_loaded`);
+a GE op sim has no kernel for is then named in the error.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from airctl.graph.model import STREAM_NAMESPACES
 from airctl.hooks.patching import Patches
 from airctl.sim.torchair_core import RUNNER_ATTR
 
@@ -43,6 +49,9 @@ def _runner(concrete: Any, fx_args: Sequence[Any], name: str,
             run_fx: RunFx) -> Callable[[Sequence[Any], Sequence[Any]], list]:
     def run(inputs: Sequence[Any], assigned_outputs: Sequence[Any]) -> list:
         gm = concrete.fx_graph
+        missing = cpu_less_ops(gm)
+        if missing:
+            return _run_ge_ops(concrete.graph._executor, inputs, assigned_outputs, missing)
         built = getattr(concrete.graph._executor, "ge_build", None)
         if built is not None:  # GE allocated the streams at its build: the FX nodes run on them
             from airctl.sim.ge_build import scoped_module
@@ -60,3 +69,44 @@ def _runner(concrete: Any, fx_args: Sequence[Any], name: str,
         return ge_outputs
 
     return run
+
+
+def _run_ge_ops(executor: Any, inputs: Sequence[Any], assigned_outputs: Sequence[Any], missing: list[str]) -> list:
+    from airctl.execute.ge_program import GeGraphError
+    from airctl.sim.ge_graph_runner import run_loaded
+
+    try:
+        return run_loaded(executor, inputs, assigned_outputs)
+    except RuntimeError as e:
+        if not isinstance(e.__cause__, GeGraphError):
+            raise
+        raise RuntimeError(
+            f"sim: torch has no CPU kernel for {', '.join(missing)}, so graph {executor.name or '(unnamed)'} runs "
+            f"from its GE ops, and {e.__cause__}. Fix: give the op a CPU kernel (torch.library.impl(..., 'CPU')) "
+            "for sim to compute it with") from e.__cause__
+
+
+_CPU_LESS_ATTR = "_airctl_cpu_less_ops"
+
+
+def cpu_less_ops(gm: Any) -> list[str]:
+    """The ops of ``gm`` that torch has no CPU kernel for (counting composite ones, and the op an
+    ``auto_functionalized`` node calls), once per graph; not the stream ops (``air``, ``npugraph_ex``),
+    which the multi-stream executor carries out itself."""
+    found = gm.__dict__.get(_CPU_LESS_ATTR)
+    if found is None:
+        import torch
+
+        ops = set()
+        for node in gm.graph.nodes:
+            if node.op != "call_function":
+                continue
+            op = node.target
+            if isinstance(op, torch._ops.HigherOrderOperator) and node.args:
+                op = node.args[0]  # auto_functionalized(_v2)'s mutating op
+            if isinstance(op, torch._ops.OpOverload):
+                ops.add(op.name())
+        found = sorted(name for name in ops if name.partition("::")[0] not in STREAM_NAMESPACES
+                       and not torch._C._dispatch_has_computed_kernel_for_dispatch_key(name, "CPU"))
+        gm.__dict__[_CPU_LESS_ATTR] = found
+    return found

@@ -152,14 +152,29 @@ def CheckAclnnAvaliable(aclnn_name: str) -> bool:  # noqa: N802 - the extension'
     return False
 
 
+RAW_OPS_SUFFIX = "_ge_concrete_graph.auto_generated_ge_raw_ops"
+
+
+def builtin_op(optype: str) -> bool | None:
+    """Whether the CANN matching this TorchAir has op type ``optype``: TorchAir generates one GE op
+    constructor per op type of CANN's catalogue (``auto_generated_ge_raw_ops``). None: that module is
+    not loaded (no TorchAir in this process), so there is nothing to tell from."""
+    raw = next((m for name, m in list(sys.modules.items()) if name.endswith(RAW_OPS_SUFFIX)), None)
+    if raw is None:
+        return None
+    fn = getattr(raw, optype, None)
+    return callable(fn) and str(getattr(fn, "__module__", "")).endswith(RAW_OPS_SUFFIX)
+
+
 def cann_compat(table: Any, optype: str, runtime_optional_inputs, runtime_optional_attrs) -> str:
     """CANN's answer to "does ``optype`` take these optional inputs and attributes", in TorchAir's
     C++ wording (``cann_ir_ability.cpp``), for an op in the session's IR table (declared beside the
-    model). Any other op is taken to be in the CANN matching this wheel, with the IR the caller's
-    ``IrDef`` describes: ``""`` (compatible). Sim has no catalogue of CANN's built-in ops to say
-    "OperatorFactory find optype X failed" from."""
+    model). A built-in op of the CANN matching this wheel (:func:`builtin_op`) has the IR the caller's
+    ``IrDef`` describes: ``""`` (compatible). Any other op is not in CANN's OperatorFactory."""
     ir = None if table is None else table.declared.get(optype)  # not lookup(): that records a miss
     if ir is None:
+        if builtin_op(optype) is False:
+            return f"OperatorFactory find optype {optype} failed, maybe you need upgrade cann version."
         return ""
     input_names = {name for name, _kind in ir.inputs}
     attr_names = {name for name, _kind in ir.attrs}
@@ -182,8 +197,40 @@ def export(serialized, options) -> None:
     write_air(serialized, options)
 
 
+_DTYPE_NAMES = {TorchDataType.BOOL: "bool", TorchDataType.UINT8: "uint8", TorchDataType.INT8: "int8",
+                TorchDataType.INT16: "int16", TorchDataType.UINT16: "uint16", TorchDataType.INT32: "int32",
+                TorchDataType.UINT32: "uint32", TorchDataType.INT64: "int64", TorchDataType.UINT64: "uint64",
+                TorchDataType.BF16: "bfloat16", TorchDataType.FLOAT16: "float16", TorchDataType.FLOAT32: "float32",
+                TorchDataType.FLOAT64: "float64", TorchDataType.COMPLEX64: "complex64",
+                TorchDataType.COMPLEX128: "complex128"}
+
+
 def as_torch_tensors(shape, data_type, addresses):
-    raise RuntimeError("sim: llm_datadist device tensors need an NPU; not simulated")
+    """llm_datadist's ``create_npu_tensors``: one contiguous device tensor of ``shape`` over the memory at each
+    address, nothing copied or freed. Under sim device memory is the process's memory (what an npu tensor's
+    ``data_ptr()`` gives), so these are PrivateUse1 tensors over it, as the C++ extension makes on an NPU.
+    Returns ``(0, tensors)``, or ``(1, [])`` for a data type it does not know (the extension's status)."""
+    import math
+
+    import torch
+
+    from airctl.sim import npu_device
+
+    try:
+        dtype = getattr(torch, _DTYPE_NAMES[TorchDataType(int(data_type))])
+    except (KeyError, ValueError):
+        return 1, []
+    dims = [int(d) for d in shape]
+    nbytes = math.prod(dims) * dtype.itemsize
+    npu_device.register()
+    template = torch.empty(dims, dtype=dtype, device="meta")
+    tensors = []
+    for address in addresses:
+        if nbytes and not int(address):
+            raise RuntimeError(f"llm_datadist: device address 0 for a tensor of {nbytes} bytes (shape {dims})")
+        storage = torch._C._construct_storage_from_data_pointer(int(address), npu_device.device(), nbytes)
+        tensors.append(npu_device.with_storage(template, storage, dtype))
+    return 0, tensors
 
 
 def build_module() -> types.ModuleType:

@@ -39,5 +39,5 @@ def register_generator() -> None:
 
 
 def default_generator(device_index: int) -> torch.Generator:
-    """The device's default generator: seeded like the CPU's, with an offset TorchAir can move."""
+    """The device's default generator: c10's default seed, with an offset TorchAir can move."""
     return _device.default_generator(device_index)

@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from airctl.sim import npu_device
 from airctl.sim.registry import REGISTRY
 
 _device = REGISTRY.device
@@ -180,17 +181,22 @@ def max_memory_allocated(device=None) -> int:
     return 0
 
 
-# torch.cuda.default_generators' counterpart: one generator per device; under sim the device's
-# random numbers come from the CPU, so device 0's generator is torch's default CPU generator.
-default_generators = (torch.default_generator,)
+# torch.cuda.default_generators' counterpart: one generator per device, the PrivateUse1 device's own
+# (sim.npu_device.DeviceGenerator). The numbers of npu tensors' random ops come from the CPU generator
+# (their kernels run on the CPU); the device generator keeps the seed and the philox offset that
+# TorchAir's graph RNG state reads and advances (the offsets GE's random ops are given on an NPU).
+default_generators = (npu_device.default_generator(0),)
 
 
 def manual_seed(seed: int) -> None:
     torch.manual_seed(seed)
+    for gen in default_generators:  # a device generator starts again at offset 0 when seeded
+        gen.manual_seed(seed)
+        gen.set_offset(0)
 
 
 def manual_seed_all(seed: int) -> None:
-    torch.manual_seed(seed)
+    manual_seed(seed)
 
 
 def is_initialized() -> bool:
