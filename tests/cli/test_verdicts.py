@@ -52,7 +52,7 @@ def _error_lines(text: str) -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", ["reduce-overhead", "npugraph_ex"])
+@pytest.mark.parametrize("mode", ["reduce-overhead", pytest.param("npugraph_ex", marks=pytest.mark.sweep)])
 def test_the_correct_mlp_plan_shows_no_error_in_any_command_and_both_fail_ons_exit_0(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
     monkeypatch.chdir(REPO)

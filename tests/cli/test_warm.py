@@ -96,12 +96,16 @@ QWEN3_MODES = ("max-autotune", "npugraph_ex")
 
 @pytest.mark.parametrize("command, mode", [
     (["compile", MODELS / "seed.py"], "max-autotune"),
-    (["compile", MODELS / "seed.py"], "reduce-overhead"),
-    (["compile", MODELS / "seed.py"], "npugraph_ex"),
+    # seed in the aclgraph modes: sweeps (--sweeps); the pass file and Qwen3 below run those modes in the suite
+    pytest.param(["compile", MODELS / "seed.py"], "reduce-overhead", marks=pytest.mark.sweep),
+    pytest.param(["compile", MODELS / "seed.py"], "npugraph_ex", marks=pytest.mark.sweep),
     (["passes", "apply", REPO / "passes" / "two_chains.yaml", "--model", MODELS / "two_chains.py"], "reduce-overhead"),
     # the modules imported ahead for a transformers model (airctl.sim.preload): TorchAir's GE path and the
-    # npugraph_ex package (reduce-overhead's aclgraph path is seed's above)
-    *[(["compile", MODELS / "transformers" / "qwen3.py"], mode) for mode in QWEN3_MODES],
+    # npugraph_ex package (reduce-overhead's aclgraph path is seed's above); its GE path, which seed's
+    # max-autotune case takes too, is a sweep (--sweeps)
+    *[(["compile", MODELS / "transformers" / "qwen3.py"], mode) if mode != "max-autotune" else
+      pytest.param(["compile", MODELS / "transformers" / "qwen3.py"], mode, marks=pytest.mark.sweep)
+      for mode in QWEN3_MODES],
 ], ids=["seed-max-autotune", "seed-reduce-overhead", "seed-npugraph_ex", "two-chains-passes-apply",
         *[f"qwen3-{mode}" for mode in QWEN3_MODES]])
 def test_a_warm_commands_ledger_equals_a_cold_ones(tmp_path: Path, warm_process: WarmProcess, command: list,

@@ -6,7 +6,8 @@ the handlers were put back at the very end killed the process by SIGINT without 
 console script now holds the signals for its last steps and reports any that arrived
 (:func:`airctl.cli.main.run`). The first two tests put the interrupt exactly in each window; the
 last sweeps SIGINT over the end of a real compile (``bench/bench_interrupt_sweep.py`` sweeps
-the whole of it; docs/reliability.md has the figures).
+the whole of it; docs/reliability.md has the figures): six cold compiles, a sweep (``--sweeps``), whose
+representative in the suite is tests/run/test_lifecycle.py's SIGINT into a compile's closing phase.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ def test_an_interrupt_in_the_last_moments_ends_130_and_says_so(tmp_path: Path, b
 
 
 @pytest.mark.slow
+@pytest.mark.sweep
 def test_sigint_every_75_ms_over_the_end_of_a_compile_never_exits_0(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO), "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
     argv = [sys.executable, "-m", "airctl", "compile", str(MODELS / "seed.py"), "--out", str(tmp_path / "runs")]

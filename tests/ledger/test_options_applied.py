@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
+
+from airctl.cli.app import build_app
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
@@ -17,16 +17,19 @@ COMPILE = ["compile", str(REPO / "fixtures/models/two_chains.py"), "--mode", "re
            "--passes", str(REPO / "fixtures/passes/fuse/fuse_mm_add.yaml")]
 
 
-def _airctl(*args: str, out: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "airctl", *args, "--out", str(out)], capture_output=True, text=True,
-                          env={**os.environ, "AIRCTL_WARM": "0"})
+def _airctl(*args: str, out: Path):  # noqa: ANN202 - click's Result
+    """The command in this process (a fresh process each would import torch and TorchAir again)."""
+    return CliRunner().invoke(build_app(), [*args, "--out", str(out)])
 
 
 def _options(out: Path, *option: str) -> dict:
     done = _airctl(*COMPILE, *[a for o in option for a in ("--option", o)], out=out)
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.exit_code == 0, done.output[-2000:]
     shown = _airctl("show", "--options", "--json", out=out)
-    return json.loads(shown.stdout)
+    assert shown.exit_code == 0, shown.output[-2000:]
+    text = shown.output
+    start = 0 if text.startswith("{") else text.index("\n{") + 1  # stderr's lines, if any, come before it
+    return json.JSONDecoder().raw_decode(text, start)[0]
 
 
 def test_an_option_that_changes_nothing_and_one_that_names_its_stage(tmp_path: Path) -> None:

@@ -8,9 +8,9 @@ The run's own phases are timed by one ``airctl compile`` left alone in a child o
 ledger (``timings``, every stage's ``elapsed``). The phases only a fresh interpreter has are timed
 by the warm process's own warm-up, which imports the same modules in the same order; the moment inside
 torch's and TorchAir's import is counted from when the run's ledger appears. SIGINT goes to every
-phase (Python's own ``KeyboardInterrupt`` path, before and after airctl arms its handler); SIGTERM
-and SIGHUP share one path once armed (:class:`~airctl.errors.Terminated`, only the name and exit
-code differ), so each goes to every phase before the ledger exists and to every other phase after it."""
+phase (Python's own ``KeyboardInterrupt`` path, before and after airctl arms its handler), and so does
+SIGTERM; SIGHUP shares SIGTERM's path once armed (:class:`~airctl.errors.Terminated`, only the name
+and exit code differ): its sweep is left to ``--sweeps`` (marker ``sweep``)."""
 
 from __future__ import annotations
 
@@ -142,7 +142,7 @@ def _sweep(warm_process: WarmProcess | None, args: list, cwd: Path, signum: int,
     return cut
 
 
-SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
+SIGNALS = [signal.SIGINT, signal.SIGTERM, pytest.param(signal.SIGHUP, marks=pytest.mark.sweep)]
 ABORTED: list[tuple] = []  # the known C++ abort, met by a sweep (see _sweep)
 
 
@@ -203,9 +203,8 @@ def warm_moments(warm_process: WarmProcess, tmp_path_factory: pytest.TempPathFac
 def test_a_signal_at_every_phase_of_a_compile(tmp_path: Path, signum: int, warm_process: WarmProcess,
                                               fresh_moments: dict[str, Moment], warm_moments: dict[str, float]) -> None:
     """Fresh interpreters for Python's start, the CLI's imports and TorchAir's; children of the warm process for
-    the run's own phases (SIGTERM and SIGHUP take every other one, see the module)."""
-    warm = warm_moments if signum == signal.SIGINT else \
-        dict(list(warm_moments.items())[int(signum == signal.SIGHUP)::2])
+    the run's own phases."""
+    warm = warm_moments
     fresh = {phase: m for phase, m in fresh_moments.items()  # the ledger exists from TorchAir's import on
              if signum != signal.SIGHUP or not isinstance(m, AfterLedger)}
     known = len(ABORTED)
@@ -223,13 +222,18 @@ def test_a_signal_at_every_phase_of_a_compile(tmp_path: Path, signum: int, warm_
     _xfail_if_aborted(known)
 
 
-@pytest.mark.parametrize("command", [
-    ["passes", "apply", REPO / "passes" / "stream.yaml", "--model", MODELS / "seed.py"],
-    ["run", REPO / "fixtures" / "scripts" / "record_wait.py"],
-    ["profile", MODELS / "seed.py", "--steps", "2"],
-    ["import", REPO / "fixtures" / "imports" / "ma_tcd"],
-], ids=["passes-apply", "run", "profile", "import"])
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+OTHER_COMMANDS = {"passes-apply": ["passes", "apply", REPO / "passes" / "stream.yaml", "--model", MODELS / "seed.py"],
+                  "run": ["run", REPO / "fixtures" / "scripts" / "record_wait.py"],
+                  "profile": ["profile", MODELS / "seed.py", "--steps", "2"],
+                  "import": ["import", REPO / "fixtures" / "imports" / "ma_tcd"]}
+
+
+# SIGINT in every command; SIGTERM, whose path once armed is every command's same one, in passes apply (the
+# others: sweeps, --sweeps)
+@pytest.mark.parametrize(("signum", "command"), [
+    pytest.param(signum, command, id=f"{signum.name}-{name}",
+                 marks=() if signum == signal.SIGINT or name == "passes-apply" else pytest.mark.sweep)
+    for signum in (signal.SIGINT, signal.SIGTERM) for name, command in OTHER_COMMANDS.items()])
 def test_a_signal_during_the_other_run_commands(tmp_path: Path, command: list, signum: int,
                                                 warm_process: WarmProcess) -> None:
     """Two moments per signal, interleaved, in children of the warm process (the imports before a run are the

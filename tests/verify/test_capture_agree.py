@@ -3,10 +3,13 @@ capture) gives one count of its findings in compile, passes apply and profile (t
 summary as ``show`` prints it again), ``check`` and ``show`` (text and --json), and ``--fail-on check``
 exits 1 in each; the corrected twin gives none and exits 0.
 
-Each rule's case compiles and runs its model six times under sim (seconds each): slow. The fast lane
-keeps `check` against `show` on the small run ledgers of the rules that need a run (R16, R18's
-may-move half, R21); tests/verify/test_capture_rules.py has every rule's graph fixture and R18's
-branches."""
+Each rule's case compiles and runs its model six times under sim (seconds each): slow. The suite runs
+all five commands for two rules (R18 with its pass file, R21 whose count profile's extra call changes)
+and, for every other rule, compile against check and show on the failing model and its twin; those
+rules through apply and profile too are sweeps (``--sweeps``: R16's model alone runs 128 batch sizes).
+The fast lane keeps `check` against `show` on the small run ledgers of the rules that need a run
+(R16, R18's may-move half, R21); tests/verify/test_capture_rules.py has every rule's graph fixture
+and R18's branches."""
 
 from __future__ import annotations
 
@@ -124,9 +127,12 @@ def _details(rule: str, rows: list[dict], shown: str) -> None:
 PROFILE = ("--steps", "1", "--warmup", "0")  # one step: the calls of one compile, so per-call counts (R21) agree
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.rule)
-def test_each_rule_agrees_in_compile_apply_profile_check_and_show(workdir: Path, case: Case) -> None:
+# the rules all five commands run in the suite; every other rule's apply and profile legs are sweeps
+THROUGH_EVERY_COMMAND = ("wait_moved_by_compiler", "stale_replay")
+
+
+def _compiled_agrees(case: Case) -> int:
+    """The failing compile: its count of findings, which check and show repeat, and what they say."""
     opts, fail = _options(case), ("--json", "--fail-on", "check")
     passes = ["--passes", case.passes] if case.passes != NONE else []
     r = airctl("compile", case.model, "--mode", "npugraph_ex", *passes, *opts, *fail)
@@ -134,6 +140,29 @@ def test_each_rule_agrees_in_compile_apply_profile_check_and_show(workdir: Path,
     assert n > 0, r.output
     _agree(case.rule, n, r)
     _details(case.rule, _json(r.output)["findings"], airctl("show").output)
+    return n
+
+
+def _twin_compiled_agrees(case: Case) -> None:
+    opts, fail = _options(case), ("--json", "--fail-on", "check")
+    twin_passes = ["--passes", case.twin_passes] if case.twin_passes != NONE else []
+    _agree(case.rule, 0, airctl("compile", case.twin_model, "--mode", "npugraph_ex", *twin_passes, *opts, *fail))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", [c for c in CASES if c.rule not in THROUGH_EVERY_COMMAND], ids=lambda c: c.rule)
+def test_each_rule_agrees_in_compile_check_and_show(workdir: Path, case: Case) -> None:
+    """The rules whose apply and profile legs are sweeps: compile, check and show, the twin silent."""
+    _compiled_agrees(case)
+    _twin_compiled_agrees(case)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", [c if c.rule in THROUGH_EVERY_COMMAND else pytest.param(c, marks=pytest.mark.sweep)
+                                  for c in CASES], ids=lambda c: c.rule)
+def test_each_rule_agrees_in_compile_apply_profile_check_and_show(workdir: Path, case: Case) -> None:
+    opts, fail = _options(case), ("--json", "--fail-on", "check")
+    n = _compiled_agrees(case)
     _agree(case.rule, n, airctl("passes", "apply", case.passes, *opts, *fail))
     profiled = airctl("profile", *PROFILE, *opts, *fail)
     if case.per_call:  # profile runs its step once more first (its result check): 6 calls, 5 replays, not 2
@@ -141,8 +170,7 @@ def test_each_rule_agrees_in_compile_apply_profile_check_and_show(workdir: Path,
         n = _in_rows(_json(profiled.output)["findings"], case.rule)
     _agree(case.rule, n, profiled)
     # the corrected twin: silent everywhere
-    twin_passes = ["--passes", case.twin_passes] if case.twin_passes != NONE else []
-    _agree(case.rule, 0, airctl("compile", case.twin_model, "--mode", "npugraph_ex", *twin_passes, *opts, *fail))
+    _twin_compiled_agrees(case)
     _agree(case.rule, 0, airctl("passes", "apply", case.twin_passes, *opts, *fail))
     _agree(case.rule, 0, airctl("profile", *PROFILE, *opts, *fail))
 
