@@ -11,9 +11,10 @@ each in a fresh ``airctl`` process: F = ``passes apply --full`` (Dynamo and AOT 
 I = ``passes apply`` (incremental: started from the kept graph). Rounds go F I, I F, F I, ... so a
 drift of the machine weighs on both. ``--how warm`` runs both through a warm process of this
 benchmark's own (``AIRCTL_WARM_DIR`` in a temporary folder, owned by this process, so it ends with
-it); ``cold`` with ``AIRCTL_WARM=0``. Printed: each run's wall time and whether the ledger says it
-was incremental, then the medians of F and I and the median of the per-pair ratios I/F. Target
-(issue 61): I/F <= 0.35 at 32 layers.
+it; the rounds start once ``airctl doctor`` says it serves); ``cold`` with ``AIRCTL_WARM=0``.
+Printed: each run's wall time and whether the ledger says it was incremental, then the medians of F
+and I and the median of the per-pair ratios I/F, with the host's load average. Target (issue 61):
+I/F <= 0.35 at 32 layers.
 """
 
 from __future__ import annotations
@@ -53,6 +54,28 @@ def apply(model: Path, yaml: Path, out: Path, env: dict[str, str], full: bool) -
     return took, (index.get("incremental") or {}).get("from")
 
 
+def load() -> str:
+    """The host's load averages (1, 5, 15 minutes): the figures mean little without them."""
+    return ", ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def wait_serving(env: dict[str, str], cwd: Path, limit_s: float = 600) -> None:
+    """Wait until the benchmark's warm process serves (``airctl doctor --json``): a command started while
+    it warms up runs cold, and the first pair would compare a cold full apply with a warm incremental."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < limit_s:
+        proc = subprocess.run([sys.executable, "-m", "airctl", "doctor", "--json"], env=env, cwd=cwd,
+                              capture_output=True, text=True, timeout=120)
+        try:
+            status = (json.loads(proc.stdout).get("warm") or {}).get("status")
+        except ValueError:
+            status = None
+        if status == "serving":
+            return
+        time.sleep(5)
+    raise SystemExit(f"the warm process did not serve within {limit_s:.0f}s (see {env['AIRCTL_WARM_DIR']})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=LLAMA)
@@ -71,8 +94,9 @@ def main() -> None:
         pass_file(yaml, model, 1)
         first, _ = apply(model, yaml, out, env, full=False)  # keeps the graph (and starts the warm process)
         if how == "warm":
-            time.sleep(20)  # the warm process warms up in the background: the loop is what it serves
-        print(f"[{how}] {model.name} layers={args.layers}: first apply {first:.1f}s (keeps the pre-pass graph)")
+            wait_serving(env, out.parent)  # the warm process warms up in the background: the loop is what it serves
+        print(f"[{how}] {model.name} layers={args.layers}: first apply {first:.1f}s (keeps the pre-pass graph); "
+              f"load average {load()}", flush=True)
         fulls, incs, ratios = [], [], []
         stream = 1
         for i in range(args.pairs):
@@ -90,7 +114,7 @@ def main() -> None:
             ratios.append(pair[False] / pair[True])
         print(f"[{how}] median full {statistics.median(fulls):.2f}s, incremental {statistics.median(incs):.2f}s, "
               f"incremental/full {statistics.median(ratios):.3f} (per-pair ratios: "
-              + ", ".join(f"{r:.3f}" for r in ratios) + ")", flush=True)
+              + ", ".join(f"{r:.3f}" for r in ratios) + f"); load average {load()}", flush=True)
 
 
 if __name__ == "__main__":

@@ -109,6 +109,42 @@ def run_graph(gm: Any, inputs: list[Any] | None) -> Outcome:
         return Outcome([t.detach().clone() if isinstance(t, torch.Tensor) else t for t in _flatten(result)])
 
 
+def run_key(gm: Any, fingerprint: str, example_inputs: Any) -> str | None:
+    """What :func:`run_graph`'s outcome for ``gm`` depends on: the graph (its runner fingerprint),
+    the example inputs' shapes, strides and dtypes (the real inputs are made from them), the bytes of
+    its constant tensors, torch's intra-op threads (a reduction's order); None where a part cannot be
+    told (an input or a constant that is not a plain CPU tensor or number)."""
+    import hashlib
+
+    import torch
+
+    digest = hashlib.sha256(f"{fingerprint}|threads={torch.get_num_threads()}".encode())
+    for value in example_inputs if isinstance(example_inputs, (list, tuple)) else [example_inputs]:
+        if isinstance(value, torch.Tensor):
+            if not all(isinstance(d, int) for d in (*value.shape, *value.stride())):
+                return None
+            digest.update(f"|T{value.dtype}{tuple(value.shape)}{value.stride()}".encode())
+        elif value is None or isinstance(value, (int, float, bool)):
+            digest.update(f"|{value!r}".encode())
+        else:
+            return None
+    from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
+
+    for node in gm.graph.nodes if hasattr(gm, "graph") else []:
+        if node.op != "get_attr":
+            continue
+        value: Any = gm
+        for part in str(node.target).split("."):
+            value = getattr(value, part, None)
+        if not isinstance(value, torch.Tensor) or isinstance(value, FakeTensor) or value.device.type != "cpu":
+            return None
+        with unset_fake_temporarily():
+            t = value.detach().contiguous()
+            digest.update(f"|{node.target}:{t.dtype}{tuple(t.shape)}".encode())
+            digest.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+    return digest.hexdigest()
+
+
 def compare(before: Outcome, after: Outcome, atol: float = DEFAULT_ATOL) -> dict[str, Any]:
     """``{"matches": bool|None, "max_abs_error", "mismatches", "skipped"}`` (None: could not tell).
 
@@ -130,13 +166,20 @@ class EagerCheck:
 
     Outcomes are remembered by graph fingerprint (the runner's, :func:`airctl.instrument.detect_change`),
     so the graph a pass receives is run once, however many passes check it,
-    and a graph TorchAir's own passes changed in between is run afresh.
+    and a graph TorchAir's own passes changed in between is run afresh. A run before a pass may be
+    ``given`` instead, by :func:`run_key` (an incremental compile's, from the run it starts from).
     """
 
     def __init__(self, atol: float = DEFAULT_ATOL) -> None:
         self.atol = atol
         self._outcomes: dict[str, Outcome] = {}  # fingerprint -> outcome (the latest graph only)
         self._inputs: dict[int, list[Any] | None] = {}  # id(example_inputs) -> real inputs
+        # outcomes an earlier run of the same graph gave, by :func:`run_key` (an incremental compile's:
+        # pipeline/incremental/reuse.py); ``on_given(key)`` is told when one is used instead of a run
+        self.given: dict[str, Outcome] = {}
+        self.on_given: Any = None
+        self.keep_first = False  # hold the first graph run and its key (a full compile that keeps its graph)
+        self.first: tuple[str | None, Outcome] | None = None
 
     def _wants(self, run: PassRun) -> bool:
         return bool(run.info.get("check_results")) and run.kind == "yaml"
@@ -154,7 +197,21 @@ class EagerCheck:
         fp = run.fingerprint_before
         assert fp is not None
         if fp not in self._outcomes:
-            self._outcomes = {fp: run_graph(run.obj, self._real_inputs(run))}
+            self._outcomes = {fp: self._outcome(run, fp)}
+
+    def _outcome(self, run: PassRun, fp: str) -> Outcome:
+        """The graph run before a pass: given by an earlier run of the same graph, else run now."""
+        wanted = self.given or (self.keep_first and self.first is None)
+        key = run_key(run.obj, fp, run.info.get("example_inputs")) if wanted else None
+        if key is not None and key in self.given:
+            outcome = self.given.pop(key)
+            if self.on_given is not None:
+                self.on_given(key)
+        else:
+            outcome = run_graph(run.obj, self._real_inputs(run))
+        if self.keep_first and self.first is None:
+            self.first = (key, outcome)
+        return outcome
 
     def after_pass(self, run: PassRun) -> None:
         if not self._wants(run):

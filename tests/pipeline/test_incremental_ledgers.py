@@ -171,7 +171,9 @@ def test_an_incremental_apply_fails_and_plans_as_the_full_apply(tmp_path: Path, 
     kept = apply(REPO / "passes" / "stream.yaml", True)
     assert kept.status == "ok"
     full, again = apply(REPO / passes, False, plan), apply(REPO / passes, True, plan)
-    assert again.index.incremental == {"from": kept.ledger_dir.name, "skipped": ["dynamo", "aot"]}
+    assert {k: again.index.incremental[k] for k in ("from", "skipped")} == \
+        {"from": kept.ledger_dir.name, "skipped": ["dynamo", "aot"]}
+    assert "eager" in again.index.incremental["reused"]  # the model's eager reference: the kept run's
     assert full.status == again.status == ("planned" if plan else "failed")
     assert compared(full.ledger_dir, again.ledger_dir) == []
 
@@ -208,6 +210,7 @@ def test_an_incremental_apply_writes_the_full_applys_ledger(tmp_path: Path, mode
     assert (full.ledger_dir / "incremental" / "pre_pass.json.gz").is_file()
     again = compile_fresh(MODELS / f"{model}.py", tmp_path / "runs", True, **settings)
     assert again.error is None
-    assert again.index.incremental == {"from": full.ledger_dir.name, "skipped": ["dynamo", "aot"]}
+    assert again.index.incremental == {"from": full.ledger_dir.name, "skipped": ["dynamo", "aot"],
+                                       "reused": ["eager", "eager_check"]}
     assert not (again.ledger_dir / "incremental").exists()  # a replay keeps nothing of its own
     assert compared(full.ledger_dir, again.ledger_dir) == []

@@ -42,6 +42,8 @@ class Keeper:
         self.graph_outputs: list[Any] | None = None
         self.dynamo_graphs = 0
         self.aot_graphs = 0
+        self.eager: Any = None  # the eager reference's outputs, and the eager check: kept for reuse (.reuse)
+        self.eager_check: Any = None
 
     def refuse(self, why: str) -> None:
         self.why_not = self.why_not or why
@@ -112,12 +114,17 @@ class Keeper:
                 "training": self.training, "sources": self.sources, "custom_attr": self.custom_attr,
                 "num_outputs": self.num_outputs, "outputs": outputs, "static_inputs": self.static_inputs,
                 "compiler_module": self.compiler_module, "graph": self.graph}
+        from airctl.pipeline.incremental.reuse import REUSE, pack
+
+        data["reuse"], reused = pack(self.eager, self.eager_check)
         try:
             (root / KEPT).parent.mkdir(mode=0o700, exist_ok=True)
             if self.constants:
                 from safetensors.torch import save
 
                 _write(root / CONSTANTS, save({k: v.detach().clone() for k, v in self.constants.items()}))
+            if reused is not None:
+                _write(root / REUSE, reused)
             _write(root / KEPT, gzip_bytes(json.dumps(data)))
         except (OSError, ValueError, TypeError) as e:  # a full disk: the run itself is not the worse for it
             return f"the kept graph could not be written: {e}"
