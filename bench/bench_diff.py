@@ -19,6 +19,14 @@ A second case keeps the older benchmark: random graphs whose nodes all differ, e
 1% stream moves, an inserted node and a control edge every 500 nodes.
 
     .venv/bin/python bench/bench_diff.py [N ...] [--repeat R] [--runs W]
+
+``--against DIR`` compares this checkout with another one's airctl (a worktree of an earlier commit,
+``git worktree add /tmp/before <commit>``) on the layered case instead: the whole command, and load +
+diff in process (best of ``--repeat``), each in a fresh process of each side, the sides alternating
+(``--rounds`` pairs, A B then B A); printed: each side's median CPU and the median of the per-pair
+ratios, and whether both sides' reports are the same::
+
+    .venv/bin/python bench/bench_diff.py 50000 --against /tmp/before [--rounds 4] [--runs 1]
 """
 
 from __future__ import annotations
@@ -133,6 +141,58 @@ def whole(pa: Path, pb: Path, runs: int) -> tuple[str, float, float, dict[str, A
             plain.wall, plain.cpu, json.loads(proc.stdout))
 
 
+# load + diff in a fresh process of one side: that side's airctl imported first, nothing of this checkout
+ONE = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+import airctl.diff
+from airctl.diff import diff_graphs
+from airctl.io.read import read_graph
+assert airctl.diff.__file__.startswith(sys.argv[1]), airctl.diff.__file__
+cpus = []
+for _ in range(int(sys.argv[4])):
+    c = time.process_time()
+    report = diff_graphs(read_graph(sys.argv[2], keep_refs=True), read_graph(sys.argv[3], keep_refs=True))
+    cpus.append(time.process_time() - c)
+print(json.dumps({"cpu": min(cpus), "report": report.to_json()}, sort_keys=True))
+"""
+
+
+def against(sizes: list[int], other: str, rounds: int, runs: int, repeat: int) -> None:
+    """This checkout (A) beside ``other`` (B), alternating pair by pair (see the module docstring)."""
+    import statistics
+
+    sides = {"A": str(Path(__file__).resolve().parents[1]), "B": str(Path(other).resolve())}
+    print(f"{load()}; A = this checkout, B = {sides['B']}; {rounds} pairs; in process: best of {repeat}; "
+          f"whole command: {runs} run(s) per turn")
+    with tempfile.TemporaryDirectory() as tmp_:
+        pa, pb = Path(tmp_) / "a.json", Path(tmp_) / "b.json"
+        for n in sizes:
+            case = make_case(layers_for(n, seed=n), max(1, n // 2000), seed=n)
+            write_json(case.a, pa)
+            write_json(case.b, pb)
+            nodes = len(case.a)
+            del case
+            inproc: dict[str, list[float]] = {"A": [], "B": []}
+            whole_cpu: dict[str, list[float]] = {"A": [], "B": []}
+            reports: dict[str, str] = {}
+            for k in range(rounds):
+                for side in ("AB" if k % 2 == 0 else "BA"):
+                    proc = subprocess.run([sys.executable, "-c", ONE, sides[side], str(pa), str(pb), str(repeat)],
+                                          capture_output=True, text=True, check=True)
+                    got = json.loads(proc.stdout)
+                    inproc[side].append(got["cpu"])
+                    reports[side] = json.dumps(got["report"], sort_keys=True)
+                    checkout = None if side == "A" else sides["B"]
+                    whole_cpu[side].extend(whole_command(["diff", str(pa), str(pb)], runs, checkout=checkout).cpus)
+            for what, got in (("load + diff in process, CPU", inproc), ("whole `airctl diff A B`, CPU", whole_cpu)):
+                ratio = statistics.median(x / y for x, y in zip(got["A"], got["B"], strict=True))
+                print(f"layered {nodes:>6} nodes  {what}: A {statistics.median(got['A']):.3f} s, "
+                      f"B {statistics.median(got['B']):.3f} s, A/B {ratio:.2f}")
+            print(f"    reports {'the same' if reports['A'] == reports['B'] else 'DIFFER'} on both sides")
+    print(f"{load()} at the end")
+
+
 def figures(load: list[float], both: list[float]) -> str:
     return (f"load {load[0]:.2f} s, load + diff {both[0]:.2f} s (diff {both[0] - load[0]:.2f} s); "
             f"CPU: load {load[1]:.2f} s, load + diff {both[1]:.2f} s")
@@ -143,13 +203,24 @@ def main() -> None:
     if args[:1] == ["--measure"]:
         measure_here(Path(args[1]), Path(args[2]), int(args[3]), Path(args[4]))
         return
-    repeat, runs = 3, 5
-    for flag in ("--repeat", "--runs"):
+    repeat, runs, rounds, other = 3, 5, 3, None
+    for flag in ("--repeat", "--runs", "--rounds", "--against"):
         if flag in args:
             at = args.index(flag)
-            repeat, runs = (int(args[at + 1]), runs) if flag == "--repeat" else (repeat, int(args[at + 1]))
+            value = args[at + 1]
             del args[at:at + 2]
+            if flag == "--repeat":
+                repeat = int(value)
+            elif flag == "--runs":
+                runs = int(value)
+            elif flag == "--rounds":
+                rounds = int(value)
+            else:
+                other = value
     sizes = [int(x) for x in args] or [10_000, 50_000]
+    if other is not None:
+        against(sizes, other, rounds, runs if "--runs" in sys.argv else 1, repeat if "--repeat" in sys.argv else 1)
+        return
     print(f"{load()}; in-process: best of {repeat} runs, each size in a fresh process; whole command: "
           f"median of {runs} fresh processes")
     totals: dict[int, list[float]] = {}

@@ -41,9 +41,12 @@ class Runs:
                 f"(walls {', '.join(f'{w:.2f}' for w in self.walls)})")
 
 
-def whole_command(args: list[str], runs: int, ok_codes: tuple[int, ...] = (0,)) -> Runs:
-    """``airctl ARGS`` run ``runs`` times, each a fresh process, output to /dev/null."""
+def whole_command(args: list[str], runs: int, ok_codes: tuple[int, ...] = (0,), checkout: str | None = None) -> Runs:
+    """``airctl ARGS`` run ``runs`` times, each a fresh process, output to /dev/null; ``checkout``: with
+    that folder's airctl (an earlier commit's worktree, first on ``PYTHONPATH``) instead of this one's."""
     env = dict(os.environ, AIRCTL_WARM="0", TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+    if checkout is not None:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (checkout, os.environ.get("PYTHONPATH")) if p)
     walls, cpus, codes = [], [], []
     for _ in range(runs):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
