@@ -10,8 +10,9 @@ go on in the parent (docs/performance.md).
 
 The child runs the job and nothing else: its cyclic collector off (a full collection would walk,
 and so copy, the parent's whole heap), then ``os._exit`` (no atexit handlers, no finalizers, no
-second flush of buffers it inherited); Ctrl-C ends it at once (the default SIGINT action). A
-Ctrl-C that reaches the parent while it forks is held back until the fork is done: Python runs
+second flush of buffers it inherited); Ctrl-C or a kill ends it at once (the default actions). A
+signal that reaches the parent while it forks is held back (:class:`airctl.signal_guard.Holder`)
+until the fork is done: Python runs
 ``os.fork``'s own callbacks (logging's lock handling) as Python code, and a ``KeyboardInterrupt``
 raised in one of them is printed and dropped. :meth:`Aside.wait` says whether the job succeeded;
 the parent acts on the result only then (lists the file). Where ``fork`` does not exist (Windows)
@@ -35,6 +36,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from airctl.signal_guard import HELD, Holder
+
 
 class Aside:
     """A job started in a forked child (or kept to run inline when waited for)."""
@@ -52,8 +55,9 @@ class Aside:
         for stream in (sys.stdout, sys.stderr):  # nothing buffered that the child could print again
             with contextlib.suppress(Exception):
                 stream.flush()
-        held: list[int] = []
-        previous = _hold_sigint(held)
+        holder = Holder() if threading.current_thread() is threading.main_thread() else None
+        if holder is not None:
+            holder.enter()
         try:
             pid = fork()
         except OSError:
@@ -61,7 +65,8 @@ class Aside:
         if pid == 0:  # the child
             code = 1
             try:
-                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                for signum in HELD:  # the default actions: a Ctrl-C or a kill ends the child at once
+                    signal.signal(signum, signal.SIG_DFL)
                 gc.disable()
                 data = job()
                 if self._out is not None:
@@ -72,10 +77,8 @@ class Aside:
                 code = 1
             finally:
                 os._exit(code)
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
-            if held:  # a Ctrl-C during the fork: delivered now, to the handler it was meant for
-                signal.raise_signal(signal.SIGINT)
+        if holder is not None:
+            holder.leave()  # a signal during the fork: delivered now, to the handler it was meant for
         if pid is not None:
             self._pid = pid
             self._job = None  # the parent keeps nothing the job holds
@@ -125,16 +128,3 @@ class Aside:
             return out.read()
         finally:
             out.close()
-
-
-def _hold_sigint(held: list[int]) -> Any:
-    """Make SIGINT append to ``held`` instead of raising; returns the handler to put back (None when
-    nothing was changed: not the main thread, where Python delivers no signal anyway, or a handler
-    installed outside Python)."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    previous = signal.getsignal(signal.SIGINT)
-    if previous is None:
-        return None
-    signal.signal(signal.SIGINT, lambda signum, _frame: held.append(signum))
-    return previous

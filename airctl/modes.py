@@ -4,10 +4,20 @@ One enum per choice, so validation, ``--help`` and shell completion all come fro
 lists an Enum's values). Each member is a ``str``, so ``Mode.MAX_AUTOTUNE == "max-autotune"``
 and JSON written with them reads as plain strings.
 
+A :class:`Mode` travels as itself from the command line to the ledger; what it means to the code
+that checks, runs, draws and predicts its graphs is one row of a table (:class:`Meaning`), read
+through its properties, so no module compares mode strings. Text from files (``index.json``,
+finding rows, DEBUG logs, pass files) becomes a Mode through :meth:`Mode.parse`, which takes the
+spellings those files use.
+
 >>> Mode("reduce-overhead").dumps
 ('py',)
 >>> [m.value for m in Mode]
 ['max-autotune', 'reduce-overhead', 'npugraph_ex']
+>>> Mode.parse("NPUGRAPH-EX"), Mode.parse("ge"), Mode.parse("aclgraph")
+(<Mode.NPUGRAPH_EX: 'npugraph_ex'>, <Mode.MAX_AUTOTUNE: 'max-autotune'>, <Mode.REDUCE_OVERHEAD: 'reduce-overhead'>)
+>>> Mode.NPUGRAPH_EX.semantics, Mode.NPUGRAPH_EX.stream_namespace
+(<Mode.REDUCE_OVERHEAD: 'reduce-overhead'>, 'npugraph_ex')
 >>> Capture("default").dumps(Mode.MAX_AUTOTUNE), Capture("full").dumps(Mode.MAX_AUTOTUNE)
 (('txt', 'py'), ('pbtxt', 'txt', 'py'))
 """
@@ -15,6 +25,9 @@ and JSON written with them reads as plain strings.
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
+
+from airctl.errors import AirctlError
 
 
 class Mode(str, enum.Enum):
@@ -28,17 +41,95 @@ class Mode(str, enum.Enum):
     def __str__(self) -> str:
         return self.value
 
+    @classmethod
+    def parse(cls, text: str | Mode) -> Mode:
+        """The mode ``text`` names, in any spelling files use: any case, ``-`` or ``_``, and the
+        semantics' names ``ge`` (max-autotune) and ``aclgraph`` (reduce-overhead); an :class:`UnknownMode`
+        error otherwise."""
+        found = cls.lookup(text)
+        if found is None:
+            raise UnknownMode(f"unknown mode {text!r}: use max-autotune, reduce-overhead or npugraph_ex",
+                              hint="the mode names TorchAir's config.mode (GE or aclgraph) or npugraph_ex")
+        return found
+
+    @classmethod
+    def lookup(cls, text: str | Mode) -> Mode | None:
+        """:meth:`parse` for text that may name no mode (a timeline's label ``npu-profile``): None then."""
+        if isinstance(text, Mode):
+            return text
+        return _SPELLINGS.get(str(text).strip().lower().replace("_", "-"))
+
     @property
-    def dumps(self) -> tuple[str, ...]:
-        """The GE dump types TorchAir accepts in this mode (aclgraph dumps only ``py``; npugraph_ex has no
-        graph dump option: its generated code is kept instead)."""
-        if self is Mode.NPUGRAPH_EX:
-            return ()
-        return ("pbtxt", "txt", "py") if self is Mode.MAX_AUTOTUNE else ("py",)
+    def meaning(self) -> Meaning:
+        """This mode's row of :data:`MEANINGS`."""
+        return MEANINGS[self]
+
+    @property
+    def semantics(self) -> Mode:
+        """The multi-stream semantics the verifier, executor, lane view and predictor apply: GE's
+        (``max-autotune``) or aclgraph's (``reduce-overhead``; npugraph_ex runs aclgraph's, §2.2)."""
+        return MEANINGS[self].semantics
 
     @property
     def is_ge(self) -> bool:
-        return self is Mode.MAX_AUTOTUNE
+        """GE's semantics: TorchAir converts the graph to GE, which orders cross-stream data edges itself."""
+        return MEANINGS[self].semantics is Mode.MAX_AUTOTUNE
+
+    @property
+    def is_aclgraph(self) -> bool:
+        """aclgraph's semantics: the FX graph is captured and replayed as one NPU graph."""
+        return MEANINGS[self].semantics is Mode.REDUCE_OVERHEAD
+
+    @property
+    def is_npugraph_ex(self) -> bool:
+        return self is Mode.NPUGRAPH_EX
+
+    @property
+    def stream_namespace(self) -> str:
+        """The op namespace of the stream ops this mode's compiler recognises (``torch.ops.<ns>``)."""
+        return MEANINGS[self].namespace
+
+    @property
+    def dumps(self) -> tuple[str, ...]:
+        """The GE dump types TorchAir accepts in this mode."""
+        return MEANINGS[self].dumps
+
+
+class UnknownMode(AirctlError, ValueError):
+    """A mode name that is none of :class:`Mode`'s (in a file, or given to a library function)."""
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """What a mode means to the code that checks, runs, draws and predicts its graphs (one row of :data:`MEANINGS`)."""
+
+    semantics: Mode  # whose stream rules apply (reference/torchair.md §2.1 GE, §2.2 aclgraph)
+    namespace: str  # torch.ops.<namespace> of the stream ops its compiler recognises
+    reader: str  # who reads those ops, as messages name it
+    replays: str  # the dialect of the graph one step runs on the device: "ge" (GE's graph) or "fx" (captured)
+    syncs_data_edges: bool  # the device orders every cross-stream data edge itself (GE), not only record/wait
+    launch_us: float  # host-side cost of one graph execution, µs: GE's RunGraph or an aclgraph replay
+    memory_rule: str  # how the device plans the step's memory (airctl.predict.memory)
+    dumps: tuple[str, ...]  # GE dump types TorchAir accepts (aclgraph: py only; npugraph_ex has no dump option)
+    static_kernel_option: str | None  # the option that makes its compiler build static-shape kernels
+
+
+MEANINGS: dict[Mode, Meaning] = {
+    Mode.MAX_AUTOTUNE: Meaning(
+        semantics=Mode.MAX_AUTOTUNE, namespace="air", reader="TorchAir", replays="ge", syncs_data_edges=True,
+        launch_us=40.0, memory_rule="GE static plan", dumps=("pbtxt", "txt", "py"), static_kernel_option=None),
+    Mode.REDUCE_OVERHEAD: Meaning(
+        semantics=Mode.REDUCE_OVERHEAD, namespace="air", reader="TorchAir", replays="fx", syncs_data_edges=False,
+        launch_us=15.0, memory_rule="aclgraph capture pool", dumps=("py",),
+        static_kernel_option="experimental_config.aclgraph._aclnn_static_shape_kernel"),
+    Mode.NPUGRAPH_EX: Meaning(
+        semantics=Mode.REDUCE_OVERHEAD, namespace="npugraph_ex", reader="npugraph_ex", replays="fx",
+        syncs_data_edges=False, launch_us=15.0, memory_rule="aclgraph capture pool", dumps=(),
+        static_kernel_option="static_kernel_compile"),
+}
+# what Mode.parse accepts, lower case with "-" for "_": each value, and the semantics' own names
+_SPELLINGS: dict[str, Mode] = {**{m.value.replace("_", "-"): m for m in Mode},
+                               "ge": Mode.MAX_AUTOTUNE, "aclgraph": Mode.REDUCE_OVERHEAD}
 
 
 class Capture(str, enum.Enum):
@@ -129,10 +220,4 @@ class Bad(str, enum.Enum):
         return self.value
 
 
-MAX_AUTOTUNE = Mode.MAX_AUTOTUNE.value
-REDUCE_OVERHEAD = Mode.REDUCE_OVERHEAD.value
-NPUGRAPH_EX = Mode.NPUGRAPH_EX.value
-MODES = tuple(m.value for m in Mode)
 CAPTURES = tuple(c.value for c in Capture)
-# modes whose graphs TorchAir turns into captured NPU graphs (aclgraph); npugraph_ex is its successor
-ACLGRAPH_MODES = (REDUCE_OVERHEAD, "npugraph_ex")

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from airctl.modes import Mode
+
 
 class Backend:
     """A chosen backend (``sim`` or ``npu``) and why it was chosen; one instance per run."""
@@ -44,7 +46,7 @@ class Backend:
         script whose neighbours may declare its custom ops."""
         raise NotImplementedError
 
-    def configure(self, config: Any, mode: str) -> str | None:
+    def configure(self, config: Any, mode: Mode) -> str | None:
         """Adjust TorchAir's ``CompilerConfig`` for this backend; returns a note when it changed something."""
         return None
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from airctl.backends.interface import Backend
-from airctl.modes import ACLGRAPH_MODES
+from airctl.modes import Mode
 
 
 class SimBackend(Backend):
@@ -53,11 +53,11 @@ class SimBackend(Backend):
 
             preload()
 
-    def configure(self, config: Any, mode: str) -> str | None:
+    def configure(self, config: Any, mode: Mode) -> str | None:
         """NPU graph capture/replay is a device feature: under sim TorchAir's generated aclgraph code
         (streams, events, closure events) runs eagerly — TorchAir's own run_eagerly path."""
         debug = getattr(config, "debug", None)  # npugraph_ex's own config has none (it keeps its capture bookkeeping)
-        if mode not in ACLGRAPH_MODES or debug is None or str(getattr(debug.run_eagerly, "value", "")) == "1":
+        if not mode.is_aclgraph or debug is None or str(getattr(debug.run_eagerly, "value", "")) == "1":
             return None
         if not _standin_device():  # the script put its own device stubs (NPUGraph, streams) in place:
             return None  # TorchAir's own capture path runs against them, as on an NPU (TorchAir's tests)

@@ -73,7 +73,7 @@ def register(app: typer.Typer) -> None:
 
         condition = Condition.make(bad.value if bad else None, bad_if, bad_cmd, atol, cmd_timeout)
         source = resolve_source(model, run, out_dir=out, accepts=MODELS)
-        chosen = choose_model(source, entry=entry, mode=mode.value if mode else None, passes=passes,
+        chosen = choose_model(source, entry=entry, mode=mode, passes=passes,
                               reuse_passes=True)
         for warning in chosen.origin.warnings if chosen.origin else []:
             err.print(f"warning: {escape(warning)}", highlight=False)

@@ -50,7 +50,7 @@ def register(app: typer.Typer) -> None:
         # a model script PATH is compiled: its prints must not reach stdout; a graph file is only read and
         # checked: no collections meanwhile (airctl/io/gc_pause.py)
         with stdout_to_stderr(json_out), gc_paused(passes is None and graph_files_only(path), settle=True):
-            outcome = check_source(path, mode=mode.value if mode else None, stage=stage, passes=passes, run=run,
+            outcome = check_source(path, mode=mode, stage=stage, passes=passes, run=run,
                                    runs_dir=out, max_memory_increase=max_memory_increase,
                                    every=every)
         if json_out:
@@ -67,12 +67,12 @@ def register(app: typer.Typer) -> None:
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
-def _render(label: str, mode: str, findings: list) -> None:
+def _render(label: str, mode: Mode | None, findings: list) -> None:
     """Each distinct finding once (rule and source line), with how many nodes share it."""
     from airctl.cli.output import escape, out
     from airctl.io.paths import shareable
 
-    out.print(f"[bold]{escape(label)}[/bold] [dim]({mode})[/dim]: "
+    out.print(f"[bold]{escape(label)}[/bold] [dim]({mode or 'plan'})[/dim]: "
               + (f"{len(findings)} finding(s)" if findings else "no findings"))
     alike: dict[tuple, list] = {}
     for f in findings:

@@ -60,7 +60,7 @@ def register(app: typer.Typer) -> None:
         from airctl.pipeline.dump import dump_source
 
         with stdout_to_stderr():  # the result is what goes to stdout; a model script's prints go to stderr
-            result = dump_source(source, type_, stage=stage, out=out, mode=mode.value if mode else None,
+            result = dump_source(source, type_, stage=stage, out=out, mode=mode,
                                  collapse=collapse, depth=depth, run=run, runs_dir=runs, force=force,
                                  every=every)
         for note in result.notes:

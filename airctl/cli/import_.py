@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
         from airctl.cli.summary import stage_table
         from airctl.pipeline.importing import ImportRequest, import_artifacts
 
-        result = import_artifacts(ImportRequest(paths=list(paths), out_dir=out, mode=mode.value if mode else None,
+        result = import_artifacts(ImportRequest(paths=list(paths), out_dir=out, mode=mode,
                                                 verify=verify, report=report))
         if json_out:
             print_json(result.to_json())

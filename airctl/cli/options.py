@@ -105,6 +105,11 @@ def runs_option(**kwargs: Any) -> Any:
                         help="Folder of ledgers where RUN is (and the current run).", **kwargs)
 
 
+# the TIMES sources (airctl.pipeline.predict_times.SOURCES), as --help of every command taking --times says them
+TIMES_SOURCES_HELP = ("a CSV (node,us[,cores] or op,us[,cores]), a torch_npu profiler folder, or `estimate` (from "
+                      "shapes against --device)")
+
+
 RUN_ARGUMENT_HELP = ("The run: a run id from `airctl runs` (a unique part is enough), `latest`, `latest~N` (the N-th "
                      "run before it), or a ledger (or rank) folder; default: the current run.")
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from airctl.cli.options import (
+    TIMES_SOURCES_HELP,
     command_line,
     config_option,
     entry_option,
@@ -30,6 +31,7 @@ from airctl.cli.output import escape
 from airctl.cli.target import EVERY_MODE, EveryMode, build_target, every_mode_options
 from airctl.devices import device_help
 from airctl.errors import AirctlError
+from airctl.ledger_files import is_ledger
 from airctl.modes import Bad, Mode
 
 if TYPE_CHECKING:
@@ -94,8 +96,7 @@ def register(app: typer.Typer) -> None:
         option: list[str] = config_option(rich_help_panel=RUN),
         times: str = typer.Option(None, "--times", show_default=False, rich_help_panel=PREDICT,
                                   help="Predict the NPU step instead of timing CPU threads: replay the run's plan with "
-                                       "device times from a CSV (node,us[,cores] or op,us[,cores]), a torch_npu "
-                                       "profiler folder, or `estimate` (shapes against --device). SOURCE: the "
+                                       "device times from " + TIMES_SOURCES_HELP + ". SOURCE: the "
                                        "current run, a run id/ledger, a MODEL.py (compiled first) or a profiler "
                                        "folder (its own measured plan)."),
         device: str = typer.Option(None, "--device", show_default=False, rich_help_panel=PREDICT,
@@ -189,7 +190,7 @@ def _model_request(ctx: typer.Context, source: Source, every: EveryMode, *, mode
     from airctl.pipeline.profile import ProfileRequest
     from airctl.pipeline.source import choose_model
 
-    chosen = choose_model(source, entry=entry, mode=mode.value if mode else None, passes=passes, reuse_passes=True)
+    chosen = choose_model(source, entry=entry, mode=mode, passes=passes, reuse_passes=True)
     if chosen.origin is not None:
         with_passes = f" with {chosen.passes.name}" if chosen.passes else ""
         err.print(f"profiling {escape(chosen.model.name)}{escape(with_passes)} "
@@ -265,7 +266,7 @@ def _fail_on(fail_on: Any, runs: list[Any]) -> None:
     from airctl.cli.verdicts import as_result, enforce_fail_on
     from airctl.ledger.reader import Ledger
 
-    ledgers = [Ledger.open(Path(r.ledger_dir)) for r in runs if (Path(r.ledger_dir) / "index.json").is_file()]
+    ledgers = [Ledger.open(Path(r.ledger_dir)) for r in runs if is_ledger(r.ledger_dir)]
     chosen = next((lg for lg in reversed(ledgers) if lg.index.passes), ledgers[-1] if ledgers else None)
     if chosen is not None:
         enforce_fail_on(fail_on, as_result(chosen))

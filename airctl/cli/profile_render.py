@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from airctl.io.paths import shareable
+from airctl.ledger_files import is_ledger
 
 PATH_ROWS = 12  # critical-path rows shown; the rest are in summary.json
 
@@ -92,7 +93,7 @@ def render_summary(summary: Any, top: int = 10) -> None:
 
 def _render_findings(ledger: str | None) -> None:
     """The verifier's verdict of the profiled run, as compile and passes apply print it (races: above)."""
-    if not ledger or not (Path(ledger) / "index.json").is_file():
+    if not ledger or not is_ledger(ledger):
         return
     from airctl.cli.verdicts import print_verdicts
     from airctl.ledger.reader import Ledger

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from airctl.cli.options import entry_option, mode_option, out_option, run_option
+from airctl.cli.options import TIMES_SOURCES_HELP, entry_option, mode_option, out_option, run_option
 from airctl.cli.target import EVERY_MODE, EveryMode, every_mode_options
 from airctl.modes import Mode
 
@@ -30,8 +30,7 @@ def register(passes: typer.Typer) -> None:
     def suggest_cmd(
         source: Path = typer.Argument(None, help="Model script (.py) or run (id or ledger); default: the current run.",
                                       show_default=False),
-        times: str = typer.Option("estimate", "--times", help="Device times: a CSV (node,us / op,us), a torch_npu "
-                                  "profiler folder, or `estimate` (from shapes)."),
+        times: str = typer.Option("estimate", "--times", help="Device times: " + TIMES_SOURCES_HELP + "."),
         streams: int = typer.Option(2, "--streams", "-k", min=1, help="At most this many streams, the main one "
                                     "included."),
         mode: Mode = mode_option(None, help="TorchAir mode to plan for (default: the run's, else max-autotune).",
@@ -63,7 +62,7 @@ def register(passes: typer.Typer) -> None:
 
         named = resolve_source(source, run, out_dir=out, accepts=MODELS).path  # never written over: -o is refused
         claim_run_output(output, [named, from_file, Path(times) if Path(times).exists() else None])
-        req = SuggestRequest(source=source, run=run, times=times, streams=streams, mode=mode.value if mode else None,
+        req = SuggestRequest(source=source, run=run, times=times, streams=streams, mode=mode,
                              output=output, from_file=from_file, stage=stage, out_dir=out, every=every,
                              entry=entry, device=device, memory_budget=memory_budget, check=check)
         with stdout_to_stderr(as_json), status("suggesting a stream plan…") as spinner:

@@ -123,10 +123,10 @@ def race_free_line(index: dict[str, Any]) -> str | None:
         return None
     if any(isinstance(f, dict) and f.get("severity") == "error" for f in index.get("findings") or []):
         return None
-    from airctl.modes import MODES
+    from airctl.modes import Mode
 
-    mode = str(index.get("mode"))
-    others = [str(m) for m in MODES if str(m) != mode]
+    mode = str(index.get("mode"))  # index.json's text
+    others = [m.value for m in Mode if m.value != mode]
     return f"stream plan: race-free in {mode} (the executor's run) and in {' and '.join(others)} (the verifier)"
 
 
@@ -152,11 +152,11 @@ def print_fixed(fixed: list[dict[str, Any]], *, verbose: bool = False, model_dir
                       f"{escape(str(by).removeprefix('yaml:'))} — first: {escape(message)}[/dim]")
 
 
-def other_modes_line(rows: list[dict[str, Any]], mode: str | None) -> str | None:
+def other_modes_line(rows: list[dict[str, Any]]) -> str | None:
     """One line: in which other modes the run's stream plan would race (``index.json`` ``other_modes``).
 
-    >>> other_modes_line([{"other_mode": "reduce-overhead", "rule": "race_cross_stream_without_wait"}] * 2,
-    ...                  "max-autotune").split(";")[0]
+    >>> other_modes_line([{"other_mode": "reduce-overhead", "rule": "race_cross_stream_without_wait"}] * 2
+    ...                  ).split(";")[0]
     'plan under other modes: 2 errors in reduce-overhead (race_cross_stream_without_wait ×2)'
     """
     if not rows:
@@ -191,7 +191,7 @@ def print_verdicts(index: dict[str, Any], *, console: Any = None, verbose: bool 
     print_findings(findings, model_dir=model_dir, console=console, fix=fix)
     print_races(races, model_dir=model_dir, console=console, fix=fix, fix_shown=in_findings)
     print_fixed(index.get("fixed_findings") or [], verbose=verbose, model_dir=model_dir, console=console)
-    line = other_modes_line(index.get("other_modes") or [], index.get("mode"))
+    line = other_modes_line(index.get("other_modes") or [])
     if line:
         console.print(f"[yellow]{escape(line)}[/yellow]")
         if fix and not races and not in_findings:

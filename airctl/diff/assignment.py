@@ -39,15 +39,11 @@ from airctl.diff.chain_graphs import Snapshots
 from airctl.graph.model import Graph, Node
 from airctl.graph.roles import Role, role_of
 from airctl.ledger.reader import Ledger
-from airctl.modes import ACLGRAPH_MODES, NPUGRAPH_EX
 from airctl.verify.plan import scope_keys_values
 
 CATEGORIES = ("converted", "fused away", "not converted", "captured", "fallen back", "kept in Python",
               "stream control", "scope", "input", "output")
 SUPER_KERNEL_KEY = "_super_kernel_scope"
-# the options that make TorchAir build static-shape kernels, per mode (its configs)
-STATIC_KERNEL_OPTIONS = {NPUGRAPH_EX: "static_kernel_compile",
-                         "reduce-overhead": "experimental_config.aclgraph._aclnn_static_shape_kernel"}
 _HOST_OPS = ("getitem", "_operator.getitem", "operator.getitem")
 _HOST_PREFIXES = ("_operator.", "operator.", "math.", "torch.sym_", "sym_", "aten.sym_", "aten._assert",
                   "torch._assert", "torch.ops.aten.sym_", "aten.sym_size", "aten._local_scalar_dense")
@@ -135,9 +131,9 @@ def assignment_table(led: Ledger, snaps: Snapshots | None = None) -> dict[str, A
     snapshots as the caller loaded them (the report's)."""
     from airctl.diff.compile_stat import cross_check
 
-    mode = led.index.run_mode or ""
-    aclgraph = mode in ACLGRAPH_MODES
-    option = STATIC_KERNEL_OPTIONS.get(mode)
+    mode = led.index.run_mode
+    aclgraph = mode is not None and mode.is_aclgraph
+    option = mode.meaning.static_kernel_option if mode is not None else None  # static-shape kernels, per mode
     static_on = option is not None and _truthy((led.index.options or {}).get(option, False))
     snaps = snaps or Snapshots(led)
     graphs: list[dict[str, Any]] = []
@@ -176,5 +172,6 @@ def assignment_table(led: Ledger, snaps: Snapshots | None = None) -> dict[str, A
     backend = (led.index.backend or {}).get("name")
     stat = (cross_check(led, sum(g["ge_ops_lost"] for g in graphs), backend) if not aclgraph else
             {"file": None, "status": "not applicable", "note": f"{mode} compiles no GE graph: GE writes no statistics"})
-    return {"run": led.index.run_id, "mode": mode, "static_kernel_option": option, "static_kernels": static_on,
-            "graphs": graphs, "totals": {c: totals[c] for c in CATEGORIES if totals[c]}, "compile_stat": stat}
+    return {"run": led.index.run_id, "mode": mode.value if mode else "", "static_kernel_option": option,
+            "static_kernels": static_on, "graphs": graphs, "totals": {c: totals[c] for c in CATEGORIES if totals[c]},
+            "compile_stat": stat}

@@ -84,8 +84,9 @@ def diff_runs(a: Path, b: Path) -> RunsDiff:
 
 
 def _describe(ledger: Ledger) -> dict[str, Any]:
-    index = ledger.index
-    return {"run": str(ledger.root), "run_id": index.run_id, "mode": index.run_mode, "passes": index.passes}
+    index, mode = ledger.index, ledger.index.run_mode
+    return {"run": str(ledger.root), "run_id": index.run_id, "mode": mode.value if mode else None,
+            "passes": index.passes}
 
 
 def _keyed(stages: list[StageRef]) -> list[tuple[tuple[str, int], StageRef]]:

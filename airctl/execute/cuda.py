@@ -26,7 +26,7 @@ from typing import Any
 from airctl.execute.executor import StreamExecutor
 from airctl.execute.run_state import RunState
 from airctl.graph.roles import Role
-from airctl.modes import MAX_AUTOTUNE
+from airctl.modes import Mode
 
 
 def wants_cuda(args: Sequence[Any]) -> bool:
@@ -37,7 +37,7 @@ def wants_cuda(args: Sequence[Any]) -> bool:
 
 
 class CudaStreamExecutor(StreamExecutor):
-    def __init__(self, gm: Any, mode: str = MAX_AUTOTUNE, name: str = "graph", **kwargs: Any) -> None:
+    def __init__(self, gm: Any, mode: Mode = Mode.MAX_AUTOTUNE, name: str = "graph", **kwargs: Any) -> None:
         super().__init__(gm, mode, name, **kwargs)
         self.serial = True
         self._streams: list[Any] | None = None

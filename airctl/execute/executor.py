@@ -44,7 +44,7 @@ from airctl.execute.schedule import build_schedule
 from airctl.execute.timeline import OpEvent, SyncEdge
 from airctl.graph.roles import Role
 from airctl.ledger.collectives import CollectiveLog, call_details
-from airctl.modes import MAX_AUTOTUNE
+from airctl.modes import Mode
 
 __all__ = ["DEFAULT_TIMEOUT_S", "STREAM_MARK", "Stamp", "StreamDeadlock", "StreamExecutor"]
 
@@ -64,7 +64,7 @@ class StreamExecutor:
     side streams; without one the executor makes its own on first use and :meth:`close` ends it.
     """
 
-    def __init__(self, gm: Any, mode: str = MAX_AUTOTUNE, name: str = "graph", *,
+    def __init__(self, gm: Any, mode: Mode = Mode.MAX_AUTOTUNE, name: str = "graph", *,
                  threads_per_stream: int | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
                  check_deadlock: bool = True, serial: bool = False, recorder: Sink | None = None,
                  pool: WorkerPool | None = None, collectives: CollectiveLog | None = None) -> None:

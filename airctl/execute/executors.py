@@ -36,7 +36,7 @@ from airctl.execute.executor import DEFAULT_TIMEOUT_S, StreamExecutor
 from airctl.execute.pool import WorkerPool
 from airctl.execute.recorder import Nested, Recorder, Sink
 from airctl.ledger.collectives import CollectiveLog
-from airctl.modes import MAX_AUTOTUNE, NPUGRAPH_EX, REDUCE_OVERHEAD
+from airctl.modes import Mode
 
 
 @dataclass
@@ -88,7 +88,7 @@ class Executors:
                 self._pool = WorkerPool()
             return self._pool
 
-    def executor_for(self, gm: Any, mode: str, name: str, args: Sequence[Any] = ()) -> StreamExecutor:
+    def executor_for(self, gm: Any, mode: Mode, name: str, args: Sequence[Any] = ()) -> StreamExecutor:
         """The cached executor of ``gm`` under ``mode`` (CUDA streams when ``args`` are CUDA tensors),
         set up with the current settings, recorder and pool."""
         from airctl.execute.cuda import CudaStreamExecutor, wants_cuda
@@ -114,16 +114,16 @@ class Executors:
 
     def run_ge(self, gm: Any, args: Sequence[Any], name: str) -> tuple[Any, ...]:
         """A GE graph's run: its converted FX graph on its streams, GE semantics; always a tuple."""
-        out = self.executor_for(gm, MAX_AUTOTUNE, name, args).run(list(args))
+        out = self.executor_for(gm, Mode.MAX_AUTOTUNE, name, args).run(list(args))
         return tuple(out) if isinstance(out, (list, tuple)) else (out,)
 
     def run_acl(self, gm: Any, args: Sequence[Any], name: str) -> Any:
         """An aclgraph forward: its final FX graph on its streams, aclgraph semantics."""
-        return self.executor_for(gm, REDUCE_OVERHEAD, name, args).run(list(args))
+        return self.executor_for(gm, Mode.REDUCE_OVERHEAD, name, args).run(list(args))
 
     def run_npugraph_ex(self, gm: Any, args: Sequence[Any], name: str) -> Any:
         """An npugraph_ex forward: aclgraph semantics, as :meth:`run_acl`; its findings name npugraph_ex."""
-        return self.executor_for(gm, NPUGRAPH_EX, name, args).run(list(args))
+        return self.executor_for(gm, Mode.NPUGRAPH_EX, name, args).run(list(args))
 
     def close(self) -> None:
         """End the worker threads and drop the cached executors (each holds its GraphModule, so the

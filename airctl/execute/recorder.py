@@ -18,6 +18,7 @@ import threading
 import time
 
 from airctl.execute.timeline import OpEvent, Race, SyncEdge, Timeline
+from airctl.modes import Mode
 
 log = logging.getLogger("airctl")
 
@@ -42,14 +43,14 @@ class Recorder:
         """(step, step start time) for event time stamps while keeping events; None otherwise."""
         return (self.step, self.step_t0) if self.keep_events else None
 
-    def timeline(self, graph: str, mode: str) -> Timeline:
+    def timeline(self, graph: str, mode: Mode) -> Timeline:
         with self._lock:
             tl = self.timelines.get(graph)
             if tl is None:
-                tl = self.timelines[graph] = Timeline(graph=graph, mode=mode, steps=0)
+                tl = self.timelines[graph] = Timeline(graph=graph, mode=mode.value, steps=0)
             return tl
 
-    def add_run(self, graph: str, mode: str, events: list[OpEvent], syncs: list[SyncEdge], races: list[Race],
+    def add_run(self, graph: str, mode: Mode, events: list[OpEvent], syncs: list[SyncEdge], races: list[Race],
                 streams: list[str], notes: list[str], seconds: float = 0.0) -> None:
         tl = self.timeline(graph, mode)
         with self._lock:
@@ -97,7 +98,7 @@ class Nested:
     def origin(self) -> tuple[int, float] | None:
         return self.inner.origin() or self.outer.origin()
 
-    def add_run(self, graph: str, mode: str, events: list[OpEvent], syncs: list[SyncEdge], races: list[Race],
+    def add_run(self, graph: str, mode: Mode, events: list[OpEvent], syncs: list[SyncEdge], races: list[Race],
                 streams: list[str], notes: list[str], seconds: float = 0.0) -> None:
         self.outer.add_run(graph, mode, events, syncs, races, streams, notes, seconds)
         self.inner.add_run(graph, mode, events, syncs, races, streams, notes, seconds)

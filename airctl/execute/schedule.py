@@ -33,11 +33,9 @@ from typing import Any
 from airctl.execute.timeline import DEFAULT_STREAM
 from airctl.graph.roles import Role, collective_kind, is_collective_wait
 from airctl.io.fx_reader import read_fx
-from airctl.modes import MAX_AUTOTUNE, REDUCE_OVERHEAD
+from airctl.modes import Mode
 from airctl.verify.happens_before import is_inplace
 from airctl.verify.plan import build_plan
-
-NPUGRAPH_EX = "npugraph_ex"  # TorchAir's aclgraph backend: reduce-overhead semantics
 
 
 @dataclass
@@ -61,7 +59,7 @@ class Item:
 
 @dataclass
 class Schedule:
-    mode: str
+    mode: Mode  # the semantics it runs under (Mode.semantics)
     streams: list[str]  # stream id -> name ("default" first)
     items: list[Item]
     per_stream: list[list[int]]  # stream id -> node indices in graph order
@@ -81,17 +79,17 @@ def stream_word(name: str) -> str:
     return "the default stream" if name == DEFAULT_STREAM else f"stream {name!r}"
 
 
-def _role(role: Role, mode: str) -> Role:
+def _role(role: Role, mode: Mode) -> Role:
     """What the executor does with a node of ``role`` under ``mode``."""
-    if role is Role.WAIT_TENSOR and mode == REDUCE_OVERHEAD:
+    if role is Role.WAIT_TENSOR and mode.is_aclgraph:
         return Role.OP  # aclgraph runs its eager kernel, which raises by design (R12)
     return Role.OP if role is Role.OTHER else role
 
 
-def build_schedule(gm: Any, mode: str, graph_name: str = "graph") -> Schedule:
-    """The per-stream schedule of ``gm`` under ``mode`` (max-autotune or reduce-overhead)."""
-    npugraph_ex = mode == NPUGRAPH_EX
-    mode = REDUCE_OVERHEAD if mode in (REDUCE_OVERHEAD, NPUGRAPH_EX) else MAX_AUTOTUNE
+def build_schedule(gm: Any, mode: Mode, graph_name: str = "graph") -> Schedule:
+    """The per-stream schedule of ``gm`` under ``mode``'s semantics (GE's or aclgraph's)."""
+    asked = Mode.parse(mode)
+    mode = asked.semantics
     graph = read_fx(gm, graph_name)
     plan = build_plan(graph, mode)
     fx_nodes = list(gm.graph.nodes)
@@ -103,7 +101,8 @@ def build_schedule(gm: Any, mode: str, graph_name: str = "graph") -> Schedule:
     streams = [DEFAULT_STREAM if s is None else str(s) for s in names]
     items = [Item(i, node.name, node.op, _role(plan.roles[i], mode), names[plan.stream[i]], node.source, node.module)
              for i, node in enumerate(graph.nodes)]
-    sched = Schedule(mode, streams, items, [[] for _ in streams], set(), None, graph_name, npugraph_ex=npugraph_ex)
+    sched = Schedule(mode, streams, items, [[] for _ in streams], set(), None, graph_name,
+                     npugraph_ex=asked.is_npugraph_ex)
     _Linker(sched, fx_nodes).link()
     return sched
 
@@ -195,7 +194,7 @@ class _Linker:
                 continue
             if self.items[j].stream != it.stream or j > it.index:
                 it.deps.append(j)
-                if self.sched.mode == MAX_AUTOTUNE:
+                if self.sched.mode.meaning.syncs_data_edges:
                     it.syncs.append((j, "data"))
                 else:
                     it.reads.append(j)

@@ -74,7 +74,7 @@ class TaskFacts:
 @dataclass
 class Timeline:
     graph: str  # graph id, e.g. "graph_1"
-    mode: str  # max-autotune | reduce-overhead | npu-profile
+    mode: str  # a label, as written to JSON: the semantics it ran under (a Mode's value), or npu-profile (measured)
     events: list[OpEvent] = field(default_factory=list)
     syncs: list[SyncEdge] = field(default_factory=list)
     races: list[Race] = field(default_factory=list)

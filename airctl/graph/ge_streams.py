@@ -79,7 +79,7 @@ class Allocation:
     """Per op its stream id, the streams' names, and the events GE would insert."""
 
     spec: str
-    mode: str
+    mode: str  # GE's stream-assignment mode (MODES: cv, LoadBalance, ...), not a TorchAir Mode
     limit: int  # N (1 for cv's pairing of two units: its two streams are fixed)
     stream: dict[str, int] = field(default_factory=dict)  # op name -> stream id (task ops only)
     names: dict[int, str | None] = field(default_factory=dict)  # stream id -> name (0: None, the main stream)

@@ -22,9 +22,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from airctl.modes import Mode
+
 # the namespaces of stream ops: TorchAir's ``air`` and npugraph_ex's own copies (same op names;
-# reference/torchair.md "npugraph_ex"): the model, verifier, executor and renderers know both
-STREAM_NAMESPACES = ("air", "npugraph_ex")
+# reference/torchair.md "npugraph_ex"), each mode's Mode.stream_namespace: the model, verifier, executor
+# and renderers know both
+STREAM_NAMESPACES = tuple(dict.fromkeys(m.stream_namespace for m in Mode))
 
 
 def is_stream_op(op: str, name: str = "") -> bool:

@@ -28,6 +28,7 @@ from pathlib import Path
 from airctl.importer.stages import GraphPlan, graph_stages
 from airctl.io.artifacts import ArtifactSet, TcdModel, TcdRun
 from airctl.io.torchair_log import FX_PASSES, TorchAirLog, read_torchair_log
+from airctl.modes import Mode
 
 
 @dataclass
@@ -35,7 +36,7 @@ class ImportPlan:
     graphs: list[GraphPlan]
     logs: list[TorchAirLog]
     artifacts: ArtifactSet
-    mode: str | None
+    mode: Mode | None
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -202,7 +203,7 @@ def _assign_ids(graphs: list[GraphPlan]) -> None:
         g.id = gid
 
 
-def plan_import(found: ArtifactSet, mode: str | None = None) -> ImportPlan:
+def plan_import(found: ArtifactSet, mode: Mode | None = None) -> ImportPlan:
     """One :class:`GraphPlan` per compiled graph in ``found`` (see the module docstring)."""
     linker = _Linker(found)
     logs = linker.logs()
@@ -219,7 +220,7 @@ def plan_import(found: ArtifactSet, mode: str | None = None) -> ImportPlan:
     _assign_ids(graphs)
     log_modes = {log.path: log.mode for log in logs}
     detected = [_mode_of(g, log_modes) for g in graphs]
-    fallback = next((m for m in detected if m), None) or "max-autotune"
+    fallback = next((m for m in detected if m), None) or Mode.MAX_AUTOTUNE
     notes: list[str] = []
     for g, seen in zip(graphs, detected, strict=True):
         g.mode = mode or seen or fallback
@@ -253,22 +254,22 @@ def _phase_from_dumps(g: GraphPlan) -> str | None:
     return None
 
 
-def _mode_of(g: GraphPlan, log_modes: dict[str, str | None]) -> str | None:
+def _mode_of(g: GraphPlan, log_modes: dict[str, Mode | None]) -> Mode | None:
     """The mode the graph's own files show: its log's options, else what TorchAir wrote for it."""
     if g.log is not None and log_modes.get(g.log):
         return log_modes[g.log]
     if g.tcd is not None:
         model, phase = g.tcd
         if model.package == "npugraph_ex":  # its own debug folder: npugraph_ex/model__K
-            return "npugraph_ex"
+            return Mode.NPUGRAPH_EX
         files = model.phases[phase]
         if any(f.what.endswith("ge_graph") for f in files):
-            return "max-autotune"
+            return Mode.MAX_AUTOTUNE
         if model.output_code is not None or any(f.pass_name and f.pass_name not in FX_PASSES for f in files):
-            return "reduce-overhead"
+            return Mode.REDUCE_OVERHEAD
     if any(d.type == "py" and _is_fx_code(d.path) for d in g.dumps):
-        return "reduce-overhead"
-    return "max-autotune" if g.dumps else None
+        return Mode.REDUCE_OVERHEAD
+    return Mode.MAX_AUTOTUNE if g.dumps else None
 
 
 def _is_fx_code(path: Path) -> bool:

@@ -35,6 +35,7 @@ from airctl.errors import GraphReadError
 from airctl.graph.model import Graph
 from airctl.io.artifacts import GeDump, TcdModel
 from airctl.io.torchair_log import FX_PASSES, LogUnit, PassTable
+from airctl.modes import Mode
 
 DUMP_PREFERENCE = {"pbtxt": 0, "txt": 1, "py": 2}  # control edges and attributes: pbtxt/txt; py has neither
 
@@ -94,7 +95,7 @@ class GraphPlan:
     dumps: list[GeDump] = field(default_factory=list)
     files: list[tuple[Path, str]] = field(default_factory=list)  # standalone files and their stage name
     kind: str = "inference"
-    mode: str = "max-autotune"
+    mode: Mode = Mode.MAX_AUTOTUNE
     k: int = 0
     id: str = ""
     stages: list[StageSource] = field(default_factory=list)
@@ -191,7 +192,7 @@ def _dump_stage(g: GraphPlan, which: str, name: str) -> StageSource | None:
     return StageSource(name, "graph", str(dumps[0].path), path=dumps[0].path) if dumps else None
 
 
-def graph_stages(g: GraphPlan, mode: str) -> list[StageSource]:
+def graph_stages(g: GraphPlan, mode: Mode) -> list[StageSource]:
     """The stages of one graph plan, in TorchAir's order (the table in the module docstring)."""
     unit, log = g.unit, g.log
     model, files = (g.tcd[0], g.tcd[0].phases[g.tcd[1]]) if g.tcd else (None, [])
@@ -231,9 +232,9 @@ def graph_stages(g: GraphPlan, mode: str) -> list[StageSource]:
         out.append(_code("fx-final", last.path))
     elif first is not None and aot is not None:
         out.append(_code("fx-final", aot.path))
-    elif mode != "max-autotune" and (src := _dump_stage(g, "original", "fx-final")) is not None:
+    elif not mode.is_ge and (src := _dump_stage(g, "original", "fx-final")) is not None:
         out.append(src)
-    if mode == "max-autotune":
+    if mode.is_ge:
         out.extend(_ge_stages(g, ge_files))
     else:
         out.extend(_acl_stages(g, acl_passes, seconds, final, log))

@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from airctl.instrument import PassRun
+from airctl.modes import Mode
 
 
 class ReturnedGraph:
-    def __init__(self, mode: str) -> None:
+    def __init__(self, mode: Mode) -> None:
         self.mode = mode
         self._rows: list[dict[str, Any]] = []
 

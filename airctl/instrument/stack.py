@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from airctl.instrument import Instrument
 from airctl.instrument.eager_check import EagerCheck
 from airctl.instrument.returned_graph import ReturnedGraph
+from airctl.modes import Mode
 
 
-def pass_instruments(mode: str, *, snapshot: Instrument | None = None,
+def pass_instruments(mode: Mode, *, snapshot: Instrument | None = None,
                      callers: Sequence[Instrument] = ()) -> list[Instrument]:
     """Outermost first: ``snapshot`` (when the passes are recorded), ``callers``, R11, the eager check."""
     return [*([snapshot] if snapshot is not None else []), *callers, ReturnedGraph(mode), EagerCheck()]

@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from airctl.instrument import PassRun
+from airctl.modes import Mode
 
 
 class VerifyEachGraph:
-    def __init__(self, mode: str) -> None:
+    def __init__(self, mode: Mode) -> None:
         self.mode = mode
         self.by_graph: dict[str, Any] = {}
         self.plans: dict[str, Any] = {}  # graph id -> the graph after its last YAML pass
@@ -54,19 +55,18 @@ class VerifyEachGraph:
         return rows + fixed_rows + self._other_modes()
 
     def _other_modes(self) -> list[dict[str, Any]]:
-        from airctl.modes import MODES
         from airctl.verify.namespaces import as_plan_in
         from airctl.verify.verifier import verify
 
         rows: list[dict[str, Any]] = []
         for gid, graph in self.plans.items():
-            for mode in MODES:
+            for mode in Mode:
                 if mode == self.mode:
                     continue
                 try:
                     found = as_plan_in(verify(graph, mode), mode, self.mode)
                 except Exception:  # a debugging aid never breaks the compile (style.md §9)
                     continue
-                rows.extend({**f.to_json(), "graph": gid, "stage": "plan", "other_mode": mode} for f in found
+                rows.extend({**f.to_json(), "graph": gid, "stage": "plan", "other_mode": mode.value} for f in found
                             if f.severity == "error")
         return rows

@@ -34,7 +34,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from airctl.errors import GraphReadError
 from airctl.io.log_records import LogRecord, read_records
+from airctl.modes import Mode
 
 FX_PASSES = ("post_grad_custom_pre_pass", "optimize_noop_ops", "recover_view_inplace_pattern", "optimize_sym_input",
              "apply_pattern_passes", "view_to_reshape", "post_grad_custom_post_pass")
@@ -115,7 +117,7 @@ class LogUnit:
 class TorchAirLog:
     path: str
     units: list[LogUnit] = field(default_factory=list)
-    mode: str | None = None
+    mode: Mode | None = None  # the compile option ``mode``, else what the records show (npugraph_ex, aclgraph)
     options: dict[str, str] = field(default_factory=dict)  # global and local compile options (last seen)
     pids: list[int] = field(default_factory=list)
     records: int = 0
@@ -212,9 +214,9 @@ class _Grouper:
         elif (m := _OPTION.match(message)) and record.file.startswith("fx2ge_converter"):
             self.log.options[m["key"]] = m["value"].strip()
             if m["key"] == "mode":
-                self.log.mode = m["value"].strip()
+                self.log.mode = _mode(m["value"], self.log.path, record.line)
         elif record.file.startswith(("fx2acl_converter", "acl_graph", "graph_pass")) and "[Multi-stream]" in message:
-            self.log.mode = self.log.mode or "reduce-overhead"
+            self.log.mode = self.log.mode or Mode.REDUCE_OVERHEAD
 
     def _edge(self, record: LogRecord, edge: ControlEdge) -> None:
         unit = self.named(record)
@@ -228,6 +230,15 @@ class _Grouper:
                 unit.name, unit.named_by = f"graph_{self.counter[unit.pid]}", "order"
             elif unit.named_by == "log" and unit.name:
                 self.counter[unit.pid] = max(self.counter.get(unit.pid, 0), int(unit.name.split("_")[1]))
+
+
+def _mode(value: str, path: str, line: int) -> Mode:
+    """The mode a compile option names; an error naming the log line for one that names none."""
+    mode = Mode.lookup(value)
+    if mode is None:
+        raise GraphReadError(f"the compile option mode is {value.strip()!r}, which names no TorchAir mode",
+                             file=path, line=line, hint="airctl reads max-autotune, reduce-overhead and npugraph_ex")
+    return mode
 
 
 def read_torchair_log(path: Path | str) -> TorchAirLog:
@@ -244,7 +255,7 @@ def read_torchair_log(path: Path | str) -> TorchAirLog:
     grouper.finish()
     log.pids = list(pids)
     if npugraph_ex:  # npugraph_ex's own logger: its package, its mode
-        log.mode = "npugraph_ex"
+        log.mode = Mode.NPUGRAPH_EX
     if log.mode is None and any(u.listing("aclgraph-final") for u in log.units):
-        log.mode = "reduce-overhead"
+        log.mode = Mode.REDUCE_OVERHEAD
     return log

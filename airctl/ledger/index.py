@@ -43,9 +43,21 @@ from airctl.ledger.index_parts import (
     TorchAirWarnings,
 )
 from airctl.ledger.record import INDEX, Record, optional, required
+from airctl.modes import Mode, UnknownMode
 
 FORMAT = "airctl-ledger"
 VERSION = 1
+
+
+def parse_mode(text: str | None) -> Mode | None:
+    """A mode ``index.json`` names (:meth:`Mode.parse`'s spellings); a :class:`LedgerError` naming the file
+    for one that names no mode."""
+    if text is None:
+        return None
+    try:
+        return Mode.parse(text)
+    except UnknownMode as e:
+        raise LedgerError(f"malformed {INDEX}: {e}", file=INDEX, hint=e.hint) from None
 
 
 @dataclass(kw_only=True)
@@ -104,10 +116,15 @@ class GraphEntry(Record):
     stages: list[StageEntry] = field(default_factory=list)
     dynamo_graph: int | None = optional()
     execution: Execution | None = optional()  # airctl run: this graph's execution check
-    mode: str | None = optional()  # airctl import: the graph's mode, when the run's graphs differ
+    mode: str | None = optional()  # airctl import: the graph's mode, when the run's graphs differ (graph_mode)
     rank: int | None = optional()  # airctl import: the rank its files name (rank_<R>)
     pid: int | None = optional()  # airctl import: the process that compiled it
     notes: list[str] | None = optional()  # airctl import: how its files were linked, what is missing
+
+    @property
+    def graph_mode(self) -> Mode | None:
+        """The graph's own mode (``mode``), None when it has none: the run's applies."""
+        return parse_mode(self.mode)
 
     @classmethod
     def label(cls, data: Any, position: int) -> str:
@@ -228,7 +245,7 @@ class RunIndex(Record):
     process: ProcessInfo | None = optional()  # who writes it: {pid, host, start_ticks} (ledger/liveness.py)
     command: str | None = None
     backend: BackendInfo | None = None
-    mode: str | None = None
+    mode: str | None = None  # as index.json holds it (a Mode is written as its value); read it as run_mode
     model: ModelInfo | None = None
     passes: str | None = optional()  # the YAML pass file, as given
     passes_resolved: str | None = optional()  # ... and as an absolute path
@@ -302,7 +319,7 @@ class RunIndex(Record):
                 if graph_id is None or g.id == graph_id for s in g.stages]
 
     @property
-    def run_mode(self) -> str | None:
+    def run_mode(self) -> Mode | None:
         """The mode the run compiled with (older ledgers kept it under ``config.mode``)."""
         config = self.extra.get("config")
-        return self.mode or (config.get("mode") if isinstance(config, dict) else None)
+        return parse_mode(self.mode or (config.get("mode") if isinstance(config, dict) else None))

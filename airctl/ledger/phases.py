@@ -47,7 +47,7 @@ class Phase:
     graph: str | None = None
 
 
-def _stage_phase(stage: str, graph: str, mode: str | None) -> str:
+def _stage_phase(stage: str, graph: str) -> str:
     if stage == "dynamo":
         return f"Dynamo trace (frame of graph {graph})"
     if stage.startswith("aot-"):
@@ -86,7 +86,7 @@ def phases(index: RunIndex) -> list[Phase]:
         inside = [p for p in points if start < p[0] <= end]
         at, graph = start, None
         for elapsed, stage, graph in inside:
-            out.append(Phase(_stage_phase(stage, graph, index.run_mode), max(0.0, elapsed - at), at, graph))
+            out.append(Phase(_stage_phase(stage, graph), max(0.0, elapsed - at), at, graph))
             at = elapsed
         name = SPANS.get(key, key.removesuffix("_seconds"))
         if name is None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import enum
 import functools
 import types
 import typing
@@ -204,7 +205,10 @@ def _inner(key: str, name: str) -> str:
 
 
 def _coerce(value: Any, hint: Any) -> Any:
-    """A value set by key: nested entries given as JSON objects become records (unchecked otherwise)."""
+    """A value set by key: nested entries given as JSON objects become records, a str enum (a
+    :class:`~airctl.modes.Mode`) its value, as JSON holds it (unchecked otherwise)."""
+    if isinstance(value, enum.Enum) and isinstance(value, str):
+        return value.value
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(hint) if a is not type(None)]

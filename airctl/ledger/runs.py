@@ -27,6 +27,7 @@ from airctl.ledger.index_load import read_index
 from airctl.ledger.pointer import read_pointer, write_pointer
 from airctl.ledger.record import INDEX
 from airctl.ledger_files import is_ledger
+from airctl.modes import Mode
 from airctl.safe_files import check_folder
 
 LATEST = ledger_files.LATEST  # the current-run pointer
@@ -137,7 +138,7 @@ class RunRow:
     created: str | None
     command: str | None
     model: str | None
-    mode: str | None
+    mode: Mode | None
     passes: str | None
     status: str | None
     matches_eager: bool | None
@@ -147,7 +148,7 @@ class RunRow:
     error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {**self.__dict__, "mode": self.mode.value if self.mode else None}
 
 
 def _row(root: Path, current: bool) -> RunRow:

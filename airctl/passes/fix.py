@@ -31,6 +31,7 @@ from typing import Any
 from airctl.graph.model import Graph, Node, is_stream_op
 from airctl.graph.names import free_name
 from airctl.io.paths import package_relative
+from airctl.modes import Mode
 from airctl.passes.select import NodeInfo, groups, select
 from airctl.passes.spec import _selector
 
@@ -184,7 +185,7 @@ def _scope_record(graph: Graph, producer: Node, consumer: Node) -> str | None:
     return None
 
 
-def plan_fix(graphs: dict[str, Graph], races: list[tuple[str, str, str, str]], *, names: set[str],
+def plan_fix(graphs: dict[str, Graph], races: list[tuple[str, str, str, Mode]], *, names: set[str],
              stage: str, exact: bool = True) -> FixPlan:
     """The passes closing ``races`` (graph id, producer, consumer, mode) of the plan ``graphs``;
     ``names``: the pass names the user's file already uses; ``exact=False`` (a hint for one race):
@@ -192,7 +193,7 @@ def plan_fix(graphs: dict[str, Graph], races: list[tuple[str, str, str, str]], *
     plan = FixPlan()
     infos = {gid: _infos(g) for gid, g in graphs.items()}
     by_name = {gid: {n.name: n for n in g.nodes} for gid, g in graphs.items()}
-    grouped: dict[Any, list[tuple[str, Node, Node, str]]] = {}
+    grouped: dict[Any, list[tuple[str, Node, Node, Mode]]] = {}
     for gid, first, second, mode in races:
         p, c = by_name[gid].get(first), by_name[gid].get(second)
         if p is None or c is None:
@@ -235,7 +236,7 @@ def plan_fix(graphs: dict[str, Graph], races: list[tuple[str, str, str, str]], *
             fields["each"] = each
         fields["on"] = on
         fields.update(_only_graphs(want_c, graphs))
-        modes = sorted({m for *_, m in rows})
+        modes = sorted({str(m) for *_, m in rows})  # the modes' values, as the YAML and JSON write them
         name = free_name(f"{_slug(consumers[0])}-waits-for-{on.removesuffix('-ready')}", used, sep="-", first=2)
         plan.passes.append(FixPass(name, "wait", fields, closes=closes, modes=modes))
     return plan

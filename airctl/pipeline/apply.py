@@ -60,13 +60,14 @@ class ApplyResult:
     error: AirctlError | None = None
     warnings: list[AirctlError] = field(default_factory=list)
     plan: bool = False
-    mode: Mode | str | None = None  # the mode that ran (not the current run's, when --mode overrode it)
+    mode: Mode | None = None  # the mode that ran (not the current run's, when --mode overrode it)
     index: RunIndex | None = None  # the run's index: findings and races, for the verdicts and --fail-on
 
     def to_json(self) -> dict[str, Any]:
         return {
             "pass_file": str(self.pass_file), "ledger": str(self.ledger_dir) if self.ledger_dir else None,
-            "status": self.status, "mode": self.mode, "plan": self.plan, "passes": [p.to_json() for p in self.passes],
+            "status": self.status, "mode": self.mode.value if self.mode else None, "plan": self.plan,
+            "passes": [p.to_json() for p in self.passes],
             "execution": self.execution, "findings": (self.index.to_json().get("findings") or []) if self.index else [],
             "error": self.error.to_json() if self.error else None,
             "warnings": [w.to_json() for w in self.warnings],
@@ -155,7 +156,7 @@ def apply_passes(target: Target, *, out: Path = Path("airctl-runs"), plan: bool 
     index = result.index
     return ApplyResult(
         pass_file, result.ledger_dir, index.status or "failed", pass_runs(result.ledger_dir, index, with_diff),
-        index.execution, error, list(hooks.warnings), plan, mode=index.mode or mode, index=index)
+        index.execution, error, list(hooks.warnings), plan, mode=index.run_mode or mode, index=index)
 
 
 @dataclass

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from airctl.graph.model import is_stream_op
-from airctl.modes import MAX_AUTOTUNE, NPUGRAPH_EX
+from airctl.modes import Mode
 from airctl.pipeline.target import EveryMode
 from airctl.verify.findings import Finding, count, summary_json
 
@@ -24,7 +24,7 @@ RACE = "race_cross_stream_without_wait"
 @dataclass
 class CheckedGraph:
     label: str  # file, or ledger graph/stage
-    mode: str  # the semantics it was checked against
+    mode: Mode | None  # the mode it was checked under; None: the run's predicted plan (memory_increase)
     findings: list[Finding]
 
 
@@ -43,7 +43,7 @@ class CheckOutcome:
         return summary_json(self.findings)
 
 
-def check_source(path: Path | str | None, *, mode: str | None = None, stage: str | None = None,
+def check_source(path: Path | str | None, *, mode: Mode | None = None, stage: str | None = None,
                  passes: Path | str | None = None, run: str | None = None,
                  runs_dir: Path = Path("airctl-runs"), max_memory_increase: str | None = None,
                  every: EveryMode | None = None) -> CheckOutcome:
@@ -59,7 +59,7 @@ def check_source(path: Path | str | None, *, mode: str | None = None, stage: str
     checked = []
     fix = _race_hint(source.path)
     for target in check_targets(source, stage=stage, passes=passes, mode=mode, runs_dir=runs_dir, every=every):
-        used = MAX_AUTOTUNE if target.graph.dialect == "ge" else mode or target.mode or _ops_mode(target.graph)
+        used = Mode.MAX_AUTOTUNE if target.graph.dialect == "ge" else mode or target.mode or _ops_mode(target.graph)
         # a ledger's graph checked under another mode than its own: the plan there, as `passes apply` counts it
         findings = as_plan_in(verify(target.graph, used), used, target.mode) + list(target.findings)
         for f in findings:
@@ -82,7 +82,7 @@ def _memory(path: Path, limit: str) -> CheckedGraph:
     if not (Path(path).is_dir() and Ledger.is_ledger(path)):
         raise AirctlError("--max-memory-increase needs a run (a ledger): it predicts the run's plan's memory",
                           hint="airctl check RUN --max-memory-increase 10%")
-    return CheckedGraph("memory (predicted)", "plan", memory_findings(Path(path), limit))
+    return CheckedGraph("memory (predicted)", None, memory_findings(Path(path), limit))
 
 
 def _race_hint(path: Path) -> Any:
@@ -104,11 +104,11 @@ def _race_hint(path: Path) -> Any:
     return hint
 
 
-def _ops_mode(graph: Any) -> str:
+def _ops_mode(graph: Any) -> Mode:
     """A file that does not say its mode: npugraph_ex when its stream ops are all npugraph_ex's
     (only that compiler reads them), else max-autotune."""
     spaces = {op.split(".")[0] for op in {n.op for n in graph.nodes} if is_stream_op(op)}  # each op once
-    return NPUGRAPH_EX if spaces == {"npugraph_ex"} else MAX_AUTOTUNE
+    return Mode.NPUGRAPH_EX if spaces == {Mode.NPUGRAPH_EX.stream_namespace} else Mode.MAX_AUTOTUNE
 
 
 def is_multi_rank(path: Path | str) -> bool:
@@ -118,7 +118,7 @@ def is_multi_rank(path: Path | str) -> bool:
     return Path(path).is_dir() and Ledger.is_ledger(path) and Ledger.open(path).index.is_multi_rank
 
 
-def check_ranks_ledger(top: Path, *, mode: str | None = None, stage: str | None = None) -> CheckOutcome:
+def check_ranks_ledger(top: Path, *, mode: Mode | None = None, stage: str | None = None) -> CheckOutcome:
     """Each rank's graphs (labels ``rank <r>/<graph>/<stage>``), then the ranks against each other
     (rule ``rank_divergence``, :mod:`airctl.verify.ranks`)."""
     from airctl.ledger.reader import Ledger
@@ -129,19 +129,19 @@ def check_ranks_ledger(top: Path, *, mode: str | None = None, stage: str | None 
     index = Ledger.open(top).index
     ranks = [e.rank for e in index.ranks or []]
     checked = []
-    used_modes = set()
+    used_modes: set[Mode] = set()
     for entry in index.ranks or []:
         if not entry.ledger or not Ledger.is_ledger(top / entry.ledger):
             continue
         for target in ledger_targets(top / entry.ledger, stage):
-            used = MAX_AUTOTUNE if target.graph.dialect == "ge" else mode or target.mode or MAX_AUTOTUNE
+            used = Mode.MAX_AUTOTUNE if target.graph.dialect == "ge" else mode or target.mode or Mode.MAX_AUTOTUNE
             used_modes.add(used)
             label = f"rank {entry.rank}/{target.label}"
             findings = verify(target.graph, used)
             for f in findings:
                 f.graph = label
             checked.append(CheckedGraph(label, used, findings))
-    used = mode or (sorted(used_modes)[0] if used_modes else MAX_AUTOTUNE)
+    used = mode or (sorted(used_modes)[0] if used_modes else Mode.MAX_AUTOTUNE)
     checked.append(CheckedGraph(f"ranks {', '.join(map(str, ranks))}: collectives compared", used,
                                 check_ranks(top, ranks, used)))
     return CheckOutcome(checked)

@@ -32,7 +32,7 @@ from airctl.errors import AirctlError
 from airctl.graph.model import Graph
 from airctl.io.output_path import claim_output
 from airctl.ledger_files import is_ledger
-from airctl.modes import MAX_AUTOTUNE, GraphFormat
+from airctl.modes import GraphFormat, Mode
 from airctl.pipeline.target import EveryMode
 
 LANE_SUFFIXES = (".svg", ".png", ".html")
@@ -49,7 +49,7 @@ class DumpOutcome:
 
 
 def dump_source(source: Path | None, fmt: GraphFormat | str, *, stage: str | None = None, out: Path | None = None,
-                mode: str | None = None, collapse: str | None = None, depth: int = 2, run: str | None = None,
+                mode: Mode | None = None, collapse: str | None = None, depth: int = 2, run: str | None = None,
                 runs_dir: Path = Path("airctl-runs"), force: bool = False,
                 every: EveryMode | None = None) -> DumpOutcome:
     """Read ``source`` (file, ledger stage, model script; None: the current run) and turn it into ``fmt``.
@@ -99,10 +99,10 @@ def dump_source(source: Path | None, fmt: GraphFormat | str, *, stage: str | Non
                      f"{Ledger.open(source).index.mode}, makes no GE graph; TorchAir writes GE files in "
                      f"max-autotune only)")
         notes.append(note)
-    graph = load_source(source, stage, request, mode=mode or MAX_AUTOTUNE, runs_dir=runs_dir, every=every)
+    graph = load_source(source, stage, request, mode=mode or Mode.MAX_AUTOTUNE, runs_dir=runs_dir, every=every)
     if fmt is GraphFormat.LANES:
         assert out is not None
-        note = dump_lanes(graph, out, mode or _ledger_mode(source) or MAX_AUTOTUNE, collapse, depth)
+        note = dump_lanes(graph, out, mode or _ledger_mode(source) or Mode.MAX_AUTOTUNE, collapse, depth)
         return DumpOutcome(graph, fmt, None, out, [*notes, note])
     if collapse:
         from airctl.render.collapse import collapse as fold
@@ -172,7 +172,7 @@ def lane_picture(target: Path) -> str:
     return suffix[1:]
 
 
-def _ledger_mode(source: Path | str) -> str | None:
+def _ledger_mode(source: Path | str) -> Mode | None:
     from airctl.ledger.reader import Ledger
 
     path = Path(source)
@@ -181,7 +181,7 @@ def _ledger_mode(source: Path | str) -> str | None:
     return None
 
 
-def dump_lanes(graph: Graph, target: Path, mode: str, fold: str | None, depth: int) -> str:
+def dump_lanes(graph: Graph, target: Path, mode: Mode, fold: str | None, depth: int) -> str:
     """Write the lane view of ``graph`` (svg, png or html by the suffix of ``target``); returns a line about it."""
     from airctl.render import output_file
     from airctl.render.lanes import FOLD_LIMIT, build_lanes
@@ -190,7 +190,7 @@ def dump_lanes(graph: Graph, target: Path, mode: str, fold: str | None, depth: i
 
     kind = lane_picture(target)
     output_file(target)
-    findings = verify(graph, MAX_AUTOTUNE if graph.dialect == "ge" else mode)
+    findings = verify(graph, Mode.MAX_AUTOTUNE if graph.dialect == "ge" else mode)
     view = build_lanes(graph, mode, findings, fold=fold or ("module" if len(graph) >= FOLD_LIMIT else None),
                        depth=depth)
     if kind == "html":

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from airctl.errors import AirctlError
-from airctl.modes import MODES
+from airctl.modes import Mode
 from airctl.pipeline.target import EveryMode
 
 RACE = "race_cross_stream_without_wait"
@@ -70,15 +70,15 @@ def _plan_graphs(ledger: Any) -> dict[str, Any]:
     return graphs
 
 
-def plan_races(graphs: dict[str, Any]) -> tuple[list[tuple[str, str, str, str]], list[str]]:
+def plan_races(graphs: dict[str, Any]) -> tuple[list[tuple[str, str, str, Mode]], list[str]]:
     """Every mode's races of the plan graphs as (graph, producer, consumer, mode), and the other
     error findings (which no wait closes) as lines."""
     from airctl.verify.verifier import verify
 
-    races: list[tuple[str, str, str, str]] = []
+    races: list[tuple[str, str, str, Mode]] = []
     others: list[str] = []
     for gid, graph in graphs.items():
-        for mode in MODES:
+        for mode in Mode:
             for f in verify(graph, mode):
                 if f.severity != "error" or f.rule in NOT_BY_WAITS:
                     continue
@@ -206,24 +206,24 @@ def check_modes(pass_file: Path, index: Any, *, progress: Any = None,
     scratch = Path(tempfile.mkdtemp(prefix="airctl-fix-"))
     checks: dict[str, dict[str, Any]] = {}
     try:
-        for mode in MODES:
+        for mode in Mode:
             if progress is not None:
                 progress(f"checking {pass_file.name} in {mode}")
             target = settings.target(model, mode=mode, entry=(index.model or {}).get("entry"), passes_file=pass_file)
-            applied = apply_passes(target, out=scratch / mode, plan=True, with_diff=False, report=False)
+            applied = apply_passes(target, out=scratch / mode.value, plan=True, with_diff=False, report=False)
             if applied.error is not None:
-                checks[mode] = {"errors": 1, "first": applied.error.message}
+                checks[mode.value] = {"errors": 1, "first": applied.error.message}
                 continue
             races, others = plan_races(_plan_graphs(Ledger.open(applied.ledger_dir)))
             mine = [r for r in races if r[3] == mode]
-            checks[mode] = {"errors": len(mine) + len([o for o in others if f"({mode})" in o]),
+            checks[mode.value] = {"errors": len(mine) + len([o for o in others if f"({mode})" in o]),
                             "first": f"{mine[0][2]} reads {mine[0][1]}" if mine else None}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return checks
 
 
-def missing_wait(ledger_dir: Path, spec: Any, culprit: str, mode: str) -> dict[str, Any] | None:
+def missing_wait(ledger_dir: Path, spec: Any, culprit: str, mode: Mode) -> dict[str, Any] | None:
     """For ``airctl bisect`` over a race: the wait the plan lacks (a race of ``mode`` in the whole
     file's run), the pass file's waits on the culprit's records (the passes that should have waited
     there), and the YAML that closes it."""

@@ -48,7 +48,7 @@ PASS_PREFIXES = ("after:", "ge:after:")
 class ImportRequest:
     paths: list[Path]
     out_dir: Path = Path("airctl-runs")
-    mode: str | None = None  # None: what the files say (the log's options, the dump kinds), else max-autotune
+    mode: Mode | None = None  # None: what the files say (the log's options, the dump kinds), else max-autotune
     verify: bool = True
     report: bool = True
 
@@ -160,7 +160,7 @@ def _write_graph(ledger: LedgerWriter, plan: GraphPlan, problems: list[str]) -> 
 
 
 def _dump_stage(graph: GraphPlan, which: str, type_: str) -> str:
-    if graph.mode != Mode.MAX_AUTOTUNE and type_ == "py":
+    if not graph.mode.is_ge and type_ == "py":
         return f"aclgraph-{which}"
     return f"ge-{which}"
 

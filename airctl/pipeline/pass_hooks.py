@@ -29,7 +29,7 @@ from typing import Any
 from airctl.errors import AirctlError, PassError
 from airctl.instrument import PassRun, PassRunner
 from airctl.instrument.stack import pass_instruments
-from airctl.modes import MAX_AUTOTUNE
+from airctl.modes import Mode
 from airctl.passes.builtin import PassFn, SelectorMissed, build
 from airctl.passes.placements import of as placements_of
 from airctl.passes.plugin import user_traceback
@@ -41,7 +41,7 @@ from airctl.signal_guard import user_code
 
 def bare_runner() -> PassRunner:
     """The runner YAML passes use outside a capture: timing, change detection, R11, the eager check."""
-    return PassRunner(pass_instruments(MAX_AUTOTUNE))
+    return PassRunner(pass_instruments(Mode.MAX_AUTOTUNE))
 
 
 @dataclass

@@ -28,7 +28,7 @@ from airctl.graph.model import Graph
 from airctl.io.source import is_profiler_folder
 from airctl.ledger.defaults import Request
 from airctl.ledger.reader import Ledger
-from airctl.modes import MAX_AUTOTUNE
+from airctl.modes import Mode
 from airctl.pipeline.predict_times import ESTIMATE as ESTIMATE  # re-exported: suggest reads TIMES the same way
 from airctl.pipeline.predict_times import Timing, load_timing, measured_memory
 from airctl.pipeline.predict_times import check_names as check_names
@@ -130,18 +130,18 @@ def refuse_failed(ledger: Ledger) -> None:
 
 def ledger_plans(ledger: Ledger) -> tuple[list[ReplayPlan], list[Graph]]:
     """The plan of each graph of the run, and the FX graphs (the estimate reads their shapes)."""
-    mode = ledger.index.run_mode or MAX_AUTOTUNE
+    mode = ledger.index.run_mode or Mode.MAX_AUTOTUNE
     plans: list[ReplayPlan] = []
     fx_graphs: list[Graph] = []
     for gid in ledger.graph_ids():
         entry = ledger.index.graph(gid)
-        graph_mode = (entry.mode if entry is not None else None) or mode
+        graph_mode = (entry.graph_mode if entry is not None else None) or mode
         stages = ledger.stages(gid)
         fx = [s for s in stages if s.dialect == "fx"]
         ge = [s for s in stages if s.dialect == "ge"]
         if fx:
             fx_graphs.append(ledger.load(fx[-1]))
-        chosen = ge[-1] if graph_mode == MAX_AUTOTUNE and ge else ledger.default_stage(Request.PROFILE, gid)
+        chosen = ge[-1] if graph_mode.meaning.replays == "ge" and ge else ledger.default_stage(Request.PROFILE, gid)
         if chosen is None:
             continue
         graph = fx_graphs[-1] if fx and chosen is fx[-1] else ledger.load(chosen)
@@ -206,7 +206,7 @@ def _summarize(plans: list[ReplayPlan], table: TimesTable, req: PredictRequest, 
                          "another model or run? (they take no time in the replay)"]
     summary = predicted_summary(timelines, pred, req.top)
     summary.meta.update({"ledger": ledger, "predicted": True, "times_from": table.source, "simulated": False,
-                         "mode": plans[0].mode, "notes": list(notes) + [p for plan in plans for p in plan.notes],
+                         "mode": str(plans[0].mode), "notes": list(notes) + [p for plan in plans for p in plan.notes],
                          "_timelines": timelines, "_memory": max(memories, key=lambda m: m.peak_bytes)})
     return summary
 

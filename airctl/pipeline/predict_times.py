@@ -8,6 +8,7 @@ Split from :mod:`airctl.pipeline.predict`, which prices plans with what is read 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,31 +56,58 @@ def measured_memory(timeline: Timeline) -> dict[str, Any] | None:
     return found.to_json() if found is not None else None
 
 
+def _estimated(spec: str, ledger_dir: Path | None, fx_graphs: list[Graph], dev: Device | None) -> Timing:
+    from airctl.predict.estimate import estimate_table
+
+    table, unsized = estimate_table(fx_graphs, dev or device(None))
+    notes = [f"estimate: {len(unsized)} kernel(s) without recorded shapes take the fixed "
+             f"{table.default.us if table.default else 0:g} µs: {', '.join(unsized[:8])}"
+             + (" …" if len(unsized) > 8 else "")] if unsized else []
+    return Timing(table, notes=notes)
+
+
+def _profiled(spec: str, ledger_dir: Path | None, fx_graphs: list[Graph], dev: Device | None) -> Timing:
+    path = Path(spec)
+    if not is_profiler_folder(path):
+        raise TimesError("a folder, but not a torch_npu profiler folder", file=spec, hint=f"--times takes {SAYS}")
+    from airctl.predict.host import host_interval_us
+    from airctl.predict.profiled import dispatch_gap_us, event_latency_us, profile_table, profile_timeline
+    from airctl.profile import events as ev
+
+    timeline, notes = profile_timeline(path, ledger_dir)
+    step = ev.representative_step(timeline)
+    host = host_interval_us(plan_from_timeline(timeline, step)[0]) if step is not None else None
+    return Timing(profile_table(timeline, spec), dispatch_gap_us(timeline), event_latency_us(timeline), notes,
+                  host, measured_memory(timeline))
+
+
+def _tabled(spec: str, ledger_dir: Path | None, fx_graphs: list[Graph], dev: Device | None) -> Timing:
+    return Timing(read_times_csv(Path(spec)))
+
+
+@dataclass(frozen=True)
+class TimesSource:
+    """One kind of TIMES: what it is called, whether a spec names one, how it is read."""
+
+    called: str
+    names: Callable[[str], bool]
+    read: Callable[[str, Path | None, list[Graph], Device | None], Timing]
+
+
+# the TIMES a prediction reads, tried in order (the first whose ``names`` answers yes reads the spec);
+# a new kind of source is one row here and its words in cli.options.TIMES_HELP
+SOURCES = (
+    TimesSource("`estimate`", lambda spec: spec == ESTIMATE, _estimated),
+    TimesSource("a torch_npu profiler folder (*_ascend_pt or its parent)", lambda spec: Path(spec).is_dir(), _profiled),
+    TimesSource("a CSV (node,us or op,us)", lambda spec: True, _tabled),
+)
+SAYS = ", ".join(s.called for s in SOURCES[1:]) + f" or {SOURCES[0].called}"
+
+
 def load_timing(spec: str, ledger_dir: Path | None, fx_graphs: list[Graph], dev: Device | None) -> Timing:
     """:func:`load_times`, with the host's launch interval when ``spec`` is a profiler folder."""
-    if spec == ESTIMATE:
-        from airctl.predict.estimate import estimate_table
-
-        table, unsized = estimate_table(fx_graphs, dev or device(None))
-        notes = [f"estimate: {len(unsized)} kernel(s) without recorded shapes take the fixed "
-                 f"{table.default.us if table.default else 0:g} µs: {', '.join(unsized[:8])}"
-                 + (" …" if len(unsized) > 8 else "")] if unsized else []
-        return Timing(table, notes=notes)
-    path = Path(spec)
-    if path.is_dir():
-        if not is_profiler_folder(path):
-            raise TimesError("a folder, but not a torch_npu profiler folder", file=spec,
-                             hint="--times takes a profiler folder (*_ascend_pt or its parent), a CSV, or `estimate`")
-        from airctl.predict.host import host_interval_us
-        from airctl.predict.profiled import dispatch_gap_us, event_latency_us, profile_table, profile_timeline
-        from airctl.profile import events as ev
-
-        timeline, notes = profile_timeline(path, ledger_dir)
-        step = ev.representative_step(timeline)
-        host = host_interval_us(plan_from_timeline(timeline, step)[0]) if step is not None else None
-        return Timing(profile_table(timeline, spec), dispatch_gap_us(timeline), event_latency_us(timeline), notes,
-                      host, measured_memory(timeline))
-    return Timing(read_times_csv(path))
+    source = next(s for s in SOURCES if s.names(spec))
+    return source.read(spec, ledger_dir, fx_graphs, dev)
 
 
 def check_names(table: TimesTable, plans: list[ReplayPlan]) -> None:

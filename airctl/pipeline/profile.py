@@ -29,6 +29,7 @@ from typing import Any
 
 from airctl.errors import AirctlError
 from airctl.execute.timeline import Race, Timeline
+from airctl.ledger_files import is_ledger
 from airctl.pipeline.profile_files import write_profile
 from airctl.pipeline.run.rank import RankRun
 from airctl.pipeline.target import Target
@@ -225,7 +226,7 @@ class ProfileOutcome:
         from airctl.ledger.reader import Ledger
 
         run = self.runs[-1] if self.runs else None
-        if run is None or not (Path(run.ledger_dir) / "index.json").is_file():
+        if run is None or not is_ledger(run.ledger_dir):
             return []
         return list(Ledger.open(Path(run.ledger_dir)).index.to_json().get("findings") or [])
 
@@ -321,7 +322,7 @@ def summarize_run(run: ProfileRun, req: ProfileRequest, *, png: bool = False, to
     model, passes, mode = req.target.model_path, req.target.passes_file, req.target.mode
     summary = summarize(run.timelines, races=list(run.races), step_seconds=list(run.step_seconds) or None, top=top)
     summary.meta.update({"ledger": str(run.ledger_dir), "model": str(model),
-                         "passes_file": str(passes) if passes else None, "mode": mode,
+                         "passes_file": str(passes) if passes else None, "mode": str(mode),
                          "matches_eager": run.matches_eager, "max_abs_error": run.max_abs_error})
     if not write:
         return summary

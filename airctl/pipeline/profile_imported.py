@@ -131,7 +131,7 @@ def profile_imported(ledger_dir: Path, *, steps: int = 5, warmup: int = 1, png: 
                      step_seconds=step_seconds, warnings=notes)
     write_timelines(run.timelines, step_seconds, Path(ledger_dir), {gid: gid for gid, _ in graphs})
     summary = summarize(run.timelines, races=list(run.races), step_seconds=step_seconds or None, top=top)
-    summary.meta.update({"ledger": str(ledger_dir), "model": None, "mode": Mode.MAX_AUTOTUNE, "imported": True,
+    summary.meta.update({"ledger": str(ledger_dir), "model": None, "mode": Mode.MAX_AUTOTUNE.value, "imported": True,
                          "notes": [*summary.meta.get("notes", []), "imported GE graphs run from their own ops "
                                    "on the CPU (docs/sim.md): structure and streams are the NPU's, times are not"]})
     write_profile(Path(ledger_dir) / PROFILE_DIR, run.timelines, summary,

@@ -42,7 +42,7 @@ from airctl.ledger.defaults import Request, StageRequest
 from airctl.ledger.reader import Ledger
 from airctl.ledger.runs import LATEST, matching_runs, resolve_run
 from airctl.ledger_files import INDEX, is_ledger
-from airctl.modes import MAX_AUTOTUNE
+from airctl.modes import Mode
 from airctl.pipeline.run.current import RunOrigin, run_origin
 from airctl.pipeline.target import EveryMode
 
@@ -159,25 +159,25 @@ class ModelChoice:
 
     model: Path
     entry: str | None
-    mode: str
+    mode: Mode
     passes: Path | None
     origin: RunOrigin | None = None
 
 
-def choose_model(source: Source, *, entry: str | None, mode: str | None, passes: Path | None,
+def choose_model(source: Source, *, entry: str | None, mode: Mode | None, passes: Path | None,
                  reuse_passes: bool = False) -> ModelChoice:
     """A model script SOURCE as given; a run SOURCE: that run's model, entry and mode (``airctl
     passes apply``, ``profile``, ``bisect`` loop on the current run). What the command line gives
     wins over the run's; ``reuse_passes`` takes the run's pass file too."""
     if source.form is Form.MODEL:
-        return ModelChoice(source.path, entry, mode or MAX_AUTOTUNE, passes)
+        return ModelChoice(source.path, entry, mode or Mode.MAX_AUTOTUNE, passes)
     origin = run_origin(source.path.parent, source.path)
     chosen_passes = passes if passes is not None or not reuse_passes else origin.passes
     return ModelChoice(origin.model, entry if entry is not None else origin.entry, mode or origin.mode,
                        chosen_passes, origin)
 
 
-def compile_script(path: Path, mode: str, *, command: str, passes: Path | str | None = None,
+def compile_script(path: Path, mode: Mode, *, command: str, passes: Path | str | None = None,
                    verify: bool = True, report: bool = True, out_dir: Path = Path("airctl-runs"),
                    every: EveryMode | None = None) -> Path:
     """Compile a model script into ``out_dir`` (the command's ``--out``, else ./airctl-runs) with the
@@ -195,7 +195,7 @@ def compile_script(path: Path, mode: str, *, command: str, passes: Path | str | 
 
 
 def load_source(source: Source | Path | str, stage: str | None = None,
-                request: StageRequest | Request = Request.DUMP, mode: str = MAX_AUTOTUNE,
+                request: StageRequest | Request = Request.DUMP, mode: Mode = Mode.MAX_AUTOTUNE,
                 runs_dir: Path = Path("airctl-runs"), every: EveryMode | None = None,
                 keep_refs: bool = False) -> Graph:
     """The graph a SOURCE names; a model script is compiled first, into ``runs_dir`` (``airctl dump``/``diff``)."""
@@ -229,13 +229,13 @@ def read_source(source: Path | str, stage: str | None = None,
 
 
 def check_targets(source: Source, *, stage: str | None = None, passes: Path | str | None = None,
-                  mode: str | None = None, runs_dir: Path = Path("airctl-runs"),
+                  mode: Mode | None = None, runs_dir: Path = Path("airctl-runs"),
                   every: EveryMode | None = None) -> list:
     """What ``airctl check SOURCE`` verifies; a model script is compiled (with ``passes``) first."""
     from airctl.verify.inputs import ledger_targets, load_targets
 
     if source.form is Form.MODEL:
-        ledger = compile_script(source.path, mode or MAX_AUTOTUNE, command="check", passes=passes, verify=False,
+        ledger = compile_script(source.path, mode or Mode.MAX_AUTOTUNE, command="check", passes=passes, verify=False,
                                 report=False, out_dir=runs_dir, every=every)
         return ledger_targets(ledger, None)
     return load_targets(source.path, stage=stage)

@@ -34,7 +34,7 @@ from airctl.errors import AirctlError
 from airctl.execute.timeline import DEFAULT_STREAM
 from airctl.graph.model import Graph
 from airctl.ledger.reader import Ledger
-from airctl.modes import MAX_AUTOTUNE, Mode
+from airctl.modes import Mode
 from airctl.pipeline.predict import ESTIMATE, check_names, load_times, single_stream
 from airctl.pipeline.suggest_check import (
     MARGIN_US,
@@ -67,7 +67,7 @@ class SuggestRequest:
     run: str | None = None
     times: str = ESTIMATE
     streams: int = 2
-    mode: str | None = None  # default: the run's, else max-autotune
+    mode: Mode | None = None  # default: the run's, else max-autotune
     output: Path | None = None  # the pass file; default suggested-<model>.yaml
     out_dir: Path = Path("airctl-runs")
     every: EveryMode = field(default_factory=EveryMode)  # --backend, --seed: every compile and apply it makes
@@ -80,12 +80,16 @@ class SuggestRequest:
     check: bool = True  # apply the suggestion and predict it as `profile --times --compare` does
     memory_budget: str | None = None  # --memory-budget BYTES|+PCT (airctl/pipeline/suggest_memory.py)
 
+    def __post_init__(self) -> None:
+        if self.mode is not None:
+            self.mode = Mode.parse(self.mode)  # a caller's spelling ("ge", "npugraph-ex") becomes the Mode
+
 
 @dataclass
 class SuggestOutcome:
     ledger_dir: Path
     graph: str
-    mode: str
+    mode: Mode
     times_from: str
     single_us: float
     suggested_us: float
@@ -127,7 +131,8 @@ class SuggestOutcome:
         if self.confirmed is not None:  # what `profile --times --compare` prints for the applied plan
             predicted.update(single_stream=self.confirmed.single_us, suggested=self.confirmed.suggested_us)
             saved = self.confirmed.single_us - self.confirmed.suggested_us
-        return {"ledger": str(self.ledger_dir), "graph": self.graph, "mode": self.mode, "times_from": self.times_from,
+        return {"ledger": str(self.ledger_dir), "graph": self.graph, "mode": self.mode.value,
+                "times_from": self.times_from,
                 "checked": self.confirmed.to_json() if self.confirmed else None, "ge_modes": self.ge_modes,
                 "recommend_option": self.recommend, "memory": self.memory,
                 "streams": self.streams, "stage": self.stage, "predicted_us": predicted, "saved_us": saved,
@@ -145,7 +150,7 @@ def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) 
         raise AirctlError(f"--stage is pre or post, not {req.stage!r}")
     ledger_dir, stem = _ledger(req, say)
     ledger = Ledger.open(ledger_dir)
-    mode = req.mode or ledger.index.run_mode or MAX_AUTOTUNE
+    mode = req.mode or ledger.index.run_mode or Mode.MAX_AUTOTUNE
     graphs = _graphs(ledger, "pre")
     planned = graphs if req.stage == "pre" else _graphs(ledger, "post")
     if req.from_file is not None:  # the search starts from the graph the user's passes leave
@@ -223,7 +228,7 @@ def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) 
     return out
 
 
-def _write_checked(out: SuggestOutcome, req: SuggestRequest, mode: str, say: Callable[[str], None]) -> None:
+def _write_checked(out: SuggestOutcome, req: SuggestRequest, mode: Mode, say: Callable[[str], None]) -> None:
     """Write the file, after applying it and predicting it as `profile --times --compare` does (``check``);
     nothing when the run's own plan is no slower."""
     assert out.passes_file is not None and out.text is not None
@@ -246,7 +251,7 @@ def _write_checked(out: SuggestOutcome, req: SuggestRequest, mode: str, say: Cal
         scratch.unlink(missing_ok=True)
 
 
-def _apply_from(req: SuggestRequest, ledger: Ledger, mode: str, say: Callable[[str], None]) -> Path:
+def _apply_from(req: SuggestRequest, ledger: Ledger, mode: Mode, say: Callable[[str], None]) -> Path:
     """A plan-only run of the model with the user's pass file: its ledger."""
     from airctl.pipeline.apply import apply_passes
 
@@ -330,7 +335,7 @@ def _graphs(ledger: Ledger, which: str) -> list[Graph]:
     return out
 
 
-def _header(out: SuggestOutcome, stem: str, mode: str) -> list[str]:
+def _header(out: SuggestOutcome, stem: str, mode: Mode) -> list[str]:
     lines = [f"Suggested stream plan for {stem} (graph {out.graph}, {mode}), by `airctl passes suggest`.",
              f"Predicted device step ({out.times_from}): single stream {out.single_us:.1f} µs -> "
              f"{out.suggested_us:.1f} µs with this plan ({out.streams} streams at most; lower bound "

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from airctl.graph.model import Graph
-from airctl.modes import MAX_AUTOTUNE
+from airctl.modes import Mode
 from airctl.pipeline.target import EveryMode
 from airctl.predict.plan import ReplayPlan
 
@@ -45,7 +45,7 @@ class Confirmed:
                 "racy": self.racy}
 
 
-def confirm(passes_file: Path, model: Path, mode: str, times: str, *, out_dir: Path, every: EveryMode,
+def confirm(passes_file: Path, model: Path, mode: Mode, times: str, *, out_dir: Path, every: EveryMode,
             entry: str | None, device: str | None, say: Callable[[str], None]) -> Confirmed:
     """Apply ``passes_file`` to ``model`` (a full apply that does not become the current run) and predict
     it with ``--compare``."""
@@ -84,14 +84,14 @@ def current_step(ledger: Path, times: str, out_dir: Path, device: str | None) ->
     return p.get("valid_step_us") if len(busy) > 1 else None
 
 
-def ge_competition(plan: ReplayPlan, graph: Graph, mode: str, durations_us: list[float], cores: list[float | None],
+def ge_competition(plan: ReplayPlan, graph: Graph, mode: Mode, durations_us: list[float], cores: list[float | None],
                    gap_us: float, latency_us: float, dev: Any) -> list[dict[str, Any]]:
     """GE's automatic modes on the searched graph, priced as the search prices (no launch cost), fastest first;
     empty outside max-autotune."""
     from airctl.predict.ge_modes import price_ge_modes
     from airctl.predict.step import Conditions
 
-    if mode != MAX_AUTOTUNE:
+    if not mode.is_ge:
         return []
     cond = Conditions(device=dev, gap_us=gap_us, latency_us=latency_us, launch_us=0.0)
     modes = price_ge_modes(plan, graph, durations_us, cores, cond)

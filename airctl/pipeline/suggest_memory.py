@@ -20,7 +20,6 @@ from airctl.predict import suggest as sg
 from airctl.predict.memory import predict_memory
 from airctl.predict.plan import ReplayPlan
 from airctl.predict.regions import Region
-from airctl.predict.replay import replay
 
 UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1000, "kib": 1 << 10, "m": 1 << 20, "mb": 1000 ** 2, "mib": 1 << 20,
          "g": 1 << 30, "gb": 1000 ** 3, "gib": 1 << 30}
@@ -52,7 +51,7 @@ def parse_budget(text: str) -> Budget:
 
 
 def peak_of(plan: ReplayPlan, tm: cd.Times) -> int:
-    done = replay(plan, tm.durations_us, tm.cores, tm.total_cores, tm.gap_us, tm.latency_us)
+    done = tm.replay(plan)
     return predict_memory(plan, done).peak_bytes
 
 

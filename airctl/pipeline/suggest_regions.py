@@ -9,7 +9,6 @@ from airctl.predict import candidate as cd
 from airctl.predict import suggest as sg
 from airctl.predict.plan import KERNEL
 from airctl.predict.regions import Region
-from airctl.predict.replay import replay
 
 
 def gains(base: Any, dag: Any, regions: list[Region], tm: cd.Times, found: sg.SearchResult) -> dict[int, float]:
@@ -25,7 +24,7 @@ def gains(base: Any, dag: Any, regions: list[Region], tm: cd.Times, found: sg.Se
 
 def beside(best: sg.Outcome, tm: cd.Times, regions: list[Region], names: list[str]) -> dict[int, str]:
     """Per moved region: what runs at the same time on other streams in the replay (modules, names)."""
-    done = replay(best.plan, tm.durations_us, tm.cores, tm.total_cores, tm.gap_us, tm.latency_us)
+    done = tm.replay(best.plan)
     tasks = best.plan.tasks
     kernels = [t for t in tasks if t.kind == KERNEL and tm.durations_us[t.index] > 0]
     out = {}

@@ -17,6 +17,7 @@ import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
+from airctl.ledger_files import is_ledger
 from airctl.pipeline.source import resolve_source
 from airctl.why import WhyRow, WhyTable
 from airctl.why.stream import why_streamed
@@ -32,7 +33,7 @@ def why_run(run: str | Path | None, out_dir: Path, run_opt: str | None = None) -
     ranks = []
     for rank in index.ranks or []:
         folder = root / (rank.ledger or f"ranks/{rank.rank}")
-        if (folder / "index.json").is_file():
+        if is_ledger(folder):
             ranks.append((rank.rank, why_streamed(folder)[0]))
     counts: dict[str, int] = {}
     for _, each in ranks:

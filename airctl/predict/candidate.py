@@ -30,10 +30,9 @@ from typing import Any
 from airctl.execute.timeline import DEFAULT_STREAM
 from airctl.graph.model import is_stream_op
 from airctl.graph.roles import collective_kind
-from airctl.modes import MAX_AUTOTUNE
 from airctl.predict.plan import ReplayPlan
 from airctl.predict.regions import Dag, Region
-from airctl.predict.replay import replay
+from airctl.predict.replay import Replayed, replay
 from airctl.predict.selectors import Choice, choose
 
 
@@ -81,11 +80,17 @@ class Syncs:
 
 @dataclass
 class Times:
+    """What a candidate is priced with: each task's time, its cores, the device's and the host's delays."""
+
     durations_us: list[float]
     cores: list[float | None] | None = None
     total_cores: float | None = None
     gap_us: float = 0.0
     latency_us: float = 0.0
+
+    def replay(self, plan: ReplayPlan) -> Replayed:
+        """``plan`` replayed with these times (:func:`airctl.predict.replay.replay`)."""
+        return replay(plan, self.durations_us, self.cores, self.total_cores, self.gap_us, self.latency_us)
 
 
 def _latest(records: list[int], site: int) -> int | None:
@@ -165,7 +170,7 @@ def build(base: ReplayPlan, dag: Dag, regions: list[Region], assign: tuple[int, 
                 rec = _latest(list(syncs.records[q].positions) if kind == "inputs" else scope_records[q], site)
                 if rec is not None:
                     tasks[site].after.append((rec, "record_wait"))
-    if base.mode == MAX_AUTOTUNE:  # GE synchronises every cross-stream data edge as well
+    if base.compiled is not None and base.compiled.meaning.syncs_data_edges:  # GE orders cross-stream data edges
         for i in range(n):
             tasks[i].after.extend((p, "data") for p in dag.preds[i] if p not in dag.inputs)
     for t in tasks:
@@ -184,4 +189,4 @@ def collectives_split(base: ReplayPlan, assign: tuple[int, ...], regions: list[R
 
 
 def step_us(plan: ReplayPlan, times: Times) -> float:
-    return replay(plan, times.durations_us, times.cores, times.total_cores, times.gap_us, times.latency_us).span_us
+    return times.replay(plan).span_us

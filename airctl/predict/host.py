@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from statistics import median
 
-from airctl.modes import ACLGRAPH_MODES
 from airctl.predict.plan import KERNEL, ReplayPlan
 
 
@@ -26,7 +25,7 @@ def releases(plan: ReplayPlan, host_us: float | None) -> list[float | None] | No
     if plan.dialect == "profile":
         rel = [t.meta.get("release_us") for t in plan.tasks]
         return rel if any(r is not None for r in rel) else None
-    if not host_us or plan.mode in ACLGRAPH_MODES:
+    if not host_us or plan.aclgraph:
         return None
     out: list[float | None] = []
     k = 0

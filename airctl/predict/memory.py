@@ -41,7 +41,6 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
-from airctl.modes import ACLGRAPH_MODES, MAX_AUTOTUNE
 from airctl.predict.memory_sizes import GraphTensors, Tensor, graph_tensors
 from airctl.predict.plan import MARKER, ReplayPlan, Task
 from airctl.predict.replay import Replayed
@@ -66,7 +65,7 @@ class Life:
 @dataclass
 class MemoryPrediction:
     graph: str
-    mode: str
+    mode: str  # the plan's mode label (ReplayPlan.mode), as the JSON writes it
     rule: str  # "aclgraph capture pool", "GE static plan" or "allocator"
     peak_bytes: int
     peak_at: dict[str, Any] | None
@@ -107,15 +106,13 @@ def predict_memory(plan: ReplayPlan, replayed: Replayed) -> MemoryPrediction:
     sweep = _Sweep(plan.tasks, replayed, lives)
     resident = {k: sum(t.bytes for t in found.tensors if t.kind == k) for k in ("input", "param")}
     planned = sum(sweep.by_stream.values())
-    if plan.mode in ACLGRAPH_MODES and plan.dialect != "profile":
-        rule = "aclgraph capture pool"
-    elif plan.mode == MAX_AUTOTUNE and plan.dialect != "profile":
-        rule = "GE static plan"
+    if plan.compiled is not None and plan.dialect != "profile":
+        rule = plan.compiled.meaning.memory_rule  # GE's static plan, or aclgraph's capture pool
     else:
         rule, planned = "allocator", sweep.peak
     notes = _notes(plan, found, lives, rule)
     return MemoryPrediction(
-        plan.graph, plan.mode, rule, resident["input"] + resident["param"] + planned, sweep.peak_at, sweep.peak,
+        plan.graph, str(plan.mode), rule, resident["input"] + resident["param"] + planned, sweep.peak_at, sweep.peak,
         planned, sweep.by_stream, resident["input"], resident["param"],
         sum(t.bytes for t in found.tensors if t.kind == "output"), sweep.inter_peak,
         _listed([_stretched(life, plan.tasks) for life in lives if life.stretched_by]),

@@ -33,7 +33,7 @@ from airctl.execute.timeline import DEFAULT_STREAM, Timeline
 from airctl.graph.model import Graph, Node
 from airctl.graph.order import predecessors, topological
 from airctl.graph.roles import Role, collective_kind, role_of
-from airctl.modes import ACLGRAPH_MODES, MAX_AUTOTUNE, REDUCE_OVERHEAD
+from airctl.modes import Mode
 from airctl.verify.plan import build_plan, node_args, ref_name
 
 KERNEL, MARKER, FREE = "kernel", "marker", "free"
@@ -69,12 +69,22 @@ class Task:
 @dataclass
 class ReplayPlan:
     graph: str
-    mode: str
+    mode: Mode | str  # the graph's Mode; for dialect "profile", its timeline's label (npu-profile, or a Mode's value)
     dialect: str  # "fx", "ge" or "profile"
     tasks: list[Task]
     notes: list[str] = field(default_factory=list)
     stage: str | None = None  # the ledger stage it was read from
     graph_model: Graph | None = field(default=None, repr=False, compare=False)  # the graph it was read from
+
+    @property
+    def compiled(self) -> Mode | None:
+        """The mode the plan's graph was compiled in; None for a measured profile labelled otherwise (npu-profile)."""
+        return Mode.lookup(self.mode)
+
+    @property
+    def aclgraph(self) -> bool:
+        """A plan of aclgraph's semantics: replayed as one captured graph (no per-kernel host launch)."""
+        return self.compiled is not None and self.compiled.is_aclgraph
 
     def streams(self) -> list[str]:
         seen: dict[str, None] = {DEFAULT_STREAM: None} if any(t.stream == DEFAULT_STREAM for t in self.tasks) else {}
@@ -98,16 +108,17 @@ def is_view_op(op: str) -> bool:
     return len(parts) >= 2 and parts[0] == "aten" and parts[1] in VIEW_OPS
 
 
-def plan_from_graph(graph: Graph, mode: str, stage: str | None = None) -> ReplayPlan:
+def plan_from_graph(graph: Graph, mode: Mode, stage: str | None = None) -> ReplayPlan:
     """The replay plan of ``graph`` (FX or GE dialect) under ``mode``."""
     if graph.dialect == "ge":
         return _from_ge(graph, stage)
     return _from_fx(graph, mode, stage)
 
 
-def _from_fx(graph: Graph, mode: str, stage: str | None) -> ReplayPlan:
-    aclgraph = mode in ACLGRAPH_MODES
-    fx_plan = build_plan(graph, REDUCE_OVERHEAD if aclgraph else MAX_AUTOTUNE)
+def _from_fx(graph: Graph, mode: Mode, stage: str | None) -> ReplayPlan:
+    mode = Mode.parse(mode)
+    aclgraph = mode.is_aclgraph
+    fx_plan = build_plan(graph, mode)
     index = fx_plan.index
     tasks: list[Task] = []
     last_tag: dict[str, int] = {}
@@ -214,7 +225,7 @@ def _from_ge(graph: Graph, stage: str | None) -> ReplayPlan:
                 task.after.append((j, "data"))
         tasks.append(task)
     _keep_cross_stream(tasks)
-    return ReplayPlan(graph.name, MAX_AUTOTUNE, "ge", tasks, [], stage, graph)
+    return ReplayPlan(graph.name, Mode.MAX_AUTOTUNE, "ge", tasks, [], stage, graph)
 
 
 def _fx_node_names(node: Node) -> list[str]:

@@ -253,7 +253,7 @@ def _timeline(plan: ReplayPlan, start: list[float], end: list[float]) -> Timelin
                 continue
             s = plan.tasks[src]
             syncs.append(SyncEdge(kind, s.name, t.name, s.stream, t.stream, end[j] * 1e-6, 0))
-    return Timeline(plan.graph, plan.mode, events, syncs, [], steps=1, step_seconds=[],
+    return Timeline(plan.graph, str(plan.mode), events, syncs, [], steps=1, step_seconds=[],
                     meta={"predicted": True, "stage": plan.stage, "simulated": False})
 
 

@@ -5,7 +5,7 @@ plan here, so one plan gives one number everywhere (docs/profile.md "The predict
 
     step_us = Σ over the run's graphs of (replayed span of the graph) + launch_us per graph execution
 
-``launch_us`` is the mode's host cost of one graph execution (:data:`LAUNCH_US`, an assumption
+``launch_us`` is the mode's host cost of one graph execution (``Mode.meaning.launch_us``, an assumption
 stated in the output; ``--launch-us`` replaces it). The replay (:mod:`.replay`) gets what the
 :class:`Conditions` say: the device's core pools and HBM bandwidth (only with a device: without
 one nothing is shared), each kernel's cores (:func:`core_demand`), each memory-bound kernel's traffic
@@ -24,14 +24,12 @@ from typing import Any
 
 from airctl.devices import Device
 from airctl.graph.model import Graph, Node
-from airctl.modes import ACLGRAPH_MODES, MAX_AUTOTUNE, NPUGRAPH_EX, REDUCE_OVERHEAD
+from airctl.modes import Mode
 from airctl.predict.estimate import node_work
 from airctl.predict.host import releases
 from airctl.predict.plan import KERNEL, ReplayPlan, Task, order_cross_stream_reads
 from airctl.predict.replay import Replayed, Resources, replay
 
-# host-side cost of one graph execution, µs: GE's RunGraph (max-autotune) or an aclgraph replay
-LAUNCH_US = {MAX_AUTOTUNE: 40.0, REDUCE_OVERHEAD: 15.0, NPUGRAPH_EX: 15.0}
 CUBE_OPS = ("mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "convolution", "conv", "MatMul", "BatchMatMul",
             "Conv2D", "Conv3D", "GroupedMatmul", "QuantBatchMatmul", "WeightQuantBatchMatmul")
 MIX_OPS = ("attention", "Attention", "FlashAttention", "flash_attention")
@@ -46,7 +44,7 @@ class Conditions:
     device: Device | None = None
     gap_us: float = 0.0  # dispatch gap after each kernel (measured from a profile)
     latency_us: float = 0.0  # event latency (measured from a profile)
-    launch_us: float | None = None  # --launch-us; None: LAUNCH_US of the plan's mode
+    launch_us: float | None = None  # --launch-us; None: the plan's mode's launch_us (airctl.modes.MEANINGS)
     host_us: float | None = None  # host launch cost per task, eager/GE program order (from a profile)
     fx_graphs: list[Graph] = field(default_factory=list)  # shapes, for bytes and FLOPs
     stream_limits: dict[str, dict[str, float]] = field(default_factory=dict)  # stream -> pool -> cores at most
@@ -56,8 +54,9 @@ class Conditions:
         """The FX nodes by name (their recorded shapes give bytes and FLOPs), built once per conditions."""
         return {n.name: n for g in self.fx_graphs if g.dialect == "fx" for n in g.nodes}
 
-    def launch_for(self, mode: str) -> float:
-        return self.launch_us if self.launch_us is not None else LAUNCH_US.get(mode, LAUNCH_US[MAX_AUTOTUNE])
+    def launch_for(self, mode: Mode | None) -> float:
+        """``--launch-us``, else ``mode``'s host cost of one graph execution (max-autotune's for no mode)."""
+        return self.launch_us if self.launch_us is not None else (mode or Mode.MAX_AUTOTUNE).meaning.launch_us
 
 
 @dataclass
@@ -78,7 +77,7 @@ def price(plan: ReplayPlan, durations_us: list[float], cores: list[float | None]
     if cond.stream_limits and res.demand is not None:
         durations_us = limit_streams(plan, durations_us, res.demand, cond.stream_limits)
     done = replay(plan, durations_us, gap_us=cond.gap_us, latency_us=cond.latency_us, resources=res)
-    return Priced(done, 0.0 if plan.dialect == "profile" else cond.launch_for(plan.mode))
+    return Priced(done, 0.0 if plan.dialect == "profile" else cond.launch_for(plan.compiled))
 
 
 def resources(plan: ReplayPlan, durations_us: list[float], cores: list[float | None], cond: Conditions) -> Resources:
@@ -189,7 +188,7 @@ def work_dtype(task: Task, shapes: dict[str, Node]) -> str | None:
 def race_free(plan: ReplayPlan, graph: Graph | None) -> ReplayPlan:
     """``plan`` with every cross-stream read ordered after its producer (what a wait before the reader
     gives, the wait ``passes fix`` writes). GE already orders them: max-autotune plans come back as they are."""
-    if plan.mode not in ACLGRAPH_MODES or graph is None or graph.dialect != "fx":
+    if not plan.aclgraph or graph is None or graph.dialect != "fx":
         return plan
     tasks = [replace(t, after=list(t.after)) for t in plan.tasks]
     order_cross_stream_reads(tasks, graph)

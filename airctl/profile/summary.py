@@ -80,7 +80,7 @@ class NodeTotal:
 @dataclass
 class GraphSummary:
     graph: str
-    mode: str
+    mode: str  # its timeline's label (Timeline.mode): a mode's value, or npu-profile
     steps: int
     span_s: float
     streams: list[StreamStats]

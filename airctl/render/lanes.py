@@ -52,7 +52,7 @@ from airctl.graph.model import Graph
 from airctl.graph.refs import Refs
 from airctl.graph.roles import Role, role_of_op
 from airctl.io.gc_pause import gc_paused
-from airctl.modes import MAX_AUTOTUNE
+from airctl.modes import Mode
 from airctl.verify.findings import Finding
 
 FOLD_LIMIT = 2000  # nodes: from here on, airctl dump folds the lane view by module (like DOT_LIMIT)
@@ -102,7 +102,7 @@ class Mark:
 @dataclass
 class Lanes:
     graph: Graph
-    mode: str
+    mode: Mode  # the semantics it is drawn with; npugraph_ex labelled as itself
     streams: list[str | None]  # lane -> stream, the default stream first
     lane: list[int]  # per node, -1 when not drawn (graph inputs)
     row: list[int]  # per node (a folded node: its run's row), -1 when not drawn
@@ -119,7 +119,7 @@ class Lanes:
         return bool(self.runs)
 
 
-def _streams(graph: Graph, mode: str) -> tuple[list[str | None], list[Role], list[tuple[int, int | None, str]]]:
+def _streams(graph: Graph, mode: Mode) -> tuple[list[str | None], list[Role], list[tuple[int, int | None, str]]]:
     """Per-node stream, roles, and the stream scopes (enter, exit, label) of the plan."""
     if graph.dialect == "ge":
         return [n.stream for n in graph.nodes], [role_of_op(n.op, n.kind) for n in graph.nodes], []
@@ -142,19 +142,19 @@ def _drawn(graph: Graph, roles: list[Role]) -> list[bool]:
     return [r is not inputs for r in roles]
 
 
-def build_lanes(graph: Graph, mode: str = MAX_AUTOTUNE, findings: Iterable[Finding] = (),
+def build_lanes(graph: Graph, mode: Mode = Mode.MAX_AUTOTUNE, findings: Iterable[Finding] = (),
                 fold: str | None = None, depth: int = 2) -> Lanes:
     """The lane view of ``graph`` under ``mode`` (see the module docstring); linear in nodes plus edges."""
     if fold is not None and fold not in FOLDS:
         raise AirctlError(f"cannot fold the lane view by {fold!r}", hint=f"choose one of: {', '.join(FOLDS)}")
     with gc_paused():  # many small lists, no cycles: see airctl.io.gc_pause
-        view = _build(graph, _mode(mode), findings, fold, depth)
-    if mode.strip().lower().replace("-", "_") == "npugraph_ex":
-        view.mode = "npugraph_ex"  # drawn with aclgraph's semantics, labelled with the mode asked for
+        view = _build(graph, Mode.parse(mode).semantics, findings, fold, depth)
+    if Mode.parse(mode).is_npugraph_ex:
+        view.mode = Mode.NPUGRAPH_EX  # drawn with aclgraph's semantics, labelled with the mode asked for
     return view
 
 
-def _build(graph: Graph, mode: str, findings: Iterable[Finding], fold: str | None, depth: int) -> Lanes:
+def _build(graph: Graph, mode: Mode, findings: Iterable[Finding], fold: str | None, depth: int) -> Lanes:
     nodes = graph.nodes
     n = len(nodes)
     refs = Refs.of(graph)  # each distinct reference parsed once (the graph's pinned table, if any)
@@ -168,22 +168,13 @@ def _build(graph: Graph, mode: str, findings: Iterable[Finding], fold: str | Non
     lane = [lanes_of[streams[i]] if drawn[i] else -1 for i in range(n)]
     view = Lanes(graph, mode, list(lanes_of), lane, [-1] * n, 0, [-1] * n, roles)
     view.marks, marked = _marks(graph, index, findings, view)
-    sync_cross = graph.dialect == "ge" or mode == MAX_AUTOTUNE
+    sync_cross = graph.dialect == "ge" or mode.meaning.syncs_data_edges
     preds = _orderings(graph, refs, lane, drawn, roles, sync_cross, view)
     _rows(view, roles, preds, drawn, marked, fold, depth)
     for enter, exit_, label in scopes:
         bottom = view.row[exit_] if exit_ is not None else view.rows - 1
         view.bands.append(Band(lanes_of.get(label, lane[enter]), view.row[enter], bottom, label, enter, exit_))
     return view
-
-
-def _mode(mode: str) -> str:
-    from airctl.verify.rules import normalise_mode
-
-    try:
-        return normalise_mode(mode)
-    except ValueError as e:
-        raise AirctlError(str(e), hint="use --mode max-autotune, reduce-overhead or npugraph_ex") from e
 
 
 def _marks(graph: Graph, index: dict[str, int], findings: Iterable[Finding], view: Lanes

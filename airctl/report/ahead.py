@@ -27,6 +27,7 @@ from typing import Any
 from airctl.aside import Aside
 from airctl.graph.model import Graph
 from airctl.graph.refs import pinned
+from airctl.modes import Mode
 from airctl.render.order import program_order
 from airctl.report.lanes_data import lanes_json
 
@@ -35,7 +36,7 @@ FORK_NODES = 20_000  # nodes over every snapshot below which the report stays in
 Getter = Callable[[], Graph | None]
 
 
-def snapshot_extras(graph: Graph, mode: str) -> dict[str, Any]:
+def snapshot_extras(graph: Graph, mode: Mode) -> dict[str, Any]:
     """``{"lanes": <lane view, stream names>, "order": {pairs, pull, streams}}`` of one snapshot (its
     reference table built once for the order, the verifier and the lanes: :func:`pinned`)."""
     with pinned(graph):
@@ -48,7 +49,7 @@ def snapshot_extras(graph: Graph, mode: str) -> dict[str, Any]:
 class Ahead:
     """The extras of the snapshots ``snapshots`` names ((file, getter) in report order), from a child."""
 
-    def __init__(self, snapshots: Iterable[tuple[str, Getter]], mode: str) -> None:
+    def __init__(self, snapshots: Iterable[tuple[str, Getter]], mode: Mode) -> None:
         self.mode = mode
         self._jobs = list(snapshots)
         self._aside = Aside(self._work, returns=True)

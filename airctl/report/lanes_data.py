@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from airctl.graph.model import Graph
-from airctl.modes import MAX_AUTOTUNE
+from airctl.modes import Mode
 from airctl.render.lanes import FOLD_LIMIT, Lanes, build_lanes
 from airctl.verify.findings import Finding
 
@@ -28,18 +28,18 @@ log = logging.getLogger("airctl")
 MAX_MESSAGE = 500
 
 
-def snapshot_findings(graph: Graph, mode: str) -> list[Finding]:
+def snapshot_findings(graph: Graph, mode: Mode) -> list[Finding]:
     """The verifier's findings for one snapshot; none when the verifier fails (the report still gets written)."""
     from airctl.verify import verify
 
     try:
-        return verify(graph, MAX_AUTOTUNE if graph.dialect == "ge" else mode)
+        return verify(graph, Mode.MAX_AUTOTUNE if graph.dialect == "ge" else mode)
     except Exception:  # a debugging aid never breaks the report (style.md §9); logged for us
         log.exception("verifier failed on %s while writing the lane view", graph.name)
         return []
 
 
-def lanes_json(graph: Graph, mode: str, stream_id: Callable[[str | None], int],
+def lanes_json(graph: Graph, mode: Mode, stream_id: Callable[[str | None], int],
                findings: list[Finding] | None = None) -> dict[str, Any]:
     """``graph``'s lane view for the viewer; ``stream_id`` maps a stream to the group's stream index."""
     if findings is None:

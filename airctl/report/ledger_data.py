@@ -24,7 +24,7 @@ from airctl.graph.model import Graph
 from airctl.ledger.defaults import Request
 from airctl.ledger.index import GraphEntry, StageEntry, StageRef
 from airctl.ledger.reader import Ledger
-from airctl.modes import MAX_AUTOTUNE
+from airctl.modes import Mode
 from airctl.report.ahead import Ahead, worth_forking
 from airctl.report.payload import Group
 from airctl.report.provenance_data import assignment_payload, provenance_payload
@@ -36,7 +36,8 @@ RUN_FIELDS = ("run_id", "created", "status", "command", "backend", "mode", "mode
 
 
 def graph_entry(info: GraphEntry, stages: list[tuple[StageEntry, Graph | None, str]], groups: list[Group],
-                open_at: int | None = None, mode: str = MAX_AUTOTUNE, ahead: Ahead | None = None) -> dict[str, Any]:
+                open_at: int | None = None, mode: Mode = Mode.MAX_AUTOTUNE,
+                ahead: Ahead | None = None) -> dict[str, Any]:
     """One graph's stage list; ``stages`` holds (index.json stage entry, graph or None, snapshot key);
     ``open_at``: the position of the stage the viewer opens on; ``mode``: the run's (for the lane view);
     ``ahead``: the snapshots' lane views and program orders, worked out in a child (report/ahead.py)."""
@@ -117,7 +118,7 @@ def graphs_payload(ledger: Ledger, known: Mapping[str, Graph] | None = None,
     cache = {} if cache is None else cache
     known = known or {}
     pane = None
-    mode = index.run_mode or MAX_AUTOTUNE
+    mode = index.run_mode or Mode.MAX_AUTOTUNE
     ahead = _ahead(ledger, known, mode)
     for info in index.graphs:
         stages = []
@@ -135,7 +136,7 @@ def graphs_payload(ledger: Ledger, known: Mapping[str, Graph] | None = None,
     return {"graphs": graphs, "groups": [g.to_json() for g in groups], "pane": pane, PAIRS: pairs}
 
 
-def _ahead(ledger: Ledger, known: Mapping[str, Graph], mode: str) -> Ahead | None:
+def _ahead(ledger: Ledger, known: Mapping[str, Graph], mode: Mode) -> Ahead | None:
     """A child working out every snapshot's lane view and program order, when the ledger is big enough."""
     refs = {ref.file: ref for info in ledger.index.graphs for ref in ledger.stages(info.id)}
     if not worth_forking(ref.entry.nodes for ref in refs.values()):

@@ -27,7 +27,7 @@ from typing import Any
 
 from airctl.diff import DiffReport
 from airctl.graph.model import Graph
-from airctl.modes import MAX_AUTOTUNE
+from airctl.modes import Mode
 from airctl.render.style import EDGE_STYLE
 from airctl.render.text import esc
 from airctl.report.payload import Group
@@ -229,7 +229,7 @@ def _stage(index: int, name: str, graph: Graph, snap: int, diff: dict[str, Any] 
 
 
 def graph_page(graph: Graph, status: dict[str, str] | None = None, title: str | None = None,
-               mode: str = MAX_AUTOTUNE, pane: str | None = None) -> str:
+               mode: Mode = Mode.MAX_AUTOTUNE, pane: str | None = None) -> str:
     """A standalone viewer for one graph; ``status`` (name -> added/removed/changed) colours nodes;
     ``mode``: the semantics of its lane view; ``pane``: what it opens on (graph, lanes or both)."""
     group = Group("graph", graph.dialect, mode=mode)

@@ -35,7 +35,7 @@ from airctl.diff import DiffReport, diff_graphs
 from airctl.diff.sides import Sides
 from airctl.graph.model import Graph, Node
 from airctl.graph.refs import Refs, pinned
-from airctl.modes import MAX_AUTOTUNE
+from airctl.modes import Mode
 from airctl.render.layout import layered_layout
 from airctl.render.style import stream_fills
 from airctl.report.ahead import Ahead, snapshot_extras
@@ -51,7 +51,7 @@ class Group:
 
     graph_id: str
     dialect: str
-    mode: str = MAX_AUTOTUNE  # the run's mode: the semantics of the lane view and its findings
+    mode: Mode = Mode.MAX_AUTOTUNE  # the run's mode: the semantics of the lane view and its findings
     ahead: Ahead | None = None  # lane views and program orders worked out in a child (report/ahead.py)
     keys: list[str] = field(default_factory=list)
     key_index: dict[str, int] = field(default_factory=dict)

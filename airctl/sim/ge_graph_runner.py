@@ -69,13 +69,13 @@ def program_of(serialized: bytes, name: str) -> GeProgram:
 
 def _private_run_fx(program: GeProgram) -> RunFx:
     from airctl.execute.executor import StreamExecutor
-    from airctl.modes import MAX_AUTOTUNE
+    from airctl.modes import Mode
 
     executor: list[StreamExecutor] = []
 
     def run(gm: Any, args: Sequence[Any], name: str) -> Sequence[Any]:
         if not executor:
-            executor.append(StreamExecutor(gm, MAX_AUTOTUNE, name))
+            executor.append(StreamExecutor(gm, Mode.MAX_AUTOTUNE, name))
         return executor[0].run(list(args))
 
     return run

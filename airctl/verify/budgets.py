@@ -28,9 +28,10 @@ from dataclasses import dataclass
 
 from airctl.graph.model import Graph
 from airctl.graph.roles import Role
-from airctl.verify.findings import MAX_AUTOTUNE, Finding
+from airctl.modes import Mode
+from airctl.verify.findings import Finding
 from airctl.verify.plan import build_plan, node_args
-from airctl.verify.rules import make_finding, normalise_mode
+from airctl.verify.rules import make_finding
 
 WARN_FRACTION = 1920 / 2048  # vllm-ascend's capture cap against the device's streams
 
@@ -42,9 +43,8 @@ class GraphBudget:
     first_scope: str | None  # the first side-stream scope_enter (where the graph's streams are added)
 
 
-def graph_budget(graph: Graph, mode: str) -> GraphBudget:
+def graph_budget(graph: Graph, mode: Mode) -> GraphBudget:
     """What one capture of ``graph`` holds under ``mode``."""
-    mode = normalise_mode(mode)
     plan = build_plan(graph, mode)
     side = [s for s in plan.scopes if s.label is not None]
     records = tags = 0
@@ -59,7 +59,7 @@ def graph_budget(graph: Graph, mode: str) -> GraphBudget:
             if not inside and tag not in seen_tags:
                 seen_tags.add(tag)
                 tags += 1
-    closure = (1 + len(side)) if side and mode != MAX_AUTOTUNE else 0
+    closure = (1 + len(side)) if side and plan.mode.is_aclgraph else 0
     first = plan.nodes[side[0].enter].name if side else None
     return GraphBudget(1 + len({s.label for s in side}), records + tags + closure, first)
 
@@ -73,7 +73,7 @@ def device_limits(name: str | None = None) -> tuple[str, dict[str, int]]:
     return dev.name, limits
 
 
-def budget_line(graphs: Mapping[str, Graph], captures: Mapping[str, int], mode: str,
+def budget_line(graphs: Mapping[str, Graph], captures: Mapping[str, int], mode: Mode,
                 device: str | None = None) -> str | None:
     """What ``airctl show`` prints of the budget: the streams and events the run's captures hold, against
     the device; None for a run with no side stream."""
@@ -90,11 +90,11 @@ def budget_line(graphs: Mapping[str, Graph], captures: Mapping[str, int], mode: 
     return f"stream budget ({name}): {' and '.join(parts)} held by the run's captures (streams x captures: {per})"
 
 
-def budget_findings(graphs: Mapping[str, Graph], captures: Mapping[str, int], mode: str,
+def budget_findings(graphs: Mapping[str, Graph], captures: Mapping[str, int], mode: Mode,
                     device: str | None = None) -> list[Finding]:
     """One finding per limit (streams, events) the run's captured graphs reach past the warning
     fraction; the nodes are the first side-stream scope of the graphs that add most."""
-    mode = normalise_mode(mode)
+    mode = Mode.parse(mode).semantics
     budgets = {gid: graph_budget(g, mode) for gid, g in graphs.items()}
     name, limits = device_limits(device)
     found: list[Finding] = []

@@ -13,7 +13,7 @@ the docstring of its module and in docs/checks.md.
 
 from __future__ import annotations
 
-from airctl.verify.findings import MAX_AUTOTUNE
+from airctl.modes import Mode
 from airctl.verify.rule import FX_ARTIFACTS, Rule
 
 CAPTURE_RULES = (
@@ -37,7 +37,7 @@ CAPTURE_RULES = (
          seen_in=("fx", "pass-runner"),
          seen_how="a move needs source lines (the guarded op is written after the wait but runs before it); a "
                   "wait a later pass may move needs a run's stages (which passes ran after the wait entered)",
-         mode_hints=((MAX_AUTOTUNE,
+         mode_hints=((Mode.MAX_AUTOTUNE,
                       "thread the tensor through the wait: `x = torchair.ops.npu_wait_tensor(x, dep)` right "
                       "before the guarded op makes it read the wait's output, so no pass can move it above"),)),
     Rule("cross_stream_copy_without_event", "R19", "a copy (host-device, pinned or on-device) made on one "

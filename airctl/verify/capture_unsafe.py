@@ -30,8 +30,9 @@ from typing import Any
 
 from airctl.graph.model import Graph, Node
 from airctl.graph.roles import OP_KINDS
+from airctl.modes import Mode
 from airctl.verify.findings import Finding
-from airctl.verify.rules import RULES, make_finding, normalise_mode
+from airctl.verify.rules import RULES, make_finding
 
 # ATen base name -> what it does to a capture
 HOST_SYNC = {
@@ -97,10 +98,10 @@ def why_unsafe(node: Node) -> str | None:
 _CANDIDATES = {*HOST_SYNC, *DATA_DEPENDENT, *COPIES, "repeat_interleave"}
 
 
-def capture_unsafe_findings(graph: Graph, mode: str, ops: set[str] | None = None) -> list[Finding]:
+def capture_unsafe_findings(graph: Graph, mode: Mode, ops: set[str] | None = None) -> list[Finding]:
     """One finding per capture-unsafe node of ``graph`` under ``mode`` (none in max-autotune); ``ops``:
     the graph's distinct ops, when the caller has them (a graph with none of the ops is not walked)."""
-    mode = normalise_mode(mode)
+    mode = Mode.parse(mode).semantics
     if RULES["capture_unsafe_op"].severity(mode) is None:  # not a rule of this mode
         return []
     candidates = {op for op in (ops if ops is not None else {n.op for n in graph.nodes}) if _base(op) in _CANDIDATES}

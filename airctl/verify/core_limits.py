@@ -30,9 +30,10 @@ from collections.abc import Callable
 from typing import Any
 
 from airctl.graph.model import Graph, Node
+from airctl.modes import Mode
 from airctl.verify.findings import Finding
 from airctl.verify.plan import FxPlan, build_plan, node_args, ref_name, scope_keys_values
-from airctl.verify.rules import RULES, make_finding, normalise_mode
+from airctl.verify.rules import RULES, make_finding
 
 AIC, AIV = "_op_aicore_num", "_op_vectorcore_num"
 STREAM_ID = "_op_stream_stream_id"
@@ -108,10 +109,10 @@ def _stream_node_label(plan: FxPlan, name: str | None, label_of: Callable[[str],
     return plan.stream[plan.index[node.name]]  # current_stream(): the stream in force where it is called
 
 
-def stream_core_limits(graph: Graph, mode: str = "npugraph_ex") -> dict[str | None, tuple[int, int]]:
+def stream_core_limits(graph: Graph, mode: Mode = Mode.NPUGRAPH_EX) -> dict[str | None, tuple[int, int]]:
     """The core limit of each limited stream (None: the default stream) as ``(aic, aiv)``; a stream
     limited more than once keeps the largest of each (what it can take at most)."""
-    return _per_stream(_limit_sites(build_plan(graph, normalise_mode(mode))))[0]
+    return _per_stream(_limit_sites(build_plan(graph, mode)))[0]
 
 
 def _per_stream(sites: list[tuple[Node, str | None, int, int]]) \
@@ -136,7 +137,7 @@ def device_cores(name: str | None = None) -> tuple[int, int, str]:
     return int(dev.cube_cores), int(vector), dev.name
 
 
-def core_limit_findings(plan: FxPlan, mode: str, device: str | None = None) -> list[Finding]:
+def core_limit_findings(plan: FxPlan, mode: Mode, device: str | None = None) -> list[Finding]:
     """One finding when the per-stream limits add up past the device's cube or vector cores (each
     kind counted on its own)."""
     if RULES["core_limits_exceed_device"].severity(mode) is None:  # not a rule of this mode

@@ -12,24 +12,9 @@ from collections import deque
 
 from airctl.graph.model import Graph, Node, is_stream_op
 from airctl.graph.refs import Refs
+from airctl.modes import Mode
 from airctl.verify.findings import Finding
 from airctl.verify.rules import make_finding
-
-
-def fx_has_backward_reference(graph: Graph, index: dict[str, int]) -> bool:
-    """Whether some node uses one that comes later. If none does, every edge (data, sync, stream
-    order) points forward in node order and no cycle can exist: the common case, checked in O(e)."""
-    get = index.get
-    for i, node in enumerate(graph.nodes):
-        if node.control_inputs:
-            return True  # rare in FX; let the full check decide
-        for ref in node.inputs:
-            j = get(ref)
-            if j is None:
-                j = get(Node.producer(ref))
-            if j is not None and j >= i:
-                return True
-    return False
 
 
 def fx_dependencies(graph: Graph, streams: list[str | None]) -> list[list[int]]:
@@ -143,7 +128,7 @@ def _tarjan(succ: list[list[int]], roots: list[int]) -> list[list[int]]:
     return out
 
 
-def deadlock_findings(graph: Graph, succ: list[list[int]], mode: str) -> list[Finding]:
+def deadlock_findings(graph: Graph, succ: list[list[int]], mode: Mode) -> list[Finding]:
     findings = []
     for comp in cyclic_components(succ):
         names = [graph.nodes[i].name for i in comp]

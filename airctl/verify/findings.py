@@ -14,10 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from airctl.modes import MAX_AUTOTUNE, MODES, REDUCE_OVERHEAD
+from airctl.modes import Mode
 
-__all__ = ["MAX_AUTOTUNE", "MODES", "REDUCE_OVERHEAD", "SEVERITIES", "Finding", "count", "finding_for_returned_graph",
-           "summary_json"]
+__all__ = ["SEVERITIES", "Finding", "count", "finding_for_returned_graph", "summary_json"]
 
 SEVERITIES = ("error", "warning", "info")
 
@@ -26,13 +25,16 @@ SEVERITIES = ("error", "warning", "info")
 class Finding:
     rule: str  # rule id from airctl.verify.rules.RULES
     severity: str  # error | warning | info
-    mode: str  # the mode whose semantics produced it
+    mode: Mode  # the mode whose semantics produced it
     message: str
     nodes: list[str] = field(default_factory=list)  # involved nodes, most relevant first
     source: str | None = None  # "file:line" of the user code behind the first node, where known
     hint: str | None = None
     ref: str | None = None  # reference/torchair.md §2.3 rule (R1..R15) where one applies
     graph: str | None = None  # which graph / stage it was found in (set by callers that check several)
+
+    def __post_init__(self) -> None:
+        self.mode = Mode.parse(self.mode)
 
     @property
     def location(self) -> str | None:
@@ -42,7 +44,7 @@ class Finding:
         return {
             "rule": self.rule,
             "severity": self.severity,
-            "mode": self.mode,
+            "mode": self.mode.value,
             "nodes": list(self.nodes),
             "source": self.source,
             "message": self.message,
@@ -53,7 +55,7 @@ class Finding:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Finding:
-        return cls(rule=data["rule"], severity=data["severity"], mode=data["mode"], message=data["message"],
+        return cls(rule=data["rule"], severity=data["severity"], mode=Mode.parse(data["mode"]), message=data["message"],
                    nodes=list(data.get("nodes") or []), source=data.get("source"), hint=data.get("hint"),
                    ref=data.get("ref"), graph=data.get("graph"))
 
@@ -72,7 +74,7 @@ def summary_json(findings: list[Finding]) -> dict[str, Any]:
     }
 
 
-def finding_for_returned_graph(pass_name: str, returned: object, *, mode: str = MAX_AUTOTUNE,
+def finding_for_returned_graph(pass_name: str, returned: object, *, mode: Mode = Mode.MAX_AUTOTUNE,
                                changed_in_place: bool | None = None, source: str | None = None) -> Finding | None:
     """R11 for the pass runner: a custom pass returned something instead of ``None``.
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from airctl.graph.model import is_stream_op
 from airctl.graph.roles import Role
-from airctl.modes import MAX_AUTOTUNE, REDUCE_OVERHEAD
+from airctl.modes import Mode
 from airctl.verify.findings import Finding
 from airctl.verify.plan import STREAM_KEY, FxPlan, emits_ge_op, node_args, ref_name, scope_keys_values
 from airctl.verify.rules import make_finding
@@ -25,6 +25,7 @@ GE_UNSUPPORTED = frozenset({
 ACL_UNSUPPORTED = frozenset({"wait_tensor", "npu_fused_infer_attention_score", "npu_fused_infer_attention_score_v2"})
 _NON_CONST_KWARGS = frozenset({"dtype", "layout", "device", "pin_memory", "memory_format", "non_blocking"})
 _OP, _RECORD, _WAIT = Role.OP, Role.RECORD, Role.WAIT
+_ENTER, _EXIT = Role.SCOPE_ENTER, Role.SCOPE_EXIT
 _GETITEM = ("getitem", "_operator.getitem")  # ops that make no GE op (plan.emits_ge_op)
 
 
@@ -57,30 +58,28 @@ class FxStructure:
         for scope in plan.unclosed:
             self._add("unbalanced_scope", f"{nodes[scope.enter].name} is never closed by a scope_exit (R2)",
                       [nodes[scope.enter].name])
+        said_of: dict[tuple, list[tuple[str, str]]] = {}  # a graph repeats a few scope arguments many times
         for scope in plan.scopes:
             enter = nodes[scope.enter]
             keys, values = scope_keys_values(enter)
-            problem = _scope_args_problem(keys, values)
-            if problem:
-                self._add("scope_args_not_lists", f"{enter.name}: {problem}", [enter.name])
+            try:
+                said = said_of.get((*keys, None, *values)) if type(keys) is list and type(values) is list else None
+            except TypeError:  # an unhashable item: said afresh
+                said = None
+            if said is None:
+                said = _scope_args_said(keys, values)
+                if type(keys) is list and type(values) is list and not (said and said[0][0] == _NOT_LISTS):
+                    said_of[(*keys, None, *values)] = said  # (strings only, once checked: hashable)
+            for rule, text in said:
+                self._add(rule, f"{enter.name}: {text}", [enter.name])
+            if said and said[0][0] == _NOT_LISTS:
                 continue
-            pairs = dict(zip(keys, values, strict=False))
-            if PRIORITY_KEY in pairs and (bad := priority_problem(pairs[PRIORITY_KEY])):
-                self._add("scope_value_invalid", f"{enter.name}: {bad}", [enter.name])
-            for key in SWITCH_KEYS:
-                if key in pairs and (bad := switch_problem(key, pairs[key])):
-                    self._add("scope_value_invalid", f"{enter.name}: {bad}", [enter.name])
-            if STREAM_KEY in keys and list(keys).index(STREAM_KEY) > 0:
-                label_here = values[0]
-                self._add("stream_label_not_first",
-                          f"{enter.name}: '{STREAM_KEY}' is key #{list(keys).index(STREAM_KEY)}; aclgraph takes "
-                          f"the first value {label_here!r} as the stream label", [enter.name])
             if scope.label is not None and scope.parent_stream is not None:
                 end = scope.exit if scope.exit is not None else len(nodes)
                 sync = [nodes[j].name for j in range(scope.enter, end) if plan.roles[j] in (Role.RECORD, Role.WAIT)]
-                severity = "error" if sync and self.mode == MAX_AUTOTUNE else None
+                severity = "error" if sync and self.mode.is_ge else None
                 extra = (f"; GE files {', '.join(sync[:3])} under the outer stream {scope.parent_stream!r}"
-                         if sync and self.mode == MAX_AUTOTUNE else "")
+                         if sync and self.mode.is_ge else "")
                 self._add("nested_stream_scopes",
                           f"{enter.name} opens stream {scope.label!r} inside stream {scope.parent_stream!r}{extra}",
                           [enter.name, *sync[:3]] if extra else [enter.name], severity=severity)
@@ -90,12 +89,13 @@ class FxStructure:
         nodes, roles, outer = self.plan.nodes, self.plan.roles, self.plan.outer
         lanes_with_ops: set[str | None] = set()
         pending: dict[str | None, list[str]] = {}
-        for i, role in enumerate(roles):
+        getitem = not self.plan.ops.isdisjoint(_GETITEM)  # else no op node needs its op read
+        # GE files ops, records and waits under the outermost label: a node's lane is outer[i]
+        for i, role, lane in zip(range(len(roles)), roles, outer, strict=True):
             if role is _OP:  # the common case first (emits_ge_op without its call)
-                if nodes[i].op in _GETITEM:
+                if getitem and nodes[i].op in _GETITEM:
                     continue
             elif role is _RECORD:
-                lane = outer[i]  # GE files ops, records and waits under the outermost label
                 if lane not in lanes_with_ops:
                     node = nodes[i]
                     self.dropped_records.add(node.name)
@@ -106,11 +106,10 @@ class FxStructure:
                 continue
             elif role is _WAIT:
                 self._check_wait_args(i)
-                pending.setdefault(outer[i], []).append(nodes[i].name)
+                pending.setdefault(lane, []).append(nodes[i].name)
                 continue
-            elif not emits_ge_op(nodes[i], role):
-                continue
-            lane = outer[i]
+            elif role is _ENTER or role is _EXIT or not emits_ge_op(nodes[i], role):
+                continue  # (scope markers first: no call for them)
             lanes_with_ops.add(lane)
             if pending:
                 waits = pending.pop(lane, None)
@@ -120,7 +119,7 @@ class FxStructure:
                               f"the control edge of {', '.join(waits)} lands on the first GE op of {node.name} "
                               f"({node.op}), which is likely a helper Const for its literal arguments (R8)",
                               [*waits, node.name])
-        if self.mode != MAX_AUTOTUNE:
+        if not self.mode.is_ge:
             return
         for lane, waits in pending.items():
             where = f"stream {lane!r}" if lane is not None else "the default stream"
@@ -133,7 +132,7 @@ class FxStructure:
         synchronises that cross-stream data edge itself, so a control edge lost on a helper Const
         loses nothing for it (a module-selected wait before a view: no R8 alarm)."""
         plan = self.plan
-        at = {n.name: k for k, n in enumerate(plan.nodes)}
+        at = plan.index  # name -> position (a name's last node)
         lanes = {plan.outer[at[n]] for n in node.inputs if n in at}
         for w in waits:
             args = node_args(plan.nodes[at[w]])
@@ -184,8 +183,8 @@ class FxStructure:
 
     # -- R12 ----------------------------------------------------------------------------------------
     def _mode_api(self) -> None:
-        banned = GE_UNSUPPORTED if self.mode == MAX_AUTOTUNE else ACL_UNSUPPORTED
-        other = REDUCE_OVERHEAD if self.mode == MAX_AUTOTUNE else MAX_AUTOTUNE
+        banned = GE_UNSUPPORTED if self.mode.is_ge else ACL_UNSUPPORTED
+        other = Mode.REDUCE_OVERHEAD if self.mode.is_ge else Mode.MAX_AUTOTUNE
         nodes = self.plan.nodes
         bad_ops = {op for op in self.plan.ops
                    if is_stream_op(op) and (op.split(".")[1] if "." in op else op) in banned}
@@ -194,6 +193,27 @@ class FxStructure:
                 self._add("mode_unsupported_api",
                           f"{node.name} ({node.op}) is not supported in {self.mode}; it only works in {other} (R12)",
                           [node.name])
+
+
+_NOT_LISTS = "scope_args_not_lists"
+
+
+def _scope_args_said(keys: Any, values: Any) -> list[tuple[str, str]]:
+    """What R5/R6 say of a scope_enter's keys and values, as (rule, message after the node's name)."""
+    problem = _scope_args_problem(keys, values)
+    if problem:
+        return [(_NOT_LISTS, problem)]
+    said = []
+    pairs = dict(zip(keys, values, strict=False))
+    if PRIORITY_KEY in pairs and (bad := priority_problem(pairs[PRIORITY_KEY])):
+        said.append(("scope_value_invalid", bad))
+    for key in SWITCH_KEYS:
+        if key in pairs and (bad := switch_problem(key, pairs[key])):
+            said.append(("scope_value_invalid", bad))
+    if STREAM_KEY in keys and list(keys).index(STREAM_KEY) > 0:
+        said.append(("stream_label_not_first", f"'{STREAM_KEY}' is key #{list(keys).index(STREAM_KEY)}; aclgraph "
+                                               f"takes the first value {values[0]!r} as the stream label"))
+    return said
 
 
 def _scope_args_problem(keys: Any, values: Any) -> str | None:
@@ -227,7 +247,9 @@ def _likely_starts_with_const(node: Any) -> bool:
         for a in args:
             if type(a) is not str and _is_literal(a):  # (a node reference "%x" is never a literal)
                 return True
-    kwargs = node.attrs.get("kwargs") or {}
+    kwargs = node.attrs.get("kwargs")
+    if not kwargs:  # the usual case: no generator made
+        return False
     return any(_is_literal(v) for k, v in kwargs.items() if k not in _NON_CONST_KWARGS)
 
 

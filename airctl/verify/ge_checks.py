@@ -9,8 +9,9 @@ GE synchronises data edges itself, so a cross-stream data edge is not a race her
 from __future__ import annotations
 
 from airctl.graph.model import Graph, Node
+from airctl.modes import Mode
 from airctl.verify.cycles import deadlock_findings, ge_predecessors, successors
-from airctl.verify.findings import MAX_AUTOTUNE, Finding
+from airctl.verify.findings import Finding
 from airctl.verify.rules import make_finding
 from airctl.verify.scope_values import ge_scope_findings
 
@@ -20,7 +21,7 @@ INPUT_TYPES = frozenset({"Data", "RefData", "Variable"})
 
 
 def check_ge(graph: Graph) -> list[Finding]:
-    mode = MAX_AUTOTUNE
+    mode = Mode.MAX_AUTOTUNE
     findings: list[Finding] = []
 
     def add(f: Finding | None) -> None:
@@ -72,7 +73,7 @@ def _ordered_by_data(graph: Graph, const: Node, readers: dict[str, list[Node]]) 
     return True
 
 
-def _unjoined(graph: Graph, preds: list[list[int]], mode: str) -> list[Finding]:
+def _unjoined(graph: Graph, preds: list[list[int]], mode: Mode) -> list[Finding]:
     nodes = graph.nodes
     queue = [i for i, n in enumerate(nodes) if n.op in OUTPUT_TYPES]
     if not queue:

@@ -23,6 +23,7 @@ from airctl.io.compressed import logical_suffix, open_bytes, read_bytes
 from airctl.io.log_records import is_torchair_log
 from airctl.ledger.defaults import Request
 from airctl.ledger.reader import Ledger
+from airctl.modes import Mode
 from airctl.verify.findings import Finding
 
 DUMP_SUFFIXES = (".pbtxt", ".txt")  # and TorchAir's .py dumps, told apart from model scripts by content
@@ -32,7 +33,7 @@ DUMP_SUFFIXES = (".pbtxt", ".txt")  # and TorchAir's .py dumps, told apart from 
 class CheckTarget:
     label: str  # printed with the findings: the file, or "<ledger graph id>/<stage>"
     graph: Graph
-    mode: str | None = None  # the mode the ledger was compiled with, when it says
+    mode: Mode | None = None  # the mode the ledger or log was compiled with, when it says
     findings: list[Finding] = field(default_factory=list)  # found outside the graph (a log's other lines)
 
 
@@ -90,7 +91,7 @@ def log_targets(path: Path) -> list[CheckTarget]:
         name = unit.name or f"graph@{unit.first_line}"
         graph = parse_fx_listing(listing.text, str(path), name, first_line=listing.line)
         targets.append(CheckTarget(f"{path}:{listing.line} ({name}, {listing.site})", graph, log.mode,
-                                   log_findings(unit, str(path), log.mode or "max-autotune")))
+                                   log_findings(unit, str(path), log.mode or Mode.MAX_AUTOTUNE)))
     if not targets:
         raise GraphReadError("the log lists no FX graph", file=str(path),
                              hint="TorchAir prints its graphs at DEBUG level: logger.setLevel(logging.DEBUG) "
@@ -128,7 +129,7 @@ def ledger_targets(root: Path, stage: str | None) -> list[CheckTarget]:
         found = ledger.find_stage(stage, gid) if stage is not None else ledger.default_stage(Request.CHECK, gid)
         if found is not None:
             entry = ledger.index.graph(gid)
-            graph_mode = (entry.mode if entry is not None else None) or mode
+            graph_mode = (entry.graph_mode if entry is not None else None) or mode
             loaded[found.file] = graph = ledger.load(found)
             targets.append(CheckTarget(f"{gid}/{found.name}", graph, graph_mode))
     if not targets:

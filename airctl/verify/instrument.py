@@ -18,13 +18,14 @@ as an ``info`` finding instead.
 from __future__ import annotations
 
 from airctl.graph.model import Graph
-from airctl.verify.findings import MAX_AUTOTUNE, Finding
+from airctl.modes import Mode
+from airctl.verify.findings import Finding
 from airctl.verify.verifier import verify
 
 
 class VerifyEach:
-    def __init__(self, mode: str = MAX_AUTOTUNE) -> None:
-        self.mode = mode
+    def __init__(self, mode: Mode = Mode.MAX_AUTOTUNE) -> None:
+        self.mode = Mode.parse(mode)
         self.findings_by_stage: dict[str, list[Finding]] = {}
         self._previous: dict[str, str | None] = {}  # stage -> the stage before it (its first run), O(1) lookups
         self._last: str | None = None

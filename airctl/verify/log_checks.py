@@ -12,11 +12,12 @@ from __future__ import annotations
 from airctl.errors import GraphReadError
 from airctl.io.fx_listing import parse_fx_listing
 from airctl.io.torchair_log import CUSTOM_PASSES, LogUnit
+from airctl.modes import Mode
 from airctl.verify.findings import Finding
 from airctl.verify.rules import make_finding
 
 
-def log_findings(unit: LogUnit, origin: str, mode: str) -> list[Finding]:
+def log_findings(unit: LogUnit, origin: str, mode: Mode) -> list[Finding]:
     findings: list[Finding] = []
     for name in CUSTOM_PASSES:
         before, after = unit.listing(f"before:{name}"), unit.listing(f"after:{name}")

@@ -32,11 +32,12 @@ from collections.abc import Callable
 from airctl.graph.model import Graph, Node
 from airctl.graph.roles import Role
 from airctl.ledger.index import GraphEntry, StageRef
+from airctl.modes import Mode
 from airctl.verify.findings import Finding
 from airctl.verify.happens_before import is_inplace
 from airctl.verify.moved_waits import awaited_records
 from airctl.verify.plan import FxPlan, build_plan
-from airctl.verify.rules import make_finding, normalise_mode
+from airctl.verify.rules import make_finding
 
 COPY = "aten.copy_.default"
 SCATTERS = frozenset({"npu.scatter_update.default", "npu.npu_scatter_nd_update.default",
@@ -56,12 +57,12 @@ FOLDS: dict[str, Callable[[str], bool]] = {
 }
 
 
-def movable_wait_findings(entry: GraphEntry, checked: StageRef, graph: Graph, mode: str,
+def movable_wait_findings(entry: GraphEntry, checked: StageRef, graph: Graph, mode: Mode,
                           load: Callable[[StageRef], Graph]) -> list[Finding]:
     """R18's findings for one graph of a run: ``graph`` is its checked stage ``checked``."""
     if not any(n.op == COPY for n in graph.nodes):
         return []
-    mode = normalise_mode(mode)
+    mode = Mode.parse(mode).semantics
     plan = build_plan(graph, mode)
     suspects = _guarded_writes(plan)
     if not suspects:

@@ -22,15 +22,16 @@ from __future__ import annotations
 
 from airctl.graph.model import Node, is_stream_op
 from airctl.graph.roles import Role
-from airctl.verify.findings import MAX_AUTOTUNE, Finding
+from airctl.modes import Mode
+from airctl.verify.findings import Finding
 from airctl.verify.happens_before import is_inplace
 from airctl.verify.plan import FxPlan, node_args, ref_name
 from airctl.verify.rules import make_finding
 
 REORDERING_PASSES = {
-    MAX_AUTOTUNE: "AOT's functionalization and partitioner",
-    "reduce-overhead": "AOT's functionalization and partitioner, or the aclgraph reinplace passes "
-                       "(reinplace_inplaceable_ops_pass, reinplace_input_mutated_ops)",
+    Mode.MAX_AUTOTUNE: "AOT's functionalization and partitioner",
+    Mode.REDUCE_OVERHEAD: "AOT's functionalization and partitioner, or the aclgraph reinplace passes "
+                          "(reinplace_inplaceable_ops_pass, reinplace_input_mutated_ops)",
 }
 
 
@@ -109,7 +110,7 @@ def _check_wait(plan: FxPlan, w: int) -> list[Finding]:
         if not touches:
             continue
         producer = next((n for n in node.inputs if n in produced), last_op)
-        passes = REORDERING_PASSES.get(plan.mode, REORDERING_PASSES["reduce-overhead"])
+        passes = REORDERING_PASSES[plan.mode]
         f = make_finding("wait_moved_by_compiler", plan.mode,
                          f"{node.name} (line {where[1]}) is written after {wait.name} (line {line}) and touches "
                          f"what the awaited stream works on, but runs before it: the wait has no data "
@@ -125,7 +126,7 @@ def _check_wait(plan: FxPlan, w: int) -> list[Finding]:
 def _hint(plan: FxPlan, producer: str | None, guarded: str) -> str | None:
     """Max-autotune: the rule's Python (npu_wait_tensor); aclgraph modes: a pass file's record/wait
     pair, which airctl inserts after AOT, right before the guarded op (no later pass reorders it)."""
-    if plan.mode == MAX_AUTOTUNE or producer is None:
+    if plan.mode.is_ge or producer is None:
         return None
     from airctl.passes.fix import wait_hint
 

@@ -16,31 +16,31 @@ what tells them apart.
 from __future__ import annotations
 
 from airctl.graph.model import Graph, is_stream_op
+from airctl.modes import Mode
 from airctl.verify.findings import Finding
-from airctl.verify.rules import is_npugraph_ex, make_finding, normalise_mode
+from airctl.verify.rules import make_finding
 
 
-def foreign_stream_ops(graph: Graph, mode: str, ops: set[str] | None = None) -> list[Finding]:
+def foreign_stream_ops(graph: Graph, mode: Mode, ops: set[str] | None = None) -> list[Finding]:
     """One finding naming the stream ops ``mode``'s compiler does not read (none when all fit);
     ``ops``: the graph's distinct ops, when the caller has them."""
-    npugraph_ex = is_npugraph_ex(mode)
-    own = "npugraph_ex" if npugraph_ex else "air"
+    mode = Mode.parse(mode)
+    own = mode.stream_namespace
     ops = ops if ops is not None else {n.op for n in graph.nodes}
     foreign_ops = {op for op in ops if is_stream_op(op) and op.split(".")[0] != own}
     foreign = [n.name for n in graph.nodes if n.op in foreign_ops] if foreign_ops else []
     if not foreign:
         return []
-    other = "air" if npugraph_ex else "npugraph_ex"
-    reader = "npugraph_ex" if npugraph_ex else "TorchAir"
+    other = next(m.stream_namespace for m in Mode if m.stream_namespace != own)
     shown = ", ".join(foreign[:6]) + (", ..." if len(foreign) > 6 else "")
     finding = make_finding(
-        "foreign_stream_ops", normalise_mode(mode),
-        f"{len(foreign)} stream op(s) of torch.ops.{other} in a {mode} graph ({shown}): {reader} reads only "
-        f"torch.ops.{own}.*, so they order nothing there", foreign, graph)
+        "foreign_stream_ops", mode.semantics,
+        f"{len(foreign)} stream op(s) of torch.ops.{other} in a {mode} graph ({shown}): {mode.meaning.reader} "
+        f"reads only torch.ops.{own}.*, so they order nothing there", foreign, graph)
     return [finding] if finding is not None else []
 
 
-def as_plan_in(findings: list[Finding], mode: str, written_for: str | None) -> list[Finding]:
+def as_plan_in(findings: list[Finding], mode: Mode, written_for: Mode | None) -> list[Finding]:
     """The findings of a graph whose passes ran under ``written_for``, checked under another ``mode``:
     without ``foreign_stream_ops``, since the same pass file writes each mode's own namespace
     (:mod:`airctl.passes.builtin`): under ``mode`` the plan's ops would be ``mode``'s. ``passes apply``'s
@@ -53,7 +53,6 @@ def as_plan_in(findings: list[Finding], mode: str, written_for: str | None) -> l
     >>> len(as_plan_in(found, "npugraph_ex", "reduce-overhead")), len(as_plan_in(found, "npugraph_ex", None))
     (0, 1)
     """
-    if written_for is None or normalise_mode(written_for) == normalise_mode(mode) and \
-            is_npugraph_ex(written_for) == is_npugraph_ex(mode):
+    if written_for is None or Mode.parse(written_for) is Mode.parse(mode):
         return findings
     return [f for f in findings if f.rule != "foreign_stream_ops"]

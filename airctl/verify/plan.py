@@ -18,7 +18,7 @@ from typing import Any
 
 from airctl.graph.model import Graph, Node
 from airctl.graph.roles import Role, role_of_op
-from airctl.modes import REDUCE_OVERHEAD
+from airctl.modes import Mode
 
 STREAM_KEY = "_user_stream_label"
 
@@ -48,11 +48,11 @@ def scope_keys_values(node: Node) -> tuple[Any, Any]:
     return keys, values
 
 
-def stream_label(keys: Any, values: Any, mode: str) -> str | None:
+def stream_label(keys: Any, values: Any, mode: Mode) -> str | None:
     """The stream a ``scope_enter`` opens under ``mode``, None for a non-stream scope."""
     if not isinstance(keys, (list, tuple, str)) or not isinstance(values, (list, tuple, str)):
         return None
-    if mode == REDUCE_OVERHEAD:
+    if mode.is_aclgraph:
         # aclgraph: `'_user_stream_label' in args[0]` then `args[1][0]` (graph_pass.py)
         if STREAM_KEY in keys and len(values) > 0:
             return str(values[0])
@@ -72,7 +72,7 @@ class Scope:
 @dataclass
 class FxPlan:
     graph: Graph
-    mode: str
+    mode: Mode  # the semantics it was built under (Mode.semantics)
     roles: list[Role] = field(default_factory=list)  # graph.roles.role_of per node
     stream: list[str | None] = field(default_factory=list)  # innermost stream per node (None = default)
     outer: list[str | None] = field(default_factory=list)  # outermost stream label (GE record/wait bookkeeping)
@@ -91,12 +91,12 @@ class FxPlan:
         return self.stream[self.index[name]]
 
 
-def build_plan(graph: Graph, mode: str) -> FxPlan:
-    """The plan of ``graph`` under ``mode``. Streams change only at scope markers, so the walk visits
-    the markers and fills the runs of nodes between them in one slice each."""
+def build_plan(graph: Graph, mode: Mode) -> FxPlan:
+    """The plan of ``graph`` under ``mode``'s semantics. Streams change only at scope markers, so the walk
+    visits the markers and fills the runs of nodes between them in one slice each."""
     nodes = graph.nodes
     n = len(nodes)
-    plan = FxPlan(graph=graph, mode=mode)
+    plan = FxPlan(graph=graph, mode=Mode.parse(mode).semantics)
     plan.index = {node.name: i for i, node in enumerate(nodes)}
     plan.roles = roles = [role_of_op(node.op, node.kind) for node in nodes]
     plan.ops = {node.op for node in nodes}
@@ -125,7 +125,7 @@ def build_plan(graph: Graph, mode: str) -> FxPlan:
             stack.pop().exit = i
         else:
             keys, values = scope_keys_values(nodes[i])
-            scope = Scope(enter=i, label=stream_label(keys, values, mode), parent_stream=inner)
+            scope = Scope(enter=i, label=stream_label(keys, values, plan.mode), parent_stream=inner)
             plan.scopes.append(scope)
             stack.append(scope)
         labels = [s.label for s in stack if s.label is not None]

@@ -33,6 +33,7 @@ from airctl.graph.roles import collective_kind
 from airctl.ledger.collectives import LOG_FILE, Collective, read_log
 from airctl.ledger.defaults import Request
 from airctl.ledger.reader import Ledger
+from airctl.modes import Mode
 from airctl.verify.findings import Finding
 
 RULE = "rank_divergence"
@@ -123,8 +124,10 @@ def compiled_collectives(rank_ledger: Path) -> dict[str, list[CompiledCollective
     return out
 
 
-def compiled_differences(per_rank: dict[int, dict[str, list[CompiledCollective]]]) -> list[Finding]:
-    """Graphs only some ranks compiled, and the first differing collective of each shared graph."""
+def compiled_differences(per_rank: dict[int, dict[str, list[CompiledCollective]]],
+                         mode: Mode = Mode.MAX_AUTOTUNE) -> list[Finding]:
+    """Graphs only some ranks compiled, and the first differing collective of each shared graph (findings of
+    ``mode``, the run's)."""
     findings: list[Finding] = []
     if len(per_rank) < 2:
         return findings
@@ -137,13 +140,13 @@ def compiled_differences(per_rank: dict[int, dict[str, list[CompiledCollective]]
                 f"graph {gid} was compiled by rank(s) {', '.join(map(str, have))} only, not by "
                 f"{', '.join(map(str, missing))}: the ranks took different paths through the script "
                 "(a hang or a mismatched collective follows when the graph holds collectives)",
-                [c.node for r in have for c in per_rank[r][gid]][:4], f"ranks/{have[0]}/{gid}"))
+                [c.node for r in have for c in per_rank[r][gid]][:4], f"ranks/{have[0]}/{gid}", mode))
             continue
         diff = _first({r: graphs[gid] for r, graphs in per_rank.items()}, f"graph {gid}")
         if diff is not None:
             first = next(c for c in diff.at.values() if c is not None)
             findings.append(_finding(diff.message(), [c.node for c in diff.at.values() if c is not None],
-                                     f"ranks/*/{first.graph}"))
+                                     f"ranks/*/{first.graph}", mode))
     return findings
 
 
@@ -151,20 +154,17 @@ def issued_sequences(top: Path, ranks: list[int]) -> dict[int, list[Collective]]
     return {r: read_log(top / "ranks" / str(r) / LOG_FILE).issued for r in ranks}
 
 
-def check_ranks(top: Path, ranks: list[int], mode: str) -> list[Finding]:
+def check_ranks(top: Path, ranks: list[int], mode: Mode) -> list[Finding]:
     """Every divergence of a multi-rank ledger: compiled graphs, then the issued sequence."""
     per_rank = {r: compiled_collectives(top / "ranks" / str(r)) for r in ranks
                 if Ledger.is_ledger(top / "ranks" / str(r))}
-    findings = compiled_differences(per_rank)
-    for f in findings:
-        f.mode = mode
+    findings = compiled_differences(per_rank, mode)
     issued = first_issued_difference(issued_sequences(top, ranks))
     if issued is not None:
-        f = _finding(issued.message(), [c.node for c in issued.at.values() if c is not None and c.node], "ranks")
-        f.mode = mode
-        findings.append(f)
+        findings.append(_finding(issued.message(), [c.node for c in issued.at.values() if c is not None and c.node],
+                                 "ranks", mode))
     return findings
 
 
-def _finding(message: str, nodes: list[str], graph: str) -> Finding:
-    return Finding(RULE, "error", "", message, nodes=nodes, hint=HINT, graph=graph)
+def _finding(message: str, nodes: list[str], graph: str, mode: Mode) -> Finding:
+    return Finding(RULE, "error", mode, message, nodes=nodes, hint=HINT, graph=graph)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from airctl.verify.findings import MAX_AUTOTUNE
+from airctl.modes import Mode
 
 
 @dataclass(frozen=True)
@@ -22,12 +22,12 @@ class Rule:
     hint: str
     seen_in: tuple[str, ...] = ()  # the artifacts that can show it (ARTIFACTS)
     seen_how: str = ""  # what it looks like there, when that differs from the FX graph
-    mode_hints: tuple[tuple[str, str], ...] = ()  # (mode, hint) where the fix depends on the mode
+    mode_hints: tuple[tuple[Mode, str], ...] = ()  # (mode, hint) where the fix depends on the mode
 
-    def severity(self, mode: str) -> str | None:
-        return self.max_autotune if mode == MAX_AUTOTUNE else self.reduce_overhead
+    def severity(self, mode: Mode) -> str | None:
+        return self.max_autotune if Mode.parse(mode).is_ge else self.reduce_overhead
 
-    def hint_for(self, mode: str) -> str:
+    def hint_for(self, mode: Mode) -> str:
         """The fix for the run's mode: a fix that cleans one mode's plan may leave a race in the other."""
         return dict(self.mode_hints).get(mode, self.hint)
 

@@ -16,8 +16,9 @@ edges), ``pass-runner`` a pass airctl ran itself (``airctl compile``/``run``/``p
 from __future__ import annotations
 
 from airctl.graph.model import Graph
+from airctl.modes import Mode
 from airctl.verify.capture_catalogue import CAPTURE_RULES
-from airctl.verify.findings import MAX_AUTOTUNE, REDUCE_OVERHEAD, Finding
+from airctl.verify.findings import Finding
 from airctl.verify.rule import FX_ARTIFACTS, Rule
 
 _RULES = (
@@ -64,7 +65,7 @@ _RULES = (
          "or wait directly before the consumer of the other stream's tensor",
          seen_in=(*FX_ARTIFACTS, "ge-dump"),
          seen_how="GE dump: a `Const` with a control input (`^Abs` / `Abs:-1`)",
-         mode_hints=((MAX_AUTOTUNE,
+         mode_hints=((Mode.MAX_AUTOTUNE,
                       "GE already orders the consumer's data edge from the other stream, so the wait matters only for "
                       "orderings without one: put it before the first op that needs that order and has no scalar/list "
                       "literal arguments. If this pass file also runs in reduce-overhead, keep a wait before the "
@@ -137,7 +138,7 @@ RULES["memory_increase"] = Rule(
 RULES.update({r.id: r for r in CAPTURE_RULES})
 
 
-def make_finding(rule_id: str, mode: str, message: str, nodes: list[str], graph: Graph | None = None, *,
+def make_finding(rule_id: str, mode: Mode, message: str, nodes: list[str], graph: Graph | None = None, *,
                  severity: str | None = None, hint: str | None = None) -> Finding | None:
     """A finding for ``rule_id``, or None when the rule does not apply in ``mode``."""
     rule = RULES[rule_id]
@@ -157,19 +158,3 @@ def make_finding(rule_id: str, mode: str, message: str, nodes: list[str], graph:
             source = f"{origin}:{listed}" if isinstance(listed, int) else None
     return Finding(rule=rule_id, severity=sev, mode=mode, message=message, nodes=list(nodes), source=source,
                    hint=hint or rule.hint_for(mode), ref=rule.ref)
-
-
-def is_npugraph_ex(mode: str) -> bool:
-    """``npugraph_ex`` (any spelling): aclgraph semantics, its own op namespace."""
-    return mode.strip().lower().replace("-", "_") == "npugraph_ex"
-
-
-def normalise_mode(mode: str) -> str:
-    """The semantics a mode's rules follow: ``reduce-overhead`` (also ``npugraph_ex``, aclgraph) or
-    ``max-autotune`` (also ``ge``)."""
-    m = mode.strip().lower().replace("_", "-")
-    if m in (REDUCE_OVERHEAD, "npugraph-ex", "aclgraph"):
-        return REDUCE_OVERHEAD
-    if m in (MAX_AUTOTUNE, "ge"):
-        return MAX_AUTOTUNE
-    raise ValueError(f"unknown mode {mode!r}: use max-autotune, reduce-overhead or npugraph_ex")

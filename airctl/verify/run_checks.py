@@ -23,7 +23,6 @@ from airctl.ledger.index import RunIndex, StageRef
 from airctl.verify.budgets import budget_findings, budget_line
 from airctl.verify.findings import Finding
 from airctl.verify.movable_waits import movable_wait_findings
-from airctl.verify.rules import is_npugraph_ex
 from airctl.verify.stale_replay import stale_findings
 
 
@@ -40,11 +39,11 @@ def run_findings(index: RunIndex, load: Callable[[StageRef], Graph], *, device: 
     for gid, graph in graphs.items():
         entry, ref = index.graph(gid), stages[gid]
         if entry is not None and ref is not None:
-            found += movable_wait_findings(entry, ref, graph, (entry.mode or mode), load)
+            found += movable_wait_findings(entry, ref, graph, entry.graph_mode or mode, load)
     if rows:  # R16 and R21 count what the run's captures hold: none, nothing to read
         found += budget_findings(graphs, _captures(rows), mode, device) + stale_findings(rows, graphs, mode)
     for f in found:
-        f.mode = "npugraph_ex" if is_npugraph_ex(mode) else f.mode
+        f.mode = mode if mode.is_npugraph_ex else f.mode
     return [(_made_by(index, f) or (stages[f.graph].name if f.graph in stages else ""), f) for f in found]
 
 

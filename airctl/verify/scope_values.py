@@ -21,6 +21,7 @@ import re
 from typing import Any
 
 from airctl.graph.model import Graph
+from airctl.modes import Mode
 from airctl.verify.findings import Finding
 from airctl.verify.rules import make_finding
 
@@ -52,7 +53,7 @@ def _shown(names: list[str]) -> str:
     return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
 
-def ge_scope_findings(graph: Graph, mode: str) -> list[Finding]:
+def ge_scope_findings(graph: Graph, mode: Mode) -> list[Finding]:
     """R5 and bad values, from the attributes TorchAir left on a GE graph's ops."""
     out: list[Finding | None] = []
     # (an op with fewer attributes than that cannot have that many one-letter ones: not scanned)
@@ -98,7 +99,7 @@ def _norm(label: str) -> str:
     return label.lower().replace("_", "").replace("-", "")
 
 
-def similar_label_findings(graph: Graph, mode: str) -> list[Finding]:
+def similar_label_findings(graph: Graph, mode: Mode) -> list[Finding]:
     """Labels that differ only by case, ``_`` or ``-`` (``stream_1`` / ``stream1``): separate streams."""
     first: dict[str, str] = {}  # label -> first node on it
     for node in graph.nodes:

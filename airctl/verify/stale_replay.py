@@ -19,11 +19,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from airctl.graph.model import Graph
+from airctl.modes import Mode
 from airctl.verify.findings import Finding
-from airctl.verify.rules import make_finding, normalise_mode
+from airctl.verify.rules import make_finding
 
 
-def stale_findings(rows: list[dict[str, Any]], graphs: Mapping[str, Graph], mode: str) -> list[Finding]:
+def stale_findings(rows: list[dict[str, Any]], graphs: Mapping[str, Graph], mode: Mode) -> list[Finding]:
     """One finding per ``stale_replay`` row: the call, the graph's mutated inputs that moved."""
     found: list[Finding] = []
     for row in rows:
@@ -35,7 +36,7 @@ def stale_findings(rows: list[dict[str, Any]], graphs: Mapping[str, Graph], mode
         placeholders = [n.name for n in graph.nodes if n.kind == "placeholder"] if graph is not None else []
         nodes = [placeholders[i] for i in inputs if i < len(placeholders)]
         moved = ", ".join(nodes) or ", ".join(map(str, inputs))
-        f = make_finding("stale_replay", normalise_mode(mode),
+        f = make_finding("stale_replay", Mode.parse(mode).semantics,
                          f"call {row.get('call')} of graph {gid} replays its capture (key {row.get('key')}) although "
                          f"mutated input(s) {moved} moved since: npugraph_ex would have recaptured here, but "
                          "unsafe_skip_npugraph_capture_validation skips the check, so the replay reads stale inputs",

@@ -30,23 +30,34 @@ from airctl.io.paths import is_airctl_file, package_relative
 from airctl.ledger.index import RunIndex
 from airctl.why.hints import hint_for, recompile_key
 
-# event kind -> class shown (the five classes of docs/why.md)
-CLASSES = {"graph_break": "graph break", "recompile": "recompile", "recompile_limit": "recompile",
-           "recapture": "recapture", "fallback": "recapture", "cache_hit": "compile cache",
-           "cache_miss": "compile cache", "cache_invalidated": "compile cache", "cache_dropped": "compile cache",
-           "static_kernel_hit": "kernel cache",
-           "static_kernel_miss": "kernel cache"}
-WHAT = {"graph_break": "graph break", "recompile": "recompile", "recompile_limit": "recompile limit",
-        "recapture": "recapture", "fallback": "fell back to eager", "cache_hit": "hit", "cache_miss": "miss",
-        "cache_invalidated": "invalidated", "cache_dropped": "dropped", "static_kernel_hit": "hit",
-        "static_kernel_miss": "miss"}
-COUNTED = (("graph_break", "graph break", "graph breaks"), ("recompile", "recompile", "recompiles"),
-           ("recompile_limit", "recompile limit", "recompile limits"), ("recapture", "recapture", "recaptures"),
-           ("fallback", "eager fallback", "eager fallbacks"), ("cache_miss", "cache miss", "cache misses"),
-           ("cache_invalidated", "cache invalidation", "cache invalidations"),
-           ("cache_dropped", "dropped cache", "dropped caches"),
-           ("cache_stale", "stale cache hit", "stale cache hits"),
-           ("static_kernel_miss", "kernel cache miss", "kernel cache misses"))
+
+@dataclass(frozen=True)
+class Kind:
+    """How one event kind is shown: its row's class (the five of docs/why.md) and word, and how the
+    summary line counts it (``one``/``many``; None: not counted there)."""
+
+    cls: str | None  # None: counted only, never a row of its own
+    what: str | None
+    one: str | None = None
+    many: str | None = None
+
+
+# every event kind a row or the summary line knows, in the summary line's order
+KINDS = {
+    "graph_break": Kind("graph break", "graph break", "graph break", "graph breaks"),
+    "recompile": Kind("recompile", "recompile", "recompile", "recompiles"),
+    "recompile_limit": Kind("recompile", "recompile limit", "recompile limit", "recompile limits"),
+    "recapture": Kind("recapture", "recapture", "recapture", "recaptures"),
+    "fallback": Kind("recapture", "fell back to eager", "eager fallback", "eager fallbacks"),
+    "cache_hit": Kind("compile cache", "hit"),
+    "cache_miss": Kind("compile cache", "miss", "cache miss", "cache misses"),
+    "cache_invalidated": Kind("compile cache", "invalidated", "cache invalidation", "cache invalidations"),
+    "cache_dropped": Kind("compile cache", "dropped", "dropped cache", "dropped caches"),
+    "cache_stale": Kind(None, None, "stale cache hit", "stale cache hits"),  # a cache_hit that was stale
+    "static_kernel_hit": Kind("kernel cache", "hit"),
+    "static_kernel_miss": Kind("kernel cache", "miss", "kernel cache miss", "kernel cache misses"),
+}
+ROWS = {kind: k for kind, k in KINDS.items() if k.cls is not None}  # the kinds that are rows
 
 
 NONE = "no graph breaks, recompiles, recaptures or compile-cache misses"
@@ -135,7 +146,7 @@ def limit_key(data: dict[str, Any]) -> tuple[Any, Any]:
 
 def _skipped(kind: str, data: dict[str, Any], limited: set[tuple[Any, Any]]) -> bool:
     # Dynamo logs the guard failure, then finds the limit reached: that compile never happened (its row is the limit's)
-    return kind not in CLASSES or kind == "recompile" and limit_key(data) in limited
+    return kind not in ROWS or kind == "recompile" and limit_key(data) in limited
 
 
 def limited_keys(events: Iterable[dict[str, Any]]) -> set[tuple[Any, Any]]:
@@ -156,7 +167,7 @@ class Tally:
         kind = str(data.get("kind"))
         if kind == "recompile":
             self.recompiles[limit_key(data)] += 1
-        elif kind in CLASSES:
+        elif kind in ROWS:
             if kind == "recompile_limit":
                 self.limited.add(limit_key(data))
             self.kinds["cache_stale" if data.get("stale") else kind] += 1
@@ -201,15 +212,16 @@ def table_rows(events: Iterable[dict[str, Any]], captures: list[dict[str, Any]],
         kind = str(data.get("kind"))
         if _skipped(kind, data, limited):
             continue
-        reason = str(data.get("reason") or WHAT[kind])
+        shown = ROWS[kind]
+        reason = str(data.get("reason") or shown.what)
         if kind == "fallback" and data.get("call") is not None:
             reason += f" (call {data['call']})"
         if kind == "graph_break" and data.get("gb_id"):
             reason += f" ({data['gb_id']})"  # Dynamo's graph-break id: its page on pytorch's graph-break site
         graph = data.get("graph") or data.get("graph_name")
-        what = "stale hit" if data.get("stale") else WHAT[kind]
+        what = "stale hit" if data.get("stale") else str(shown.what)
         n += 1
-        yield WhyRow(n=n, kind=kind, cls=CLASSES[kind], what=what, reason=reason, where=_where(data),
+        yield WhyRow(n=n, kind=kind, cls=str(shown.cls), what=what, reason=reason, where=_where(data),
                      graph=str(graph) if graph is not None else None, hint=hint_for(kind, data, seen),
                      compile_id=data.get("compile_id"), detail=data)
         key = recompile_key(data)
@@ -238,7 +250,8 @@ def why_table(index: RunIndex) -> WhyTable:
 def summary_line(table: WhyTable) -> str:
     """``3 recompiles, 1 graph break: airctl why``, or the one line that says none occurred."""
     counts = table.counts()
-    parts = [f"{counts[k]} {one if counts[k] == 1 else many}" for k, one, many in COUNTED if counts.get(k)]
+    parts = [f"{counts[k]} {shown.one if counts[k] == 1 else shown.many}" for k, shown in KINDS.items()
+             if shown.one is not None and counts.get(k)]
     if not parts:
         return NONE
     return ", ".join(parts) + ": airctl why"

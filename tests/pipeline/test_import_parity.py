@@ -13,9 +13,10 @@ import pytest
 
 from airctl.graph.model import Graph
 from airctl.ledger.reader import Ledger
-from airctl.modes import MAX_AUTOTUNE, REDUCE_OVERHEAD
+from airctl.modes import Mode
 from airctl.pipeline.importing import ImportRequest, import_artifacts
 
+MAX_AUTOTUNE, REDUCE_OVERHEAD = Mode.MAX_AUTOTUNE.value, Mode.REDUCE_OVERHEAD.value
 IMPORTS = Path(__file__).resolve().parents[2] / "fixtures" / "imports"
 STREAMS, TRAIN = "streams.py", "train_break.py"
 FOLDERS = {"ma_tcd": (STREAMS, MAX_AUTOTUNE), "ma_txt": (STREAMS, MAX_AUTOTUNE), "ma_py": (STREAMS, MAX_AUTOTUNE),

@@ -106,7 +106,7 @@ class BisectResult:
     def to_json(self) -> dict[str, Any]:
         t = self.request.target
         return {"model": str(t.model_path), "passes": str(t.passes_file) if t.passes_file else None,
-                "mode": t.mode, "bad": self.request.condition.describe(), "folder": str(self.folder),
+                "mode": str(t.mode), "bad": self.request.condition.describe(), "folder": str(self.folder),
                 "compiles": len(self.steps), "problem": self.problem, "culprit": self.culprit,
                 "decisions": self.decisions,
                 "steps": [s.to_json() for s in self.steps], "cannot_switch_off": self.cannot_switch_off}

@@ -104,7 +104,7 @@ class Condition:
             return Verdict(bool(races), races[0]["message"] if races else "no stream race")
         from airctl.pipeline.check import check_source
 
-        findings = [f for f in check_source(result.ledger_dir, mode=index.mode).findings if f.severity == "error"]
+        findings = [f for f in check_source(result.ledger_dir, mode=index.run_mode).findings if f.severity == "error"]
         if findings:
             f = findings[0]
             return Verdict(True, f"{len(findings)} error finding(s); first: {f.rule}: {f.message}")

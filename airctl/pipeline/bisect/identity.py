@@ -59,7 +59,7 @@ def problems_of(condition: Condition, result: Any) -> list[Problem]:
     if condition.kind == "check":
         from airctl.pipeline.check import check_source
 
-        findings = check_source(result.ledger_dir, mode=index.mode).findings
+        findings = check_source(result.ledger_dir, mode=index.run_mode).findings
         return [Problem("check", (f.rule, *sorted(f.nodes)), (), f"{f.rule}: {f.message}")
                 for f in findings if f.severity == "error"]
     if condition.kind == "numerics":

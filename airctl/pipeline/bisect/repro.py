@@ -34,7 +34,7 @@ from typing import Any
 from airctl.errors import AirctlError
 from airctl.execute.compare import DEFAULT_ATOL
 from airctl.ledger.reader import Ledger
-from airctl.modes import MAX_AUTOTUNE, Bad
+from airctl.modes import Bad, Mode
 from airctl.pipeline.bisect.conditions import Condition, Verdict
 from airctl.pipeline.bisect.repro_files import ReproError
 from airctl.pipeline.target import Target
@@ -101,8 +101,8 @@ def _pass_file(index: Any) -> Any:
     return dataclasses.replace(spec, passes=passes)
 
 
-def command_line(mode: str, condition: Condition, atol: float, has_passes: bool, backend: str) -> str:
-    parts = ["compile", "model.py", "--mode", mode, "--out", "runs", "--atol", f"{atol:g}"]
+def command_line(mode: Mode, condition: Condition, atol: float, has_passes: bool, backend: str) -> str:
+    parts = ["compile", "model.py", "--mode", mode.value, "--out", "runs", "--atol", f"{atol:g}"]
     if has_passes:
         parts += ["--passes", "passes.yaml"]
     if backend != "auto":
@@ -112,7 +112,7 @@ def command_line(mode: str, condition: Condition, atol: float, has_passes: bool,
     return " ".join(shlex.quote(p) for p in parts)
 
 
-def check_folder(folder: Path, mode: str, condition: Condition, backend: str) -> Verdict:
+def check_folder(folder: Path, mode: Mode, condition: Condition, backend: str) -> Verdict:
     """Compile the reproducer's model.py with its passes.yaml, as run.sh does, and judge the run."""
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
     from airctl.pipeline.pass_hooks import build_hooks
@@ -135,7 +135,7 @@ def repro(req: ReproRequest, progress: Any = None) -> ReproResult:
         raise ReproError(f"{req.run} is a `{index.command}` run: airctl repro needs a run of airctl compile, "
                          "bisect or passes apply (a model script it can load again)")
     script = Path(model["path"])
-    mode = index.run_mode or MAX_AUTOTUNE
+    mode = index.run_mode or Mode.MAX_AUTOTUNE
     atol = float((index.execution or {}).get("atol") or DEFAULT_ATOL)
     condition = Condition.make(req.bad or infer_bad(index), atol=atol)
     spec = _pass_file(index)
@@ -184,7 +184,7 @@ def _umask() -> int:
     return 0o022
 
 
-def _write(req: ReproRequest, index: Any, script: Path, mode: str, atol: float, condition: Condition, spec: Any,
+def _write(req: ReproRequest, index: Any, script: Path, mode: Mode, atol: float, condition: Condition, spec: Any,
            folder: Path, say: Any) -> ReproResult:
     model = index.model or {}
     notes = []
@@ -227,7 +227,7 @@ def _write(req: ReproRequest, index: Any, script: Path, mode: str, atol: float, 
     # the folder is a scratch one until it is moved into place: name its files by their own names
     verdict = dataclasses.replace(verdict, why=shareable(verdict.why, cwd=folder.resolve()))
     described = _describe_files(files, form)
-    rf.write_readme(folder, {"what": why_text, "run": str(req.run), "mode": mode,
+    rf.write_readme(folder, {"what": why_text, "run": str(req.run), "mode": mode.value,
                              "backend": (index.backend or {}).get("name"), "command": command,
                              "exit_note": EXIT_NOTES[condition.kind], "why": verdict.why,
                              "files": described, "versions": {**rf.versions(index.backend), "modules": modules},

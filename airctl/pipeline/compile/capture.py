@@ -24,7 +24,8 @@ decisions rows of ``events`` (:meth:`CaptureSession.cache_event`, ``airctl why``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import weakref
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ from airctl.io.fx_reader import read_fx
 from airctl.io.ge_proto import ge_digest, graph_from_ge_proto
 from airctl.io.listing import fx_code, ge_ops_text
 from airctl.ledger.writer import LedgerWriter, Text
-from airctl.modes import MAX_AUTOTUNE, Capture
+from airctl.modes import Capture, Mode
 from airctl.pipeline.compile.why_events import cache_event, link_graphs
 
 GE_STAGE_NAMES = {"original_ge_graph": "ge-original", "optimized_ge_graph": "ge-optimized"}
@@ -71,13 +72,15 @@ class CaptureSession:
         self.capture = capture
         self.texts = capture is not Capture.MINIMAL  # readable text beside each snapshot
         self.compress_log = True  # Run.finish gzips log.txt once the run is over
-        self.mode = str(ledger.run_index.mode or MAX_AUTOTUNE)
+        self.mode = ledger.run_index.run_mode or Mode.MAX_AUTOTUNE
         self.dynamo_count = 0
         self.current: str | None = None
         self._training = False
         self._pending_dynamo: tuple[Graph, str] | None = None
         self._open_training: list[str] = []
-        self.concrete_graphs: list[tuple[str, Any]] = []
+        # (graph id, TorchAir's concrete graph), held weakly: torch._dynamo.reset() must still free a
+        # graph the script let go of (TorchAir releases its GE resources when the graph is deleted)
+        self.concrete_graphs: list[tuple[str, Callable[[], Any]]] = []
         self.keeper: Any = None  # an incremental compile's Keeper (pipeline/incremental/keep.py)
         self.caller_instruments = list(instruments)
         snapshot = Snapshot(ledger, known_graph=lambda gid: gid == self.current and gid is not None, texts=self.texts)
@@ -168,7 +171,7 @@ class CaptureSession:
             return
         if name is not None:
             self.ledger.update_graph(self.current, name=name)
-        self.concrete_graphs.append((self.current, concrete))
+        self.concrete_graphs.append((self.current, _ref(concrete)))
         graph, fp = self.runner.read_graph(gm, self.current)
         self.ledger.add_stage(self.current, "fx-final", graph, text=self._text(lambda: fx_code(gm)), fingerprint=fp,
                               content_key=fp)
@@ -218,13 +221,20 @@ class CaptureSession:
             event["dynamo_graph"] = self.dynamo_count + 1
         cache_event(self.ledger, event)
 
+    def _concretes(self) -> Iterator[tuple[str, Any]]:
+        """The concrete graphs still alive, with their graph ids."""
+        for gid, ref in self.concrete_graphs:
+            concrete = ref()
+            if concrete is not None:
+                yield gid, concrete
+
     def _is_acl(self) -> bool:
-        return any(type(c).__name__ == "AclConcreteGraph" for _, c in self.concrete_graphs)
+        return any(type(c).__name__ == "AclConcreteGraph" for _, c in self._concretes())
 
     def graph_ids_by_name(self) -> dict[str, str]:
         """TorchAir graph name (``graph_1``) -> ledger graph id (``1-inference``)."""
         ids: dict[str, str] = {}
-        for gid, concrete in self.concrete_graphs:
+        for gid, concrete in self._concretes():
             name = getattr(getattr(concrete, "graph", None), "name", None)
             if not isinstance(name, str):
                 name = getattr(concrete, "fx_graph_name", None)
@@ -249,7 +259,7 @@ class CaptureSession:
         asides, self._aside = self._aside, []
         for aside, then in asides:
             then(aside.wait())
-        for gid, concrete in self.concrete_graphs:
+        for gid, concrete in self._concretes():
             code = getattr(concrete, "fx_forward", None)
             if type(concrete).__name__ != "AclConcreteGraph" or not isinstance(code, str):
                 continue
@@ -284,3 +294,11 @@ def backend_name(backend: Any) -> str:
     """
     inner = getattr(backend, "func", backend)  # functools.partial: TorchAir's get_npu_backend
     return str(getattr(inner, "__name__", None) or type(backend).__name__)
+
+
+def _ref(obj: Any) -> Callable[[], Any]:
+    """A weak reference to ``obj`` (a strong one for an object that takes none)."""
+    try:
+        return weakref.ref(obj)
+    except TypeError:
+        return lambda: obj

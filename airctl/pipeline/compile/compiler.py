@@ -76,11 +76,11 @@ def build_config(torchair: Any, req: CompileRequest, ledger: LedgerWriter, backe
 def _base_config(torchair: Any, req: CompileRequest, ledger: LedgerWriter, backend: Backend,
                  dump_types: Sequence[str], hooks: Any = None) -> Any:
     target = req.target
-    if target.mode == Mode.NPUGRAPH_EX:  # a package of its own, with its own config (pipeline/compile/npugraph_ex.py)
+    if target.mode.is_npugraph_ex:  # a package of its own, with its own config (pipeline/compile/npugraph_ex.py)
         return build_npugraph_ex_config(hooks.pre_pass if hooks is not None else req.pre_pass,
                                         hooks.post_pass if hooks is not None else req.post_pass, target.torchair_off)
     config = torchair.CompilerConfig()
-    config.mode = str(req.target.mode)
+    config.mode = req.target.mode.value
     if dump_types:
         config.debug.graph_dump.type = dump_types[0]
         config.debug.graph_dump.path = str(ledger.root / "torchair")
@@ -315,7 +315,7 @@ def _check_request(req: CompileRequest) -> list[str]:
         raise AirctlError(
             f"--dump-type {','.join(dump_types)} is not available in {mode}",
             hint="npugraph_ex has no graph dump option: the ledger keeps its generated code (docs/sim.md)"
-            if mode is Mode.NPUGRAPH_EX else "TorchAir's aclgraph mode dumps only 'py' graphs (it raises "
+            if mode.is_npugraph_ex else "TorchAir's aclgraph mode dumps only 'py' graphs (it raises "
             "NotImplementedError otherwise); use --dump-type py")
     from airctl.pipeline.run.model_script import check_script
 
@@ -351,7 +351,7 @@ def _run(loaded: LoadedModel, torchair: Any, config: Any, session: CaptureSessio
     if req.reference:
         say("running eager PyTorch for reference")
         seed_all(req.target.seed)
-        eager_out = _run_eager(loaded, session)
+        eager_out = inc.reference(lambda: _run_eager(loaded, session))  # or the kept run's (pipeline/incremental)
     torch._dynamo.reset()
     _forget_failed_conversion()
     t0 = time.perf_counter()

@@ -16,10 +16,6 @@ from typing import Any
 from airctl.modes import Mode
 
 
-def is_npugraph_ex(mode: Mode | str) -> bool:
-    return mode == Mode.NPUGRAPH_EX
-
-
 def npugraph_ex_package() -> Any:
     """The wheel's npugraph_ex (sim puts it at ``npugraph_ex``; on an NPU torch_npu's lazy proxy does)."""
     import importlib
@@ -64,4 +60,4 @@ def backend_for(torchair: Any, config: Any) -> Any:
 def compile_dynamic(mode: Mode) -> bool | None:
     """``torch.compile(dynamic=...)``: npugraph_ex runs as its users run it (Dynamo's default: a shape
     that changes makes the graph dynamic, and each new shape is a capture), the other modes static."""
-    return None if is_npugraph_ex(mode) else False
+    return None if mode.is_npugraph_ex else False

@@ -42,7 +42,8 @@ class RanksProfile:
     mode: Mode | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"ledger": str(self.result.ledger_dir), "status": self.result.index.status, "mode": self.mode,
+        return {"ledger": str(self.result.ledger_dir), "status": self.result.index.status,
+                "mode": self.mode.value if self.mode else None,
                 "passes_file": self.passes_file, "trace": str(self.trace) if self.trace else None,
                 "ranks": [r.to_json() for r in self.ranks],
                 "divergence": self.result.divergence, "simulated": True}
@@ -90,7 +91,7 @@ def _merge(result: RanksResult, req: ProfileRequest) -> RanksProfile:
         folder = result.ledger_dir / PROFILE_DIR
         folder.mkdir(parents=True, exist_ok=True)
         out.trace = folder / TRACE_FILE
-        meta = {"ranks": sorted(per_rank), "mode": req.target.mode, "passes_file": out.passes_file}
+        meta = {"ranks": sorted(per_rank), "mode": str(req.target.mode), "passes_file": out.passes_file}
         out.trace.write_text(json.dumps(ranks_trace(per_rank, meta), default=str), encoding="utf-8")
         write_json(folder / RANKS_FILE, out.to_json())
     return out

@@ -21,7 +21,7 @@ from airctl.errors import LedgerError, ModelScriptError
 from airctl.ledger.reader import Ledger
 from airctl.ledger.runs import resolve_run
 from airctl.limits import MODEL_SCRIPT_BYTES
-from airctl.modes import MAX_AUTOTUNE
+from airctl.modes import Mode
 from airctl.safe_files import open_regular
 
 
@@ -55,7 +55,7 @@ class RunOrigin:
     run: Path
     model: Path
     entry: str | None
-    mode: str
+    mode: Mode
     passes: Path | None
     warnings: list[str] = field(default_factory=list)
 
@@ -86,7 +86,7 @@ def run_origin(out_dir: Path, run: str | Path | None = None) -> RunOrigin:
             f"the model script of run {root.name}, {model.get('path')}, no longer exists (moved or deleted)",
             file=str(model.get("resolved") or model.get("path")),
             hint="give it with --model MODEL.py (or run `airctl compile` on it again)")
-    origin = RunOrigin(root, path, model.get("entry"), index.run_mode or MAX_AUTOTUNE, None)
+    origin = RunOrigin(root, path, model.get("entry"), index.run_mode or Mode.MAX_AUTOTUNE, None)
     recorded = model.get("sha256")
     if recorded and file_sha256(path) != recorded:
         origin.warnings.append(f"{path} changed since run {root.name}: using the file as it is now")

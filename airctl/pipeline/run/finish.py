@@ -12,6 +12,7 @@ import logging
 from typing import Any, Protocol
 
 from airctl.ledger.writer import LedgerWriter
+from airctl.modes import Mode
 
 log = logging.getLogger("airctl")
 
@@ -26,7 +27,7 @@ class Findings(Protocol):
     def findings(self) -> list[dict[str, Any]]: ...
 
 
-def verify_instruments(mode: str) -> list[Any]:
+def verify_instruments(mode: Mode) -> list[Any]:
     """The verify-each instrument: the static verifier after every pass (its findings are what
     :func:`record_outcome` records)."""
     from airctl.instrument.verify_each import VerifyEachGraph

@@ -47,6 +47,7 @@ from airctl.execute.compare import DEFAULT_ATOL
 from airctl.hooks.patching import Patches
 from airctl.instrument import Instrument
 from airctl.ledger.writer import LedgerWriter
+from airctl.modes import Mode
 from airctl.pipeline.compile.capture import CaptureSession, capturing_backend
 from airctl.pipeline.run.execution import RunExecution
 from airctl.pipeline.script.check import GraphCheck, copy_graph_module
@@ -122,7 +123,7 @@ class RunHooks:
     """Wraps TorchAir's entry points for one run (``with hooks.installed(torchair):``) and collects what they saw."""
 
     def __init__(self, session: RunSession, backend: Backend, note: Note, runs: RunExecution, check: bool = True,
-                 atol: float = DEFAULT_ATOL, make_instruments: Callable[[str], list[Any]] | None = None) -> None:
+                 atol: float = DEFAULT_ATOL, make_instruments: Callable[[Mode], list[Any]] | None = None) -> None:
         self.session = session
         self.runs = runs
         self.ledger = session.ledger
@@ -169,16 +170,16 @@ class RunHooks:
         if config is None:
             return
         entry = self._configs.get(id(config))
-        mode = _value(config.mode)
+        mode = Mode.parse(_value(config.mode))  # the script's config: TorchAir's or npugraph_ex's
         if entry is None:
-            entry = {"via": via, "mode": mode}
+            entry = {"via": via, "mode": mode.value}
             self._configs[id(config)] = entry
             self.compilers.append(entry)
             if self.ledger.run_index.mode is None:
                 self.ledger.set(mode=mode)
                 if self.make_instruments is not None:
                     self.session.add_instruments(self.make_instruments(mode))
-        entry["mode"] = mode
+        entry["mode"] = mode.value
         if getattr(config, "debug", None) is None:  # npugraph_ex's config: no dumps, no run_eagerly (sim keeps its
             self.ledger.set(compilers=self.compilers)  # capture bookkeeping: airctl.sim.patched_npugraph_ex_acl_graph)
             return
