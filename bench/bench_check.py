@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from airctl.graph.model import Graph, Node  # noqa: E402
 from airctl.io.json_io import write_json  # noqa: E402
 from airctl.verify import verify  # noqa: E402
-from bench.fresh_runs import load, whole_command  # noqa: E402
+from bench.fresh_runs import load, take_flags, whole_command  # noqa: E402
 
 
 def _op(name: str, op: str, *inputs: str) -> Node:
@@ -160,21 +160,11 @@ def against(sizes: list[int], other: str, rounds: int, runs: int) -> None:
 
 def main() -> None:
     args = sys.argv[1:]
-    runs, rounds, other = RUNS, 3, None
-    for flag in ("--runs", "--rounds", "--against"):
-        if flag in args:
-            at = args.index(flag)
-            value = args[at + 1]
-            del args[at:at + 2]
-            if flag == "--runs":
-                runs = int(value)
-            elif flag == "--rounds":
-                rounds = int(value)
-            else:
-                other = value
+    flags, given = take_flags(args, {"runs": RUNS, "rounds": 3, "against": None})
+    runs, rounds, other = int(flags["runs"] or RUNS), int(flags["rounds"] or 3), flags["against"]
     sizes = [int(a) for a in args] or [8_000, 40_000, 200_000]
     if other is not None:
-        against(sizes, other, rounds, runs if "--runs" in sys.argv else 1)
+        against(sizes, str(other), rounds, runs if "runs" in given else 1)
         return
     print(f"{load()}; verify() in process: median of {REPEAT}; whole command: median of {runs} fresh processes")
     results, walls = {}, {}

@@ -48,7 +48,7 @@ from airctl.diff import diff_graphs  # noqa: E402
 from airctl.graph.model import Graph, Node  # noqa: E402
 from airctl.io.json_io import write_json  # noqa: E402
 from airctl.io.read import read_graph  # noqa: E402
-from bench.fresh_runs import AIRCTL, load, whole_command  # noqa: E402
+from bench.fresh_runs import AIRCTL, load, take_flags, whole_command  # noqa: E402
 from tests.diff.layered import layers_for, make_case  # noqa: E402
 
 OPS = ("MatMul", "Add", "Mul", "Abs", "Cast", "Transpose", "Reshape", "Sub")
@@ -203,23 +203,12 @@ def main() -> None:
     if args[:1] == ["--measure"]:
         measure_here(Path(args[1]), Path(args[2]), int(args[3]), Path(args[4]))
         return
-    repeat, runs, rounds, other = 3, 5, 3, None
-    for flag in ("--repeat", "--runs", "--rounds", "--against"):
-        if flag in args:
-            at = args.index(flag)
-            value = args[at + 1]
-            del args[at:at + 2]
-            if flag == "--repeat":
-                repeat = int(value)
-            elif flag == "--runs":
-                runs = int(value)
-            elif flag == "--rounds":
-                rounds = int(value)
-            else:
-                other = value
+    flags, given = take_flags(args, {"repeat": 3, "runs": 5, "rounds": 3, "against": None})
+    repeat, runs, rounds, other = int(flags["repeat"] or 3), int(flags["runs"] or 5), int(flags["rounds"] or 3), \
+        flags["against"]
     sizes = [int(x) for x in args] or [10_000, 50_000]
     if other is not None:
-        against(sizes, other, rounds, runs if "--runs" in sys.argv else 1, repeat if "--repeat" in sys.argv else 1)
+        against(sizes, str(other), rounds, runs if "runs" in given else 1, repeat if "repeat" in given else 1)
         return
     print(f"{load()}; in-process: best of {repeat} runs, each size in a fresh process; whole command: "
           f"median of {runs} fresh processes")

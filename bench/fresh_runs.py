@@ -64,3 +64,19 @@ def whole_command(args: list[str], runs: int, ok_codes: tuple[int, ...] = (0,), 
 def load() -> str:
     one, five, _ = os.getloadavg()
     return f"load average {one:.2f} (5 min {five:.2f}) on {os.cpu_count()} cores"
+
+
+def take_flags(args: list[str], defaults: dict[str, int | None]) -> tuple[dict[str, int | str | None], set[str]]:
+    """Each ``--name VALUE`` of ``defaults`` taken out of ``args``: the values by name (an int where the
+    default is one or None for a flag whose default is None, then the text), and the names given."""
+    values: dict[str, int | str | None] = dict(defaults)
+    given: set[str] = set()
+    for name, default in defaults.items():
+        flag = "--" + name
+        if flag in args:
+            at = args.index(flag)
+            value = args[at + 1]
+            del args[at:at + 2]
+            values[name] = value if default is None else int(value)
+            given.add(name)
+    return values, given

@@ -156,15 +156,17 @@ def findings_digest(seed: int) -> dict[str, list]:
     all of them as JSON, in order."""
     from airctl.verify import verify
 
-    out: dict[str, list] = {}
-    for mode in (*MODES, "ge"):
-        found = verify(random_ge_graph(seed), MODES[0]) if mode == "ge" else verify(random_fx_graph(seed), mode)
-        counts: dict[str, int] = {}
-        for f in found:
-            counts[f.rule] = counts.get(f.rule, 0) + 1
-        text = json.dumps([f.to_json() for f in found], sort_keys=True)
-        out[mode] = [counts, hashlib.sha256(text.encode()).hexdigest()[:20]]
-    return out
+    return {mode: digest(verify(random_ge_graph(seed), MODES[0]) if mode == "ge"
+                         else verify(random_fx_graph(seed), mode)) for mode in (*MODES, "ge")}
+
+
+def digest(found: list) -> list:
+    """Findings as a golden file keeps them: the count per rule, and a digest of every finding's JSON."""
+    counts: dict[str, int] = {}
+    for f in found:
+        counts[f.rule] = counts.get(f.rule, 0) + 1
+    text = json.dumps([f.to_json() for f in found], sort_keys=True)
+    return [counts, hashlib.sha256(text.encode()).hexdigest()[:20]]
 
 
 if __name__ == "__main__":

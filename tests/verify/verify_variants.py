@@ -14,14 +14,13 @@ index-based stamps and the walk that also finds backward references.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 from collections.abc import Callable
 from pathlib import Path
 
 from airctl.graph.model import Graph, Node
-from tests.verify.random_graphs import MODES, random_fx_graph
+from tests.verify.random_graphs import MODES, digest, random_fx_graph
 
 SEEDS = 60
 GOLDEN = Path(__file__).with_name("golden_variants.json")
@@ -98,15 +97,7 @@ def findings_digest(variant: str, seed: int) -> dict[str, list]:
     """Per mode: how many findings of each rule, and a sha256 of all of them as JSON, in order."""
     from airctl.verify import verify
 
-    out: dict[str, list] = {}
-    for mode in MODES:
-        found = verify(VARIANTS[variant](seed), mode)
-        counts: dict[str, int] = {}
-        for f in found:
-            counts[f.rule] = counts.get(f.rule, 0) + 1
-        text = json.dumps([f.to_json() for f in found], sort_keys=True)
-        out[mode] = [counts, hashlib.sha256(text.encode()).hexdigest()[:20]]
-    return out
+    return {mode: digest(verify(VARIANTS[variant](seed), mode)) for mode in MODES}
 
 
 if __name__ == "__main__":
