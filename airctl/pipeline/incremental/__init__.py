@@ -103,6 +103,13 @@ class Incremental:
         return (unpack_eager(described, tensors),)
 
     def _reused(self, part: str, words: str, read: Callable[[dict[str, Any], dict[str, Any]], Any]) -> Any:
+        """:meth:`_read`, said as reused (``part`` listed in the ledger's ``incremental.reused``)."""
+        value = self._read(part, words, read)
+        if value is not None:
+            self._used(part, words)
+        return value
+
+    def _read(self, part: str, words: str, read: Callable[[dict[str, Any], dict[str, Any]], Any]) -> Any:
         """``read(description, tensors)`` of the kept run's ``part``; None (and why, with ``-v``) if not there."""
         if self.found is None:
             return None
@@ -116,42 +123,30 @@ class Incremental:
                 raise ValueError(f"not kept ({why})")
             if self._tensors is None:
                 self._tensors = read_tensors(self.found.run, MAX_KEPT_BYTES) if _has_tensors(described) else {}
-            value = read(described, self._tensors)
+            return read(described, self._tensors)
         except Exception as e:  # noqa: BLE001 - anything kept that does not read back: run it again
             self._tell(f"incremental: {words} runs again: {e}")
             return None
+
+    def _used(self, part: str, words: str) -> None:
         self.reused.append(part)
-        self._tell(f"incremental: {words} reused from {self.found.run.name}")
-        return value
+        self._tell(f"incremental: {words} reused from {self.found.run.name if self.found else '?'}")
 
     def _give_check(self, session: Any) -> None:
         """Hand the kept eager check's first run to this compile's eager check (used if its key matches)."""
         from airctl.pipeline.incremental.reuse import eager_check_of, unpack_check
 
         check = eager_check_of(session)
-        if check is None:
+        words = "the eager check's run of the first YAML pass's graph"
+        given = self._read("eager_check", words, unpack_check) if check is not None else None
+        if given is None:
             return
-        described = (self.found.data.get("reuse") or {}).get("eager_check")
-        if not isinstance(described, dict) or "why_not" in described:
-            self._reused("eager_check", "the eager check's run of the first YAML pass's graph", unpack_check)
-            return
-        try:
-            if self._tensors is None:
-                from airctl.pipeline.incremental.replay import MAX_KEPT_BYTES
-                from airctl.pipeline.incremental.reuse import read_tensors
-
-                self._tensors = read_tensors(self.found.run, MAX_KEPT_BYTES) if _has_tensors(described) else {}
-            key, outcome = unpack_check(described, self._tensors)
-        except Exception as e:  # noqa: BLE001 - anything kept that does not read back: run it again
-            self._tell(f"incremental: the eager check's run of the first YAML pass's graph runs again: {e}")
-            return
+        key, outcome = given
         check.given = {key: outcome}
         self._check = check
 
         def used(_key: str) -> None:
-            self.reused.append("eager_check")
-            self._tell(f"incremental: the eager check's run of the first YAML pass's graph reused from "
-                       f"{self.found.run.name}")
+            self._used("eager_check", words)
             self._record()
 
         check.on_given = used
