@@ -197,14 +197,6 @@ def export(serialized, options) -> None:
     write_air(serialized, options)
 
 
-_DTYPE_NAMES = {TorchDataType.BOOL: "bool", TorchDataType.UINT8: "uint8", TorchDataType.INT8: "int8",
-                TorchDataType.INT16: "int16", TorchDataType.UINT16: "uint16", TorchDataType.INT32: "int32",
-                TorchDataType.UINT32: "uint32", TorchDataType.INT64: "int64", TorchDataType.UINT64: "uint64",
-                TorchDataType.BF16: "bfloat16", TorchDataType.FLOAT16: "float16", TorchDataType.FLOAT32: "float32",
-                TorchDataType.FLOAT64: "float64", TorchDataType.COMPLEX64: "complex64",
-                TorchDataType.COMPLEX128: "complex128"}
-
-
 def as_torch_tensors(shape, data_type, addresses):
     """llm_datadist's ``create_npu_tensors``: one contiguous device tensor of ``shape`` over the memory at each
     address, nothing copied or freed. Under sim device memory is the process's memory (what an npu tensor's
@@ -217,9 +209,10 @@ def as_torch_tensors(shape, data_type, addresses):
     from airctl.sim import npu_device
 
     try:
-        dtype = getattr(torch, _DTYPE_NAMES[TorchDataType(int(data_type))])
-    except (KeyError, ValueError):
+        name = TorchDataType(int(data_type)).name.lower()  # torch's own dtype names, but bf16
+    except ValueError:
         return 1, []
+    dtype = getattr(torch, "bfloat16" if name == "bf16" else name)
     dims = [int(d) for d in shape]
     nbytes = math.prod(dims) * dtype.itemsize
     npu_device.register()
