@@ -95,7 +95,7 @@ class TimesSource:
 
 
 # the TIMES a prediction reads, tried in order (the first whose ``names`` answers yes reads the spec);
-# a new kind of source is one row here and its words in cli.options.TIMES_HELP
+# a new kind of source is one row here and its words in cli.options.TIMES_SOURCES_HELP
 SOURCES = (
     TimesSource("`estimate`", lambda spec: spec == ESTIMATE, _estimated),
     TimesSource("a torch_npu profiler folder (*_ascend_pt or its parent)", lambda spec: Path(spec).is_dir(), _profiled),

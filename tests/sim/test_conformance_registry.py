@@ -5,19 +5,17 @@ CPU kernel computed from its GE ops, and a compiled graph freed by ``torch._dyna
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO
-from tests.warm_process import WarmProcess, start
+from tests.sim.standalone import airctl_run, python
+from tests.warm_process import WarmProcess
 
-ENV = dict(os.environ, PYTHONPATH=str(REPO), TORCH_DEVICE_BACKEND_AUTOLOAD="0")
 REGISTRY = REPO / "airctl" / "sim" / "conformance" / "ascend_ir.yaml"
 
 
@@ -56,8 +54,7 @@ def test_cann_compat_knows_canns_catalogue_from_torchairs_generated_ops(monkeypa
 
 def _python(code: str) -> subprocess.CompletedProcess:
     """torch_npu's stand-in registers the device: a process of its own."""
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=REPO, env=ENV, capture_output=True,
-                          text=True, timeout=240)
+    return python(code, cwd=REPO)
 
 
 def test_the_npu_generator_keeps_the_offset_torchairs_graph_rng_state_moves() -> None:
@@ -133,9 +130,6 @@ def test_under_airctl_run_graphs_compute_from_ge_ops_and_reset_frees_them(tmp_pa
                                                                           warm_process: WarmProcess) -> None:
     """An op with a Meta kernel only runs as GE would, from the ops its converter emitted; and TorchAir releases a
     graph's GE resources when it is deleted: what airctl records of the graph must not keep it alive."""
-    script = tmp_path / "ge_ops_and_reset.py"
-    script.write_text(SCRIPT, encoding="utf-8")
-    res = start(warm_process, ["run", "--backend", "sim", "--out", tmp_path / "runs", script], tmp_path, ENV, tmp_path)
-    assert res.wait(400) == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    res = airctl_run(warm_process, tmp_path, "ge_ops_and_reset.py", SCRIPT)
     assert "twin: [0.0, 2.0, 4.0, 6.0]" in res.stdout
     assert "alive after reset: 0" in res.stdout

@@ -5,28 +5,18 @@ identity under ``airctl run``, child processes, and the conformance harness's re
 from __future__ import annotations
 
 import importlib.util
-import os
-import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO
-from tests.warm_process import WarmProcess, start
-
-ENV = dict(os.environ, PYTHONPATH=str(REPO), TORCH_DEVICE_BACKEND_AUTOLOAD="0")
-
-
-def _python(code: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """The device rename is process-wide and permanent: it runs in a process of its own."""
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=cwd, env=ENV, capture_output=True,
-                          text=True, timeout=240)
+from tests.sim.standalone import airctl_run, python
+from tests.warm_process import WarmProcess
 
 
 def test_the_standin_fake_device_holds_real_data_and_answers_torch_accelerator() -> None:
-    res = _python("""
+    res = python("""
         import sys, types, torch
         sys.path.insert(0, "airctl/sim/conformance")
         import _privateuse1_backend as pu
@@ -171,10 +161,7 @@ def test_under_airctl_run_torchairs_objects_keep_their_identity_and_children_get
                                                                                      warm_process: WarmProcess) -> None:
     """`airctl run` forked from the warm process (tests/warm_process.py); the script's child is a fresh interpreter: it
     gets sim, and TorchAir's import there leaves the child's SIGTERM and SIGINT handlers alone."""
-    script = tmp_path / "identity.py"
-    script.write_text(SCRIPT, encoding="utf-8")
-    res = start(warm_process, ["run", "--backend", "sim", "--out", tmp_path / "runs", script], tmp_path, ENV, tmp_path)
-    assert res.wait(400) == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    res = airctl_run(warm_process, tmp_path, "identity.py", SCRIPT)
     assert "child: airctl.sim.torch_npu True handlers kept" in res.stdout
     assert "script ok" in res.stdout
 
