@@ -19,6 +19,15 @@ last one ends, and only if it was on when the first began (a user's own ``gc.dis
 TorchAir's own work is not changed by this: its allocations during a pause are collected by
 the same next collection.
 
+A compile (``compile_model``: every command that compiles, each step of ``bisect``) runs inside
+one pause, from its ledger's opening to its report. Dynamo, AOT and TorchAir allocate millions of
+objects and keep tens of thousands alive; with the collector on, a 32-layer ``passes apply``
+spent 1.7 s of an incremental run and 3.2 to 4.1 s of a full one in about 460 and 1,700
+collections (in a warm process, whose frozen heap none of them walks), and 0.2 s and 0.8 s inside
+one pause. What a compile leaves as cyclic garbage (Dynamo's frames, replaced graph modules) waits
+for the end of its pause: the peak memory of that run rose 2 to 3 % (659 -> 670 MB, 669 -> 692 MB),
+and a command that compiles many times frees each compile's garbage before the next one starts.
+
 A command that only reads graph files and works on them (``airctl check FILE``, ``airctl diff A B``
 of two files: :func:`graph_files_only`) pauses for its whole run. Each pause's end is otherwise
 followed by a young collection that walks everything the pause allocated, the whole graph just

@@ -25,6 +25,7 @@ from airctl.errors import AirctlError, ExecutionMismatch, ModelScriptError, find
 from airctl.execute.compare import DEFAULT_ATOL, Comparison, compare
 from airctl.hooks.capture import observing
 from airctl.instrument import StopAfterPass
+from airctl.io.gc_pause import gc_paused
 from airctl.ledger.writer import LedgerWriter
 from airctl.modes import CAPTURES, Capture, DumpType, Mode
 from airctl.pipeline.compile.capture import CaptureSession, capturing_backend
@@ -114,8 +115,9 @@ def compile_model(req: CompileRequest, progress: Progress | None = None) -> Comp
     passes = str(req.target.passes_file) if req.target.passes_file is not None else None
     fields = dict(command=req.command, mode=req.target.mode, model=model, passes=passes, **origin,
                   **(rank.fields if rank is not None else {}))
+    # no cyclic collection during the compile (airctl/io/gc_pause.py: "A compile"): its garbage waits for the end
     with Run.of(req.out_dir, Path(req.target.model_path).stem, rank.root if rank else None,
-                what=f"the model script {req.target.model_path}", **fields) as run, torch_state_kept():
+                what=f"the model script {req.target.model_path}", **fields) as run, torch_state_kept(), gc_paused():
         result = _Compile(req, run, model, progress).execute()
     from airctl.pipeline.compile.known_causes import explain_mismatch
 
