@@ -30,16 +30,20 @@ from dataclasses import dataclass
 from airctl.errors import AirctlError
 
 
-class Mode(str, enum.Enum):
+class Choice(str, enum.Enum):
+    """A ``str`` enum whose ``str()`` and f-string are its value, as typed on the command line."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Mode(Choice):
     """TorchAir's ``config.mode`` (reference/torchair.md §2): GE graphs, or aclgraph code; ``npugraph_ex``
     is aclgraph's successor, the wheel's own package (its compiler, options and op namespace)."""
 
     MAX_AUTOTUNE = "max-autotune"
     REDUCE_OVERHEAD = "reduce-overhead"
     NPUGRAPH_EX = "npugraph_ex"
-
-    def __str__(self) -> str:
-        return self.value
 
     @classmethod
     def parse(cls, text: str | Mode) -> Mode:
@@ -132,7 +136,7 @@ _SPELLINGS: dict[str, Mode] = {**{m.value.replace("_", "-"): m for m in Mode},
                                "ge": Mode.MAX_AUTOTUNE, "aclgraph": Mode.REDUCE_OVERHEAD}
 
 
-class Capture(str, enum.Enum):
+class Capture(Choice):
     """How much of a compile ``airctl compile --capture`` keeps (docs/ledger.md, docs/performance.md).
 
     Every level lists every stage in ``index.json`` and keeps a snapshot of every distinct graph,
@@ -141,9 +145,6 @@ class Capture(str, enum.Enum):
     MINIMAL = "minimal"  # no readable texts, no TorchAir dumps, INFO log, no report.html
     DEFAULT = "default"  # + readable texts, TorchAir's txt and py dumps (+ pbtxt of the optimized), DEBUG log, report
     FULL = "full"  # + TorchAir's pbtxt dump (every type the mode allows)
-
-    def __str__(self) -> str:
-        return self.value
 
     def dumps(self, mode: Mode) -> tuple[str, ...]:
         """The GE dump types this level asks TorchAir for in ``mode`` (``--dump-type`` overrides)."""
@@ -162,29 +163,23 @@ class Capture(str, enum.Enum):
         return ()
 
 
-class BackendName(str, enum.Enum):
+class BackendName(Choice):
     """``auto`` picks ``npu`` when CANN's libraries load, ``sim`` otherwise."""
 
     AUTO = "auto"
     NPU = "npu"
     SIM = "sim"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class DumpType(str, enum.Enum):
+class DumpType(Choice):
     """The graph dump types TorchAir writes (``config.debug.graph_dump.type``)."""
 
     PBTXT = "pbtxt"
     TXT = "txt"
     PY = "py"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class GraphFormat(str, enum.Enum):
+class GraphFormat(Choice):
     """What ``airctl dump --type`` writes: a text format (printed, or written with ``-o``) or a picture."""
 
     JSON = "json"
@@ -198,9 +193,6 @@ class GraphFormat(str, enum.Enum):
     MODEL_EXPLORER = "model-explorer"  # Model Explorer's graph JSON (airctl.io.model_explorer)
     LANES = "lanes"  # the lane view of the stream plan: svg, png or html by the -o suffix
 
-    def __str__(self) -> str:
-        return self.value
-
     @property
     def is_text(self) -> bool:
         """Printed on stdout unless ``-o`` is given (``dot``/``svg``/``png``/``html``/``lanes`` always go to a file)."""
@@ -208,16 +200,13 @@ class GraphFormat(str, enum.Enum):
                         GraphFormat.MODEL_EXPLORER)
 
 
-class Bad(str, enum.Enum):
+class Bad(Choice):
     """What a failing run looks like (``airctl bisect --bad``, ``airctl compile --fail-on``)."""
 
     NUMERICS = "numerics"  # compiled outputs differ from eager (or a pass's eager check says so)
     RACE = "race"  # the multi-stream executor reported a stream race
     CHECK = "check"  # the static verifier finds an error-level finding in the final FX graph
     COMPILE = "compile"  # the compile fails
-
-    def __str__(self) -> str:
-        return self.value
 
 
 CAPTURES = tuple(c.value for c in Capture)

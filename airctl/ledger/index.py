@@ -65,6 +65,7 @@ class StageEntry(Record):
     """One snapshot of a graph: after a pass, or at a named point of the pipeline."""
 
     KIND = "stage"
+    NAMED = ("name", str, "stage {index} ({name})")
 
     index: int = required()
     name: str = required()
@@ -90,12 +91,6 @@ class StageEntry(Record):
     applied_placements: list[int] | None = optional()  # `placements:` of the pass file: the units it kept
     imported_from: str | None = optional()  # airctl import: the file (and line) the stage was read from
 
-    @classmethod
-    def label(cls, data: Any, position: int) -> str:
-        if isinstance(data, dict) and isinstance(data.get("name"), str):
-            return f"stage {data.get('index', position)} ({data['name']})"
-        return f"stage {position}"
-
     @property
     def effective_dialect(self) -> str:
         """``fx`` or ``ge``: the ``dialect`` written, else told by the name (``ge-*``, ``ge:*``)."""
@@ -109,6 +104,7 @@ class GraphEntry(Record):
     """One compiled graph (a Dynamo graph in one AOT phase) and its stages, in pipeline order."""
 
     KIND = "graph"
+    NAMED = ("id", str, "graph {id}")
 
     id: str = required()  # <k>-<kind>
     kind: str | None = None  # forward, backward, inference
@@ -125,12 +121,6 @@ class GraphEntry(Record):
     def graph_mode(self) -> Mode | None:
         """The graph's own mode (``mode``), None when it has none: the run's applies."""
         return parse_mode(self.mode)
-
-    @classmethod
-    def label(cls, data: Any, position: int) -> str:
-        if isinstance(data, dict) and isinstance(data.get("id"), str):
-            return f"graph {data['id']}"
-        return f"graph {position}"
 
 
 @dataclass(kw_only=True)
@@ -153,6 +143,8 @@ class RankEntry(Record):
     """One rank of a multi-rank run (``ranks[]`` of the top index; docs/multi-rank.md)."""
 
     KIND = "rank"
+    NAMED = ("rank", int, "rank {rank}")
+    UNNAMED = "rank entry {position}"
 
     rank: int = required()
     status: str | None = None  # the rank ledger's status, or died / killed / missing
@@ -164,12 +156,6 @@ class RankEntry(Record):
     last: RankLast | None = optional()  # where the rank was last seen (graph, node, op, stream, ...)
     stuck: str | None = optional()  # stopped while in the user's own code: where (function at file:line)
 
-    @classmethod
-    def label(cls, data: Any, position: int) -> str:
-        if isinstance(data, dict) and isinstance(data.get("rank"), int):
-            return f"rank {data['rank']}"
-        return f"rank entry {position}"
-
 
 @dataclass(kw_only=True)
 class WhyEvent(Record):
@@ -179,6 +165,7 @@ class WhyEvent(Record):
     about why it compiled, broke or fell back is one of these, in the order it happened."""
 
     KIND = "event"
+    NAMED = ("kind", str, "event {position} ({kind})")
 
     kind: str = required()  # graph_break, recompile, recompile_limit, cache_hit, cache_miss, cache_invalidated
     seq: float = required()  # order: seconds from the run's start (recorded), or the log line (imported)
@@ -189,12 +176,6 @@ class WhyEvent(Record):
     graph: str | None = optional()  # the ledger graph the event produced (its Dynamo graph's first AOT graph)
     dynamo_graph: int | None = optional()  # ... as a Dynamo graph number
     source: str | None = optional()  # imported: the log file it was read from
-
-    @classmethod
-    def label(cls, data: Any, position: int) -> str:
-        if isinstance(data, dict) and isinstance(data.get("kind"), str):
-            return f"event {position} ({data['kind']})"
-        return f"event {position}"
 
 
 @dataclass(kw_only=True)

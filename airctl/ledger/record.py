@@ -47,12 +47,20 @@ class Record:
     """A dataclass base: JSON round trip, presence of keys, unknown keys in ``extra``."""
 
     KIND: ClassVar[str] = "entry"  # how errors name this record: "graph", "stage", ...
+    # (key, type, text): errors name a record of a list whose key has that type by the text, formatted with
+    # its keys and ``position`` (a key it lacks reads as its position); any other record by UNNAMED
+    NAMED: ClassVar[tuple[str, type, str] | None] = None
+    UNNAMED: ClassVar[str] = "{kind} {position}"
     extra: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
 
     @classmethod
     def label(cls, data: Any, position: int) -> str:
         """How errors name the ``position``-th record of a list, read as ``data``."""
-        return f"{cls.KIND} {position}"
+        if cls.NAMED is not None and isinstance(data, dict):
+            key, kind, text = cls.NAMED
+            if isinstance(data.get(key), kind):
+                return text.format_map(_OrPosition({**data, "position": position}))
+        return cls.UNNAMED.format(kind=cls.KIND, position=position)
 
     # -- presence and order of keys -------------------------------------------------------------
     def __post_init__(self) -> None:
@@ -142,6 +150,13 @@ def _field_names(cls: type) -> frozenset[str]:
 @functools.cache
 def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
+
+
+class _OrPosition(dict):
+    """A record's keys for :attr:`Record.NAMED`: one it lacks reads as its position in the list."""
+
+    def __missing__(self, key: str) -> Any:
+        return self["position"]
 
 
 def _error(message: str, file: str | None) -> LedgerError:

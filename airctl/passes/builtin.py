@@ -140,21 +140,30 @@ def _span_unit(span: tuple[NodeInfo, NodeInfo], infos: list[NodeInfo]) -> dict[s
     return unit(f"{text} ({first.module})" if first.module else text, nodes)
 
 
-def _placed(fn: PassFn, placements: Placements) -> PassFn:
-    setattr(fn, ATTR, placements)
-    return fn
+PassBody = Callable[[Any, Any, list[NodeInfo], Placements], None]
+
+
+def _fx_pass(spec: PassSpec, name: str, body: PassBody) -> PassFn:
+    """The TorchAir pass ``name`` that runs ``body(graph, ops, infos, placements)`` on ``gm.graph`` (``ops``:
+    the config's stream ops, ``infos``: the graph's nodes) and recompiles ``gm``."""
+    placements = Placements(spec.placements)
+
+    def fx_pass(gm: Any, example_inputs: Any, config: Any) -> None:
+        graph = gm.graph
+        body(graph, stream_ops(config), node_infos(graph), placements)
+        gm.recompile()
+
+    fx_pass.__name__ = name
+    setattr(fx_pass, ATTR, placements)
+    return fx_pass
 
 
 def wrap_range_in_scope(spec: PassSpec) -> PassFn:
     """stream_scope, limit_core_num, super_kernel, op_never_timeout."""
     keys, values = scope_args(spec)
     with_record = bool(spec.fields.get("record", False))
-    placements = Placements(spec.placements)
 
-    def scope_pass(gm: Any, example_inputs: Any, config: Any) -> None:
-        ops = stream_ops(config)
-        graph = gm.graph
-        infos = node_infos(graph)
+    def scope_pass(graph: Any, ops: Any, infos: list[NodeInfo], placements: Placements) -> None:
         spans = _spans(spec, infos)
         _check_spans(spec, spans, infos)
         for first, last in placements.choose(spans, lambda span: _span_unit(span, infos)):
@@ -166,28 +175,20 @@ def wrap_range_in_scope(spec: PassSpec) -> PassFn:
                     tail = _tag(graph.call_function(ops.record.default, args=()), spec)
             with graph.inserting_after(tail):
                 _tag(graph.call_function(ops.scope_exit.default, args=()), spec)
-        gm.recompile()
 
-    scope_pass.__name__ = f"wrap_range_in_{spec.kind}"
-    return _placed(scope_pass, placements)
+    return _fx_pass(spec, f"wrap_range_in_{spec.kind}", scope_pass)
 
 
 def insert_record_after(spec: PassSpec) -> PassFn:
-    placements = Placements(spec.placements)
-
-    def record_pass(gm: Any, example_inputs: Any, config: Any) -> None:
-        ops = stream_ops(config)
-        graph = gm.graph
-        infos = node_infos(graph)
+    def record_pass(graph: Any, ops: Any, infos: list[NodeInfo], placements: Placements) -> None:
         found = _pick(spec, "after", infos)
         chosen = placements.choose(groups(found, spec.selectors["after"], spec.each),
                                    lambda g: unit(f"after {g[-1].name}", [i.name for i in g]))
         for group in chosen:
             with graph.inserting_after(group[-1].node):
                 _tag(graph.call_function(ops.record.default, args=()), spec)
-        gm.recompile()
 
-    return _placed(record_pass, placements)
+    return _fx_pass(spec, "record_pass", record_pass)
 
 
 def _records(graph: Any, maker: str) -> list[Any]:
@@ -196,12 +197,7 @@ def _records(graph: Any, maker: str) -> list[Any]:
 
 
 def insert_wait_before(spec: PassSpec) -> PassFn:
-    placements = Placements(spec.placements)
-
-    def wait_pass(gm: Any, example_inputs: Any, config: Any) -> None:
-        ops = stream_ops(config)
-        graph = gm.graph
-        infos = node_infos(graph)
+    def wait_pass(graph: Any, ops: Any, infos: list[NodeInfo], placements: Placements) -> None:
         position = {i.node: i.position for i in infos}
         found = _pick(spec, "before", infos)
         plan: list[tuple[NodeInfo, list[Any]]] = []
@@ -221,9 +217,8 @@ def insert_wait_before(spec: PassSpec) -> PassFn:
         for site, tokens in placements.choose(plan, lambda p: unit(f"before {p[0].name}", [p[0].name])):
             with graph.inserting_before(site.node):
                 _tag(graph.call_function(ops.wait.default, args=(tokens,)), spec)
-        gm.recompile()
 
-    return _placed(wait_pass, placements)
+    return _fx_pass(spec, "wait_pass", wait_pass)
 
 
 def build(spec: PassSpec, base_dir: Any = None) -> PassFn:

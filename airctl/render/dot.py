@@ -28,6 +28,7 @@ from airctl.render.style import (
     NODE_STROKE,
     STATUS_STROKE,
     collective_note,
+    node_tooltip,
     stream_fills,
     stream_label,
 )
@@ -78,17 +79,9 @@ def dot_source(graph: Graph, status: dict[str, str] | None = None, cluster: str 
 
     def node_line(i: int) -> str:
         n = graph.nodes[i]
-        tip = f"{n.name}\nop: {n.op}\nstream: {stream_label(n.stream)}"
-        if streams[i] != n.stream:
-            tip += f"\nopens stream: {stream_label(streams[i])}"
-        if collective_note(n.op):
-            tip += f"\n{collective_note(n.op)}"
-        if n.module:
-            tip += f"\nmodule: {n.module}"
-        if n.source:
-            tip += f"\nsource: {n.source}"
+        opens = [f"opens stream: {stream_label(streams[i])}"] if streams[i] != n.stream else []
         attrs = [f"label={quote(n.op + chr(10) + n.name)}", f'fillcolor="{fills[streams[i]]}"',
-                 f"tooltip={quote(tip)}"]
+                 f"tooltip={quote(node_tooltip(n, *opens))}"]
         if collective_note(n.op):
             attrs += [f'color="{COLLECTIVE_STROKE}"', "peripheries=2"]
         st = status.get(n.name)

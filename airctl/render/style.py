@@ -11,6 +11,11 @@ double outline and their kind in the tooltip, wherever they sit.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from airctl.graph.model import Node
+
 DEFAULT_STREAM_FILL = "#e9ecef"
 STREAM_FILLS = ("#9ecae1", "#fdd49e", "#c7e9c0", "#dadaeb", "#fcbba1", "#fff3a0", "#c6dbef", "#d9f0d3",
                 "#f2d7ee", "#ffe0b2")
@@ -46,3 +51,17 @@ def stream_fills(streams: list[str | None]) -> dict[str | None, str]:
 
 def stream_label(stream: str | None) -> str:
     return "default stream" if stream is None else stream
+
+
+def node_tooltip(node: Node, *more: str) -> str:
+    """A node's tooltip in every picture, a line each: name, op, stream, ``more`` (dot: the stream a
+    scope_enter opens), its collective kind, module and source line."""
+    parts = [node.name, f"op: {node.op}", f"stream: {stream_label(node.stream)}", *more]
+    note = collective_note(node.op)
+    if note:
+        parts.append(note)
+    if node.module:
+        parts.append(f"module: {node.module}")
+    if node.source:
+        parts.append(f"source: {node.source}")
+    return "\n".join(parts)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from airctl.graph.model import Graph, Node
+from airctl.graph.model import Graph
 from airctl.render.layout import layered_layout
 from airctl.render.order import program_order, stream_scopes
 from airctl.render.style import (
@@ -23,6 +23,7 @@ from airctl.render.style import (
     NODE_STROKE,
     STATUS_STROKE,
     collective_note,
+    node_tooltip,
     stream_fills,
     stream_label,
 )
@@ -36,17 +37,6 @@ def indexed_edges(graph: Graph) -> tuple[dict[str, int], list[tuple[int, int, st
     """Node name -> index, and edges as (src index, dst index, kind)."""
     index = {n.name: i for i, n in enumerate(graph.nodes)}
     return index, [(index[e.src], index[e.dst], e.kind) for e in graph.edges()]
-
-
-def _tooltip(node: Node) -> str:
-    parts = [node.name, f"op: {node.op}", f"stream: {stream_label(node.stream)}"]
-    if collective_note(node.op):
-        parts.append(collective_note(node.op))
-    if node.module:
-        parts.append(f"module: {node.module}")
-    if node.source:
-        parts.append(f"source: {node.source}")
-    return "\n".join(parts)
 
 
 def _legend(fills: dict[str | None, str], used: list[str | None], statuses: set[str], x0: float, y0: float
@@ -145,7 +135,7 @@ def svg_text(graph: Graph, status: dict[str, str] | None = None) -> str:
         if st == "removed":
             extra += ' stroke-dasharray="5,3" opacity="0.75"'
         parts.append(
-            f'<g><title>{esc(_tooltip(node))}</title>'
+            f'<g><title>{esc(node_tooltip(node))}</title>'
             f'<rect x="{x:.0f}" y="{y:.0f}" width="{W:.0f}" height="{H:.0f}" rx="5" fill="{fills[streams[i]]}" '
             f'stroke="{stroke}"{extra}/>'
             f'<text x="{xs[i]:.0f}" y="{y + 15:.0f}" font-weight="bold">{esc(clip(node.op))}</text>'
