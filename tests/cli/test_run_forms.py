@@ -74,6 +74,9 @@ COSTLY = {"apply": ["none", "--run part", "--run latest~0"], "profile": ["none",
 # took the run's model, pass file and mode (the whole bisect is tests/pipeline/test_bisect.py's)
 FIRST_STEP_ONLY = ["--max-compiles", "1"]
 WRITES_RUNS = {"apply", "profile"}
+# passes suggest predicts, searches and applies its plan at every form: these forms in the suite, its others are
+# sweeps (--sweeps)
+SUGGEST_FORMS = ["none", "latest", "folder", "--run part"]
 GRID = [(c, f) for c in COMMANDS for f in COSTLY.get(c, FORMS)]
 
 
@@ -85,7 +88,10 @@ def _value(form: str, run_id: str, cwd: Path) -> list[str]:
     return [] if value is None else [*([option] if option else []), value]
 
 
-@pytest.mark.parametrize(("command", "form"), GRID, ids=[f"{c}-{f.replace(' ', '')}" for c, f in GRID])
+@pytest.mark.parametrize(("command", "form"), [
+    pytest.param(c, f, id=f"{c}-{f.replace(' ', '')}",
+                 marks=pytest.mark.sweep if c == "suggest" and f not in SUGGEST_FORMS else ())
+    for c, f in GRID])
 def test_every_run_command_takes_every_form(failing_run: tuple[Path, str], tmp_path: Path, command: str,
                                             form: str) -> None:
     cwd, run_id = failing_run

@@ -115,7 +115,9 @@ def test_a_warm_commands_ledger_equals_a_cold_ones(tmp_path: Path, warm_process:
     if "transformers" in str(command[1]):
         pytest.importorskip("transformers")
     ledgers = {}
-    for side, env in (("cold", {**os.environ, "AIRCTL_WARM": "0"}), ("warm", warm_env(warm_process.folder))):
+    small = {"AIRCTL_TWO_CHAINS_N": "64", "AIRCTL_TWO_CHAINS_DEPTH": "4"}  # two_chains.py, smaller: a quicker compile
+    for side, env in (("cold", {**os.environ, "AIRCTL_WARM": "0", **small}),
+                      ("warm", warm_env(warm_process.folder, **small))):
         before = forked(warm_process)
         proc = console([*command, "--mode", mode, "--backend", "sim", "--out", tmp_path / side], tmp_path, env)
         out, err = proc.communicate(timeout=300)
@@ -129,7 +131,8 @@ def test_a_warm_commands_ledger_equals_a_cold_ones(tmp_path: Path, warm_process:
     assert cold["index"] == warm["index"]  # stages, nodes, findings, dumps, passes
 
 
-@pytest.mark.parametrize("side", ["warm", "cold"])
+# cold: a sweep (--sweeps); the suite checks --json of a command in a process of its own in tests/cli/test_json.py
+@pytest.mark.parametrize("side", ["warm", pytest.param("cold", marks=pytest.mark.sweep)])
 def test_json_is_the_ledgers_index_and_nothing_else(tmp_path: Path, warm_process: WarmProcess, side: str) -> None:
     env = warm_env(warm_process.folder, **({"AIRCTL_WARM": "0"} if side == "cold" else {}))
     before = forked(warm_process)
@@ -143,9 +146,14 @@ def test_json_is_the_ledgers_index_and_nothing_else(tmp_path: Path, warm_process
     assert err == "" if side == "warm" else True  # nothing of the warm process's own reaches the caller
 
 
-@pytest.mark.parametrize("side", ["warm", "cold"])
-@pytest.mark.parametrize("signum, code, status", [(signal.SIGINT, 130, "interrupted"),
-                                                  (signal.SIGTERM, 143, "terminated")], ids=["ctrl-c", "sigterm"])
+# SIGTERM to a cold command: a sweep (--sweeps); Ctrl-C keeps the cold side in the suite, and
+# tests/run/test_lifecycle.py sends SIGTERM to fresh interpreters in their imports and to commands at every phase
+@pytest.mark.parametrize("signum, code, status, side", [
+    pytest.param(signum, code, status, side, id=f"{name}-{side}",
+                 marks=pytest.mark.sweep if (name, side) == ("sigterm", "cold") else ())
+    for name, signum, code, status in (("ctrl-c", signal.SIGINT, 130, "interrupted"),
+                                       ("sigterm", signal.SIGTERM, 143, "terminated"))
+    for side in ("warm", "cold")])
 def test_a_signal_to_the_command_ends_its_run_as_cold(tmp_path: Path, warm_process: WarmProcess, side: str,
                                                       signum: int, code: int, status: str) -> None:
     """The signal goes to the console's process group, as a terminal's Ctrl-C or ``kill`` does: warm,

@@ -59,6 +59,7 @@ IMPORT_EXEMPT = {
     "TORCHINDUCTOR_CACHE_DIR",  # read when the cache is first used, and then set by torch itself
     "PYTHONPATH",  # compared as the folders it names (:func:`key`)
     "PYTHONUNBUFFERED",  # the child's streams are made as the caller's environment says
+    "PYTHON",  # Python reads PYTHON<NAME> only; scripts use the bare name for an interpreter (a repro's run.sh)
 }
 
 

@@ -15,6 +15,8 @@ def test_only_variables_read_at_start_need_another_warm_process() -> None:
     assert place.differs({**base, "TORCH_COMPILE_DEBUG": "1"}, base) == ["TORCH_COMPILE_DEBUG"]
     assert place.differs({**base, "TORCHDYNAMO_VERBOSE": "1"}, base) == ["TORCHDYNAMO_VERBOSE"]
     assert place.differs({**base, "PYTHONHASHSEED": "0", "LANG": "C"}, base) == ["LANG", "PYTHONHASHSEED"]
+    # a repro's run.sh names its interpreter PYTHON, a name Python itself never reads
+    assert place.differs({**base, "PYTHON": "/usr/bin/python3"}, base) == []
     # torch sets its cache folder in the test process on first use and reads it only then
     assert place.differs({**base, "TORCHINDUCTOR_CACHE_DIR": "/tmp/torchinductor_x"}, base) == []
     assert place.differs({**base, "AIRCTL_OUT": "/tmp/runs", "PATH": "/usr/bin", "AIRCTL_WARM": "0"}, base) == []
