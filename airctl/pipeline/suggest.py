@@ -264,7 +264,7 @@ def _apply_from(req: SuggestRequest, ledger: Ledger, mode: Mode, say: Callable[[
     target = req.every.target(path, mode=mode, entry=req.entry or model.get("entry"),
                               passes_file=Path(str(req.from_file)))
     with keeping_current(req.out_dir):  # a step of the search, not a run the user made
-        result = apply_passes(target, out=req.out_dir, plan=True, with_diff=False)
+        result = apply_passes(target, out=req.out_dir, plan=True, with_diff=False, incremental=True)
     if result.error is not None:
         raise result.error
     assert result.ledger_dir is not None
@@ -302,7 +302,7 @@ def _ledger(req: SuggestRequest, say: Callable[[str], None]) -> tuple[Path, str]
         target = req.every.target(src, mode=req.mode or Mode.MAX_AUTOTUNE, entry=req.entry)
         with keeping_current(req.out_dir):  # the single-stream graph it plans on is not the user's next run
             result = compile_model(CompileRequest(target, out_dir=req.out_dir, stop_after_passes=True,
-                                                  command="passes suggest"))
+                                                  command="passes suggest", incremental=True))
         if result.error is not None:
             raise result.error
         return Path(result.ledger_dir), src.stem

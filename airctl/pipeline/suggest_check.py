@@ -47,14 +47,15 @@ class Confirmed:
 
 def confirm(passes_file: Path, model: Path, mode: Mode, times: str, *, out_dir: Path, every: EveryMode,
             entry: str | None, device: str | None, say: Callable[[str], None]) -> Confirmed:
-    """Apply ``passes_file`` to ``model`` (a full apply that does not become the current run) and predict
-    it with ``--compare``."""
+    """Apply ``passes_file`` to ``model`` (an apply that does not become the current run) and predict
+    it with ``--compare``. The apply is incremental (docs/incremental.md): it starts from a graph a run of
+    ``out_dir`` kept, or keeps its own, so the user's next ``passes apply`` of the file skips Dynamo and AOT."""
     from airctl.pipeline.apply import apply_passes
     from airctl.pipeline.predict import PredictRequest, predict
     say("applying the suggestion to check it…")
     target = every.target(model, mode=mode, entry=entry, passes_file=passes_file)
     with keeping_current(out_dir):
-        result = apply_passes(target, out=out_dir, plan=False, with_diff=False, report=False)
+        result = apply_passes(target, out=out_dir, plan=False, with_diff=False, report=False, incremental=True)
     if result.error is not None:
         raise result.error
     assert result.ledger_dir is not None

@@ -185,6 +185,25 @@ def test_a_kept_graph_never_makes_a_module_import() -> None:
     assert "antigravity" not in sys.modules
 
 
+def test_a_collectives_op_packet_in_source_fn_stack_comes_back_as_the_packet() -> None:
+    """A collective's ``source_fn_stack`` names its op's packet, whose ``__module__`` is no module."""
+    import torch
+    import torch.distributed  # noqa: F401 - registers the _c10d_functional ops, as a model using them has
+
+    gm = _aot_like_graph()
+    packet = torch.ops._c10d_functional.all_reduce
+    node = next(n for n in gm.graph.nodes if n.op == "call_function")
+    node.meta["source_fn_stack"] = [("all_reduce", packet)]
+    data, constants = encode(gm, "")
+    raw = next(n for n in data["nodes"] if n["name"] == node.name)["meta"]["source_fn_stack"]
+    assert raw == [["all_reduce", "op", "_c10d_functional::all_reduce", ""]]
+    again = decode(data, torch.nn.Module(), constants, "")
+    assert next(n for n in again.graph.nodes if n.name == node.name).meta["source_fn_stack"] == [("all_reduce", packet)]
+    raw[0][2] = "no_such_ns::op"  # an op this torch lacks: a full compile, nothing imported
+    with pytest.raises(Unsupported, match="no op no_such_ns::op"):
+        decode(data, torch.nn.Module(), constants, "")
+
+
 def test_an_op_that_is_not_aten_is_refused() -> None:
     import torch
 

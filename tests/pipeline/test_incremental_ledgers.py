@@ -25,7 +25,8 @@ pytestmark = pytest.mark.slow
 
 MODES = ["max-autotune", "reduce-overhead", "npugraph_ex"]  # npugraph_ex last: see the fixture imported above
 SCOPES = {"llama": ("layers.*.mlp", "layers.*"),
-          "transformers/bert": ("encoder.layer.*.intermediate", "encoder.layer.*")}
+          "transformers/bert": ("encoder.layer.*.intermediate", "encoder.layer.*"),
+          "ddp_overlap": ("layers.*.up", "layers.*")}  # collectives: their ops' packets in source_fn_stack
 TINY = '''import os
 
 import torch
@@ -201,10 +202,12 @@ def test_a_profile_always_compiles_in_full(tmp_path: Path) -> None:
 
 
 # -- equal ledgers, every mode (last in this file: npugraph_ex's compiles go last) --------------------
-# every mode on the Llama fixture and BERT in reduce-overhead in the suite; BERT's other modes are sweeps (--sweeps)
+# every mode on the Llama fixture and BERT in reduce-overhead in the suite; BERT's other modes and the collectives
+# model are sweeps (--sweeps)
 @pytest.mark.parametrize(("mode", "model"), [
-    (m, model) if model == "llama" or m == "reduce-overhead" else pytest.param(m, model, marks=pytest.mark.sweep)
-    for m in MODES for model in ("llama", "transformers/bert")])
+    (m, model) if model == "llama" or (m, model) == ("reduce-overhead", "transformers/bert")
+    else pytest.param(m, model, marks=pytest.mark.sweep)
+    for m in MODES for model in ("llama", "transformers/bert", "ddp_overlap")])
 def test_an_incremental_apply_writes_the_full_applys_ledger(tmp_path: Path, model: str, mode: str) -> None:
     passes = _scope(tmp_path / "scope.yaml", model)
     settings = dict(mode=mode, passes_file=passes, command="passes apply")

@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 from airctl.cli.app import build_app
 from airctl.ledger.reader import Ledger
 from airctl.pipeline.apply import apply_passes
+from airctl.pipeline.incremental.keep import KEPT
 from airctl.pipeline.predict import load_times
 from airctl.pipeline.suggest import NOTHING, SuggestRequest, suggest
 from airctl.pipeline.target import EveryMode, Target
@@ -132,8 +133,11 @@ def test_every_suggested_file_applies_matches_eager_and_is_race_free(tmp_path: P
     assert out.passes_file is not None and out.passes_file.is_file(), out.to_json()
     assert out.suggested_us < out.single_us
     target = Target(MODELS / model, mode=mode, backend="sim", passes_file=out.passes_file)
-    result = apply_passes(target, out=tmp_path / "runs")
+    result = apply_passes(target, out=tmp_path / "runs", incremental=True)  # as `airctl passes apply` does
     assert result.error is None, result.error
+    # the check kept its pre-pass graph: the user's apply of the file starts from it (docs/incremental.md)
+    assert out.confirmed is not None and (out.confirmed.ledger / KEPT).is_file()
+    assert (result.index.to_json().get("incremental") or {}).get("from") == out.confirmed.ledger.name
     assert result.execution and result.execution["matches_eager"] is True
     assert result.execution.get("races") == []
     for g in _graphs(result.ledger_dir, last=True):

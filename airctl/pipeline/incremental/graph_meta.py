@@ -20,6 +20,7 @@ from airctl.pipeline.incremental.graph_values import (
     encode_value,
     op_name,
     op_of,
+    packet_of,
     resolve,
     val_check,
 )
@@ -35,6 +36,8 @@ def _qualified(obj: Any, script: str = "") -> list[str]:
 
 
 def encode_meta(node: Any, script: str) -> dict[str, Any]:
+    import torch
+
     meta = node.meta
     out: dict[str, Any] = {"keys": list(meta)}
     for key, v in meta.items():
@@ -45,7 +48,8 @@ def encode_meta(node: Any, script: str) -> dict[str, Any]:
         elif key == "nn_module_stack":
             out[key] = [[k, path, *_qualified(cls, script)] for k, (path, cls) in v.items()]
         elif key == "source_fn_stack":
-            out[key] = [[name, "str", fn, ""] if isinstance(fn, str) else [name, "obj", *_qualified(fn, script)]
+            out[key] = [[name, "str", fn, ""] if isinstance(fn, str) else [name, "op", fn._qualified_op_name, ""]
+                        if isinstance(fn, torch._ops.OpOverloadPacket) else [name, "obj", *_qualified(fn, script)]
                         for name, fn in v]
         elif key == "original_aten":
             out[key] = op_name(v)
@@ -123,7 +127,7 @@ def decode_meta(raw: dict[str, Any], model: Any, script: str) -> dict[str, Any]:
         if key == "nn_module_stack":
             meta[key] = {k: (path, _module_class(model, path, mod, qual, script)) for k, path, mod, qual in v}
         elif key == "source_fn_stack":
-            meta[key] = [(name, mod if kind == "str" else resolve(mod, qual, script)) for name, kind, mod, qual in v]
+            meta[key] = [(name, _source_fn(kind, mod, qual, script)) for name, kind, mod, qual in v]
         elif key == "original_aten":
             meta[key] = op_of(v) if v is not None else None
         elif key == "from_node":
@@ -135,6 +139,13 @@ def decode_meta(raw: dict[str, Any], model: Any, script: str) -> dict[str, Any]:
         else:
             meta[key] = v
     return meta
+
+
+def _source_fn(kind: str, module: str, qualname: str, script: str) -> Any:
+    """A ``source_fn_stack`` entry's function: a name (``str``), an op's packet (``op``), else an object."""
+    if kind == "str":
+        return module
+    return packet_of(module) if kind == "op" else resolve(module, qualname, script)
 
 
 def _module_class(model: Any, path: str, module: str, qualname: str, script: str) -> type:

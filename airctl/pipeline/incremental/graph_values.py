@@ -55,6 +55,18 @@ def op_of(name: str) -> Any:
     return target
 
 
+def packet_of(name: str) -> Any:
+    """``_c10d_functional::all_reduce`` -> ``torch.ops._c10d_functional.all_reduce`` (an op's overload packet,
+    as ``source_fn_stack`` names a collective: its ``__module__`` is no module one could import)."""
+    import torch
+
+    ns, _, op = name.partition("::")
+    packet = getattr(getattr(torch.ops, ns), op, None)
+    if not isinstance(packet, torch._ops.OpOverloadPacket):
+        raise Unsupported(f"no op {name} in this torch")
+    return packet
+
+
 def encode_value(v: Any) -> Any:
     import torch
 
