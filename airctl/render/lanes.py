@@ -147,9 +147,10 @@ def build_lanes(graph: Graph, mode: Mode = Mode.MAX_AUTOTUNE, findings: Iterable
     """The lane view of ``graph`` under ``mode`` (see the module docstring); linear in nodes plus edges."""
     if fold is not None and fold not in FOLDS:
         raise AirctlError(f"cannot fold the lane view by {fold!r}", hint=f"choose one of: {', '.join(FOLDS)}")
+    asked = Mode.parse(mode)
     with gc_paused():  # many small lists, no cycles: see airctl.io.gc_pause
-        view = _build(graph, Mode.parse(mode).semantics, findings, fold, depth)
-    if Mode.parse(mode).is_npugraph_ex:
+        view = _build(graph, asked.semantics, findings, fold, depth)
+    if asked.is_npugraph_ex:
         view.mode = Mode.NPUGRAPH_EX  # drawn with aclgraph's semantics, labelled with the mode asked for
     return view
 

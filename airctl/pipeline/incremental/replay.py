@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from airctl.io.compressed import read_bytes
-from airctl.io.gc_pause import gc_paused
 from airctl.pipeline.incremental.graph_codec import Unsupported, check_vals, decode
 from airctl.pipeline.incremental.graph_values import decode_value
 from airctl.pipeline.incremental.keep import CONSTANTS, FORMAT, KEPT, VERSION
@@ -69,8 +68,7 @@ def find(out_dir: Path, key: dict[str, Any]) -> tuple[Found | None, str]:
             closest = closest or f"{run.name}'s kept graph is refused: {refused}"
             continue
         try:
-            with gc_paused():  # a graph's worth of small objects, no cycles (airctl/io/gc_pause.py)
-                data = json.loads(read_bytes(path)) if path.stat().st_size <= MAX_KEPT_BYTES else {}
+            data = json.loads(read_bytes(path)) if path.stat().st_size <= MAX_KEPT_BYTES else {}
         except (OSError, ValueError) as e:
             closest = closest or f"{run.name}'s kept graph does not read: {e}"
             continue
@@ -136,14 +134,12 @@ def compiled_model(found: Found, loaded: Any, config: Any, session: Any) -> Any:
     data, model = found.data, loaded.model
     args, kwargs = split_inputs(loaded.inputs)
     real = _flat_args(data, model, args, kwargs)
-    # thousands of nodes and values made at once: no collection walks the whole heap meanwhile (airctl/io/gc_pause.py)
-    with gc_paused():
-        gm = decode(data["graph"], model, _constants(found.run, data["graph"]), getattr(loaded.module, "__name__", ""))
-        fake_mode = FakeTensorMode(shape_env=ShapeEnv())
-        fakes = [fake_mode.from_tensor(t, static_shapes=True) for t in real]
-        if data["phase"] == "forward":  # AOT's forward graph takes its inputs detached
-            fakes = [f.detach() if f.requires_grad else f for f in fakes]
-        check_vals(gm, data["graph"], fakes)
+    gm = decode(data["graph"], model, _constants(found.run, data["graph"]), getattr(loaded.module, "__name__", ""))
+    fake_mode = FakeTensorMode(shape_env=ShapeEnv())
+    fakes = [fake_mode.from_tensor(t, static_shapes=True) for t in real]
+    if data["phase"] == "forward":  # AOT's forward graph takes its inputs detached
+        fakes = [f.detach() if f.requires_grad else f for f in fakes]
+    check_vals(gm, data["graph"], fakes)
     if data.get("compiler_module") not in COMPILER_MODULES:
         raise Unsupported(f"no FX compiler {data.get('compiler_module')!r}")
 
