@@ -83,6 +83,10 @@ def run(argv: list[str] | None = None, whole_process: bool = False) -> NoReturn:
             _end_served(served, ending)
     from airctl.pipeline.run.boundary import exit_leaving_threads, running_threads
 
+    if whole_process:  # a compile's garbage is never walked after its last compile (airctl/io/gc_pause.py)
+        from airctl.io.gc_pause import process_ends_with_command
+
+        process_ends_with_command()
     before = running_threads()
     code: Any = 0
     late: KeyboardInterrupt | None = None

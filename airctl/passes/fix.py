@@ -170,19 +170,28 @@ def _slug(node: Node) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", f"{owner}-{op}").strip("-").lower() or "node"
 
 
-def _scope_record(graph: Graph, producer: Node, consumer: Node) -> str | None:
-    """The pass whose record (a scope's own, or a record pass) is the latest of that pass before
-    ``consumer``, on ``producer``'s stream and after it: a wait on it orders ``consumer`` after ``producer``."""
-    position = {n.name: i for i, n in enumerate(graph.nodes)}
-    latest: dict[str, Node] = {}
-    for n in graph.nodes[: position[consumer.name]]:
-        made = n.meta.get("pass")
-        if made and is_stream_op(n.op, "record"):
-            latest[made] = n
-    for made, record in latest.items():
-        if record.stream == producer.stream and position[record.name] > position[producer.name]:
-            return made
-    return None
+class _Records:
+    """A plan graph's nodes by position, and the record ops the pass file's passes put in it: found
+    once per graph, as every race of a plan (hundreds on a deep model) asks the same question."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.position = {n.name: i for i, n in enumerate(graph.nodes)}
+        self.records = [(i, n) for i, n in enumerate(graph.nodes)
+                        if n.meta.get("pass") and is_stream_op(n.op, "record")]
+
+    def scope_record(self, producer: Node, consumer: Node) -> str | None:
+        """The pass whose record (a scope's own, or a record pass) is the latest of that pass before
+        ``consumer``, on ``producer``'s stream and after it: a wait on it orders ``consumer`` after ``producer``."""
+        before, after = self.position[consumer.name], self.position[producer.name]
+        latest: dict[str, tuple[int, Node]] = {}
+        for i, n in self.records:
+            if i >= before:
+                break
+            latest[n.meta["pass"]] = (i, n)
+        for made, (i, record) in latest.items():
+            if record.stream == producer.stream and i > after:
+                return made
+        return None
 
 
 def plan_fix(graphs: dict[str, Graph], races: list[tuple[str, str, str, Mode]], *, names: set[str],
@@ -193,13 +202,14 @@ def plan_fix(graphs: dict[str, Graph], races: list[tuple[str, str, str, Mode]], 
     plan = FixPlan()
     infos = {gid: _infos(g) for gid, g in graphs.items()}
     by_name = {gid: {n.name: n for n in g.nodes} for gid, g in graphs.items()}
+    recorded = {gid: _Records(g) for gid, g in graphs.items()}
     grouped: dict[Any, list[tuple[str, Node, Node, Mode]]] = {}
     for gid, first, second, mode in races:
         p, c = by_name[gid].get(first), by_name[gid].get(second)
         if p is None or c is None:
             plan.unclosed.append(f"{gid}: {second} reads {first} (node not in the plan graph)")
             continue
-        on = _scope_record(graphs[gid], p, c)
+        on = recorded[gid].scope_record(p, c)
         grouped.setdefault((_signature(c), on or _signature(p)), []).append((gid, p, c, mode))
     used = set(names)
     records: dict[Any, str] = {}

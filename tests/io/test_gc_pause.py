@@ -16,8 +16,7 @@ def _collector_on():
     was = gc.isenabled()
     gc.enable()
     yield
-    if not was:
-        gc.disable()
+    (gc.enable if was else gc.disable)()  # as it was, also after a test that left it held
 
 
 def test_the_collector_is_off_inside_and_back_after_nested_pauses() -> None:
@@ -100,6 +99,42 @@ def test_a_settled_pause_hands_its_objects_to_the_oldest_generation_unwalked() -
 
 def test_a_settled_pause_leaves_a_frozen_heap_frozen() -> None:
     assert _settle(True, freeze=True) == "True [1] True"
+
+
+def test_a_held_pause_keeps_the_collector_off_until_the_next_compile_collects(monkeypatch) -> None:
+    import weakref
+
+    from airctl.io import gc_pause
+
+    monkeypatch.setattr(gc_pause, "_ends_with_command", True)  # as the console script says of its process
+    monkeypatch.setattr(gc_pause, "_held", False)
+    with gc_paused(hold=True):  # a compile
+        pass
+    assert not gc.isenabled()  # held: the command prints its result and ends without a collection
+    with gc_paused():  # a background writer's pause meanwhile does not turn it on
+        pass
+    assert not gc.isenabled()
+
+    class Cycle:
+        pass
+
+    garbage = Cycle()
+    garbage.me = garbage
+    gone = weakref.ref(garbage)
+    del garbage
+    assert gone() is not None  # waits, as it would inside a pause
+    with gc_paused(hold=True):  # the next compile begins with the young collection owed
+        assert gone() is None and not gc.isenabled()
+    assert not gc.isenabled()  # and ends held in its turn
+
+
+def test_hold_is_a_plain_pause_in_a_process_that_goes_on(monkeypatch) -> None:
+    from airctl.io import gc_pause
+
+    monkeypatch.setattr(gc_pause, "_ends_with_command", False)  # a test, a library caller
+    with gc_paused(hold=True):
+        assert not gc.isenabled()
+    assert gc.isenabled()
 
 
 def test_a_pause_not_asked_for_leaves_the_collector_alone() -> None:

@@ -102,22 +102,18 @@ def _base_config(torchair: Any, req: CompileRequest, ledger: LedgerWriter, backe
 def compile_model(req: CompileRequest, progress: Progress | None = None) -> CompileResult:
     """Compile, run and check ``req.target.model_path`` into a new ledger (see the module)."""
     model = model_record(Path(req.target.model_path), req.target.entry)
-    origin: dict[str, Any] = {}  # what made the run (airctl passes apply/profile with no model reuse it)
-    if req.target.passes_file:
-        origin["passes_resolved"] = str(Path(req.target.passes_file).resolve())
-    if req.command_line:
-        origin["command_line"] = list(req.command_line)
-    if req.bisect is not None:
-        origin["bisect"] = req.bisect
+    origin = {"passes_resolved": str(Path(req.target.passes_file).resolve()) if req.target.passes_file else None,
+              "command_line": list(req.command_line) if req.command_line else None,
+              "bisect": req.bisect, "seed": req.target.seed}
+    origin = {k: v for k, v in origin.items() if v is not None}  # what made the run (passes apply/profile reuse it)
     rank = req.rank
-    if req.target.seed is not None:
-        origin["seed"] = req.target.seed
     passes = str(req.target.passes_file) if req.target.passes_file is not None else None
     fields = dict(command=req.command, mode=req.target.mode, model=model, passes=passes, **origin,
                   **(rank.fields if rank is not None else {}))
     # no cyclic collection during the compile (airctl/io/gc_pause.py: "A compile"): its garbage waits for the end
     with Run.of(req.out_dir, Path(req.target.model_path).stem, rank.root if rank else None,
-                what=f"the model script {req.target.model_path}", **fields) as run, torch_state_kept(), gc_paused():
+                what=f"the model script {req.target.model_path}", **fields) as run, torch_state_kept(), \
+            gc_paused(hold=True):
         result = _Compile(req, run, model, progress).execute()
     from airctl.pipeline.compile.known_causes import explain_mismatch
 
