@@ -135,9 +135,9 @@ def _pass_error(hooks: PassHooks, error: AirctlError | None) -> AirctlError | No
 
 def apply_passes(target: Target, *, out: Path = Path("airctl-runs"), plan: bool = False, with_diff: bool = True,
                  progress: Any = None, report: bool = True, command_line: list[str] | None = None,
-                 incremental: bool = False) -> ApplyResult:
+                 incremental: bool = False, kept_in: Path | None = None) -> ApplyResult:
     """Compile ``target`` with the passes of its ``passes_file`` (see the module); ``incremental``: from a
-    pre-pass graph a run of ``out`` kept, where one fits (pipeline/incremental)."""
+    pre-pass graph a run of ``out`` (or of ``kept_in``) kept, where one fits (pipeline/incremental)."""
     from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
     pass_file, mode = _pass_file(target), target.mode
@@ -147,7 +147,7 @@ def apply_passes(target: Target, *, out: Path = Path("airctl-runs"), plan: bool 
         return ApplyResult(pass_file, _failed_ledger(out, target.model_path, mode, pass_file, e), "failed", error=e,
                            plan=plan, mode=mode)
     request = CompileRequest(target, out_dir=out, hooks=hooks, command=COMMAND, stop_after_passes=plan,
-                             report=report, command_line=command_line, incremental=incremental)
+                             report=report, command_line=command_line, incremental=incremental, kept_in=kept_in)
     result = compile_model(request, progress=progress)
     error = _pass_error(hooks, result.error)
     if error is not None and error is not result.error and result.session is not None:

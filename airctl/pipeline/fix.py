@@ -41,7 +41,7 @@ class FixResult:
     races: int
     passes: list[Any] = field(default_factory=list)  # FixPass
     unclosed: list[str] = field(default_factory=list)
-    checks: dict[str, dict[str, Any]] = field(default_factory=dict)  # mode -> {errors, first, ledger}
+    checks: dict[str, dict[str, Any]] = field(default_factory=dict)  # mode -> {errors, first, incremental_from}
     yaml: str = ""
 
     @property
@@ -192,13 +192,16 @@ def fix_passes(run: str | Path | None, out: Path, output: Path | None = None, *,
     output.write_text(result.yaml)
     result.output = output
     if check:
-        result.checks = check_modes(output, index, progress=progress, every=every)
+        result.checks = check_modes(output, index, progress=progress, every=every, kept_in=root.parent)
     return result
 
 
-def check_modes(pass_file: Path, index: Any, *, progress: Any = None,
-                every: EveryMode | None = None) -> dict[str, dict[str, Any]]:
-    """``pass_file`` applied (up to the passes) in every mode, each plan graph verified in that mode."""
+def check_modes(pass_file: Path, index: Any, *, progress: Any = None, every: EveryMode | None = None,
+                kept_in: Path | None = None) -> dict[str, dict[str, Any]]:
+    """``pass_file`` applied (up to the passes) in every mode, each plan graph verified in that mode. Each
+    apply writes to a scratch folder, and starts from a pre-pass graph a run of ``kept_in`` (the fixed
+    run's folder) kept under its key, where one does (the run's own mode, unless it was traced again
+    since): ``incremental_from`` names that run (docs/incremental.md)."""
     from airctl.ledger.reader import Ledger
     from airctl.pipeline.apply import apply_passes
     model = Path((index.model or {}).get("resolved") or (index.model or {}).get("path"))
@@ -210,14 +213,17 @@ def check_modes(pass_file: Path, index: Any, *, progress: Any = None,
             if progress is not None:
                 progress(f"checking {pass_file.name} in {mode}")
             target = settings.target(model, mode=mode, entry=(index.model or {}).get("entry"), passes_file=pass_file)
-            applied = apply_passes(target, out=scratch / mode.value, plan=True, with_diff=False, report=False)
+            applied = apply_passes(target, out=scratch / mode.value, plan=True, with_diff=False, report=False,
+                                   incremental=kept_in is not None, kept_in=kept_in)
+            start = {"incremental_from": ((applied.index.incremental or {}).get("from")
+                                          if applied.index is not None else None)}
             if applied.error is not None:
-                checks[mode.value] = {"errors": 1, "first": applied.error.message}
+                checks[mode.value] = {"errors": 1, "first": applied.error.message, **start}
                 continue
             races, others = plan_races(_plan_graphs(Ledger.open(applied.ledger_dir)))
             mine = [r for r in races if r[3] == mode]
             checks[mode.value] = {"errors": len(mine) + len([o for o in others if f"({mode})" in o]),
-                            "first": f"{mine[0][2]} reads {mine[0][1]}" if mine else None}
+                                  "first": f"{mine[0][2]} reads {mine[0][1]}" if mine else None, **start}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return checks

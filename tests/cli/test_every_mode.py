@@ -9,6 +9,7 @@ fails before TorchAir runs. ``passes fix`` needs a racy run to fix: it is compil
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -95,5 +96,12 @@ def test_passes_fix_checks_with_the_seed_and_backend_it_was_given(targets: list[
     assert all(t.seed == 7 and t.backend is BackendName.NPU for t in checked)
     assert "npu" in fixed.output and fixed.exit_code == 1
     targets.clear()
-    CliRunner().invoke(app, ["passes", "fix", "--runs", str(runs), "-o", str(tmp_path / "again.yaml")])
+    again = CliRunner().invoke(app, ["passes", "fix", "--runs", str(runs), "-o", str(tmp_path / "again.yaml"),
+                                     "--json"])
     assert {(t.seed, t.backend) for t in _honoured(targets, MODEL)} == {(3, BackendName.SIM)}  # the run's own
+    # with the run's own settings, its mode's check starts from the pre-pass graph the run kept (not the
+    # other modes': the mode is part of the key), though it writes to a scratch folder
+    [run] = [p.name for p in runs.iterdir() if (p / "index.json").is_file()]  # the compile's, the only one
+    checks = json.loads(again.stdout)["checks"]
+    assert {m: c["incremental_from"] for m, c in checks.items()} == {
+        "max-autotune": None, "reduce-overhead": run, "npugraph_ex": None}, again.output

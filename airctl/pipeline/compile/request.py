@@ -55,6 +55,7 @@ class CompileRequest:
     # a loop command (passes apply, compile): start from a kept pre-pass graph of --out when the key
     # matches, else compile in full and keep one (pipeline/incremental, docs/incremental.md)
     incremental: bool = False
+    kept_in: Path | None = None  # incremental: whose runs' kept graphs to start from (None: out_dir's; passes fix)
 
     @classmethod
     def of(cls, model_path: Path | str, **settings: Any) -> CompileRequest:

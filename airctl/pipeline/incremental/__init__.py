@@ -76,7 +76,7 @@ class Incremental:
             self.why_full = f"its key could not be computed ({type(e).__name__}: {e})"
             self._tell(f"incremental apply off: {self.why_full}; compiling in full")
             return self
-        found, why = find(Path(req.out_dir), key)
+        found, why = find(Path(req.kept_in or req.out_dir), key)
         if found is not None:
             self.found = found
             self._tell(f"incremental: starting from {found.run.name}'s pre-pass graph (Dynamo and AOT skipped)")
