@@ -83,17 +83,19 @@ def gc_paused(pause: bool = True, settle: bool = False, hold: bool = False) -> I
     if not pause:
         yield
         return
+    owed = False
     with _lock:
         if _depth == 0:
             if _held and hold:  # the next compile: first the young collection the last one's pause owes
-                _held = False
-                gc.collect(1)
+                _held, owed = False, True
             elif not _held:
                 _resume = gc.isenabled()
             _settle, _hold = settle, hold and _ends_with_command
             gc.disable()
         _depth += 1
     try:
+        if owed:  # outside the lock: a finalizer the collection runs may pause in its turn
+            gc.collect(1)
         yield
     finally:
         with _lock:

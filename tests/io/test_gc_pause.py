@@ -128,6 +128,36 @@ def test_a_held_pause_keeps_the_collector_off_until_the_next_compile_collects(mo
     assert not gc.isenabled()  # and ends held in its turn
 
 
+FINALIZER = """
+import gc
+from airctl.io import gc_pause
+from airctl.io.gc_pause import gc_paused
+gc_pause.process_ends_with_command()
+with gc_paused(hold=True):
+    pass
+class Cycle:
+    def __del__(self):
+        with gc_paused():  # a finalizer the owed collection runs, pausing in its turn
+            print("finalized")
+c = Cycle()
+c.me = c
+del c
+with gc_paused(hold=True):
+    print("compiling")
+"""
+
+
+def test_a_finalizer_run_by_the_owed_collection_may_pause() -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    # in a fresh process with a time limit: a collection run under the pause's lock would wait forever
+    proc = subprocess.run([sys.executable, "-c", FINALIZER], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.split() == ["finalized", "compiling"], proc.stderr
+
+
 def test_hold_is_a_plain_pause_in_a_process_that_goes_on(monkeypatch) -> None:
     from airctl.io import gc_pause
 
