@@ -69,6 +69,7 @@ WALK = """(function () {
             tasks: Array.from(d.querySelectorAll(".prov-task")).map(function (e) { return e.textContent; })};
   }
   var out = {clicked: (CLICK_LANE)("mm")};
+  if (!out.clicked) return null;  // the probe drew no lane pane yet: run_script loads the page again
   out.lane = details();
   document.querySelector("#details a.prov-source").click();
   out.source = details();
@@ -83,8 +84,9 @@ WALK = """(function () {
 def test_lane_task_to_source_and_back(tmp_path: Path) -> None:
     need_chromium()
     root = ledger_with_tasks(tmp_path / "runs")
-    out = json.loads(run_script(root / "report.html", WALK, "stage=fx-final&pane=lanes&probe=1", window=WINDOW))
-    assert out["clicked"], "mm is not in the lane pane"
+    found = run_script(root / "report.html", WALK, "stage=fx-final&pane=lanes&probe=1", window=WINDOW)
+    assert found is not None, "mm is not in the lane pane"
+    out = json.loads(found)
     lane = out["lane"]
     assert lane["h2"] == "mm" and "node=mm" in lane["hash"]
     # the pass that moved it, the link to that stage; its GE ops; its two profiled runs; the source line
