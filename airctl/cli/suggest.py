@@ -76,22 +76,20 @@ def register(passes: typer.Typer) -> None:
 def render(o: Any) -> None:
     from airctl.cli.output import escape, out
 
-    checked = o.confirmed
-    how = "as `airctl profile --times --compare` predicts the applied file" if checked else "the search's replay"
+    how = "as `airctl profile --times --compare` predicts the applied file" if o.confirmed else "the search's replay"
     out.print(f"graph {escape(o.graph)} ({escape(o.mode)}), times from {escape(str(o.times_from))}: "
-              f"predicted device step ({how})")
-    out.print(f"  single stream   {checked.single_us if checked else o.single_us:10.1f} µs")
+              f"predicted device step, one launch of {o.launch_us:.0f} µs included ({how})")
+    out.print(f"  single stream   {o.single_step_us:10.1f} µs")
     if o.current_us is not None:
         label = "plan of --from " if o.from_file is not None else "the run's plan "
         out.print(f"  {label} {o.current_us:10.1f} µs")
-    out.print(f"  suggested       {checked.suggested_us if checked else o.suggested_us:10.1f} µs  "
-              f"({o.streams} stream(s) at most)")
+    out.print(f"  suggested       {o.suggested_step_us:10.1f} µs  ({o.streams} stream(s) at most)")
     gap = max(o.suggested_us - o.lower_bound_us, 0.0)  # never below the bound; -0.0 from rounding
     size = f"{o.candidates} assignments" if o.candidates is not None else "too many assignments for exhaustive"
-    out.print(f"  search: {o.suggested_us:.1f} µs on the graph the passes receive, lower bound "
+    out.print(f"  search: kernels {o.suggested_us:.1f} µs on the graph the passes receive (no launch), lower bound "
               f"{o.lower_bound_us:.1f} µs (gap {gap:.1f} µs; {o.method} search, {size}, {o.evaluated} replayed)")
-    for m in o.ge_modes:  # GE's automatic streams, priced as the search prices
-        mark = " [green]← faster[/green]" if m["step_us"] < o.suggested_us - 0.05 else ""
+    for m in o.ge_modes:  # GE's automatic streams, priced as the search prices, the launch included as above
+        mark = " [green]← faster[/green]" if m["step_us"] < o.suggested_step_us - 0.05 else ""
         out.print(f"  GE {escape(m['spec']):22} {m['step_us']:10.1f} µs  ({m['streams']} streams; --option "
                   f"{escape(m['option'])}){mark}")
     out.print("regions considered:")

@@ -111,6 +111,18 @@ class SuggestOutcome:
     recommend: str | None = None  # the option to give instead of a file, when GE's mode is faster
     beaten_by_current: bool = False  # the run's own plan is no slower: nothing written
     memory: dict[str, Any] | None = None  # with --memory-budget: the peaks and what the budget cost
+    # the mode's host cost of one graph execution: single_us, suggested_us and lower_bound_us are the
+    # search's spans of kernels, every step shown (the rows, the file's header, ge_modes, --json) adds it,
+    # as `airctl profile --times` does, so a plan has one predicted step wherever it is printed
+    launch_us: float = 0.0
+
+    @property
+    def single_step_us(self) -> float:
+        return self.confirmed.single_us if self.confirmed is not None else self.single_us + self.launch_us
+
+    @property
+    def suggested_step_us(self) -> float:
+        return self.confirmed.suggested_us if self.confirmed is not None else self.suggested_us + self.launch_us
 
     @property
     def message(self) -> str | None:
@@ -125,12 +137,12 @@ class SuggestOutcome:
         return self.text is not None
 
     def to_json(self) -> dict[str, Any]:
-        saved = self.single_us - self.suggested_us
-        predicted = {"single_stream": self.single_us, "current_plan": self.current_us,
-                     "suggested": self.suggested_us, "lower_bound": self.lower_bound_us}
-        if self.confirmed is not None:  # what `profile --times --compare` prints for the applied plan
-            predicted.update(single_stream=self.confirmed.single_us, suggested=self.confirmed.suggested_us)
-            saved = self.confirmed.single_us - self.confirmed.suggested_us
+        # steps, launch included (with the check: what `profile --times --compare` prints for the applied
+        # plan); the lower bound is the search's, of kernels alone on the graph it searched
+        predicted = {"single_stream": self.single_step_us, "current_plan": self.current_us,
+                     "suggested": self.suggested_step_us, "lower_bound": self.lower_bound_us,
+                     "launch": self.launch_us}
+        saved = self.single_step_us - self.suggested_step_us
         return {"ledger": str(self.ledger_dir), "graph": self.graph, "mode": self.mode.value,
                 "times_from": self.times_from,
                 "checked": self.confirmed.to_json() if self.confirmed else None, "ge_modes": self.ge_modes,
@@ -198,12 +210,12 @@ def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) 
     out = SuggestOutcome(ledger_dir, graph.name, mode, table.source, singles[k], found.best.step_us,
                          found.lower_bound_us, found.method, found.evaluated, found.candidates, req.streams,
                          notes=notes, from_file=req.from_file, stage=req.stage)
-    out.memory = memory
-    out.current_us = found.single_us if req.from_file is not None else current_step(ledger_dir, req.times,
-                                                                                     req.out_dir, req.device)
+    out.memory, out.launch_us = memory, mode.meaning.launch_us
+    out.current_us = found.single_us + out.launch_us if req.from_file is not None else \
+        current_step(ledger_dir, req.times, req.out_dir, req.device)
     out.ge_modes = ge_competition(base, graph, mode, tm.durations_us, tm.cores, tm.gap_us, tm.latency_us, dev)
     alike = [m for m in out.ge_modes if m["streams"] <= req.streams]  # GE with no more streams than asked for
-    if alike and alike[0]["step_us"] < found.best.step_us - MARGIN_US:
+    if alike and alike[0]["step_us"] < found.best.step_us + out.launch_us - MARGIN_US:
         out.recommend = alike[0]["option"]
     model = ledger.index.model if isinstance(ledger.index.model, dict) else {}
     out.model = str(model["path"]) if model.get("path") else None
@@ -240,12 +252,15 @@ def _write_checked(out: SuggestOutcome, req: SuggestRequest, mode: Mode, say: Ca
     scratch = Path(req.out_dir) / f".suggested-{os.getpid()}.yaml"
     scratch.write_text(out.text, encoding="utf-8")
     try:
+        searched = predicted_line(out)
         out.confirmed = confirm(scratch, Path(out.model), mode, req.times, out_dir=req.out_dir, every=req.every,
                                 entry=req.entry, device=req.device, say=say)
         beaten = out.from_file is None and out.current_us is not None  # --from's plan is the search's own start
         if beaten and out.confirmed.suggested_us >= out.current_us - MARGIN_US:
             out.beaten_by_current, out.passes_file, out.text = True, None, None
             return
+        out.text = out.text.replace(searched, predicted_line(out), 1)  # the header says what the terminal says
+        scratch.write_text(out.text, encoding="utf-8")
         place(scratch, final)
     finally:
         scratch.unlink(missing_ok=True)
@@ -335,11 +350,16 @@ def _graphs(ledger: Ledger, which: str) -> list[Graph]:
     return out
 
 
+def predicted_line(out: SuggestOutcome) -> str:
+    """The header's line of steps: the search's until the check has predicted the applied file, then that."""
+    return (f"Predicted device step ({out.times_from}, one launch of {out.launch_us:.0f} µs included): single "
+            f"stream {out.single_step_us:.1f} µs -> {out.suggested_step_us:.1f} µs with this plan ({out.streams} "
+            f"streams at most; kernels alone at least {out.lower_bound_us:.1f} µs, {out.method} search).")
+
+
 def _header(out: SuggestOutcome, stem: str, mode: Mode) -> list[str]:
     lines = [f"Suggested stream plan for {stem} (graph {out.graph}, {mode}), by `airctl passes suggest`.",
-             f"Predicted device step ({out.times_from}): single stream {out.single_us:.1f} µs -> "
-             f"{out.suggested_us:.1f} µs with this plan ({out.streams} streams at most; lower bound "
-             f"{out.lower_bound_us:.1f} µs, {out.method} search).",
+             predicted_line(out),
              "Every cross-stream data edge has a record/wait pair: race-free in every mode (the stage between",
              "a scope pass and its wait pass races until the wait runs: `show -v` lists it as fixed by that pass).",
              f"  airctl passes apply {out.passes_file.name if out.passes_file else 'THIS.yaml'} --model {stem}.py "

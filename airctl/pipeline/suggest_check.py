@@ -87,14 +87,15 @@ def current_step(ledger: Path, times: str, out_dir: Path, device: str | None) ->
 
 def ge_competition(plan: ReplayPlan, graph: Graph, mode: Mode, durations_us: list[float], cores: list[float | None],
                    gap_us: float, latency_us: float, dev: Any) -> list[dict[str, Any]]:
-    """GE's automatic modes on the searched graph, priced as the search prices (no launch cost), fastest first;
-    empty outside max-autotune."""
+    """GE's automatic modes on the searched graph, priced as the search prices, one launch of the mode
+    included (the step `profile --times` prints, as every step suggest shows), fastest first; empty outside
+    max-autotune."""
     from airctl.predict.ge_modes import price_ge_modes
     from airctl.predict.step import Conditions
 
     if not mode.is_ge:
         return []
-    cond = Conditions(device=dev, gap_us=gap_us, latency_us=latency_us, launch_us=0.0)
+    cond = Conditions(device=dev, gap_us=gap_us, latency_us=latency_us, launch_us=mode.meaning.launch_us)
     modes = price_ge_modes(plan, graph, durations_us, cores, cond)
     return [m.to_json() for m in sorted(modes, key=lambda m: (m.step_us, m.spec))]
 

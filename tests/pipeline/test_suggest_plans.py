@@ -126,8 +126,8 @@ def test_every_suggested_file_applies_matches_eager_and_is_race_free(tmp_path: P
     out = suggest(SuggestRequest(source=MODELS / model, mode=mode, streams=streams, output=tmp_path / "s.yaml",
                                  out_dir=tmp_path / "runs", every=SIM, stage=stage))
     if out.recommend is not None:  # GE's own automatic streams beat the plan: the option instead of a file
-        best = min(m["step_us"] for m in out.ge_modes if m["streams"] <= streams)
-        assert mode == "max-autotune" and out.passes_file is None and best < out.suggested_us
+        best = min(m["step_us"] for m in out.ge_modes if m["streams"] <= streams)  # steps, launch included
+        assert mode == "max-autotune" and out.passes_file is None and best < out.suggested_step_us
         assert out.recommend.startswith("ge_config.multistream_parallel_mode=") and "--option" in out.message
         return
     assert out.passes_file is not None and out.passes_file.is_file(), out.to_json()
@@ -184,6 +184,12 @@ def test_a_times_table_gives_the_hand_computed_steps(tmp_path: Path, mode: str) 
     assert data["predicted_us"]["single_stream"] == pytest.approx(807.0 + launch)
     assert data["predicted_us"]["suggested"] == pytest.approx(407.0 + launch)
     assert data["predicted_us"]["lower_bound"] == pytest.approx(407.0)  # the search's, on the graph it searched
+    # one step for one plan wherever it is printed: the file's header, and GE's automatic streams (which put
+    # the two chains side by side as the suggestion does), carry the same launch as the rows
+    header = (tmp_path / "p.yaml").read_text(encoding="utf-8").splitlines()[1]
+    assert f"single stream {807.0 + launch:.1f} µs -> {407.0 + launch:.1f} µs" in header, header
+    if mode == "max-autotune":
+        assert min(m["step_us"] for m in data["ge_modes"]) == pytest.approx(407.0 + launch)
     checked = data["checked"]  # the applied file, as `profile --times --compare` predicts it
     compared = CliRunner().invoke(build_app(), ["profile", checked["ledger"], "--times", str(times), "--compare",
                                                 "--json", "--out", str(tmp_path / "runs")])
