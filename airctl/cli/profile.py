@@ -3,7 +3,7 @@
 Two forms share one command, so that ``--help`` shows every option once, grouped:
 
     airctl profile MODEL.py [--passes FILE.yaml] [--mode M] [--steps N] [--warmup N] [--compare] [--json]
-    airctl profile analyze DIR [--ledger RUN] [--json]
+    airctl profile analyze DIR [--run RUN] [--json]
 
 Thin (style.md §8): this module parses options, calls one flow of :mod:`airctl.pipeline.profile`
 (which runs, summarises and writes the files) and renders the :class:`ProfileOutcome` it returns.
@@ -47,7 +47,7 @@ HELP = (
     "  airctl profile\n\n"
     "  airctl profile fixtures/models/seed.py --passes passes/stream.yaml\n\n"
     "  airctl profile fixtures/models/transformer.py --passes passes/transformer_two_streams.yaml --compare\n\n"
-    "  airctl profile analyze ./prof --ledger airctl-runs/<run>\n\n"
+    "  airctl profile analyze ./prof --run airctl-runs/<run>\n\n"
     "  airctl profile airctl-runs/<imported run>    (GE dumps from an NPU, run per stream under sim)\n\n"
     "  airctl profile fixtures/models/ddp_overlap.py --nproc 2 --passes passes/comm_stream.yaml\n\n"
     "  airctl profile --times estimate --device 910B3     (the current run's plan, predicted on an NPU)\n\n"
@@ -76,8 +76,9 @@ def register(app: typer.Typer) -> None:
         mode: Mode = mode_option(None, rich_help_panel=RUN, show_default=False,
                                  help="TorchAir mode (default: the current run's when no MODEL.py is given, else "
                                       "max-autotune)."),
-        run: str = run_option("Profile this run's model (and pass file, mode) instead of the current run's.",
-                              rich_help_panel=RUN),
+        run: str = run_option("Profile this run's model (and pass file, mode) instead of the current run's; with "
+                              "`analyze`: the run of the same model, whose graph nodes the tasks link to (its "
+                              "profile/ gets the files).", rich_help_panel=RUN),
         steps: int = typer.Option(5, "--steps", min=1, rich_help_panel=RUN, help="Profiled steps."),
         warmup: int = typer.Option(1, "--warmup", min=0, rich_help_panel=RUN, help="Unprofiled steps first."),
         compare: bool = typer.Option(False, "--compare", rich_help_panel=RUN,
@@ -106,9 +107,8 @@ def register(app: typer.Typer) -> None:
                                         help="With --times: host cost of one graph execution, µs (default: 40 "
                                              "max-autotune, 15 aclgraph; an assumption, docs/profile.md)."),
         ledger: Path = typer.Option(None, "--ledger", show_default=False, rich_help_panel=ANALYZE,
-                                    help="The run of the same model (id, `latest`, folder): link tasks to graph "
-                                         "nodes; files go to its profile/."),
-        out: Path = out_option("Folder for ledgers (analyze without --ledger: <out>/analyze-<folder>/).",
+                                    help="Deprecated: --run, which every command takes, names the run."),
+        out: Path = out_option("Folder for ledgers (analyze without --run: <out>/analyze-<folder>/).",
                                rich_help_panel=OUTPUT),
         png: bool = typer.Option(False, "--png", rich_help_panel=OUTPUT,
                                  help="Also write timeline.png (headless Chromium)."),
@@ -137,7 +137,7 @@ def register(app: typer.Typer) -> None:
             _check_model_args(folder, ledger)  # usage first: then what SOURCE names
         resolved = None if source == "analyze" else resolve_source(source, run, out_dir=out, accepts=MODELS)
         if resolved is None:
-            outcome = _analyze(folder, ledger, out, png, top)
+            outcome = _analyze(folder, _analyzed_run(run, ledger), out, png, top)
         elif (imported := _imported(resolved, passes, compare, nproc)) is not None:
             outcome = _profile_imported(imported, steps, warmup, png, top, str(every.backend), as_json)
         else:
@@ -154,7 +154,21 @@ def register(app: typer.Typer) -> None:
         _render(outcome, as_json=as_json, top=top, fail_on=fail_on)
 
 
-def _analyze(folder: Path | None, ledger: Path | None, out: Path, png: bool, top: int) -> Any:
+def _analyzed_run(run: str | None, ledger: Path | None) -> str | None:
+    """The run ``analyze`` links to: ``--run``, or ``--ledger`` (its old name, said to be deprecated)."""
+    if ledger is None:
+        return run
+    from airctl.cli.output import err
+
+    if run is not None:
+        raise AirctlError("--ledger is the old name of --run: give one of them",
+                          hint="airctl profile analyze DIR --run RUN")
+    err.print("[bold yellow]warning:[/bold yellow] --ledger is deprecated: `--run RUN` names the run, as in every "
+              "command")
+    return str(ledger)
+
+
+def _analyze(folder: Path | None, ledger: str | None, out: Path, png: bool, top: int) -> Any:
     """``airctl profile analyze DIR``: what torch_npu's profiler wrote, summarised."""
     from airctl.cli.output import status
     from airctl.pipeline.profile import analyze_profile_folder
@@ -163,10 +177,9 @@ def _analyze(folder: Path | None, ledger: Path | None, out: Path, png: bool, top
     if folder is None:
         raise AirctlError("`airctl profile analyze` needs a profiler folder",
                           hint="airctl profile analyze ./prof   (the dir given to tensorboard_trace_handler)")
-    if ledger is not None:  # a run in any form (`--ledger latest`)
-        ledger = resolve_source(str(ledger), out_dir=out).path
+    linked = resolve_source(ledger, out_dir=out).path if ledger is not None else None  # any form: `--run latest`
     with status("reading the profile…") as spinner:  # big traces: how far it got
-        return analyze_profile_folder(folder, ledger, out=out, png=png, top=top,
+        return analyze_profile_folder(folder, linked, out=out, png=png, top=top,
                                       progress=lambda msg: spinner.update(escape(msg)))
 
 
@@ -257,8 +270,8 @@ def _check_model_args(folder: Path | None, ledger: Path | None) -> None:
         raise AirctlError(f"unexpected argument {str(folder)!r} after the model script or run",
                           hint="to read a profiler folder: airctl profile analyze DIR")
     if ledger is not None:
-        raise AirctlError("--ledger goes with `airctl profile analyze DIR`",
-                          hint="a model run writes its own ledger under --out")
+        raise AirctlError("--ledger goes with `airctl profile analyze DIR` (and is --run there now)",
+                          hint="a model run writes its own ledger under --out; --run RUN profiles that run's model")
 
 
 def _fail_on(fail_on: Any, runs: list[Any]) -> None:

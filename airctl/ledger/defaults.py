@@ -34,7 +34,7 @@ class Request(str, enum.Enum):
     DIFF_TO = "diff --to"  # airctl diff LEDGER: the new side
     DIFF_SOURCE = "diff A B"  # airctl diff with two sources, either a ledger
     CHECK = "check"  # airctl check LEDGER: each graph
-    PROFILE = "profile --ledger"  # airctl profile analyze --ledger: each graph's nodes
+    PROFILE = "profile analyze --run"  # airctl profile analyze --run: each graph's nodes
     REPORT = "report.html"  # the stage the viewer opens on, each graph
 
     def __str__(self) -> str:

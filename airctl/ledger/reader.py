@@ -1,7 +1,7 @@
 """Open a ledger folder and load its stages: the one reader of ``index.json``.
 
 ``airctl dump``/``diff`` (:mod:`airctl.io.source`), ``check`` (:mod:`airctl.verify.inputs`), the
-report and ``profile --ledger`` all read a ledger through :class:`Ledger`, so they agree on what a
+report and ``profile analyze --run`` all read a ledger through :class:`Ledger`, so they agree on what a
 malformed index is, on which paths a ledger may name, and on the default stage
 (:func:`airctl.ledger.defaults.default_stage`).
 

@@ -31,7 +31,7 @@ def write_profile(folder: Path, timelines: list[Timeline], summary: Summary, *, 
 def refresh_report(ledger_root: Path) -> Path | None:
     """Rewrite the ledger's report.html so that it shows the profile just written (its Profile tab).
 
-    Not a ledger (``analyze`` without ``--ledger``): nothing to do. A failing report never fails the
+    Not a ledger (``analyze`` without ``--run``): nothing to do. A failing report never fails the
     profile.
     """
     if not is_ledger(ledger_root):

@@ -1,4 +1,4 @@
-"""Profiler tasks renamed after the graph nodes of an airctl ledger (``profile analyze --ledger RUN``).
+"""Profiler tasks renamed after the graph nodes of an airctl ledger (``profile analyze --run RUN``).
 
 A task named like a GE op of the ledger's last GE stage (``MatMul_1``) maps to the FX node that op
 came from (``_fx_tensor_name``); a task named like an FX node maps to it; the n-th ``aten::mm`` of a

@@ -40,7 +40,7 @@ def test_import_then_report_check_dump_diff_profile(tmp_path: Path) -> None:
     r = airctl("diff", ledger)
     assert r.exit_code == 0, r.output
     prof = next((folder / "prof").glob("*_ascend_pt"))
-    r = airctl("profile", "analyze", prof, "--ledger", ledger, "--json")
+    r = airctl("profile", "analyze", prof, "--run", ledger, "--json")
     assert r.exit_code == 0, r.output
     assert (ledger / "profile").is_dir()
 

@@ -32,13 +32,15 @@ def test_analyze_table_and_files(tmp_path: Path) -> None:
     assert files == {"trace.json", "summary.json", "timeline.svg"}
 
 
-def test_analyze_json_with_ledger_writes_into_the_ledger(tmp_path: Path) -> None:
+@pytest.mark.parametrize("flag", ["--run", "--ledger"])  # --ledger: the old name, said to be deprecated
+def test_analyze_json_with_a_run_writes_into_its_ledger(tmp_path: Path, flag: str) -> None:
     import shutil
 
     ledger = tmp_path / "ledger"
     shutil.copytree(PROFILES / "seed_ledger", ledger)
-    r = airctl("analyze", PROFILES / "npu_two_streams", "--ledger", ledger, "--json")
+    r = airctl("analyze", PROFILES / "npu_two_streams", flag, ledger, "--json")
     assert r.exit_code == 0, r.output
+    assert ("--ledger is deprecated" in r.stderr) == (flag == "--ledger")
     data = json.loads(r.stdout)
     assert {"streams", "overlap_s", "critical_path", "races", "trace"} <= set(data)
     assert data["trace"] == str(ledger / "profile" / "trace.json")
@@ -58,6 +60,7 @@ def test_analyze_malformed_folder_is_a_usage_error(tmp_path: Path) -> None:
     (["--compare", "MODEL"], "--compare needs --passes"),
     (["model.py", "extra"], "unexpected argument"),
     (["model.py", "--ledger", "x"], "--ledger goes with"),
+    (["analyze", "prof", "--ledger", "x", "--run", "y"], "--ledger is the old name of --run"),
 ])
 def test_usage_errors(args: list[str], message: str) -> None:
     r = airctl(*args) if args[0] != "--compare" else airctl(MODELS / "seed.py", "--compare")
