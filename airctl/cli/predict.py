@@ -1,8 +1,8 @@
 """``airctl profile [SOURCE] --times TIMES``: the predicted profile on the terminal (or as JSON).
 
-Split from :mod:`airctl.cli.profile` (which declares the options): this module picks what to
-predict (a model script is compiled first, as ``compile`` would; a run, a ledger or a profiler
-folder is read as it is), calls :func:`airctl.pipeline.predict.predict` and draws the result. The
+Split from :mod:`airctl.cli.profile` (which declares the options): this module makes the request
+(a model script's Target, which :func:`airctl.pipeline.predict.predict` compiles first, as ``compile``
+would; or a run, a ledger or a profiler folder, read as it is), calls that function and draws the result. The
 numbers are labelled predicted on every line that shows one: they are not measurements.
 """
 
@@ -27,15 +27,11 @@ def predict_command(*, source: Source, model: Any, times: str, out: Path, passes
     from airctl.cli.output import err, print_json, status, stdout_to_stderr
     from airctl.pipeline import predict as pipeline
 
-    found = source.path
-    if model is not None:
-        with stdout_to_stderr(as_json), status("compiling (the prediction reads its graphs)…") as spinner:
-            found = _compile(model, out, command_line, lambda msg: spinner.update(escape(msg)))
-    elif passes is not None:
+    if model is None and passes is not None:
         raise AirctlError("--passes with --times needs a model script", hint="airctl profile MODEL.py --passes "
                           "FILE.yaml --times T.csv (a run is predicted with the passes it ran with)")
-    req = pipeline.PredictRequest(times=times, source=found, run=None, out_dir=out, device=device,
-                                  launch_us=launch_us, compare=compare, top=top, png=png)
+    req = pipeline.PredictRequest(times=times, source=source.path, out_dir=out, device=device, launch_us=launch_us,
+                                  compare=compare, top=top, png=png, model=model, command_line=command_line)
     with stdout_to_stderr(as_json), status("predicting…") as spinner:
         outcome = pipeline.predict(req, progress=lambda msg: spinner.update(escape(msg)))
     for note in outcome.notes:
@@ -62,16 +58,6 @@ def _fail_on_race(fail_on: Any, predicted: dict) -> None:
     err.print(f"--fail-on {fail_on}: the predicted plan races ({len(races)} error(s); first: "
               f"{first.get('rule')} at {', '.join(first.get('nodes') or [])[:80]})", markup=False, highlight=False)
     raise FindingsExit()
-
-
-def _compile(target: Any, out: Path, command_line: list[str] | None, say: Any) -> Path:
-    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
-
-    result = compile_model(CompileRequest(target, out_dir=out, command="profile", command_line=command_line),
-                           progress=say)
-    if result.error is not None:
-        raise result.error
-    return Path(result.ledger_dir)
 
 
 def _us(value: float | None) -> str:

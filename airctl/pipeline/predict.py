@@ -54,6 +54,8 @@ class PredictRequest:
     top: int = 10
     png: bool = False
     write: bool = True  # file the prediction into the run's ledger (False: a question another command asks)
+    model: Any = None  # a model script's Target: compiled first (as ``compile`` would), its run predicted
+    command_line: list[str] | None = None  # recorded in that compile's ledger
 
 
 @dataclass
@@ -82,6 +84,8 @@ def predict(req: PredictRequest, progress: Callable[[str], None] | None = None) 
 
     say = progress or (lambda _msg: None)
     dev = device(req.device) if req.device else None
+    if req.model is not None:
+        req = replace(req, source=_compiled(req, say), model=None)
     if req.source is not None and is_profiler_folder(req.source):
         return _predict_measured(req, dev, say)
     ledger_dir = resolve_run(req.out_dir, req.source if req.source is not None else req.run)
@@ -114,6 +118,18 @@ def predict(req: PredictRequest, progress: Callable[[str], None] | None = None) 
         if single is not None:
             write_json(folder / "compare.json", PredictOutcome(summary, single, memory=memory).to_json())
     return PredictOutcome(summary, single, notes, memory)
+
+
+def _compiled(req: PredictRequest, say: Callable[[str], None]) -> Path:
+    """The model script compiled (its passes applied) into ``req.out_dir``: the run to predict."""
+    from airctl.pipeline.compile.compiler import CompileRequest, compile_model
+
+    say("compiling (the prediction reads its graphs)…")
+    result = compile_model(CompileRequest(req.model, out_dir=req.out_dir, command="profile",
+                                          command_line=req.command_line), progress=say)
+    if result.error is not None:
+        raise result.error
+    return Path(result.ledger_dir)
 
 
 def refuse_failed(ledger: Ledger) -> None:
