@@ -44,9 +44,10 @@ def run_suite(checkout: Path) -> dict[str, float | int | str]:
                           capture_output=True, text=True, env={**os.environ, "AIRCTL_WARM": "0"})
     time.sleep(2)  # the warm process and Chromium the suite started wind down
     cpu, wall = busy_seconds() - cpu0, time.monotonic() - wall0
-    tail = (proc.stdout.strip().splitlines() or ["(no output)"])[-1]
+    lines = proc.stdout.strip().splitlines() or ["(no output)"]
     return {"checkout": str(checkout), "exit": proc.returncode, "cpu_s": round(cpu, 1), "wall_s": round(wall, 1),
-            "load_before": round(load_before, 2), "load_after": round(os.getloadavg()[0], 2), "result": tail}
+            "load_before": round(load_before, 2), "load_after": round(os.getloadavg()[0], 2), "result": lines[-1],
+            "failed": [ln for ln in lines if ln.startswith(("FAILED ", "ERROR "))]}
 
 
 def main() -> int:
@@ -58,6 +59,8 @@ def main() -> int:
     for r in rows:
         print(f"{r['checkout']:40} {r['cpu_s']:>8} {r['wall_s']:>8} {r['load_before']:>8}/{r['load_after']:<9}  "
               f"{r['result']} (exit {r['exit']})")
+        for line in r["failed"]:  # which tests: a suite that fails under load is a finding of its own
+            print(f"  {line}")
     if len(rows) == 2:
         cpu, wall = (float(rows[1][k]) / float(rows[0][k]) for k in ("cpu_s", "wall_s"))
         print(f"second/first: CPU {cpu:.2f}, wall {wall:.2f}")
