@@ -75,6 +75,11 @@ def stdout_to_stderr(enabled: bool = True) -> Iterator[None]:
             os.close(saved)
 
 
+def seconds(value: float | None) -> str:
+    """A duration for a table cell: ``412.3 ms`` under a second, else ``2.41 s``; nothing for None."""
+    return "" if value is None else f"{value * 1000:.1f} ms" if value < 1 else f"{value:.2f} s"
+
+
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, default=_plain) + "\n")
     sys.stdout.flush()

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from airctl.cli.output import escape
+from airctl.cli.profile_render import micros
 from airctl.errors import AirctlError
 
 if TYPE_CHECKING:
@@ -60,12 +61,6 @@ def _fail_on_race(fail_on: Any, predicted: dict) -> None:
     raise FindingsExit()
 
 
-def _us(value: float | None) -> str:
-    from airctl.profile.timeline_svg import format_time
-
-    return "-" if value is None else format_time(value * 1e-6)
-
-
 def render_predicted(summary: Any, top: int) -> None:
     """The ordinary profile view of the replay, then what makes it a prediction."""
     from airctl.cli.output import out
@@ -77,8 +72,8 @@ def render_predicted(summary: Any, top: int) -> None:
               f"; not measured)")
     render_summary(summary, top)
     label = "[bold yellow]predicted[/bold yellow]" + (" [yellow](an estimate)[/yellow]" if p.get("estimate") else "")
-    out.print(f"{label} NPU step: [bold]{_us(p.get('step_us'))}[/bold] = ops {_us(p.get('span_us'))} + launch "
-              f"{_us(p.get('launch_us'))} per step (assumed; --launch-us)")
+    out.print(f"{label} NPU step: [bold]{micros(p.get('step_us'))}[/bold] = ops {micros(p.get('span_us'))} + launch "
+              f"{micros(p.get('launch_us'))} per step (assumed; --launch-us)")
     render_validity(p)
     extra = [f"times from {escape(str(p.get('times_from')))}", _device_line(p)]
     if p.get("gap_us"):
@@ -87,16 +82,17 @@ def render_predicted(summary: Any, top: int) -> None:
         extra.append(f"event latency {p['latency_us']:.2f} µs")
     out.print("[dim]" + "; ".join(extra) + "[/dim]")
     if p.get("bandwidth_bound_us") or p.get("core_bound_us"):
-        out.print(f"shared: bandwidth-bound {_us(p.get('bandwidth_bound_us'))} "
+        out.print(f"shared: bandwidth-bound {micros(p.get('bandwidth_bound_us'))} "
                   f"({p.get('bandwidth_bound_pct', 0.0):.1f}% of the span), cores oversubscribed "
-                  f"{_us(p.get('core_bound_us'))}")
+                  f"{micros(p.get('core_bound_us'))}")
     if p.get("measured_us") is not None:
-        out.print(f"measured on the NPU: {_us(p['measured_us'])} (the replay differs by {p.get('error_pct', 0):+.2f}%)")
+        out.print(f"measured on the NPU: {micros(p['measured_us'])} (the replay differs by "
+                  f"{p.get('error_pct', 0):+.2f}%)")
         for m in p.get("missing") or []:
             out.print(f"[yellow]missing: {escape(m)}[/yellow]")
         if p.get("unexplained_us"):
-            out.print(f"[yellow]unexplained: {_us(p['unexplained_us'])} ({p['unexplained_pct']:.1f}% of the measured "
-                      "step)[/yellow]")
+            out.print(f"[yellow]unexplained: {micros(p['unexplained_us'])} ({p['unexplained_pct']:.1f}% of the "
+                      "measured step)[/yellow]")
     if p.get("unmatched"):
         names = ", ".join(escape(n) for n in p.get("unmatched_nodes", [])[:8])
         more = " …" if p["unmatched"] > 8 else ""
@@ -151,7 +147,7 @@ def render_validity(p: dict) -> None:
     rule, nodes = escape(str(first.get("rule"))), escape(", ".join(first.get("nodes") or [])[:80])
     out.print(f"[bold red]racy: not a valid plan[/bold red] — {len(races)} race(s) (first: {rule} at {nodes}); "
               "the race-free plan would take "
-              f"[bold]{_us(p.get('valid_step_us'))}[/bold] (`airctl passes fix` writes its waits)")
+              f"[bold]{micros(p.get('valid_step_us'))}[/bold] (`airctl passes fix` writes its waits)")
 
 
 def render_ignored(p: dict) -> None:
@@ -184,13 +180,14 @@ def render_predicted_comparison(outcome: Any) -> None:
                   title_justify="left")
     for col in ("", "single stream", "plan", "change"):
         table.add_column(col, justify="left" if not col else "right")
-    table.add_row("step time", _us(a.get("step_us")), _us(b.get("step_us")), _ratio(b.get("step_us"), a.get("step_us")))
-    table.add_row("overlap", _us(a.get("overlap_us")), _us(b.get("overlap_us")),
-                  f"+{_us(max(data['overlap_gained_us'], 0.0))}")
-    table.add_row("critical path", _us(a.get("critical_path_us")), _us(b.get("critical_path_us")),
+    table.add_row("step time", micros(a.get("step_us")), micros(b.get("step_us")),
+                  _ratio(b.get("step_us"), a.get("step_us")))
+    table.add_row("overlap", micros(a.get("overlap_us")), micros(b.get("overlap_us")),
+                  f"+{micros(max(data['overlap_gained_us'], 0.0))}")
+    table.add_row("critical path", micros(a.get("critical_path_us")), micros(b.get("critical_path_us")),
                   _ratio(b.get("critical_path_us"), a.get("critical_path_us")))
     for stream, busy in (b.get("streams") or {}).items():
-        table.add_row(f"busy: {escape(stream)}", _us((a.get("streams") or {}).get(stream, 0.0)), _us(busy), "")
+        table.add_row(f"busy: {escape(stream)}", micros((a.get("streams") or {}).get(stream, 0.0)), micros(busy), "")
     out.print(table)
     render_validity(b)
     out.print(f"verdict (predicted): {escape(data['mechanism'])}")

@@ -164,7 +164,8 @@ def render_comparison(c: Any) -> None:
 
 
 # -- profile analyze: the profiler's step breakdown, several ranks ----------------------------------
-def _us(value: float | None) -> str:
+def micros(value: float | None) -> str:
+    """A time given in µs, as the profile's tables write times (``-`` for none)."""
     return "-" if value is None else _t(value / 1e6)
 
 
@@ -185,8 +186,9 @@ def render_npu_steps(npu: dict) -> None:
         diffs = [v["diff_pct"] for v in theirs.get(s["step"], {}).values() if isinstance(v, dict)]
         worst = None if not diffs or None in diffs else max(diffs)
         versus = "-" if not diffs else "differs" if worst is None else "< 0.01%" if worst < 0.01 else f"{worst:.2g}%"
-        table.add_row(str(s["step"]), _us(s["computing_us"]), _us(s["communication_us"]), _us(s["overlapped_us"]),
-                      _us(s["communication_not_overlapped_us"]), _us(s["free_us"]), versus)
+        table.add_row(str(s["step"]), micros(s["computing_us"]), micros(s["communication_us"]),
+                      micros(s["overlapped_us"]), micros(s["communication_not_overlapped_us"]), micros(s["free_us"]),
+                      versus)
     out.print(table)
     streams = npu.get("streams_from") or {}
     out.print(f"[dim]tasks from {escape(str(npu.get('tasks_from')))}; streams: "
@@ -212,8 +214,8 @@ def render_ranks(multi: Any, top: int = 10) -> None:
         table.add_column(col, justify="right")
     for s in cross.get("steps", []):
         late = "-" if s.get("late_rank") is None else f"rank {s['late_rank']}"
-        table.add_row(str(s["step"]), str(s["slowest_rank"]), _us(s["spread_us"]), str(s["collectives"]),
-                      _us(s["wait_skew_us"]), _us(s["max_wait_skew_us"]), late)
+        table.add_row(str(s["step"]), str(s["slowest_rank"]), micros(s["spread_us"]), str(s["collectives"]),
+                      micros(s["wait_skew_us"]), micros(s["max_wait_skew_us"]), late)
     out.print(table)
     out.print(f"slowest rank: [bold]{cross.get('slowest_rank')}[/bold]   last to arrive at collectives: "
               f"[bold]{cross.get('late_rank')}[/bold]   [dim]{escape(str(cross.get('clock', '')))}[/dim]")

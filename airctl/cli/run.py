@@ -113,6 +113,6 @@ def _print_summary(result) -> None:  # noqa: ANN001 - RunResult, imported lazily
         err.print(escape(f"airctl: {line}"), highlight=False)  # stdout is the script's
     races = (execution or {}).get("races") or []
     if races:
-        from airctl.cli.summary import print_races
+        from airctl.cli.verdicts import print_races
 
         print_races(races, console=err)  # stdout is the script's

@@ -118,8 +118,7 @@ def register(app: typer.Typer) -> None:
 
 def render_runs(rows: list[Any]) -> None:
     """One line per run, columns aligned (no table borders: long ids and names stay on one line)."""
-    from airctl.cli.output import out
-    from airctl.cli.summary import _fmt_s
+    from airctl.cli.output import out, seconds
 
     cells = [("", "run", "command", "mode", "passes", "status", "eager", "races", "time")]
     styles = []
@@ -127,7 +126,7 @@ def render_runs(rows: list[Any]) -> None:
         eager = {True: "match", False: "DIFFER", None: "–"}[r.matches_eager]
         cells.append(("*" if r.current else "", r.id, (r.command or "?").replace("passes ", ""), r.mode or "–",
                       Path(r.passes).name if r.passes else "–", r.status or "?", eager, str(r.races),
-                      _fmt_s(r.seconds) or "–"))
+                      seconds(r.seconds) or "–"))
         styles.append({"ok": "green", "planned": "green", "running": "yellow"}.get(r.status or "", "red"))
     widths = [max(len(row[k]) for row in cells) for k in range(len(cells[0]))]
     for n, row in enumerate(cells):

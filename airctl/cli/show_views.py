@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
-from airctl.cli.output import escape, out
+from airctl.cli.output import escape, out, seconds
 
 
 def _pass(ref: dict[str, Any] | None) -> str:
@@ -116,10 +116,6 @@ def print_kernels(table: dict[str, Any]) -> None:
                   f"×{row['count']}: {escape(row['reason'])}")
 
 
-def _secs(v: float) -> str:
-    return f"{v * 1000:.1f} ms" if v < 1 else f"{v:.2f} s"
-
-
 def print_phases(table: dict[str, Any]) -> None:
     """The phase table, longest first within the command's order, and the unattributed rest."""
     t = Table(title=f"phases of {table['command'] or 'the run'} {table['run']}", title_justify="left",
@@ -130,13 +126,13 @@ def print_phases(table: dict[str, Any]) -> None:
     t.add_column("share", justify="right")
     wall = table["wall_seconds"] or 0.0
     for row in table["rows"]:
-        t.add_row(escape(row["phase"]), str(row["count"]), _secs(row["seconds"]),
+        t.add_row(escape(row["phase"]), str(row["count"]), seconds(row["seconds"]),
                   f"{row['seconds'] / wall:.1%}" if wall else "")
-    t.add_row("[dim]unattributed[/dim]", "", _secs(table["unattributed_seconds"]),
+    t.add_row("[dim]unattributed[/dim]", "", seconds(table["unattributed_seconds"]),
               f"{table['unattributed_seconds'] / wall:.1%}" if wall else "")
     out.print(t)
     share = f"{table['share']:.1%}" if table["share"] is not None else "?"
-    out.print(f"attributed: {share} of {_secs(wall)} (start-up and the run's time until its ledger closed)")
+    out.print(f"attributed: {share} of {seconds(wall)} (start-up and the run's time until its ledger closed)")
     if not table["recorded"]:
         out.print("[yellow]the run records no timing ends (an older ledger): phases are placed by the stages alone"
                   "[/yellow]")

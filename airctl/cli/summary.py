@@ -9,13 +9,9 @@ from typing import Any
 
 from rich.table import Table
 
-from airctl.cli.output import err, escape, one_line, out
+from airctl.cli.output import err, escape, one_line, out, seconds
 from airctl.cli.verdicts import print_verdicts
 from airctl.io.paths import shareable_path
-
-
-def _fmt_s(value: Any) -> str:
-    return "" if value is None else f"{value * 1000:.1f} ms" if value < 1 else f"{value:.2f} s"
 
 
 def stage_table(graph: dict[str, Any], show_all: bool = False) -> Table:
@@ -43,19 +39,12 @@ def stage_table(graph: dict[str, Any], show_all: bool = False) -> Table:
         delta = s.get("node_delta")
         delta_txt = "" if not delta else (f"[green]+{delta}[/green]" if delta > 0 else f"[red]{delta}[/red]")
         mark = {True: "[yellow]changed[/yellow]", False: "[dim]–[/dim]", None: ""}[changed]
-        table.add_row(escape(s["index"]), escape(s["name"]), escape(s["nodes"]), delta_txt, mark, _fmt_s(took))
+        table.add_row(escape(s["index"]), escape(s["name"]), escape(s["nodes"]), delta_txt, mark, seconds(took))
     notes = ["time: a pass's own; other stages: since the stage before"]
     if hidden:
         notes.append(f"{hidden} unchanged passes hidden (see index.json)")
     table.caption = "; ".join(notes)
     return table
-
-
-def print_races(races: list[dict[str, Any]], limit: int = 5, console: Any = None) -> None:
-    """Stream races the multi-stream executor saw (sim): :func:`airctl.cli.verdicts.print_races`."""
-    from airctl.cli.verdicts import print_races as races_of
-
-    races_of(races, limit=limit, console=console)
 
 
 def capture_lines(captures: list[dict[str, Any]]) -> list[str]:
@@ -141,7 +130,7 @@ def print_summary(result: Any, show_all: bool = False, verbose: bool = False, wh
         out.print(escape(line), highlight=False)
     timings = index.get("timings") or {}
     if timings:
-        parts = [f"{k.removesuffix('_seconds')} {_fmt_s(v)}" for k, v in timings.items() if v is not None]
+        parts = [f"{k.removesuffix('_seconds')} {seconds(v)}" for k, v in timings.items() if v is not None]
         out.print("timings: " + ", ".join(parts))
     status = index.get("status")
     colour = "green" if status in ("ok", "planned") else "red"
