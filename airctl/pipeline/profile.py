@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from airctl.errors import AirctlError
+from airctl.execute.executor import DEFAULT_TIMEOUT_S
 from airctl.execute.timeline import Race, Timeline
 from airctl.ledger_files import is_ledger
 from airctl.pipeline.profile_files import write_profile
@@ -49,7 +50,7 @@ class ProfileRequest:
     warmup: int = 1
     out_dir: Path = Path("airctl-runs")
     threads_per_stream: int = 1
-    timeout_s: float = 60.0
+    timeout_s: float = DEFAULT_TIMEOUT_S  # multi-stream executor (sim): longest wait before it stops the run
     command_line: list[str] | None = None  # recorded in the ledger (the run's origin)
     rank: RankRun | None = None  # a rank of a multi-rank profile (pipeline/ranks/worker.py)
 

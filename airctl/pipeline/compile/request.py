@@ -16,6 +16,7 @@ from typing import Any
 
 from airctl.errors import AirctlError
 from airctl.execute.compare import Comparison
+from airctl.execute.executor import DEFAULT_TIMEOUT_S
 from airctl.instrument import Instrument
 from airctl.ledger.index import RunIndex
 from airctl.pipeline.run.execution import RunExecution
@@ -44,7 +45,7 @@ class CompileRequest:
     after_run: Callable[[Callable[[], Any], RunExecution], None] | None = None
     command_line: Sequence[str] | None = None  # the airctl command that asked for this run (recorded)
     threads_per_stream: int | None = None  # multi-stream executor (sim): intra-op threads per stream
-    stream_timeout_s: float = 60.0  # multi-stream executor (sim): longest wait before it stops the run
+    stream_timeout_s: float = DEFAULT_TIMEOUT_S  # multi-stream executor (sim): longest wait before it stops the run
     bisect: dict[str, Any] | None = None  # airctl bisect: this step, for index.json `bisect`
     keep_dynamo_graphs: bool = False  # keep each Dynamo graph and its real example inputs (airctl repro)
     rank: RankRun | None = None  # a rank of a multi-rank run (pipeline/ranks/worker.py)
