@@ -7,12 +7,13 @@ dead is deleted, not added here.
 
 _ = object()
 
-# read by the tests: the wheel drift test's table and enumerations (tests/sim/test_wheel_drift.py), the GE build's allocation
+# read by the tests: the wheel drift test's table and enumerations (tests/sim/test_wheel_drift.py), the GE build's allocation, the mark of a command whose --json is reports's
 allocation  # airctl/sim/ge_build.py:44
 wheel_items  # airctl/sim/wheel_drift.py:154
 unlisted  # airctl/sim/wheel_drift.py:175
 DRIFT_TABLE  # airctl/sim/wheel_drift_table.py:26
 public_ops  # airctl/sim/wheel_surface.py:40
+_.airctl_reports  # airctl/cli/shown.py:87
 
 # sim's stand-ins: the torch_npu, TorchAir and CANN surface that TorchAir, npugraph_ex and users' scripts reach by attribute (torch.npu.*, torchair's C++ bindings, profiler options)
 _.optionxform  # airctl/sim/ascend_ir_files.py:151
@@ -278,8 +279,8 @@ _.map_entry  # airctl/io/ge_schema.py:157
 # Python's and typer's protocols: a module __getattr__, the __signature__ typer reads, a rich Table's caption
 __getattr__  # airctl/cli/main.py:241
 _.caption  # airctl/cli/summary.py:50
-_.__signature__  # airctl/cli/target.py:79
-_.__annotations__  # airctl/cli/target.py:80
+_.__signature__  # airctl/cli/signature.py:37
+_.__annotations__  # airctl/cli/signature.py:38
 
 # functools' __wrapped__, read by inspect.unwrap
 _.__wrapped__  # airctl/passes/placements.py:97

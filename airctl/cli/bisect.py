@@ -16,6 +16,7 @@ from typing import Any
 import typer
 
 from airctl.cli.options import atol_option, config_option, entry_option, mode_option, out_option, run_option
+from airctl.cli.shown import Shown, raising, reports
 from airctl.cli.target import EVERY_MODE, EveryMode, build_target, every_mode_options
 from airctl.modes import Bad, Mode
 
@@ -40,6 +41,7 @@ HELP = (
 def register(app: typer.Typer) -> None:
     @app.command("bisect", help=HELP)
     @every_mode_options()
+    @reports()
     def bisect_cmd(
         model: str = typer.Argument(None, metavar="[MODEL.py|RUN]", show_default=False,
                                     help="Model script (.py), or a run whose model, pass file and mode to bisect "
@@ -63,10 +65,9 @@ def register(app: typer.Typer) -> None:
         max_compiles: int = typer.Option(80, "--max-compiles", min=1,
                                          help="Stop after this many compiles (exit 2; --json still prints the "
                                               "steps so far)."),
-        as_json: bool = typer.Option(False, "--json", help="Print only the result as JSON on stdout."),
         option: list[str] = config_option(),
-    ) -> None:
-        from airctl.cli.output import err, escape, print_json
+    ) -> Shown:
+        from airctl.cli.output import err, escape
         from airctl.pipeline.bisect.bisect import BisectError, BisectRequest, bisect
         from airctl.pipeline.bisect.conditions import Condition
         from airctl.pipeline.source import MODELS, choose_model, resolve_source
@@ -83,13 +84,11 @@ def register(app: typer.Typer) -> None:
         try:
             result = bisect(request, progress=lambda msg: err.print(escape(msg), highlight=False))
         except BisectError as e:
-            if as_json and e.result is not None:  # the steps so far, as `compile --json` prints a failed run
-                print_json({**e.result.to_json(), "error": e.message, "hint": e.hint})
-            raise
-        if as_json:
-            print_json(result.to_json())
-        else:
-            render(result.to_json())
+            if e.result is None:
+                raise
+            # --json: the steps so far, as `compile --json` prints a failed run; then the error
+            return Shown({**e.result.to_json(), "error": e.message, "hint": e.hint}, None, raising(e))
+        return Shown(result, lambda: render(result.to_json()))
 
 
 def render(data: dict[str, Any]) -> None:

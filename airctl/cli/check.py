@@ -9,10 +9,12 @@ findings raise :class:`~airctl.errors.FindingsExit` (exit 1); unreadable input r
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from airctl.cli.options import out_option, run_option
+from airctl.cli.shown import Shown, reports
 from airctl.cli.target import EVERY_MODE, MODEL_SCRIPT, EveryMode, every_mode_options
 from airctl.modes import Mode
 
@@ -20,6 +22,7 @@ from airctl.modes import Mode
 def register(app: typer.Typer) -> None:
     @app.command("check")
     @every_mode_options(panel=MODEL_SCRIPT)
+    @reports("Print the findings as JSON on stdout.")
     def check(
         path: Path = typer.Argument(None, help="airctl graph .json, a run (id, part of one, `latest`, `latest~N`, "
                                     "folder; imported ones too), TorchAir "
@@ -30,7 +33,6 @@ def register(app: typer.Typer) -> None:
         stage: str | None = typer.Option(None, "--stage", help="Ledger stage to check (default: fx-final, else "
                                          "the last FX stage, else the last GE stage)."),
         passes: Path | None = typer.Option(None, "--passes", help="YAML pass file (model scripts: compile first)."),
-        json_out: bool = typer.Option(False, "--json", help="Print only JSON on stdout."),
         max_memory_increase: str = typer.Option(None, "--max-memory-increase", show_default=False,
                                                 help="Also an error when the run's stream plan raises the predicted "
                                                      "device memory peak by more than this (bytes: 1MiB; or 10% of "
@@ -38,30 +40,35 @@ def register(app: typer.Typer) -> None:
         run: str = run_option(),
         out: Path = out_option("Folder of ledgers where the current run is."),
         every: EveryMode = EVERY_MODE,
-    ) -> None:
+    ) -> Shown:
         """Verify the stream plan: scopes, record/wait, cross-stream races, joins, deadlocks.
 
         With no PATH: the current run (the last `airctl compile` or `passes apply` in --out)."""
-        from airctl.cli.output import err, print_json, stdout_to_stderr
-        from airctl.errors import FindingsExit
         from airctl.io.gc_pause import gc_paused, graph_files_only
         from airctl.pipeline.check import check_source
 
-        # a model script PATH is compiled: its prints must not reach stdout; a graph file is only read and
-        # checked: no collections meanwhile (airctl/io/gc_pause.py)
-        with stdout_to_stderr(json_out), gc_paused(passes is None and graph_files_only(path), settle=True):
+        # a graph file is only read and checked: no collections meanwhile (airctl/io/gc_pause.py)
+        with gc_paused(passes is None and graph_files_only(path), settle=True):
             outcome = check_source(path, mode=mode, stage=stage, passes=passes, run=run,
                                    runs_dir=out, max_memory_increase=max_memory_increase,
                                    every=every)
-        if json_out:
-            print_json(outcome.to_json())
-        else:
-            for graph in outcome.graphs:
-                _render(graph.label, graph.mode, graph.findings)
-            err.print(f"{outcome.count('error')} error(s), {outcome.count('warning')} warning(s), "
-                      f"{outcome.count('info')} note(s) in {len(outcome.graphs)} graph(s)")
-        if outcome.count("error"):
-            raise FindingsExit(outcome.count("error"))
+        return Shown(outcome, lambda: _render_outcome(outcome), lambda: _verdict(outcome))
+
+
+def _render_outcome(outcome: Any) -> None:
+    from airctl.cli.output import err
+
+    for graph in outcome.graphs:
+        _render(graph.label, graph.mode, graph.findings)
+    err.print(f"{outcome.count('error')} error(s), {outcome.count('warning')} warning(s), "
+              f"{outcome.count('info')} note(s) in {len(outcome.graphs)} graph(s)")
+
+
+def _verdict(outcome: Any) -> None:
+    from airctl.errors import FindingsExit
+
+    if outcome.count("error"):
+        raise FindingsExit(outcome.count("error"))
 
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}

@@ -17,6 +17,7 @@ from airctl.cli.options import (
     mode_option,
     out_option,
 )
+from airctl.cli.shown import Shown, reports
 from airctl.cli.target import EVERY_MODE, EveryMode, build_target, every_mode_options
 from airctl.limits import COLLECTIVE_TIMEOUT_S
 from airctl.modes import Bad, Capture, Mode
@@ -39,6 +40,7 @@ HELP = (
 def register(app: typer.Typer) -> None:
     @app.command("compile", help=HELP, no_args_is_help=True)
     @every_mode_options()
+    @reports("Print index.json to stdout instead of the summary.")
     def compile_cmd(
         ctx: typer.Context,
         model: Path = typer.Argument(..., help="Model script (.py).", show_default=False),
@@ -50,7 +52,6 @@ def register(app: typer.Typer) -> None:
         passes: Path = typer.Option(None, "--passes", "-p", help="YAML pass file to apply (see `airctl passes list`).",
                                     show_default=False),
         atol: float = atol_option(),
-        as_json: bool = typer.Option(False, "--json", help="Print index.json to stdout instead of the summary."),
         capture: Capture = capture_option(),
         fail_on: Bad = typer.Option(None, "--fail-on", show_default=False,
                                     help="Also exit non-zero (1) for this: race (the executor saw a stream race), "
@@ -65,29 +66,23 @@ def register(app: typer.Typer) -> None:
         option: list[str] = config_option(),
         full: bool = typer.Option(False, "--full", help="Trace the model again even when a run of --out kept its "
                                   "pre-pass graph (incremental apply, docs/incremental.md; AIRCTL_INCREMENTAL=0)."),
-    ) -> None:
+    ) -> Shown:
         target = build_target(model, every, mode=mode, entry=entry, passes=passes, option=option, atol=atol,
                               capture=capture, dump_types=dump_types(dump_type), verbose=verbose)
         if nproc > 1:
             from airctl.cli.ranks import compile_ranks_command
 
-            compile_ranks_command(target, nproc, as_json=as_json, out=out, collective_timeout=collective_timeout,
-                                  fail_on=fail_on)
-            return
-        from airctl.cli.output import print_json, status, stdout_to_stderr
+            return compile_ranks_command(target, nproc, out=out, collective_timeout=collective_timeout,
+                                         fail_on=fail_on)
+        from airctl.cli.output import status
         from airctl.cli.summary import print_summary
+        from airctl.cli.verdicts import conclude
         from airctl.pipeline.compile.compiler import CompileRequest, compile_model
 
         # a bad pass file fails the run before anything compiles, ledger kept
         request = CompileRequest(target, out_dir=out, command_line=command_line(ctx), incremental=not full)
-        with stdout_to_stderr(as_json), status("compiling…") as spinner:
+        with status("compiling…") as spinner:
             result = compile_model(request, progress=lambda msg: spinner.update(msg))
-        if as_json:
-            print_json(result.index.to_json())
-        else:
-            print_summary(result, verbose=verbose)
-        if result.error is not None:
-            raise result.error  # after the summary: main.py shows it and exits with its code
-        from airctl.cli.verdicts import enforce_fail_on
-
-        enforce_fail_on(fail_on, result, atol=atol)
+        # the run's error after the summary: main.py shows it and exits with its code
+        return Shown(result.index, lambda: print_summary(result, verbose=verbose),
+                     lambda: conclude(result, fail_on, atol=atol))

@@ -8,10 +8,12 @@ when it does not, as a failed ``airctl compile --mode max-autotune`` would.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from airctl.cli.options import command_line, entry_option, out_option
+from airctl.cli.shown import Shown, reports
 from airctl.cli.target import EVERY_MODE, EveryMode, every_mode_options
 
 HELP = (
@@ -28,38 +30,46 @@ HELP = (
 def register(app: typer.Typer) -> None:
     @app.command("coverage", help=HELP, no_args_is_help=True)
     @every_mode_options()
+    @reports("Print the answer as JSON on stdout.")
     def coverage_cmd(
         ctx: typer.Context,
         model: Path = typer.Argument(..., help="Model script (.py).", show_default=False),
         out: Path = out_option("Folder for ledgers (the coverage run leaves a minimal one)."),
         entry: str = entry_option(),
-        as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON on stdout."),
         every: EveryMode = EVERY_MODE,
-    ) -> None:
-        from airctl.cli.output import out as stdout
-        from airctl.cli.output import print_json, status, stdout_to_stderr
+    ) -> Shown:
+        from airctl.cli.output import status
         from airctl.pipeline.coverage import coverage
 
-        with stdout_to_stderr(as_json), status("tracing…"):
+        with status("tracing…"):
             found = coverage(model, entry=entry, out_dir=out, every=every, command_line=command_line(ctx))
-        if as_json:
-            print_json(found.to_json())
-        elif found.error is None:
-            stdout.print(f"TorchAir converts every op ({found.graphs} graph(s) checked)", markup=False)
-        else:
-            for op in found.ops:
-                where = f" first at {op['source']}" if op.get("source") else ""
-                stdout.print(f"{op['op']}: {op['reason']}, {op['count']} node(s){where}", markup=False,
-                             highlight=False)
-                stdout.print(f"    {op['detail']}", markup=False, highlight=False)
-        if found.error is not None and found.ops and not as_json:
-            from airctl.errors import UnconvertibleOps
+        return Shown(found, lambda: _render(found), lambda: _verdict(found))
 
-            # each op is listed above with its line: the error says how many, the hint what to do
-            raise UnconvertibleOps(f"TorchAir would not convert this model to GE: the {len(found.ops)} op(s) above "
-                                   f"(ledger {found.ledger})", found.ops, hint=_for_coverage(found.error.hint))
-        if found.error is not None:
-            raise found.error
+
+def _render(found: Any) -> None:
+    from airctl.cli.output import out
+
+    if found.error is None:
+        out.print(f"TorchAir converts every op ({found.graphs} graph(s) checked)", markup=False)
+        return
+    for op in found.ops:
+        where = f" first at {op['source']}" if op.get("source") else ""
+        out.print(f"{op['op']}: {op['reason']}, {op['count']} node(s){where}", markup=False, highlight=False)
+        out.print(f"    {op['detail']}", markup=False, highlight=False)
+
+
+def _verdict(found: Any) -> None:
+    """Ops TorchAir would not convert: an error, after the list (not with --json, whose answer is the list)."""
+    from airctl.cli.shown import json_wanted
+
+    if found.error is not None and found.ops and not json_wanted():
+        from airctl.errors import UnconvertibleOps
+
+        # each op is listed above with its line: the error says how many, the hint what to do
+        raise UnconvertibleOps(f"TorchAir would not convert this model to GE: the {len(found.ops)} op(s) above "
+                               f"(ledger {found.ledger})", found.ops, hint=_for_coverage(found.error.hint))
+    if found.error is not None:
+        raise found.error
 
 
 def _for_coverage(hint: str | None) -> str | None:

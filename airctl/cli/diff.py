@@ -11,6 +11,7 @@ from typing import Any
 import typer
 
 from airctl.cli.options import out_option
+from airctl.cli.shown import Shown, reports
 from airctl.cli.target import EVERY_MODE, MODEL_SCRIPT, EveryMode, every_mode_options
 
 HELP = (
@@ -37,6 +38,7 @@ HELP = (
 def register(app: typer.Typer) -> None:
     @app.command("diff", help=HELP)
     @every_mode_options(panel=MODEL_SCRIPT)
+    @reports("Print the report as JSON on stdout.")
     def diff_cmd(
         a: Path = typer.Argument(None, metavar="A", show_default=False,
                                  help="Old graph: dump, .json, ledger folder or run id. Default: the current run."),
@@ -45,7 +47,6 @@ def register(app: typer.Typer) -> None:
         from_stage: str = typer.Option(None, "--from", help="Stage of A (ledger).", show_default=False),
         to_stage: str = typer.Option(None, "--to", help="Stage of B, or of A when B is omitted.",
                                      show_default=False),
-        as_json: bool = typer.Option(False, "--json", help="Print the report as JSON on stdout."),
         html: Path = typer.Option(None, "--html", help="Also write a standalone HTML view: A and B as two steps, "
                                   "B coloured by the diff.", show_default=False),
         svg: Path = typer.Option(None, "--svg", help="Also write an SVG of B with A's removed nodes, coloured "
@@ -57,8 +58,8 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(False, "--force", help="Accepted for old scripts: --html/--svg overwrite an "
                                    "ordinary file anyway (never an input or a ledger)."),
         every: EveryMode = EVERY_MODE,
-    ) -> None:
-        from airctl.cli.output import err, escape, print_json, stdout_to_stderr
+    ) -> Shown:
+        from airctl.cli.output import err, escape, stdout_to_stderr
         from airctl.io.gc_pause import gc_paused, graph_files_only
         from airctl.pipeline.diff import diff_sources
 
@@ -70,16 +71,20 @@ def register(app: typer.Typer) -> None:
                                    runs=runs or (), runs_dir=out, force=force, every=every)
         for path in outcome.written:
             err.print(escape(f"wrote {path}"), highlight=False)
-        if as_json:
-            print_json(outcome.to_json())
-        elif outcome.runs is not None:
-            render_runs(outcome.runs)
-        else:
-            if outcome.window is not None:
-                render_window_head(outcome.window)
-            render(outcome.report)
-            if outcome.window is not None:
-                render_window_tail(outcome.window)
+        return Shown(outcome, lambda: render_outcome(outcome))
+
+
+def render_outcome(outcome: Any) -> None:
+    """A diff in the terminal: two runs stage by stage, or one report (framed by what the user's passes
+    and TorchAir's own did, for a run with YAML passes)."""
+    if outcome.runs is not None:
+        render_runs(outcome.runs)
+        return
+    if outcome.window is not None:
+        render_window_head(outcome.window)
+    render(outcome.report)
+    if outcome.window is not None:
+        render_window_tail(outcome.window)
 
 
 def render_window_head(window: Any) -> None:

@@ -7,10 +7,12 @@ Explorer's graph JSON is a graph format: ``airctl dump RUN --type model-explorer
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from airctl.cli.options import run_argument, run_option, runs_option
+from airctl.cli.shown import Shown, reports
 
 HELP = (
     "Write a ledger in another tool's format.\n\n"
@@ -25,28 +27,29 @@ def register(app: typer.Typer) -> None:
     export_app = typer.Typer(name="export", help=HELP, no_args_is_help=True)
 
     @export_app.command("tlparse")
+    @reports("Print what was written as JSON on stdout.")
     def tlparse_cmd(
         run: str = run_argument(),
         run_opt: str = run_option("The run, as RUN (every command takes --run)."),
         runs: Path = runs_option(),
         out: Path = typer.Option(None, "--out", "-o", help="Folder for the log (default: <ledger>/torch_trace).",
                                  show_default=False),
-        json_out: bool = typer.Option(False, "--json", help="Print what was written as JSON on stdout."),
-    ) -> None:
+    ) -> Shown:
         """Write the ledger as a TORCH_TRACE log for tlparse."""
-        from airctl.cli.output import err, escape, print_json
-        from airctl.cli.output import out as stdout
         from airctl.pipeline.export import export_tlparse
         from airctl.pipeline.source import resolve_source
 
         result = export_tlparse(resolve_source(run, run_opt, out_dir=runs, option="--runs").path, out)
-        if json_out:
-            print_json(result.to_json())
-            return
-        err.print(escape(f"wrote {result.records} records for {result.graphs} graph(s); render with: "
-                         f"tlparse {result.files[0]} -o {result.files[0].parent / 'tlparse'} --no-browser"),
-                  highlight=False)
-        for f in result.files:
-            stdout.print(escape(f), highlight=False)
+        return Shown(result, lambda: _render(result))
 
     app.add_typer(export_app)
+
+
+def _render(result: Any) -> None:
+    from airctl.cli.output import err, escape, out
+
+    err.print(escape(f"wrote {result.records} records for {result.graphs} graph(s); render with: "
+                     f"tlparse {result.files[0]} -o {result.files[0].parent / 'tlparse'} --no-browser"),
+              highlight=False)
+    for f in result.files:
+        out.print(escape(f), highlight=False)

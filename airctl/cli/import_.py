@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from airctl.cli.options import out_option
+from airctl.cli.shown import Shown, reports
 from airctl.modes import Mode
 
 HELP = (
@@ -27,6 +29,7 @@ HELP = (
 
 def register(app: typer.Typer) -> None:
     @app.command("import", help=HELP, no_args_is_help=True)
+    @reports("Print index.json (and problems) as JSON on stdout.")
     def import_cmd(
         paths: list[Path] = typer.Argument(..., help="Folders or files TorchAir wrote.", show_default=False),
         out: Path = out_option("Folder for ledgers (one run per subfolder)."),
@@ -35,33 +38,32 @@ def register(app: typer.Typer) -> None:
         verify: bool = typer.Option(True, "--verify/--no-verify", help="Run the static verifier after every "
                                     "imported pass stage (findings in index.json and the report)."),
         report: bool = typer.Option(True, "--report/--no-report", help="Write report.html."),
-        json_out: bool = typer.Option(False, "--json", help="Print index.json (and problems) as JSON on stdout."),
-    ) -> None:
-        from airctl.cli.output import err, escape, print_json
-        from airctl.cli.output import out as stdout
-        from airctl.cli.summary import stage_table
+    ) -> Shown:
         from airctl.pipeline.importing import ImportRequest, import_artifacts
 
         result = import_artifacts(ImportRequest(paths=list(paths), out_dir=out, mode=mode,
                                                 verify=verify, report=report))
-        if json_out:
-            print_json(result.to_json())
-            return
-        index = result.index.to_json()
-        for graph in index["graphs"]:
-            stdout.print(stage_table(graph))
-        for note in result.notes:
-            err.print(escape(f"note: {note}"), highlight=False)
-        for problem in result.problems:
-            err.print(escape(f"warning: {problem}"), highlight=False)
-        findings = index.get("findings") or []
-        stages = sum(len(g["stages"]) for g in index["graphs"])
-        err.print(f"imported {len(index['graphs'])} graph(s), {stages} stage(s), {len(index.get('dumps') or [])} "
-                  f"TorchAir dump(s), {len(index.get('profiles') or [])} profile(s); verifier: {len(findings)} "
-                  f"finding(s) (`airctl check` on the ledger shows them)", markup=False, highlight=False)
-        from airctl.cli.summary import why_line
+        return Shown(result, lambda: _render(result))
 
-        line = why_line(result.index)  # graph breaks, recompiles, recaptures, cache misses in the logs
-        if line is not None:
-            err.print(line, markup=False, highlight=False)
-        stdout.print(f"ledger: {escape(result.ledger_dir)}")
+
+def _render(result: Any) -> None:
+    """The stage table of each imported graph, what the import noticed, and where the ledger is."""
+    from airctl.cli.output import err, escape, out
+    from airctl.cli.summary import stage_table, why_line
+
+    index = result.index.to_json()
+    for graph in index["graphs"]:
+        out.print(stage_table(graph))
+    for note in result.notes:
+        err.print(escape(f"note: {note}"), highlight=False)
+    for problem in result.problems:
+        err.print(escape(f"warning: {problem}"), highlight=False)
+    findings = index.get("findings") or []
+    stages = sum(len(g["stages"]) for g in index["graphs"])
+    err.print(f"imported {len(index['graphs'])} graph(s), {stages} stage(s), {len(index.get('dumps') or [])} "
+              f"TorchAir dump(s), {len(index.get('profiles') or [])} profile(s); verifier: {len(findings)} "
+              f"finding(s) (`airctl check` on the ledger shows them)", markup=False, highlight=False)
+    line = why_line(result.index)  # graph breaks, recompiles, recaptures, cache misses in the logs
+    if line is not None:
+        err.print(line, markup=False, highlight=False)
+    out.print(f"ledger: {escape(result.ledger_dir)}")

@@ -81,7 +81,13 @@ def seconds(value: float | None) -> str:
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, default=_plain) + "\n")
+    """``data`` as JSON on stdout; an object that writes itself (``write_json(stream)``: a table of
+    unbounded rows, one row at a time) writes itself."""
+    write = getattr(data, "write_json", None)
+    if callable(write):
+        write(sys.stdout)
+    else:
+        sys.stdout.write(json.dumps(data, indent=2, default=_plain) + "\n")
     sys.stdout.flush()
 
 

@@ -19,6 +19,7 @@ from airctl.cli.options import (
     out_option,
     run_option,
 )
+from airctl.cli.shown import Shown, json_wanted, reports
 from airctl.cli.target import EVERY_MODE, EveryMode, build_target, every_mode_options
 from airctl.modes import Bad, Mode
 
@@ -58,6 +59,7 @@ def register(app: typer.Typer) -> None:
 
     @passes.command("apply", help=APPLY_HELP, no_args_is_help=True)
     @every_mode_options()
+    @reports()
     def apply_cmd(
         ctx: typer.Context,
         file: Path = typer.Argument(..., help="YAML pass file.", show_default=False),
@@ -69,7 +71,6 @@ def register(app: typer.Typer) -> None:
         run: str = run_option("Take the model from this run instead of the current one."),
         every: EveryMode = EVERY_MODE,
         entry: str = entry_option(),
-        as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
         fail_on: Bad = typer.Option(None, "--fail-on", show_default=False,
                                     help="Also exit non-zero (1) for this: race (the executor saw a stream race), "
                                          "check (an error finding); numerics and compile failures exit 3 anyway."),
@@ -78,41 +79,27 @@ def register(app: typer.Typer) -> None:
                                   "pre-pass graph (incremental apply, docs/incremental.md; AIRCTL_INCREMENTAL=0)."),
         verbose: bool = typer.Option(False, "--verbose", "-v", help="Say why the apply was or was not incremental, "
                                      "and print TorchAir's warnings as they come."),
-    ) -> None:
-        from airctl.cli.output import print_json, status, stdout_to_stderr
-        from airctl.cli.verdicts import enforce_fail_on
+    ) -> Shown:
+        from airctl.cli.output import status
         from airctl.pipeline.apply import apply_passes
 
         chosen = _choose_model(file, model, entry, mode, out, run, "applying")
         target = build_target(chosen.model, every, mode=chosen.mode, entry=chosen.entry, passes=file, option=option,
                               verbose=verbose)
-        with stdout_to_stderr(as_json), status("applying passes…") as spinner:
-            result = apply_passes(target, out=out, plan=plan, with_diff=diff or plan or as_json,
+        with status("applying passes…") as spinner:
+            result = apply_passes(target, out=out, plan=plan, with_diff=diff or plan or json_wanted(),
                                   progress=lambda msg: spinner.update(msg), command_line=command_line(ctx),
                                   incremental=not full)
-        if as_json:
-            print_json(result.to_json())
-        else:
-            render_apply(result, diff=diff or plan)
-        for warning in result.warnings:
-            _render_warning(warning)
-        if result.error is not None:
-            raise result.error
-        if result.index is not None:
-            enforce_fail_on(fail_on, result)
+        return Shown(result, lambda: render_apply(result, diff=diff or plan), lambda: _conclude(result, fail_on))
 
     @passes.command("list", help="The pass kinds of the YAML format and their fields (from the schema).")
+    @reports("Print the whole schema as JSON.")
     def list_cmd(
         kind: str = typer.Argument(None, help="Show one kind only.", show_default=False),
-        as_json: bool = typer.Option(False, "--json", help="Print the whole schema as JSON."),
-    ) -> None:
-        from airctl.cli.output import print_json
+    ) -> Shown:
         from airctl.errors import AirctlError
         from airctl.passes import schema
 
-        if as_json:
-            print_json(schema.as_json())
-            return
         kinds = list(schema.KINDS)
         if kind is not None:
             if kind not in schema.KINDS:
@@ -120,12 +107,13 @@ def register(app: typer.Typer) -> None:
                 raise AirctlError(f"unknown pass kind `{kind}`",
                                   hint=(f"did you mean `{guess}`? " if guess else "") + "kinds: " + ", ".join(kinds))
             kinds = [kind]
-        render_kinds(kinds)
+        return Shown(schema.as_json(), lambda: render_kinds(kinds))
 
     @passes.command("explain", no_args_is_help=True,
                     help="For every selector of FILE.yaml: what it matches in MODEL's graphs (name, op, source line), "
                          "or, when nothing, the closest candidates. Compiles up to the passes only.")
     @every_mode_options()
+    @reports()
     def explain_cmd(
         ctx: typer.Context,
         file: Path = typer.Argument(..., help="YAML pass file.", show_default=False),
@@ -135,25 +123,34 @@ def register(app: typer.Typer) -> None:
         run: str = run_option("Take the model from this run instead of the current one."),
         every: EveryMode = EVERY_MODE,
         entry: str = entry_option(),
-        as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
-    ) -> None:
-        from airctl.cli.output import print_json, status, stdout_to_stderr
-        from airctl.errors import FindingsExit
+    ) -> Shown:
+        from airctl.cli.output import status
         from airctl.pipeline.apply import explain_passes
 
         chosen = _choose_model(file, model, entry, mode, out, run, "explaining")
-        with stdout_to_stderr(as_json), status("compiling up to the passes…") as spinner:
+        with status("compiling up to the passes…") as spinner:
             target = build_target(chosen.model, every, mode=chosen.mode, entry=chosen.entry, passes=file)
             result = explain_passes(target, out=out, progress=lambda msg: spinner.update(msg),
                                     command_line=command_line(ctx))
-        if as_json:
-            print_json(result.to_json())
-        else:
-            render_explain(result)
-        if result.error is not None:
-            raise result.error
-        if result.unmatched:
-            raise FindingsExit(len(result.unmatched))
+        return Shown(result, lambda: render_explain(result), lambda: _explained(result))
+
+
+def _conclude(result: Any, fail_on: Any) -> None:
+    """``passes apply``'s end: its warnings (stderr), then the run's error or ``--fail-on``."""
+    from airctl.cli.verdicts import conclude
+
+    for warning in result.warnings:
+        _render_warning(warning)
+    conclude(result, fail_on)
+
+
+def _explained(result: Any) -> None:
+    from airctl.errors import FindingsExit
+
+    if result.error is not None:
+        raise result.error
+    if result.unmatched:
+        raise FindingsExit(len(result.unmatched))
 
 
 def _choose_model(file: Path, model: Path | None, entry: str | None, mode: Mode | None, out: Path, run: str | None,

@@ -8,10 +8,12 @@ race stays open in some mode, so a script can trust a 0.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from airctl.cli.options import RUN_ARGUMENT_HELP, run_option, runs_option
+from airctl.cli.shown import Shown, reports
 from airctl.cli.target import EVERY_MODE, EveryMode, every_mode_options
 
 FIX_HELP = (
@@ -29,6 +31,7 @@ FIX_HELP = (
 def register_fix(passes: typer.Typer) -> None:
     @passes.command("fix", help=FIX_HELP)
     @every_mode_options()
+    @reports()
     def fix_cmd(
         run: str = typer.Argument(None, metavar="[RUN]", show_default=False, help=RUN_ARGUMENT_HELP),
         output: Path = typer.Option(None, "--output", "-o", show_default=False,
@@ -36,39 +39,45 @@ def register_fix(passes: typer.Typer) -> None:
         run_opt: str = run_option("The run, as RUN (every command takes --run)."),
         runs: Path = runs_option(),
         no_check: bool = typer.Option(False, "--no-check", help="Do not apply the result in every mode."),
-        as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
         every: EveryMode = EVERY_MODE,
-    ) -> None:
-        from airctl.cli.output import err, escape, out, print_json, status, stdout_to_stderr
-        from airctl.errors import FindingsExit
-        from airctl.io.paths import shareable
+    ) -> Shown:
+        from airctl.cli.output import status
         from airctl.pipeline.fix import fix_passes
         from airctl.pipeline.output_claim import claim_run_output
         from airctl.pipeline.source import resolve_source
 
         root = resolve_source(run, run_opt, out_dir=runs, option="--runs").path
         claim_run_output(output, [root])  # never over the run, its model script or pass file
-        with stdout_to_stderr(as_json), status("reading the run's plan…") as spinner:
+        with status("reading the run's plan…") as spinner:
             result = fix_passes(root, runs, output, check=not no_check,
                                 progress=lambda msg: spinner.update(msg), every=every)
-        if as_json:
-            print_json(result.to_json())
-        else:
-            if not result.passes:
-                out.print(f"{result.races} race(s) in the plan: nothing to add" if not result.races else
-                          f"{result.races} race(s), none reachable by a selector")
-            else:
-                out.print(f"added {len(result.passes)} pass(es) closing {result.races} race(s):")
-                for p in result.passes:
-                    out.print(escape(p.yaml("  ", "pre")), highlight=False)
-            for line in result.unclosed[:5]:
-                err.print(f"not closed by a wait: {escape(shareable(line))}")
-            for mode, check in result.checks.items():
-                verdict = ("race-free" if check.get("errors") == 0
-                           else f"{check['errors']} error(s): {check.get('first')}")
-                out.print(f"check {mode}: {escape(verdict)}")
-            if result.output is not None:
-                out.print(f"wrote {escape(shareable(str(result.output)))} — "
-                          f"`airctl passes apply {escape(shareable(str(result.output)))}` uses it")
-        if result.race_free is False:
-            raise FindingsExit()
+        return Shown(result, lambda: _render(result), lambda: _verdict(result))
+
+
+def _render(result: Any) -> None:
+    from airctl.cli.output import err, escape, out
+    from airctl.io.paths import shareable
+
+    if not result.passes:
+        out.print(f"{result.races} race(s) in the plan: nothing to add" if not result.races else
+                  f"{result.races} race(s), none reachable by a selector")
+    else:
+        out.print(f"added {len(result.passes)} pass(es) closing {result.races} race(s):")
+        for p in result.passes:
+            out.print(escape(p.yaml("  ", "pre")), highlight=False)
+    for line in result.unclosed[:5]:
+        err.print(f"not closed by a wait: {escape(shareable(line))}")
+    for mode, check in result.checks.items():
+        verdict = ("race-free" if check.get("errors") == 0
+                   else f"{check['errors']} error(s): {check.get('first')}")
+        out.print(f"check {mode}: {escape(verdict)}")
+    if result.output is not None:
+        out.print(f"wrote {escape(shareable(str(result.output)))} — "
+                  f"`airctl passes apply {escape(shareable(str(result.output)))}` uses it")
+
+
+def _verdict(result: Any) -> None:
+    from airctl.errors import FindingsExit
+
+    if result.race_free is False:
+        raise FindingsExit()

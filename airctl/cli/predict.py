@@ -21,11 +21,12 @@ if TYPE_CHECKING:
 
 def predict_command(*, source: Source, model: Any, times: str, out: Path, passes: Path | None,
                     command_line: list[str] | None, device: str | None, launch_us: float | None, compare: bool,
-                    top: int, png: bool, as_json: bool, fail_on: Any = None) -> Any:
-    """Predict, render, and return the outcome (the caller applies exit codes). ``source``: resolved
+                    top: int, png: bool, fail_on: Any = None) -> Any:
+    """Predict, and return what to show (:class:`~airctl.cli.shown.Shown`). ``source``: resolved
     (:func:`airctl.pipeline.source.resolve_source`); ``model``: the Target of a model script SOURCE
     (compiled first), else None."""
-    from airctl.cli.output import err, print_json, status, stdout_to_stderr
+    from airctl.cli.output import err, status
+    from airctl.cli.shown import Shown
     from airctl.pipeline import predict as pipeline
 
     if model is None and passes is not None:
@@ -33,18 +34,18 @@ def predict_command(*, source: Source, model: Any, times: str, out: Path, passes
                           "FILE.yaml --times T.csv (a run is predicted with the passes it ran with)")
     req = pipeline.PredictRequest(times=times, source=source.path, out_dir=out, device=device, launch_us=launch_us,
                                   compare=compare, top=top, png=png, model=model, command_line=command_line)
-    with stdout_to_stderr(as_json), status("predicting…") as spinner:
+    with status("predicting…") as spinner:
         outcome = pipeline.predict(req, progress=lambda msg: spinner.update(escape(msg)))
     for note in outcome.notes:
         err.print(f"[dim]note: {escape(note)}[/dim]")
-    if as_json:
-        print_json(outcome.to_json())
-    elif outcome.single is not None:
-        render_predicted_comparison(outcome)
-    else:
-        render_predicted(outcome.summary, top)
-    _fail_on_race(fail_on, outcome.summary.predicted or {})
-    return outcome
+
+    def view() -> None:
+        if outcome.single is not None:
+            render_predicted_comparison(outcome)
+        else:
+            render_predicted(outcome.summary, top)
+
+    return Shown(outcome, view, lambda: _fail_on_race(fail_on, outcome.summary.predicted or {}))
 
 
 def _fail_on_race(fail_on: Any, predicted: dict) -> None:

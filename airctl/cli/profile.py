@@ -27,7 +27,8 @@ from airctl.cli.options import (
     out_option,
     run_option,
 )
-from airctl.cli.output import escape
+from airctl.cli.output import err, escape
+from airctl.cli.shown import Shown, reports
 from airctl.cli.target import EVERY_MODE, EveryMode, build_target, every_mode_options
 from airctl.devices import device_help
 from airctl.errors import AirctlError
@@ -64,6 +65,7 @@ OUTPUT = "Output"
 def register(app: typer.Typer) -> None:
     @app.command("profile", help=HELP)
     @every_mode_options(panel=RUN)
+    @reports("Print only JSON on stdout.")
     def profile(
         ctx: typer.Context,
         source: str = typer.Argument(None, metavar="[MODEL.py|analyze]", show_default=False,
@@ -113,8 +115,7 @@ def register(app: typer.Typer) -> None:
         png: bool = typer.Option(False, "--png", rich_help_panel=OUTPUT,
                                  help="Also write timeline.png (headless Chromium)."),
         top: int = typer.Option(10, "--top", min=1, rich_help_panel=OUTPUT, help="Rows of top ops."),
-        as_json: bool = typer.Option(False, "--json", rich_help_panel=OUTPUT, help="Print only JSON on stdout."),
-    ) -> None:
+    ) -> Shown:
         if times is not None:
             if source == "analyze" or folder is not None or nproc > 1:
                 raise AirctlError("--times predicts one run's plan: it takes one SOURCE and no --nproc",
@@ -127,10 +128,9 @@ def register(app: typer.Typer) -> None:
             resolved = resolve_source(source, run, out_dir=out, accepts=PREDICTABLE)
             model = build_target(resolved.path, every, mode=mode, entry=entry, passes=passes, option=option) \
                 if resolved.form is Form.MODEL else None  # compiled first
-            predict_command(source=resolved, model=model, times=times, out=out, passes=passes,
-                            command_line=command_line(ctx), device=device, launch_us=launch_us, compare=compare,
-                            top=top, png=png, as_json=as_json, fail_on=fail_on)
-            return
+            return predict_command(source=resolved, model=model, times=times, out=out, passes=passes,
+                                   command_line=command_line(ctx), device=device, launch_us=launch_us,
+                                   compare=compare, top=top, png=png, fail_on=fail_on)
         from airctl.pipeline.source import MODELS, resolve_source
 
         if source != "analyze":
@@ -139,7 +139,7 @@ def register(app: typer.Typer) -> None:
         if resolved is None:
             outcome = _analyze(folder, _analyzed_run(run, ledger), out, png, top)
         elif (imported := _imported(resolved, passes, compare, nproc)) is not None:
-            outcome = _profile_imported(imported, steps, warmup, png, top, str(every.backend), as_json)
+            outcome = _profile_imported(imported, steps, warmup, png, top, str(every.backend))
         else:
             req = _model_request(ctx, resolved, every, mode=mode, entry=entry, passes=passes, out=out,
                                  option=option, steps=steps, warmup=warmup)
@@ -148,17 +148,17 @@ def register(app: typer.Typer) -> None:
             if nproc > 1:
                 from airctl.cli.ranks import profile_ranks_command
 
-                profile_ranks_command(req, nproc, compare=compare, as_json=as_json)
-                return
-            outcome = _profile_model(req, compare=compare, png=png, top=top, repeats=repeats, as_json=as_json)
-        _render(outcome, as_json=as_json, top=top, fail_on=fail_on)
+                return profile_ranks_command(req, nproc, compare=compare)
+            outcome = _profile_model(req, compare=compare, png=png, top=top, repeats=repeats)
+        for warning in outcome.warnings:
+            err.print(f"[bold yellow]warning:[/bold yellow] {escape(str(warning))}")
+        return Shown(outcome.to_json(), lambda: _render(outcome, top), lambda: _verdict(outcome, fail_on))
 
 
 def _analyzed_run(run: str | None, ledger: Path | None) -> str | None:
     """The run ``analyze`` links to: ``--run``, or ``--ledger`` (its old name, said to be deprecated)."""
     if ledger is None:
         return run
-    from airctl.cli.output import err
 
     if run is not None:
         raise AirctlError("--ledger is the old name of --run: give one of them",
@@ -183,13 +183,12 @@ def _analyze(folder: Path | None, ledger: str | None, out: Path, png: bool, top:
                                       progress=lambda msg: spinner.update(escape(msg)))
 
 
-def _profile_imported(imported: Path, steps: int, warmup: int, png: bool, top: int, backend: str,
-                      as_json: bool) -> Any:
+def _profile_imported(imported: Path, steps: int, warmup: int, png: bool, top: int, backend: str) -> Any:
     """An imported ledger's GE graphs, run per stream under sim."""
-    from airctl.cli.output import status, stdout_to_stderr
+    from airctl.cli.output import status
     from airctl.pipeline.profile_imported import profile_imported
 
-    with stdout_to_stderr(as_json), status("profiling the imported GE graphs…") as spinner:
+    with status("profiling the imported GE graphs…") as spinner:
         return profile_imported(imported, steps=steps, warmup=warmup, png=png, top=top, backend=backend,
                                 progress=lambda msg: spinner.update(msg))
 
@@ -199,7 +198,6 @@ def _model_request(ctx: typer.Context, source: Source, every: EveryMode, *, mode
                    steps: int, warmup: int) -> Any:
     """The ProfileRequest of MODEL.py, or of the current (``--run``) run's model, pass file and mode
     (said on stderr, with any warning)."""
-    from airctl.cli.output import err
     from airctl.pipeline.profile import ProfileRequest
     from airctl.pipeline.source import choose_model
 
@@ -215,33 +213,33 @@ def _model_request(ctx: typer.Context, source: Source, every: EveryMode, *, mode
     return ProfileRequest(target, steps=steps, warmup=warmup, out_dir=out, command_line=command_line(ctx))
 
 
-def _profile_model(req: Any, *, compare: bool, png: bool, top: int, repeats: int, as_json: bool) -> Any:
-    from airctl.cli.output import status, stdout_to_stderr
+def _profile_model(req: Any, *, compare: bool, png: bool, top: int, repeats: int) -> Any:
+    from airctl.cli.output import status
     from airctl.pipeline import profile as pipeline
 
-    with stdout_to_stderr(as_json), status("profiling…") as spinner:
+    with status("profiling…") as spinner:
         if compare:
             return pipeline.compare_profiles(req, png=png, top=top, repeats=repeats,
                                              progress=lambda msg: spinner.update(msg))
         return pipeline.profile_and_summarize(req, png=png, top=top, progress=lambda msg: spinner.update(msg))
 
 
-def _render(outcome: Any, *, as_json: bool, top: int, fail_on: Bad | None) -> None:
-    """Warnings, then the JSON, comparison, ranks or summary; then the exit: the error, --fail-on, races (1)."""
-    from airctl.cli.output import err, print_json
+def _render(outcome: Any, top: int) -> None:
+    """The comparison, ranks or summary."""
     from airctl.cli.profile_render import render_comparison, render_ranks, render_summary
-    from airctl.errors import FindingsExit
 
-    for warning in outcome.warnings:
-        err.print(f"[bold yellow]warning:[/bold yellow] {escape(str(warning))}")
-    if as_json and outcome.to_json() is not None:
-        print_json(outcome.to_json())
-    elif outcome.comparison is not None:
+    if outcome.comparison is not None:
         render_comparison(outcome.comparison)
     elif outcome.ranks is not None:
         render_ranks(outcome.ranks, top)
     elif outcome.summary is not None:
         render_summary(outcome.summary, top)
+
+
+def _verdict(outcome: Any, fail_on: Bad | None) -> None:
+    """The exit once shown: the error, --fail-on, races (1)."""
+    from airctl.errors import FindingsExit
+
     if outcome.error is not None:
         raise outcome.error
     if fail_on is not None and outcome.runs:

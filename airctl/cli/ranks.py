@@ -17,30 +17,41 @@ from airctl.cli.output import err, escape
 from airctl.limits import COLLECTIVE_TIMEOUT_S
 
 
-def run_ranks_command(argv: list[str], rank: Any, out: Path, *, watchdog: float | None = None,
-                      on_result: Any = None) -> Any:
-    """Launch ``rank`` (a RankRequest) under torchrun's ``argv``, print the summary, raise CommandExit
-    with the run's code; returns the RanksResult when 0."""
-    from airctl.errors import CommandExit
+def run_ranks_command(argv: list[str], rank: Any, out: Path, *, watchdog: float | None = None) -> Any:
+    """Launch ``rank`` (a RankRequest) under torchrun's ``argv``, print the summary, raise the run's
+    error or CommandExit with its code; returns the RanksResult when 0."""
+    result = launch_ranks(argv, rank, out, watchdog=watchdog)
+    end_ranks(result)
+    return result
+
+
+def launch_ranks(argv: list[str], rank: Any, out: Path, *, watchdog: float | None = None) -> Any:
+    """Launch ``rank`` under torchrun's ``argv`` and print the summary (stderr); the RanksResult."""
     from airctl.pipeline.ranks.launch import RanksRequest, run_ranks
 
     result = run_ranks(RanksRequest(argv, rank, out_dir=out, watchdog_s=watchdog, command=rank.command),
                        progress=lambda msg: err.print(f"airctl: {escape(msg)}", highlight=False))
     print_ranks(result)
-    if on_result is not None:
-        on_result(result)
+    return result
+
+
+def end_ranks(result: Any) -> None:
+    """A multi-rank run's own ending: its error, or CommandExit with its code (nothing for 0)."""
+    from airctl.errors import CommandExit
+
     if result.error is not None:
         raise result.error
     if result.exit_code:
         raise CommandExit(result.exit_code)
-    return result
 
 
-def compile_ranks_command(target: Any, nproc: int, *, out: Path, as_json: bool,
-                          collective_timeout: float = COLLECTIVE_TIMEOUT_S, fail_on: Any = None) -> None:
+def compile_ranks_command(target: Any, nproc: int, *, out: Path,
+                          collective_timeout: float = COLLECTIVE_TIMEOUT_S, fail_on: Any = None) -> Any:
     """``airctl compile MODEL.py --nproc N``: each rank compiles ``target`` as ``airctl compile`` would;
-    ``--fail-on`` is judged on every rank's ledger."""
-    from airctl.cli.output import print_json
+    ``--fail-on`` is judged on every rank's ledger. What it shows (:class:`~airctl.cli.shown.Shown`):
+    the top ledger's index (--json); the terminal has the per-rank lines already."""
+    from airctl.cli.shown import Shown
+    from airctl.cli.verdicts import enforce_fail_on_ranks
     from airctl.pipeline.ranks.launch import nproc_argv
     from airctl.pipeline.ranks.worker import RankRequest
 
@@ -49,11 +60,13 @@ def compile_ranks_command(target: Any, nproc: int, *, out: Path, as_json: bool,
 
         build_hooks(target.passes_file)  # a bad pass file is refused before any rank starts
     rank = RankRequest(command="compile", target=target, collective_timeout_s=collective_timeout or None)
-    result = run_ranks_command(nproc_argv(nproc, target.model_path), rank, out,
-                               on_result=(lambda r: print_json(r.index.to_json())) if as_json else None)
-    from airctl.cli.verdicts import enforce_fail_on_ranks
+    result = launch_ranks(nproc_argv(nproc, target.model_path), rank, out)
 
-    enforce_fail_on_ranks(fail_on, result, atol=target.atol)
+    def verdict() -> None:
+        end_ranks(result)
+        enforce_fail_on_ranks(fail_on, result, atol=target.atol)
+
+    return Shown(result.index, None, verdict)
 
 
 def print_ranks(result: Any) -> None:
@@ -82,9 +95,9 @@ def print_ranks(result: Any) -> None:
               f"{escape(str(result.index.status))} (per rank: {escape(where)}/ranks/<rank>)", highlight=False)
 
 
-def profile_ranks_command(req: Any, nproc: int, *, compare: bool, as_json: bool) -> None:
-    """``airctl profile MODEL.py --nproc N``: run, render per-rank overlap; races exit 1."""
-    from airctl.cli.output import print_json
+def profile_ranks_command(req: Any, nproc: int, *, compare: bool) -> Any:
+    """``airctl profile MODEL.py --nproc N``: run, and show the per-rank overlap; races exit 1."""
+    from airctl.cli.shown import Shown
     from airctl.errors import CommandExit, FindingsExit
     from airctl.pipeline.ranks.profile import profile_ranks
 
@@ -92,18 +105,21 @@ def profile_ranks_command(req: Any, nproc: int, *, compare: bool, as_json: bool)
                             progress=lambda msg: err.print(f"airctl: {escape(msg)}", highlight=False))
     for run in outcome.runs:
         print_ranks(run.result)
-    if as_json:
-        print_json(outcome.to_json())
-    else:
+
+    def view() -> None:
         for run in outcome.runs:
             print_overlap(run)
-    last = outcome.runs[-1].result
-    if last.error is not None:
-        raise last.error
-    if last.exit_code:
-        raise CommandExit(last.exit_code)
-    if outcome.races:
-        raise FindingsExit(outcome.races)
+
+    def verdict() -> None:
+        last = outcome.runs[-1].result
+        if last.error is not None:
+            raise last.error
+        if last.exit_code:
+            raise CommandExit(last.exit_code)
+        if outcome.races:
+            raise FindingsExit(outcome.races)
+
+    return Shown(outcome, view, verdict)
 
 
 def print_overlap(run: Any) -> None:

@@ -8,10 +8,12 @@ folder cannot be written, or the check run does not fail.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from airctl.cli.options import backend_option, run_argument, run_option, runs_option
+from airctl.cli.shown import Shown, reports
 from airctl.modes import BackendName, Bad
 
 HELP = (
@@ -29,6 +31,7 @@ HELP = (
 
 def register(app: typer.Typer) -> None:
     @app.command("repro", help=HELP)
+    @reports()
     def repro_cmd(
         run: str = run_argument(),
         run_opt: str = run_option("The run, as RUN (every command takes --run)."),
@@ -42,30 +45,32 @@ def register(app: typer.Typer) -> None:
         bad: Bad = typer.Option(None, "--bad", help="What failure to reproduce (default: what the run shows).",
                                 show_default=False),
         backend: BackendName = backend_option(),
-        as_json: bool = typer.Option(False, "--json", help="Print only JSON on stdout."),
-    ) -> None:
-        from airctl.cli.output import err, escape, print_json
-        from airctl.cli.output import out as stdout
+    ) -> Shown:
+        from airctl.cli.output import err, escape
         from airctl.pipeline.bisect.repro import ReproRequest, repro
         from airctl.pipeline.source import resolve_source
 
         root = resolve_source(run, run_opt, out_dir=runs, option="--runs").path
         request = ReproRequest(root, out, bad.value if bad else None, minify, graph, backend.value)
         result = repro(request, progress=lambda msg: err.print(escape(msg), highlight=False))
-        if as_json:
-            print_json(result.to_json())
-            return
-        stdout.print(f"reproducer ({result.form} form, bad = {escape(result.condition.describe())}): "
-                     f"{escape(str(result.folder))}")
-        for f in result.files:
-            stdout.print(f"  {escape(f)}")
-        if result.minify:
-            m = result.minify
-            kept = ", ".join(m["kept"][:8]) + (f", … {len(m['kept']) - 8} more (--json lists them)"
-                                               if len(m["kept"]) > 8 else "")
-            stdout.print(f"minified: {m['nodes_before']} -> {m['nodes_after']} nodes ({escape(kept)}) in "
-                         f"{m['compiles']} compiles")
-        for note in result.notes:
-            stdout.print(f"note: {escape(note)}")
-        stdout.print(f"checked: `{escape(result.command)}` fails: {escape(result.verdict.why)}")
-        stdout.print(f"run it: bash {escape(str(result.folder))}/run.sh")
+        return Shown(result, lambda: _render(result))
+
+
+def _render(result: Any) -> None:
+    from airctl.cli.output import escape
+    from airctl.cli.output import out as stdout
+
+    stdout.print(f"reproducer ({result.form} form, bad = {escape(result.condition.describe())}): "
+                 f"{escape(str(result.folder))}")
+    for f in result.files:
+        stdout.print(f"  {escape(f)}")
+    if result.minify:
+        m = result.minify
+        kept = ", ".join(m["kept"][:8]) + (f", … {len(m['kept']) - 8} more (--json lists them)"
+                                           if len(m["kept"]) > 8 else "")
+        stdout.print(f"minified: {m['nodes_before']} -> {m['nodes_after']} nodes ({escape(kept)}) in "
+                     f"{m['compiles']} compiles")
+    for note in result.notes:
+        stdout.print(f"note: {escape(note)}")
+    stdout.print(f"checked: `{escape(result.command)}` fails: {escape(result.verdict.why)}")
+    stdout.print(f"run it: bash {escape(str(result.folder))}/run.sh")

@@ -14,6 +14,7 @@ import typer
 
 from airctl.cli.options import out_option, run_argument, run_option
 from airctl.cli.output import escape
+from airctl.cli.shown import Shown, reports
 
 RUNS_HELP = (
     "The runs (ledgers) in --out, newest first: id, model, mode, pass file, status, whether the outputs matched "
@@ -41,26 +42,16 @@ SHOW_HELP = (
 
 def register(app: typer.Typer) -> None:
     @app.command("runs", help=RUNS_HELP)
-    def runs_cmd(
-        out: Path = out_option("Folder of ledgers."),
-        as_json: bool = typer.Option(False, "--json", help="Print the list as JSON on stdout."),
-    ) -> None:
-        from airctl.cli.output import err, print_json
+    @reports("Print the list as JSON on stdout.")
+    def runs_cmd(out: Path = out_option("Folder of ledgers.")) -> Shown:
         from airctl.ledger.runs import list_runs
 
         rows = list_runs(out)
-        if as_json:
-            print_json({"out": str(out), "runs": [r.to_json() for r in rows]})
-            return
-        if not rows:
-            err.print(f"no run in {escape(str(out))} yet — start with `airctl compile MODEL.py`")
-            return
-        render_runs(rows)
-        for r in rows:
-            if r.status == "unreadable":
-                err.print(f"{escape(r.id)}: [bold red]unreadable:[/bold red] {escape(r.error or '')}")
+        return Shown({"out": str(out), "runs": [r.to_json() for r in rows]}, lambda: render_runs(rows, out))
 
     @app.command("show", help=SHOW_HELP)
+    @reports("Print the run's index.json on stdout (with a view option: that view's result; with several, "
+             "an object of them by option name).")
     def show_cmd(
         run: str = run_argument(),
         out: Path = out_option("Folder of ledgers where the run is."),
@@ -68,7 +59,6 @@ def register(app: typer.Typer) -> None:
         all_stages: bool = typer.Option(False, "--all", help="Also list the passes that changed nothing."),
         verbose: bool = typer.Option(False, "--verbose", "-v",
                                      help="Also list the findings of earlier stages that a later pass fixed."),
-        as_json: bool = typer.Option(False, "--json", help="Print the run's index.json on stdout."),
         node: str = typer.Option(None, "--node", metavar="NAME",
                                  help="The origin chain of NAME (an FX node of any stage, a Dynamo node, a GE op or "
                                       "a profiled task): task, GE op, FX node per stage, the pass that created, "
@@ -85,8 +75,7 @@ def register(app: typer.Typer) -> None:
                                     "Dynamo, AOT, each pass, FX->GE, GE compile/capture and first run, finish."),
         options: bool = typer.Option(False, "--options", help="Every option given: where it was set, whether it "
                                      "reached TorchAir, which stage it changed."),
-    ) -> None:
-        from airctl.cli.output import print_json
+    ) -> Shown:
         from airctl.cli.summary import print_summary
         from airctl.ledger.reader import Ledger
         from airctl.pipeline.source import resolve_source
@@ -96,30 +85,38 @@ def register(app: typer.Typer) -> None:
             from airctl.cli import show_views
             from airctl.pipeline import show
 
-            for wanted, compute, render in ((node is not None, lambda: show.node_chains(root, node),
-                                             show_views.print_chains),
-                                            (assignment, lambda: show.assignment(root), show_views.print_assignment),
-                                            (kernels is not None, lambda: show.kernels(root, kernels),
-                                             show_views.print_kernels),
-                                            (phases, lambda: show.phases(root), show_views.print_phases),
-                                            (options, lambda: show.options(root), show_views.print_options)):
-                if wanted:
-                    result = compute()
-                    print_json(result) if as_json else render(result)
-            return
+            views = [(name, compute(), render) for wanted, name, compute, render in (
+                (node is not None, "node", lambda: show.node_chains(root, node), show_views.print_chains),
+                (assignment, "assignment", lambda: show.assignment(root), show_views.print_assignment),
+                (kernels is not None, "kernels", lambda: show.kernels(root, kernels), show_views.print_kernels),
+                (phases, "phases", lambda: show.phases(root), show_views.print_phases),
+                (options, "options", lambda: show.options(root), show_views.print_options)) if wanted]
+            found = views[0][1] if len(views) == 1 else {name: result for name, result, _ in views}
+
+            def views_view() -> None:
+                for _, result, render in views:
+                    render(result)
+
+            return Shown(found, views_view)
         index = Ledger.open(root).index
-        if as_json:
-            print_json(index.to_json())
-            return
-        print_summary(SimpleNamespace(index=index, ledger_dir=root), show_all=all_stages, verbose=verbose, why=True)
-        if index.error:
-            _render_recorded_error(index.error, index.error_detail)
+
+        def view() -> None:
+            print_summary(SimpleNamespace(index=index, ledger_dir=root), show_all=all_stages, verbose=verbose,
+                          why=True)
+            if index.error:
+                _render_recorded_error(index.error, index.error_detail)
+
+        return Shown(index, view)
 
 
-def render_runs(rows: list[Any]) -> None:
-    """One line per run, columns aligned (no table borders: long ids and names stay on one line)."""
-    from airctl.cli.output import out, seconds
+def render_runs(rows: list[Any], folder: Path) -> None:
+    """One line per run, columns aligned (no table borders: long ids and names stay on one line); the
+    unreadable ones named on stderr."""
+    from airctl.cli.output import err, out, seconds
 
+    if not rows:
+        err.print(f"no run in {escape(str(folder))} yet — start with `airctl compile MODEL.py`")
+        return
     cells = [("", "run", "command", "mode", "passes", "status", "eager", "races", "time")]
     styles = []
     for r in rows:
@@ -139,6 +136,9 @@ def render_runs(rows: list[Any]) -> None:
             parts[6] = f"[red]{parts[6]}[/red]"
         out.print("  ".join(parts).rstrip())
     out.print("[dim]* the current run (what dump, diff, check, profile and passes apply use by default)[/dim]")
+    for r in rows:
+        if r.status == "unreadable":
+            err.print(f"{escape(r.id)}: [bold red]unreadable:[/bold red] {escape(r.error or '')}")
 
 
 def _render_recorded_error(message: str, detail: dict[str, Any] | None) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import typer
 
 from airctl.cli.options import TIMES_SOURCES_HELP, entry_option, mode_option, out_option, run_option
+from airctl.cli.shown import Shown, reports
 from airctl.cli.target import EVERY_MODE, EveryMode, every_mode_options
 from airctl.modes import Mode
 
@@ -27,6 +28,7 @@ HELP = (
 def register(passes: typer.Typer) -> None:
     @passes.command("suggest", help=HELP)
     @every_mode_options()
+    @reports()
     def suggest_cmd(
         source: Path = typer.Argument(None, help="Model script (.py) or run (id or ledger); default: the current run.",
                                       show_default=False),
@@ -52,10 +54,9 @@ def register(passes: typer.Typer) -> None:
         out: Path = out_option("Folder of ledgers (runs).", "--out"),
         run: str = run_option(),
         entry: str = entry_option(),
-        as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
         every: EveryMode = EVERY_MODE,
-    ) -> None:
-        from airctl.cli.output import print_json, status, stdout_to_stderr
+    ) -> Shown:
+        from airctl.cli.output import status
         from airctl.pipeline.output_claim import claim_run_output
         from airctl.pipeline.source import MODELS, resolve_source
         from airctl.pipeline.suggest import SuggestRequest, suggest
@@ -65,12 +66,9 @@ def register(passes: typer.Typer) -> None:
         req = SuggestRequest(source=source, run=run, times=times, streams=streams, mode=mode,
                              output=output, from_file=from_file, stage=stage, out_dir=out, every=every,
                              entry=entry, device=device, memory_budget=memory_budget, check=check)
-        with stdout_to_stderr(as_json), status("suggesting a stream plan…") as spinner:
+        with status("suggesting a stream plan…") as spinner:
             outcome = suggest(req, progress=lambda msg: spinner.update(msg))
-        if as_json:
-            print_json(outcome.to_json())
-        else:
-            render(outcome)
+        return Shown(outcome, lambda: render(outcome))
 
 
 def render(o: Any) -> None:

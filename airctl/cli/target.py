@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from airctl.cli.options import backend_option
+from airctl.cli.signature import parameters, with_parameters
 from airctl.modes import Mode
 from airctl.pipeline.target import EveryMode
 
@@ -61,24 +62,17 @@ def every_mode_options(panel: str | None = None) -> Callable[[Callable[..., Any]
     :class:`EveryMode` (in ``panel`` of ``--help``), and the command receives them as one ``EveryMode``."""
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
-        hints = typing.get_type_hints(command)
         types = typing.get_type_hints(EveryMode)
-        params: list[inspect.Parameter] = []
-        for param in inspect.signature(command).parameters.values():
-            if param.name != "every":
-                params.append(param.replace(annotation=hints.get(param.name, param.annotation)))
-                continue
-            params += [inspect.Parameter(f.name, param.kind, default=OPTIONS[f.name](panel),
-                                         annotation=types[f.name]) for f in fields(EveryMode)]
+        kind = next(p.kind for p in parameters(command) if p.name == "every")
+        options = [inspect.Parameter(f.name, kind, default=OPTIONS[f.name](panel), annotation=types[f.name])
+                   for f in fields(EveryMode)]
 
         @functools.wraps(command)
         def run(**kwargs: Any) -> Any:
             every = EveryMode(**{f.name: kwargs.pop(f.name) for f in fields(EveryMode)})
             return command(every=every, **kwargs)
 
-        run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]  # what typer reads
-        run.__annotations__ = {p.name: p.annotation for p in params}
-        return run
+        return with_parameters(run, command, replaced={"every": options})
 
     return decorate
 

@@ -201,6 +201,15 @@ def print_verdicts(index: dict[str, Any], *, console: Any = None, verbose: bool 
         console.print(f"[green]{escape(free)}[/green]")
 
 
+def conclude(result: Any, fail_on: Any, *, atol: float | None = None) -> None:
+    """The end of a command that compiled (``result``: anything with ``error``, ``index`` and
+    ``ledger_dir``), once its result is shown: the run's error, else ``--fail-on``'s verdict."""
+    if result.error is not None:
+        raise result.error
+    if result.index is not None:
+        enforce_fail_on(fail_on, result, atol=atol)
+
+
 def enforce_fail_on(fail_on: Any, result: Any, *, atol: float | None = None) -> None:
     """``--fail-on KIND``: exit 1 (after what was printed) when ``result`` (anything with ``index`` and
     ``ledger_dir``) shows it; says why on stderr."""

@@ -14,6 +14,7 @@ import typer
 
 from airctl.cli.options import out_option, run_argument, run_option
 from airctl.cli.output import escape
+from airctl.cli.shown import Shown, reports
 
 WHY_HELP = (
     "Why a run compiled more than once, broke into pieces, recaptured or missed TorchAir's compile cache: one "
@@ -33,24 +34,18 @@ WHY_HELP = (
 
 def register(app: typer.Typer) -> None:
     @app.command("why", help=WHY_HELP)
+    @reports("Print the table as JSON on stdout (every row).")
     def why_cmd(
         run: str = run_argument(),
         out: Path = out_option("Folder of ledgers where the run is."),
         run_opt: str = run_option("The run, as RUN (every command takes --run)."),
-        as_json: bool = typer.Option(False, "--json", help="Print the table as JSON on stdout (every row)."),
         limit: int = typer.Option(LIMIT, "--limit", min=0, help="Rows shown in the terminal (0: all); --json "
                                   "writes every row."),
-    ) -> None:
-        import sys
-
+    ) -> Shown:
         from airctl.pipeline.why import why_run
 
         table = why_run(run, out, run_opt)
-        if as_json:
-            table.write_json(sys.stdout)
-            sys.stdout.flush()
-            return
-        print_why(table, limit=limit or None)
+        return Shown(table, lambda: print_why(table, limit=limit or None))
 
 
 LIMIT = 200  # rows the terminal shows by default: a table of thousands is read with --json
