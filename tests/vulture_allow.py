@@ -13,7 +13,7 @@ wheel_items  # airctl/sim/wheel_drift.py:154
 unlisted  # airctl/sim/wheel_drift.py:175
 DRIFT_TABLE  # airctl/sim/wheel_drift_table.py:26
 public_ops  # airctl/sim/wheel_surface.py:40
-_.airctl_reports  # airctl/cli/shown.py:87
+_.airctl_reports  # airctl/cli/shown.py:85
 
 # sim's stand-ins: the torch_npu, TorchAir and CANN surface that TorchAir, npugraph_ex and users' scripts reach by attribute (torch.npu.*, torchair's C++ bindings, profiler options)
 _.optionxform  # airctl/sim/ascend_ir_files.py:151

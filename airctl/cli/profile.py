@@ -65,7 +65,7 @@ OUTPUT = "Output"
 def register(app: typer.Typer) -> None:
     @app.command("profile", help=HELP)
     @every_mode_options(panel=RUN)
-    @reports("Print only JSON on stdout.")
+    @reports("Print only JSON on stdout.", panel=OUTPUT)
     def profile(
         ctx: typer.Context,
         source: str = typer.Argument(None, metavar="[MODEL.py|analyze]", show_default=False,
@@ -152,7 +152,7 @@ def register(app: typer.Typer) -> None:
             outcome = _profile_model(req, compare=compare, png=png, top=top, repeats=repeats)
         for warning in outcome.warnings:
             err.print(f"[bold yellow]warning:[/bold yellow] {escape(str(warning))}")
-        return Shown(outcome.to_json(), lambda: _render(outcome, top), lambda: _verdict(outcome, fail_on))
+        return Shown(outcome, lambda: _render(outcome, top), lambda: _verdict(outcome, fail_on))
 
 
 def _analyzed_run(run: str | None, ledger: Path | None) -> str | None:

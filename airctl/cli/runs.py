@@ -85,19 +85,14 @@ def register(app: typer.Typer) -> None:
             from airctl.cli import show_views
             from airctl.pipeline import show
 
-            views = [(name, compute(), render) for wanted, name, compute, render in (
-                (node is not None, "node", lambda: show.node_chains(root, node), show_views.print_chains),
-                (assignment, "assignment", lambda: show.assignment(root), show_views.print_assignment),
-                (kernels is not None, "kernels", lambda: show.kernels(root, kernels), show_views.print_kernels),
-                (phases, "phases", lambda: show.phases(root), show_views.print_phases),
-                (options, "options", lambda: show.options(root), show_views.print_options)) if wanted]
-            found = views[0][1] if len(views) == 1 else {name: result for name, result, _ in views}
-
-            def views_view() -> None:
-                for _, result, render in views:
-                    render(result)
-
-            return Shown(found, views_view)
+            return Shown(*_views(((node is not None, "node", lambda: show.node_chains(root, node),
+                                   show_views.print_chains),
+                                  (assignment, "assignment", lambda: show.assignment(root),
+                                   show_views.print_assignment),
+                                  (kernels is not None, "kernels", lambda: show.kernels(root, kernels),
+                                   show_views.print_kernels),
+                                  (phases, "phases", lambda: show.phases(root), show_views.print_phases),
+                                  (options, "options", lambda: show.options(root), show_views.print_options))))
         index = Ledger.open(root).index
 
         def view() -> None:
@@ -107,6 +102,24 @@ def register(app: typer.Typer) -> None:
                 _render_recorded_error(index.error, index.error_detail)
 
         return Shown(index, view)
+
+
+def _views(table: tuple[tuple[bool, str, Any, Any], ...]) -> tuple[Any, Any]:
+    """The views of ``show`` asked for (wanted, option, compute, render): the JSON, one view's result or
+    an object of them by option, and the terminal's, each view drawn as soon as it is computed (a later
+    one that fails leaves the earlier ones shown)."""
+    wanted = [(name, compute, render) for asked, name, compute, render in table if asked]
+
+    class Views:
+        def to_json(self) -> Any:
+            found = {name: compute() for name, compute, _ in wanted}
+            return next(iter(found.values())) if len(found) == 1 else found
+
+    def view() -> None:
+        for _, compute, render in wanted:
+            render(compute())
+
+    return Views(), view
 
 
 def render_runs(rows: list[Any], folder: Path) -> None:

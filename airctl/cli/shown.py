@@ -31,10 +31,10 @@ JSON_HELP = "Print the result as JSON on stdout (and nothing else: progress and 
 
 @dataclass(frozen=True)
 class Shown:
-    """What a command found. ``result``: what ``--json`` prints (an object with ``to_json()``, or plain
-    data; None: nothing); ``view``: the terminal's view of it (None: nothing on stdout beyond what the command did);
-    ``verdict``: runs after either, and raises what ends the command (the run's error, a
-    :class:`~airctl.errors.FindingsExit`), or returns for exit 0."""
+    """What a command found. ``result``: what ``--json`` prints (an object with ``to_json()``, called
+    only then; or plain data; None: nothing); ``view``: the terminal's view of it (None: nothing on
+    stdout beyond what the command printed itself); ``verdict``: runs after either, and raises what
+    ends the command (the run's error, a :class:`~airctl.errors.FindingsExit`), or returns for exit 0."""
 
     result: Any
     view: Callable[[], None] | None = None
@@ -52,17 +52,26 @@ def raising(error: BaseException | None) -> Callable[[], None] | None:
     return verdict
 
 
+def _json_of(result: Any) -> Any:
+    """What ``--json`` prints of ``result``, made only when asked for: its ``to_json()`` (None: nothing),
+    or the result itself where it writes itself (``write_json``) or is plain data."""
+    to_json = getattr(result, "to_json", None)
+    if callable(to_json) and not callable(getattr(result, "write_json", None)):
+        return to_json()
+    return result
+
+
 def json_wanted() -> bool:
     """Whether the command running now prints JSON (``--json``)."""
     return _JSON.get()
 
 
-def reports(help: str = JSON_HELP) -> Callable[[Callable[..., Shown | None]], Callable[..., None]]:
+def reports(help: str = JSON_HELP, panel: str | None = None) -> Callable[[Callable[..., Shown]], Callable[..., None]]:
     """Decorate a command (under ``@app.command``): it gets ``--json`` (``help`` says what the JSON
-    is) and returns a :class:`Shown`, or None where it has shown what it had to already."""
+    is; ``panel``: its panel of ``--help``) and returns a :class:`Shown`."""
 
-    def decorate(command: Callable[..., Shown | None]) -> Callable[..., None]:
-        option = typer.Option(False, "--json", help=help)
+    def decorate(command: Callable[..., Shown]) -> Callable[..., None]:
+        option = typer.Option(False, "--json", help=help, rich_help_panel=panel)
 
         @functools.wraps(command)
         def run(*, as_json: bool = False, **kwargs: Any) -> None:
@@ -72,11 +81,10 @@ def reports(help: str = JSON_HELP) -> Callable[[Callable[..., Shown | None]], Ca
             try:
                 with stdout_to_stderr(as_json):
                     shown = command(**kwargs)
-                if shown is None:
-                    return
                 if as_json:
-                    if shown.result is not None:  # nothing to print: a run that failed before its result
-                        print_json(shown.result)
+                    data = _json_of(shown.result)
+                    if data is not None:  # nothing to print: a run that failed before its result
+                        print_json(data)
                 elif shown.view is not None:
                     shown.view()
                 if shown.verdict is not None:
