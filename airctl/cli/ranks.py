@@ -2,7 +2,7 @@
 
 Not a command of its own: ``run``, ``compile`` and ``profile`` come here when they are asked for
 several ranks, with the RankRequest (the command and its Target) every rank reads back.
-:func:`run_ranks_command` calls :func:`airctl.pipeline.ranks.launch.run_ranks` and prints one line per
+:func:`launch_ranks` calls :func:`airctl.pipeline.ranks.launch.run_ranks` and prints one line per
 rank, the divergence between the ranks' collectives (if any) and the ledger; the exit code is
 :attr:`RanksResult.exit_code`.
 """
@@ -15,14 +15,6 @@ from typing import Any
 
 from airctl.cli.output import err, escape
 from airctl.limits import COLLECTIVE_TIMEOUT_S
-
-
-def run_ranks_command(argv: list[str], rank: Any, out: Path, *, watchdog: float | None = None) -> Any:
-    """Launch ``rank`` (a RankRequest) under torchrun's ``argv``, print the summary, raise the run's
-    error or CommandExit with its code; returns the RanksResult when 0."""
-    result = launch_ranks(argv, rank, out, watchdog=watchdog)
-    end_ranks(result)
-    return result
 
 
 def launch_ranks(argv: list[str], rank: Any, out: Path, *, watchdog: float | None = None) -> Any:

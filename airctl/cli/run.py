@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from airctl.cli.options import atol_option, out_option
+from airctl.cli.shown import Shown, reports
 from airctl.cli.target import EVERY_MODE, EveryMode, build_target, every_mode_options
 from airctl.limits import COLLECTIVE_TIMEOUT_S
 from airctl.modes import Bad
@@ -33,6 +35,7 @@ def register(app: typer.Typer) -> None:
         context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True},
     )
     @every_mode_options()
+    @reports("Print the run's index.json on stdout; the script's own output goes to stderr then.")
     def run_cmd(
         script: Path = typer.Argument(..., help="The Python script to run.", show_default=False),
         args: list[str] = typer.Argument(None, help="Arguments for the script.", show_default=False),
@@ -49,40 +52,47 @@ def register(app: typer.Typer) -> None:
                                     help="Also exit 1 when the script succeeded but a run shows this: race (the "
                                          "executor saw a stream race), check (an error finding); with torchrun, "
                                          "any rank's."),
-    ) -> None:
+    ) -> Shown:
         from airctl.cli.output import err, escape
-        from airctl.errors import CommandExit
         from airctl.pipeline.ranks.launch import launcher_argv
-        from airctl.pipeline.script.errors import show
         from airctl.pipeline.script.runner import RunRequest, run_script
 
         target = build_target(script, every, atol=atol)  # the script chooses its own modes
         launch = launcher_argv(str(script), list(args or []))
         if launch is not None:
-            from airctl.cli.ranks import run_ranks_command
+            from airctl.cli.ranks import end_ranks, launch_ranks
             from airctl.cli.verdicts import enforce_fail_on_ranks
             from airctl.pipeline.ranks.worker import RankRequest
 
             rank = RankRequest(command="run", target=target, check=check,
                                collective_timeout_s=collective_timeout or None)
-            ranks = run_ranks_command(launch, rank, out, watchdog=watchdog)
-            enforce_fail_on_ranks(fail_on, ranks, atol=atol)
-            return
+            ranks = launch_ranks(launch, rank, out, watchdog=watchdog)
+
+            def ranks_verdict() -> None:
+                end_ranks(ranks)
+                enforce_fail_on_ranks(fail_on, ranks, atol=atol)
+
+            return Shown(ranks.index, None, ranks_verdict)
         request = RunRequest(target, args=list(args or []), out_dir=out, check=check)
         result = run_script(request, progress=lambda msg: err.print(escape(f"airctl: {msg}"),
                                                                     highlight=False))
-        _print_summary(result)
-        if result.end.failed:
-            show(result.end)  # what Python prints when the script ends this way
-            raise CommandExit(result.exit_code)  # the script's own status
-        if result.error is not None:
-            raise result.error
-        from airctl.cli.verdicts import enforce_fail_on
-
-        enforce_fail_on(fail_on, result, atol=atol)
+        _print_summary(result)  # on stderr: stdout is the script's (or, with --json, the index's)
+        return Shown(result.index, None, lambda: _verdict(result, fail_on, atol))
 
 
-def _print_summary(result) -> None:  # noqa: ANN001 - RunResult, imported lazily
+def _verdict(result: Any, fail_on: Bad | None, atol: float) -> None:
+    """The script's own end (its traceback, its status), else the run's error, else ``--fail-on``."""
+    from airctl.cli.verdicts import conclude
+    from airctl.errors import CommandExit
+    from airctl.pipeline.script.errors import show
+
+    if result.end.failed:
+        show(result.end)  # what Python prints when the script ends this way
+        raise CommandExit(result.exit_code)  # the script's own status
+    conclude(result, fail_on, atol=atol)
+
+
+def _print_summary(result: Any) -> None:
     from airctl.cli.output import err, escape
 
     index = result.index.to_json()

@@ -164,3 +164,16 @@ def test_bare_compiler_graphs_are_captured_from_aot_on(tmp_path: Path) -> None:
     stages = [s.name for s in graph.stages]
     assert graph.id == "1-inference" and stages[0] == "aot-inference" and "ge-optimized" in stages
     assert index.execution is None  # no Dynamo graph seen, so no eager reference
+
+
+def test_json_is_the_runs_index_and_the_scripts_output_goes_to_stderr(tmp_path: Path) -> None:
+    """``run --json``: stdout holds index.json alone (a CI step reads it with jq); what the script prints,
+    its own JSON line here, is on stderr, and the exit code is still the script's."""
+    out = tmp_path / "runs"
+    r = run("--out", out, "--backend", "sim", "--json", SCRIPTS / "script_env.py", "--exit", "0", cwd=tmp_path)
+    assert r.exit_code == 0, r.output
+    index = json.loads(r.stdout)
+    assert index["run_id"] == only_ledger(out).name and index["status"] == "ok"
+    assert '"argv"' in r.stderr  # the script's print
+    failed = run("--out", out, "--backend", "sim", "--json", SCRIPTS / "script_env.py", "--exit", "3", cwd=tmp_path)
+    assert failed.exit_code == 3 and json.loads(failed.stdout)["status"] == "failed"
