@@ -30,7 +30,7 @@ import os
 import queue
 import threading
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from airctl.io.compressed import GZ, LEVEL, gzip_bytes
@@ -39,37 +39,38 @@ Produce = Callable[[], str | bytes]
 IDLE_S = 1.0  # the worker thread ends after this long without work
 
 
-def write_file(path: Path, data: str | bytes) -> None:
-    """Write ``data`` to ``path`` (gzip-compressed when the name ends in ``.gz``), via a temporary
-    file renamed over it, so a reader never sees half a file."""
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    if path.suffix == GZ:
-        raw = gzip_bytes(raw)
+@contextlib.contextmanager
+def replacing(path: Path) -> Iterator[Path]:
+    """A temporary file beside ``path`` for the block to write; renamed over ``path`` when the block
+    ends, removed when it fails (a full disk, Ctrl-C): a reader never sees half a file."""
     tmp = path.with_name(path.name + ".tmp")
     try:
-        tmp.write_bytes(raw)
+        yield tmp
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
+
+
+def write_file(path: Path, data: str | bytes) -> None:
+    """Write ``data`` to ``path`` (gzip-compressed when the name ends in ``.gz``), via :func:`replacing`."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    if path.suffix == GZ:
+        raw = gzip_bytes(raw)
+    with replacing(path) as tmp:
+        tmp.write_bytes(raw)
 
 
 def copy_compressed(source: Path, path: Path, chunk: int = 1 << 20) -> None:
     """``source`` gzip-compressed into ``path``, streamed (memory stays at one chunk, whatever the size: a 1 GB
-    log is never read whole), via a temporary file renamed over it; nothing half-written is left."""
-    tmp = path.with_name(path.name + ".tmp")
+    log is never read whole), via :func:`replacing`."""
     packer = zlib.compressobj(LEVEL, zlib.DEFLATED, 31)
-    try:
+    with replacing(path) as tmp:
         with open(source, "rb") as src, open(tmp, "wb") as dst:
             while block := src.read(chunk):
                 dst.write(packer.compress(block))
             dst.write(packer.flush())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
 
 
 class BackgroundFiles:

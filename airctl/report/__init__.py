@@ -47,6 +47,7 @@ def write_report(ledger_dir: Path, graphs: Mapping[str, Any] | None = None,
     already (the ledger writer's): they are not read back from disk. ``draft``
     (:func:`draft_report`) is used when the index still lists the stages it was made from."""
     from airctl.io.gc_pause import gc_paused
+    from airctl.ledger.files import write_file
     from airctl.ledger.reader import Ledger
     from airctl.report.ledger_data import graphs_key, ledger_payload, read_profile
     from airctl.report.page import html_page
@@ -70,13 +71,7 @@ def write_report(ledger_dir: Path, graphs: Mapping[str, Any] | None = None,
         page = html_page(payload, timeline)
         del payload
     out = root / REPORT
-    tmp = root / (REPORT + ".tmp")
-    try:
-        tmp.write_text(page, encoding="utf-8")
-        tmp.replace(out)
-    except BaseException:
-        tmp.unlink(missing_ok=True)  # no half-written viewer left behind (a full disk, Ctrl-C)
-        raise
+    write_file(out, page)  # no half-written viewer left behind (a full disk, Ctrl-C)
     return out
 
 
