@@ -102,9 +102,14 @@ def _constants(run: Path, graph: dict[str, Any]) -> dict[str, Any]:
     """The kept graph's constant tensors (safetensors: no code runs to read them)."""
     if not graph.get("constants"):
         return {}
-    path = run / CONSTANTS
+    return read_safetensors(run / CONSTANTS, MAX_KEPT_BYTES)
+
+
+def read_safetensors(path: Path, limit: int) -> dict[str, Any]:
+    """The tensors of a kept run's safetensors file (reading them runs no code); Unsupported when it is
+    missing, not this user's own, writable by others, or over ``limit`` bytes."""
     refused = _private(path) if path.is_file() else f"{path} is missing"
-    if refused or path.stat().st_size > MAX_KEPT_BYTES:
+    if refused or path.stat().st_size > limit:
         raise Unsupported(refused or f"{path} is too large")
     from safetensors.torch import load
 

@@ -122,15 +122,9 @@ def unpack_check(described: dict[str, Any], tensors: dict[str, Any]) -> tuple[st
 
 def read_tensors(run: Path, limit: int) -> dict[str, Any]:
     """The kept run's reused tensors (safetensors: reading them runs no code)."""
-    from airctl.pipeline.incremental.replay import _private
+    from airctl.pipeline.incremental.replay import read_safetensors
 
-    path = run / REUSE
-    refused = _private(path) if path.is_file() else f"{path} is missing"
-    if refused or path.stat().st_size > limit:
-        raise Unsupported(refused or f"{path} is too large")
-    from safetensors.torch import load
-
-    return load(path.read_bytes())
+    return read_safetensors(run / REUSE, limit)
 
 
 def eager_check_of(session: Any) -> Any:

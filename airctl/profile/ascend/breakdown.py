@@ -32,6 +32,7 @@ from typing import Any
 
 from airctl.profile.ascend.model import ProfilerStepRow, Task
 from airctl.profile.ascend.times import ns_to_us
+from airctl.profile.events import union
 
 Interval = tuple[int, int]
 # ours -> the profiler's column
@@ -68,16 +69,6 @@ class StepBreakdown:
     def to_json(self) -> dict[str, Any]:
         return {"step": self.step, "window_us": ns_to_us(self.end_ns - self.start_ns),
                 **{f"{m}_us": ns_to_us(self.value(m)) for m in METRIC_COLUMN}}
-
-
-def union(intervals: list[Interval]) -> list[Interval]:
-    out: list[Interval] = []
-    for a, b in sorted(intervals):
-        if out and a <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], b))
-        else:
-            out.append((a, b))
-    return out
 
 
 def subtract(xs: Sequence[Interval], ys: Sequence[Interval]) -> list[Interval]:
@@ -155,8 +146,8 @@ class _Merged:
 
 
 def _merged(sorted_intervals: Iterable[Interval]) -> Sequence[Interval]:
-    """:func:`union` of intervals that come sorted by start (nothing else is held); times beyond int64
-    (no clock gives them) fall back to a list."""
+    """:func:`~airctl.profile.events.union` of intervals that come sorted by start (nothing else is
+    held); times beyond int64 (no clock gives them) fall back to a list."""
     items = iter(sorted_intervals)
     out = _Merged()
     try:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from airctl.profile.ascend.breakdown import breakdown, subtract, union
+from airctl.profile.ascend.breakdown import breakdown, subtract
 from airctl.profile.ascend.cross_rank import cross_rank
 from airctl.profile.ascend.model import RankData, Task
+from airctl.profile.events import union
 
 
 def test_interval_helpers() -> None:
