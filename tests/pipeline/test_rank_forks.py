@@ -66,6 +66,19 @@ def client_argv(address: str, ledger: str = "/some/ledger") -> list[str]:
     return [sys.executable, "-I", "-S", str(forks.CLIENT), address, ledger]
 
 
+def test_the_client_imports_the_standard_library_only() -> None:
+    """torchrun runs the client as a file (``python -I -S``): an import of airctl anywhere in it, even
+    inside a function on a rare path (a rank that died of a signal), fails there and only there."""
+    import ast
+
+    tree = ast.parse(forks.CLIENT.read_text(encoding="utf-8"))
+    modules = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+               for alias in node.names}
+    modules |= {node.module.split(".")[0] for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and node.module and not node.level}
+    assert modules - {"__future__"} <= set(sys.stdlib_module_names), sorted(modules)
+
+
 def client(address: str, cwd: Path, out: Path) -> subprocess.Popen:
     with open(out, "wb") as stdout:
         return subprocess.Popen(client_argv(address), cwd=cwd,

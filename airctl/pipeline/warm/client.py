@@ -227,9 +227,11 @@ def exit_as(code: int) -> int:
     """Exit as the command did: ``code``, or (negative) die of the same signal."""
     if code >= 0:
         return code
-    from airctl.pipeline.run.boundary import flush_std_streams
-
-    flush_std_streams()
+    for stream in (sys.stdout, sys.stderr):  # boundary.flush_std_streams: this file runs without airctl
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
     if -code not in (signal.SIGKILL, signal.SIGSTOP):
         signal.signal(-code, signal.SIG_DFL)
     os.kill(os.getpid(), -code)
