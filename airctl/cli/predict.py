@@ -1,39 +1,28 @@
 """``airctl profile [SOURCE] --times TIMES``: the predicted profile on the terminal (or as JSON).
 
-Split from :mod:`airctl.cli.profile` (which declares the options): this module makes the request
-(a model script's Target, which :func:`airctl.pipeline.predict.predict` compiles first, as ``compile``
-would; or a run, a ledger or a profiler folder, read as it is), calls that function and draws the result. The
-numbers are labelled predicted on every line that shows one: they are not measurements.
+Split from :mod:`airctl.cli.profile` (which declares the options): the request comes from
+:func:`airctl.pipeline.profile_flows.choose` (a model script's Target, which
+:func:`airctl.pipeline.predict.predict` compiles first, as ``compile`` would; or a run, a ledger or a
+profiler folder, read as it is); this module calls that function and draws the result. The numbers
+are labelled predicted on every line that shows one: they are not measurements.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from airctl.cli.output import escape
 from airctl.cli.profile_render import micros
-from airctl.errors import AirctlError
-
-if TYPE_CHECKING:
-    from airctl.pipeline.source import Source
 
 
-def predict_command(*, source: Source, model: Any, times: str, out: Path, passes: Path | None,
-                    command_line: list[str] | None, device: str | None, launch_us: float | None, compare: bool,
-                    top: int, png: bool, fail_on: Any = None) -> Any:
-    """Predict, and return what to show (:class:`~airctl.cli.shown.Shown`). ``source``: resolved
-    (:func:`airctl.pipeline.source.resolve_source`); ``model``: the Target of a model script SOURCE
-    (compiled first), else None."""
+def predict_command(req: Any, *, fail_on: Any = None) -> Any:
+    """Predict ``req`` (a :class:`~airctl.pipeline.predict.PredictRequest`, which
+    :func:`airctl.pipeline.profile_flows.choose` made), and return what to show
+    (:class:`~airctl.cli.shown.Shown`)."""
     from airctl.cli.output import err, status
     from airctl.cli.shown import Shown
     from airctl.pipeline import predict as pipeline
 
-    if model is None and passes is not None:
-        raise AirctlError("--passes with --times needs a model script", hint="airctl profile MODEL.py --passes "
-                          "FILE.yaml --times T.csv (a run is predicted with the passes it ran with)")
-    req = pipeline.PredictRequest(times=times, source=source.path, out_dir=out, device=device, launch_us=launch_us,
-                                  compare=compare, top=top, png=png, model=model, command_line=command_line)
     with status("predicting…") as spinner:
         outcome = pipeline.predict(req, progress=lambda msg: spinner.update(escape(msg)))
     for note in outcome.notes:
@@ -43,7 +32,7 @@ def predict_command(*, source: Source, model: Any, times: str, out: Path, passes
         if outcome.single is not None:
             render_predicted_comparison(outcome)
         else:
-            render_predicted(outcome.summary, top)
+            render_predicted(outcome.summary, req.top)
 
     return Shown(outcome, view, lambda: _fail_on_race(fail_on, outcome.summary.predicted or {}))
 

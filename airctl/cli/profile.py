@@ -5,8 +5,10 @@ Two forms share one command, so that ``--help`` shows every option once, grouped
     airctl profile MODEL.py [--passes FILE.yaml] [--mode M] [--steps N] [--warmup N] [--compare] [--json]
     airctl profile analyze DIR [--run RUN] [--json]
 
-Thin (style.md §8): this module parses options, calls one flow of :mod:`airctl.pipeline.profile`
-(which runs, summarises and writes the files) and renders the :class:`ProfileOutcome` it returns.
+Thin (style.md §8): this module parses options; :func:`airctl.pipeline.profile_flows.choose` picks
+the flow they name (predict, analyze, an imported run, ranks, a model) and makes its request; this
+module runs it under a spinner and renders the outcome (a :class:`ProfileOutcome`, or the predicted
+or per-rank views).
 Races raise :class:`~airctl.errors.FindingsExit` (exit 1, as ``airctl check``); errors are
 AirctlErrors that main.py shows. No torch at import time.
 """
@@ -14,7 +16,7 @@ AirctlErrors that main.py shows. No torch at import time.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 
@@ -29,14 +31,10 @@ from airctl.cli.options import (
 )
 from airctl.cli.output import err, escape
 from airctl.cli.shown import Shown, reports
-from airctl.cli.target import EVERY_MODE, EveryMode, build_target, every_mode_options
+from airctl.cli.target import EVERY_MODE, EveryMode, every_mode_options
 from airctl.devices import device_help
-from airctl.errors import AirctlError
 from airctl.ledger_files import is_ledger
 from airctl.modes import Bad, Mode
-
-if TYPE_CHECKING:
-    from airctl.pipeline.source import Source
 
 HELP = (
     "Profile a model per stream: a Chrome trace with one lane per stream and record→wait arrows (open it in "
@@ -116,112 +114,57 @@ def register(app: typer.Typer) -> None:
                                  help="Also write timeline.png (headless Chromium)."),
         top: int = typer.Option(10, "--top", min=1, rich_help_panel=OUTPUT, help="Rows of top ops."),
     ) -> Shown:
-        if times is not None:
-            if source == "analyze" or folder is not None or nproc > 1:
-                raise AirctlError("--times predicts one run's plan: it takes one SOURCE and no --nproc",
-                                  hint="airctl profile [RUN|MODEL.py|PROFILER-DIR] --times T.csv")
+        from airctl.pipeline import profile_flows as flows
+
+        flow = flows.choose(flows.ProfileArgs(
+            source=source, folder=folder, run=run, ledger=ledger, passes=passes, mode=mode, entry=entry, every=every,
+            option=option, steps=steps, warmup=warmup, compare=compare, repeats=repeats, nproc=nproc, times=times,
+            device=device, launch_us=launch_us, out=out, png=png, top=top, command_line=command_line(ctx)), _say)
+        if isinstance(flow, flows.PredictRequest):
             from airctl.cli.predict import predict_command
-            from airctl.pipeline.compile.options import parse_options
-            from airctl.pipeline.source import PREDICTABLE, Form, resolve_source
 
-            parse_options(option)  # a bad --option is refused whatever SOURCE is
-            resolved = resolve_source(source, run, out_dir=out, accepts=PREDICTABLE)
-            model = build_target(resolved.path, every, mode=mode, entry=entry, passes=passes, option=option) \
-                if resolved.form is Form.MODEL else None  # compiled first
-            return predict_command(source=resolved, model=model, times=times, out=out, passes=passes,
-                                   command_line=command_line(ctx), device=device, launch_us=launch_us,
-                                   compare=compare, top=top, png=png, fail_on=fail_on)
-        from airctl.pipeline.source import MODELS, resolve_source
+            return predict_command(flow, fail_on=fail_on)
+        if isinstance(flow, flows.Ranks):
+            from airctl.cli.ranks import profile_ranks_command
 
-        if source != "analyze":
-            _check_model_args(folder, ledger)  # usage first: then what SOURCE names
-        resolved = None if source == "analyze" else resolve_source(source, run, out_dir=out, accepts=MODELS)
-        if resolved is None:
-            outcome = _analyze(folder, _analyzed_run(run, ledger), out, png, top)
-        elif (imported := _imported(resolved, passes, compare, nproc)) is not None:
-            outcome = _profile_imported(imported, steps, warmup, png, top, str(every.backend))
-        else:
-            req = _model_request(ctx, resolved, every, mode=mode, entry=entry, passes=passes, out=out,
-                                 option=option, steps=steps, warmup=warmup)
-            if compare and req.target.passes_file is None:
-                raise AirctlError("--compare needs --passes FILE.yaml (it runs the model without and with it)")
-            if nproc > 1:
-                from airctl.cli.ranks import profile_ranks_command
-
-                return profile_ranks_command(req, nproc, compare=compare)
-            outcome = _profile_model(req, compare=compare, png=png, top=top, repeats=repeats)
+            return profile_ranks_command(flow.request, flow.nproc, compare=flow.compare)
+        outcome = _run(flow)
         for warning in outcome.warnings:
             err.print(f"[bold yellow]warning:[/bold yellow] {escape(str(warning))}")
         return Shown(outcome, lambda: _render(outcome, top), lambda: _verdict(outcome, fail_on))
 
 
-def _analyzed_run(run: str | None, ledger: Path | None) -> str | None:
-    """The run ``analyze`` links to: ``--run``, or ``--ledger`` (its old name, said to be deprecated)."""
-    if ledger is None:
-        return run
-
-    if run is not None:
-        raise AirctlError("--ledger is the old name of --run: give one of them",
-                          hint="airctl profile analyze DIR --run RUN")
-    err.print("[bold yellow]warning:[/bold yellow] --ledger is deprecated: `--run RUN` names the run, as in every "
-              "command")
-    return str(ledger)
+def _say(text: str) -> None:
+    """What the chosen flow says before it runs (stderr); ``warning: ...`` in the warnings' style."""
+    head, sep, rest = text.partition(": ")
+    if head == "warning" and sep:
+        err.print(f"[bold yellow]warning:[/bold yellow] {escape(rest)}", highlight=False)
+    else:
+        err.print(escape(text), highlight=False)
 
 
-def _analyze(folder: Path | None, ledger: str | None, out: Path, png: bool, top: int) -> Any:
-    """``airctl profile analyze DIR``: what torch_npu's profiler wrote, summarised."""
-    from airctl.cli.output import status
-    from airctl.pipeline.profile import analyze_profile_folder
-    from airctl.pipeline.source import resolve_source
-
-    if folder is None:
-        raise AirctlError("`airctl profile analyze` needs a profiler folder",
-                          hint="airctl profile analyze ./prof   (the dir given to tensorboard_trace_handler)")
-    linked = resolve_source(ledger, out_dir=out).path if ledger is not None else None  # any form: `--run latest`
-    with status("reading the profile…") as spinner:  # big traces: how far it got
-        return analyze_profile_folder(folder, linked, out=out, png=png, top=top,
-                                      progress=lambda msg: spinner.update(escape(msg)))
-
-
-def _profile_imported(imported: Path, steps: int, warmup: int, png: bool, top: int, backend: str) -> Any:
-    """An imported ledger's GE graphs, run per stream under sim."""
-    from airctl.cli.output import status
-    from airctl.pipeline.profile_imported import profile_imported
-
-    with status("profiling the imported GE graphs…") as spinner:
-        return profile_imported(imported, steps=steps, warmup=warmup, png=png, top=top, backend=backend,
-                                progress=lambda msg: spinner.update(msg))
-
-
-def _model_request(ctx: typer.Context, source: Source, every: EveryMode, *, mode: Mode | None,
-                   entry: str | None, passes: Path | None, out: Path, option: list[str] | None,
-                   steps: int, warmup: int) -> Any:
-    """The ProfileRequest of MODEL.py, or of the current (``--run``) run's model, pass file and mode
-    (said on stderr, with any warning)."""
-    from airctl.pipeline.profile import ProfileRequest
-    from airctl.pipeline.source import choose_model
-
-    chosen = choose_model(source, entry=entry, mode=mode, passes=passes, reuse_passes=True)
-    if chosen.origin is not None:
-        with_passes = f" with {chosen.passes.name}" if chosen.passes else ""
-        err.print(f"profiling {escape(chosen.model.name)}{escape(with_passes)} "
-                  f"({escape(chosen.mode)}, from run {escape(chosen.origin.run.name)})", highlight=False)
-        for warning in chosen.origin.warnings:
-            err.print(f"[bold yellow]warning:[/bold yellow] {escape(warning)}")
-    target = build_target(chosen.model, every, mode=chosen.mode, entry=chosen.entry, passes=chosen.passes,
-                          option=option)  # a bad --option: refused here
-    return ProfileRequest(target, steps=steps, warmup=warmup, out_dir=out, command_line=command_line(ctx))
-
-
-def _profile_model(req: Any, *, compare: bool, png: bool, top: int, repeats: int) -> Any:
+def _run(flow: Any) -> Any:
+    """Run an analyze, imported or model flow under the spinner: its ProfileOutcome."""
     from airctl.cli.output import status
     from airctl.pipeline import profile as pipeline
+    from airctl.pipeline import profile_flows as flows
 
+    if isinstance(flow, flows.Analyze):
+        with status("reading the profile…") as spinner:  # big traces: how far it got
+            return pipeline.analyze_profile_folder(flow.folder, flow.linked, out=flow.out, png=flow.png, top=flow.top,
+                                                   progress=lambda msg: spinner.update(escape(msg)))
+    if isinstance(flow, flows.Imported):
+        from airctl.pipeline.profile_imported import profile_imported
+
+        with status("profiling the imported GE graphs…") as spinner:
+            return profile_imported(flow.ledger, steps=flow.steps, warmup=flow.warmup, png=flow.png, top=flow.top,
+                                    backend=flow.backend, progress=lambda msg: spinner.update(msg))
     with status("profiling…") as spinner:
-        if compare:
-            return pipeline.compare_profiles(req, png=png, top=top, repeats=repeats,
+        if flow.compare:
+            return pipeline.compare_profiles(flow.request, png=flow.png, top=flow.top, repeats=flow.repeats,
                                              progress=lambda msg: spinner.update(msg))
-        return pipeline.profile_and_summarize(req, png=png, top=top, progress=lambda msg: spinner.update(msg))
+        return pipeline.profile_and_summarize(flow.request, png=flow.png, top=flow.top,
+                                              progress=lambda msg: spinner.update(msg))
 
 
 def _render(outcome: Any, top: int) -> None:
@@ -246,30 +189,6 @@ def _verdict(outcome: Any, fail_on: Bad | None) -> None:
         _fail_on(fail_on, outcome.runs)
     if outcome.races:
         raise FindingsExit(len(outcome.races))
-
-
-def _imported(source: Source, passes: Path | None, compare: bool, nproc: int) -> Path | None:
-    """The imported ledger to profile (SOURCE a run that is an import), else None."""
-    from airctl.pipeline.profile_imported import imported_ledger
-    from airctl.pipeline.source import Form
-
-    if source.form is not Form.RUN:
-        return None
-    found = imported_ledger(source.path)
-    if found is not None and (passes is not None or compare or nproc > 1):
-        raise AirctlError("--passes, --compare and --nproc need a model script; an imported ledger has GE graphs only",
-                          hint="profile the imported ledger as it is, or the model script with airctl profile MODEL.py")
-    return found
-
-
-def _check_model_args(folder: Path | None, ledger: Path | None) -> None:
-    """Arguments that belong to `analyze`, given with a model script or a run."""
-    if folder is not None:
-        raise AirctlError(f"unexpected argument {str(folder)!r} after the model script or run",
-                          hint="to read a profiler folder: airctl profile analyze DIR")
-    if ledger is not None:
-        raise AirctlError("--ledger goes with `airctl profile analyze DIR` (and is --run there now)",
-                          hint="a model run writes its own ledger under --out; --run RUN profiles that run's model")
 
 
 def _fail_on(fail_on: Any, runs: list[Any]) -> None:
