@@ -27,7 +27,6 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from airctl.devices import device
 from airctl.errors import AirctlError
@@ -38,13 +37,13 @@ from airctl.modes import Mode
 from airctl.pipeline.predict import ESTIMATE, check_names, load_times, single_stream
 from airctl.pipeline.suggest_check import (
     MARGIN_US,
-    Confirmed,
     confirm,
     current_step,
     ge_competition,
     keeping_current,
     place,
 )
+from airctl.pipeline.suggest_outcome import SuggestOutcome, predicted_line
 from airctl.pipeline.suggest_regions import beside as beside_of
 from airctl.pipeline.suggest_regions import gains as gains_of
 from airctl.pipeline.suggest_regions import region_row
@@ -57,8 +56,6 @@ from airctl.predict.selectors import lines_by_source
 from airctl.predict.suggest_yaml import merge, only_in, render
 
 POST_HOOK = "after:post_grad_custom_post_pass"
-NOTHING = "no plan beats a single stream"
-NOTHING_FROM = "no addition beats the plan of --from"
 
 
 @dataclass
@@ -83,75 +80,6 @@ class SuggestRequest:
     def __post_init__(self) -> None:
         if self.mode is not None:
             self.mode = Mode.parse(self.mode)  # a caller's spelling ("ge", "npugraph-ex") becomes the Mode
-
-
-@dataclass
-class SuggestOutcome:
-    ledger_dir: Path
-    graph: str
-    mode: Mode
-    times_from: str
-    single_us: float
-    suggested_us: float
-    lower_bound_us: float
-    method: str
-    evaluated: int
-    candidates: int | None
-    streams: int
-    current_us: float | None = None
-    regions: list[dict[str, Any]] = field(default_factory=list)
-    passes_file: Path | None = None
-    text: str | None = None
-    notes: list[str] = field(default_factory=list)
-    from_file: Path | None = None
-    stage: str = "pre"
-    model: str | None = None  # the model script the plan is for (the ledger's)
-    confirmed: Confirmed | None = None  # the applied suggestion, predicted as `profile --times --compare` does
-    ge_modes: list[dict[str, Any]] = field(default_factory=list)  # GE's automatic modes, priced (max-autotune)
-    recommend: str | None = None  # the option to give instead of a file, when GE's mode is faster
-    beaten_by_current: bool = False  # the run's own plan is no slower: nothing written
-    memory: dict[str, Any] | None = None  # with --memory-budget: the peaks and what the budget cost
-    # the mode's host cost of one graph execution: single_us, suggested_us and lower_bound_us are the
-    # search's spans of kernels, every step shown (the rows, the file's header, ge_modes, --json) adds it,
-    # as `airctl profile --times` does, so a plan has one predicted step wherever it is printed
-    launch_us: float = 0.0
-
-    @property
-    def single_step_us(self) -> float:
-        return self.confirmed.single_us if self.confirmed is not None else self.single_us + self.launch_us
-
-    @property
-    def suggested_step_us(self) -> float:
-        return self.confirmed.suggested_us if self.confirmed is not None else self.suggested_us + self.launch_us
-
-    @property
-    def message(self) -> str | None:
-        if self.recommend:
-            return f"GE's automatic streams beat this plan: give --option {self.recommend} instead"
-        if self.beaten_by_current:
-            return f"no plan beats the run's own ({self.current_us:.1f} µs)"
-        return None if self.improves else NOTHING_FROM if self.from_file is not None else NOTHING
-
-    @property
-    def improves(self) -> bool:
-        return self.text is not None
-
-    def to_json(self) -> dict[str, Any]:
-        # steps, launch included (with the check: what `profile --times --compare` prints for the applied
-        # plan); the lower bound is the search's, of kernels alone on the graph it searched
-        predicted = {"single_stream": self.single_step_us, "current_plan": self.current_us,
-                     "suggested": self.suggested_step_us, "lower_bound": self.lower_bound_us,
-                     "launch": self.launch_us}
-        saved = self.single_step_us - self.suggested_step_us
-        return {"ledger": str(self.ledger_dir), "graph": self.graph, "mode": self.mode.value,
-                "times_from": self.times_from,
-                "checked": self.confirmed.to_json() if self.confirmed else None, "ge_modes": self.ge_modes,
-                "recommend_option": self.recommend, "memory": self.memory,
-                "streams": self.streams, "stage": self.stage, "predicted_us": predicted, "saved_us": saved,
-                "search": {"method": self.method, "evaluated": self.evaluated, "candidates": self.candidates},
-                "regions": self.regions, "passes_file": str(self.passes_file) if self.passes_file else None,
-                "message": self.message, "notes": self.notes,
-                "from": str(self.from_file) if self.from_file else None}
 
 
 def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) -> SuggestOutcome:
@@ -210,7 +138,7 @@ def suggest(req: SuggestRequest, progress: Callable[[str], None] | None = None) 
     out = SuggestOutcome(ledger_dir, graph.name, mode, table.source, singles[k], found.best.step_us,
                          found.lower_bound_us, found.method, found.evaluated, found.candidates, req.streams,
                          notes=notes, from_file=req.from_file, stage=req.stage)
-    out.memory, out.launch_us = memory, mode.meaning.launch_us
+    out.memory = memory
     out.current_us = found.single_us + out.launch_us if req.from_file is not None else \
         current_step(ledger_dir, req.times, req.out_dir, req.device)
     out.ge_modes = ge_competition(base, graph, mode, tm.durations_us, tm.cores, tm.gap_us, tm.latency_us, dev)
@@ -348,13 +276,6 @@ def _graphs(ledger: Ledger, which: str) -> list[Graph]:
         raise AirctlError("the run holds no FX graph to plan", file=str(ledger.index_path),
                           hint="the run failed before AOT produced a graph; pick another with --run ID")
     return out
-
-
-def predicted_line(out: SuggestOutcome) -> str:
-    """The header's line of steps: the search's until the check has predicted the applied file, then that."""
-    return (f"Predicted device step ({out.times_from}, one launch of {out.launch_us:.0f} µs included): single "
-            f"stream {out.single_step_us:.1f} µs -> {out.suggested_step_us:.1f} µs with this plan ({out.streams} "
-            f"streams at most; kernels alone at least {out.lower_bound_us:.1f} µs, {out.method} search).")
 
 
 def _header(out: SuggestOutcome, stem: str, mode: Mode) -> list[str]:

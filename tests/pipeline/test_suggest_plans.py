@@ -24,7 +24,8 @@ from airctl.ledger.reader import Ledger
 from airctl.pipeline.apply import apply_passes
 from airctl.pipeline.incremental.keep import KEPT
 from airctl.pipeline.predict import load_times
-from airctl.pipeline.suggest import NOTHING, SuggestRequest, suggest
+from airctl.pipeline.suggest import SuggestRequest, suggest
+from airctl.pipeline.suggest_outcome import NOTHING
 from airctl.pipeline.target import EveryMode, Target
 from airctl.predict.candidate import Times, step_us
 from airctl.predict.plan import plan_from_graph
