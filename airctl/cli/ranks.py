@@ -27,14 +27,17 @@ def launch_ranks(argv: list[str], rank: Any, out: Path, *, watchdog: float | Non
     return result
 
 
-def end_ranks(result: Any) -> None:
-    """A multi-rank run's own ending: its error, or CommandExit with its code (nothing for 0)."""
+def end_ranks(result: Any, fail_on: Any = None, *, atol: float | None = None) -> None:
+    """A multi-rank run's own ending: its error, or CommandExit with its code; when it ended 0,
+    ``--fail-on`` judged on every rank's ledger."""
+    from airctl.cli.verdicts import enforce_fail_on_ranks
     from airctl.errors import CommandExit
 
     if result.error is not None:
         raise result.error
     if result.exit_code:
         raise CommandExit(result.exit_code)
+    enforce_fail_on_ranks(fail_on, result, atol=atol)
 
 
 def compile_ranks_command(target: Any, nproc: int, *, out: Path,
@@ -43,7 +46,6 @@ def compile_ranks_command(target: Any, nproc: int, *, out: Path,
     ``--fail-on`` is judged on every rank's ledger. What it shows (:class:`~airctl.cli.shown.Shown`):
     the top ledger's index (--json); the terminal has the per-rank lines already."""
     from airctl.cli.shown import Shown
-    from airctl.cli.verdicts import enforce_fail_on_ranks
     from airctl.pipeline.ranks.launch import nproc_argv
     from airctl.pipeline.ranks.worker import RankRequest
 
@@ -53,12 +55,7 @@ def compile_ranks_command(target: Any, nproc: int, *, out: Path,
         build_hooks(target.passes_file)  # a bad pass file is refused before any rank starts
     rank = RankRequest(command="compile", target=target, collective_timeout_s=collective_timeout or None)
     result = launch_ranks(nproc_argv(nproc, target.model_path), rank, out)
-
-    def verdict() -> None:
-        end_ranks(result)
-        enforce_fail_on_ranks(fail_on, result, atol=target.atol)
-
-    return Shown(result.index, None, verdict)
+    return Shown(result.index, None, lambda: end_ranks(result, fail_on, atol=target.atol))
 
 
 def print_ranks(result: Any) -> None:
@@ -90,7 +87,7 @@ def print_ranks(result: Any) -> None:
 def profile_ranks_command(req: Any, nproc: int, *, compare: bool) -> Any:
     """``airctl profile MODEL.py --nproc N``: run, and show the per-rank overlap; races exit 1."""
     from airctl.cli.shown import Shown
-    from airctl.errors import CommandExit, FindingsExit
+    from airctl.errors import FindingsExit
     from airctl.pipeline.ranks.profile import profile_ranks
 
     outcome = profile_ranks(req, nproc, compare=compare,
@@ -103,11 +100,7 @@ def profile_ranks_command(req: Any, nproc: int, *, compare: bool) -> Any:
             print_overlap(run)
 
     def verdict() -> None:
-        last = outcome.runs[-1].result
-        if last.error is not None:
-            raise last.error
-        if last.exit_code:
-            raise CommandExit(last.exit_code)
+        end_ranks(outcome.runs[-1].result)
         if outcome.races:
             raise FindingsExit(outcome.races)
 

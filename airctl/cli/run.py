@@ -61,18 +61,12 @@ def register(app: typer.Typer) -> None:
         launch = launcher_argv(str(script), list(args or []))
         if launch is not None:
             from airctl.cli.ranks import end_ranks, launch_ranks
-            from airctl.cli.verdicts import enforce_fail_on_ranks
             from airctl.pipeline.ranks.worker import RankRequest
 
             rank = RankRequest(command="run", target=target, check=check,
                                collective_timeout_s=collective_timeout or None)
             ranks = launch_ranks(launch, rank, out, watchdog=watchdog)
-
-            def ranks_verdict() -> None:
-                end_ranks(ranks)
-                enforce_fail_on_ranks(fail_on, ranks, atol=atol)
-
-            return Shown(ranks.index, None, ranks_verdict)
+            return Shown(ranks.index, None, lambda: end_ranks(ranks, fail_on, atol=atol))
         request = RunRequest(target, args=list(args or []), out_dir=out, check=check)
         result = run_script(request, progress=lambda msg: err.print(escape(f"airctl: {msg}"),
                                                                     highlight=False))
