@@ -24,12 +24,14 @@ def parameters(command: Callable[..., Any]) -> list[inspect.Parameter]:
 
 def with_parameters(wrapper: Callable[..., Any], command: Callable[..., Any], *,
                     added: dict[str, tuple[Any, Any]] | None = None,
-                    replaced: dict[str, list[inspect.Parameter]] | None = None) -> Callable[..., Any]:
+                    replaced: dict[str, Callable[[inspect.Parameter], list[inspect.Parameter]]] | None = None,
+                    ) -> Callable[..., Any]:
     """``wrapper``, which typer reads as taking ``command``'s parameters, with each named in ``replaced``
-    replaced by its list, and ``added`` (name: (annotation, default)) after them."""
+    replaced by what its function makes of it, and ``added`` (name: (annotation, default)) after them."""
     params: list[inspect.Parameter] = []
     for param in parameters(command):
-        params += (replaced or {}).get(param.name, [param])
+        replace = (replaced or {}).get(param.name)
+        params += replace(param) if replace is not None else [param]
     kind = inspect.Parameter.KEYWORD_ONLY if params and params[-1].kind == params[-1].KEYWORD_ONLY else \
         inspect.Parameter.POSITIONAL_OR_KEYWORD
     params += [inspect.Parameter(name, kind, default=default, annotation=annotation)

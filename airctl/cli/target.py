@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from airctl.cli.options import backend_option
-from airctl.cli.signature import parameters, with_parameters
+from airctl.cli.signature import with_parameters
 from airctl.modes import Mode
 from airctl.pipeline.target import EveryMode
 
@@ -63,9 +63,10 @@ def every_mode_options(panel: str | None = None) -> Callable[[Callable[..., Any]
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         types = typing.get_type_hints(EveryMode)
-        kind = next(p.kind for p in parameters(command) if p.name == "every")
-        options = [inspect.Parameter(f.name, kind, default=OPTIONS[f.name](panel), annotation=types[f.name])
-                   for f in fields(EveryMode)]
+
+        def options(every: inspect.Parameter) -> list[inspect.Parameter]:
+            return [inspect.Parameter(f.name, every.kind, default=OPTIONS[f.name](panel), annotation=types[f.name])
+                    for f in fields(EveryMode)]
 
         @functools.wraps(command)
         def run(**kwargs: Any) -> Any:
