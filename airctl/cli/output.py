@@ -81,12 +81,18 @@ def seconds(value: float | None) -> str:
 
 
 def print_json(data: Any) -> None:
-    """``data`` as JSON on stdout; an object that writes itself (``write_json(stream)``: a table of
-    unbounded rows, one row at a time) writes itself."""
+    """``data`` as JSON on stdout: an object that writes itself (``write_json(stream)``: a table of
+    unbounded rows, one row at a time) writes itself; one with ``to_json()`` is made JSON only now
+    (None: nothing to print, a run that failed before its result); None prints nothing."""
     write = getattr(data, "write_json", None)
     if callable(write):
         write(sys.stdout)
     else:
+        to_json = getattr(data, "to_json", None)
+        if callable(to_json):
+            data = to_json()
+        if data is None:
+            return
         sys.stdout.write(json.dumps(data, indent=2, default=_plain) + "\n")
     sys.stdout.flush()
 

@@ -52,15 +52,6 @@ def raising(error: BaseException | None) -> Callable[[], None] | None:
     return verdict
 
 
-def _json_of(result: Any) -> Any:
-    """What ``--json`` prints of ``result``, made only when asked for: its ``to_json()`` (None: nothing),
-    or the result itself where it writes itself (``write_json``) or is plain data."""
-    to_json = getattr(result, "to_json", None)
-    if callable(to_json) and not callable(getattr(result, "write_json", None)):
-        return to_json()
-    return result
-
-
 def json_wanted() -> bool:
     """Whether the command running now prints JSON (``--json``)."""
     return _JSON.get()
@@ -82,9 +73,7 @@ def reports(help: str = JSON_HELP, panel: str | None = None) -> Callable[[Callab
                 with stdout_to_stderr(as_json):
                     shown = command(**kwargs)
                 if as_json:
-                    data = _json_of(shown.result)
-                    if data is not None:  # nothing to print: a run that failed before its result
-                        print_json(data)
+                    print_json(shown.result)  # its to_json() only now: a command without --json never makes it
                 elif shown.view is not None:
                     shown.view()
                 if shown.verdict is not None:
