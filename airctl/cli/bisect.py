@@ -15,12 +15,13 @@ from typing import Any
 
 import typer
 
+from airctl.cli.declare import command, help_text
 from airctl.cli.options import atol_option, config_option, entry_option, mode_option, out_option, run_option
-from airctl.cli.shown import Shown, raising, reports
-from airctl.cli.target import EVERY_MODE, EveryMode, build_target, every_mode_options
+from airctl.cli.shown import Shown, raising
+from airctl.cli.target import EVERY_MODE, EveryMode, build_target
 from airctl.modes import Bad, Mode
 
-HELP = (
+HELP = help_text(
     "Find the pass that makes a compile bad: first the YAML pass (apply a prefix of --passes), then the "
     "TorchAir FX or GE pass (switch TorchAir's own passes off), then, inside the YAML pass, the smallest set of "
     "its placements that is still bad (delta debugging). Each step is one compile with its own ledger, kept "
@@ -29,19 +30,16 @@ HELP = (
     "reports a stream race), check (the verifier finds an error), compile (the compile fails); --bad-if EXPR "
     "(a Python expression on index.json, evaluated without eval: names status, execution, races, stages, "
     "error_findings, ...); --bad-cmd CMD (a shell command exiting non-zero; {ledger} and $AIRCTL_LEDGER "
-    "name the step's ledger).\n\n"
-    "[bold]Examples[/bold]\n\n"
-    "  airctl bisect fixtures/models/blocks.py --passes fixtures/passes/bisect_race.yaml --mode reduce-overhead "
-    "--bad race\n\n"
-    "  airctl bisect fixtures/models/blocks.py --passes fixtures/passes/bisect_numbers.yaml\n\n"
-    "  airctl bisect model.py --bad-cmd '! airctl dump {ledger} --stage fx-final --type fx | grep -q aten.reshape'\n"
+    "name the step's ledger).",
+    "airctl bisect fixtures/models/blocks.py --passes fixtures/passes/bisect_race.yaml --mode reduce-overhead --bad "
+    "race",
+    "airctl bisect fixtures/models/blocks.py --passes fixtures/passes/bisect_numbers.yaml",
+    "airctl bisect model.py --bad-cmd '! airctl dump {ledger} --stage fx-final --type fx | grep -q aten.reshape'",
 )
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("bisect", help=HELP)
-    @every_mode_options()
-    @reports()
+    @command(app, "bisect", help=HELP)
     def bisect_cmd(
         model: str = typer.Argument(None, metavar="[MODEL.py|RUN]", show_default=False,
                                     help="Model script (.py), or a run whose model, pass file and mode to bisect "

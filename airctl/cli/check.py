@@ -13,16 +13,15 @@ from typing import Any
 
 import typer
 
+from airctl.cli.declare import command
 from airctl.cli.options import out_option, run_option
-from airctl.cli.shown import Shown, reports
-from airctl.cli.target import EVERY_MODE, MODEL_SCRIPT, EveryMode, every_mode_options
+from airctl.cli.shown import Shown
+from airctl.cli.target import EVERY_MODE, MODEL_SCRIPT, EveryMode
 from airctl.modes import Mode
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("check")
-    @every_mode_options(panel=MODEL_SCRIPT)
-    @reports("Print the findings as JSON on stdout.")
+    @command(app, "check", modes_panel=MODEL_SCRIPT, json="Print the findings as JSON on stdout.")
     def check(
         path: Path = typer.Argument(None, help="airctl graph .json, a run (id, part of one, `latest`, `latest~N`, "
                                     "folder; imported ones too), TorchAir "

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from airctl.cli.declare import command, help_text
 from airctl.cli.options import (
     atol_option,
     capture_option,
@@ -17,30 +18,27 @@ from airctl.cli.options import (
     mode_option,
     out_option,
 )
-from airctl.cli.shown import Shown, reports
-from airctl.cli.target import EVERY_MODE, EveryMode, build_target, every_mode_options
+from airctl.cli.shown import Shown
+from airctl.cli.target import EVERY_MODE, EveryMode, build_target
 from airctl.limits import COLLECTIVE_TIMEOUT_S
 from airctl.modes import Bad, Capture, Mode
 
-HELP = (
+HELP = help_text(
     "Compile MODEL.py through TorchAir (Dynamo → AOT → TorchAir's FX passes → GE or aclgraph), run it once, "
     "compare with eager PyTorch, and leave a ledger of every stage.\n\n"
     "The script defines get_model() and get_inputs() (or module-level `model` and `inputs`, or use --entry). "
     "Each run gets its own folder under --out: index.json, one graph snapshot per stage, TorchAir's own dumps "
-    "in torchair/, log.txt and report.html.\n\n"
-    "[bold]Examples[/bold]\n\n"
-    "  airctl compile fixtures/models/seed.py --mode max-autotune\n\n"
-    "  airctl compile model.py --mode reduce-overhead --out runs/\n\n"
-    "  airctl compile model.py --mode npugraph_ex --option capture_limit=4\n\n"
-    "  airctl compile model.py --passes passes/stream.yaml --json\n\n"
-    "  airctl compile fixtures/models/ddp_overlap.py --nproc 2\n"
+    "in torchair/, log.txt and report.html.",
+    "airctl compile fixtures/models/seed.py --mode max-autotune",
+    "airctl compile model.py --mode reduce-overhead --out runs/",
+    "airctl compile model.py --mode npugraph_ex --option capture_limit=4",
+    "airctl compile model.py --passes passes/stream.yaml --json",
+    "airctl compile fixtures/models/ddp_overlap.py --nproc 2",
 )
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("compile", help=HELP, no_args_is_help=True)
-    @every_mode_options()
-    @reports("Print index.json to stdout instead of the summary.")
+    @command(app, "compile", help=HELP, no_args_is_help=True, json="Print index.json to stdout instead of the summary.")
     def compile_cmd(
         ctx: typer.Context,
         model: Path = typer.Argument(..., help="Model script (.py).", show_default=False),

@@ -12,25 +12,23 @@ from typing import Any
 
 import typer
 
+from airctl.cli.declare import command, help_text
 from airctl.cli.options import command_line, entry_option, out_option
-from airctl.cli.shown import Shown, reports
-from airctl.cli.target import EVERY_MODE, EveryMode, every_mode_options
+from airctl.cli.shown import Shown
+from airctl.cli.target import EVERY_MODE, EveryMode
 
-HELP = (
+HELP = help_text(
     "Which ops of MODEL.py TorchAir cannot convert to GE (max-autotune), all at once and in seconds: the model is "
     "traced as for max-autotune and its graph checked against TorchAir's converter table just before GE "
     "conversion, which does not run. Each op is listed with its node count, the first source line, why (no "
-    "converter, auto-generation refused, a stub that raises) and a known workaround.\n\n"
-    "[bold]Examples[/bold]\n\n"
-    "  airctl coverage fixtures/models/transformers/qwen3_moe.py\n\n"
-    "  airctl coverage model.py --json\n"
+    "converter, auto-generation refused, a stub that raises) and a known workaround.",
+    "airctl coverage fixtures/models/transformers/qwen3_moe.py",
+    "airctl coverage model.py --json",
 )
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("coverage", help=HELP, no_args_is_help=True)
-    @every_mode_options()
-    @reports("Print the answer as JSON on stdout.")
+    @command(app, "coverage", help=HELP, no_args_is_help=True, json="Print the answer as JSON on stdout.")
     def coverage_cmd(
         ctx: typer.Context,
         model: Path = typer.Argument(..., help="Model script (.py).", show_default=False),

@@ -10,11 +10,12 @@ from typing import Any
 
 import typer
 
+from airctl.cli.declare import command, help_text
 from airctl.cli.options import out_option
-from airctl.cli.shown import Shown, reports
-from airctl.cli.target import EVERY_MODE, MODEL_SCRIPT, EveryMode, every_mode_options
+from airctl.cli.shown import Shown
+from airctl.cli.target import EVERY_MODE, MODEL_SCRIPT, EveryMode
 
-HELP = (
+HELP = help_text(
     "Compare two graphs: added, removed and changed nodes (op, stream, attributes) and added or removed "
     "data/control/sync edges. Nodes are matched by structure, so renumbered names (Add_1 → Add_2, mm → mm_1) "
     "and reordered inputs do not show up as changes.\n\n"
@@ -24,21 +25,18 @@ HELP = (
     "another run. Two runs (`RUN_A RUN_B`, or the same as `--run RUN_A --run RUN_B`) are compared stage by "
     "stage: their graphs and stages pair by name and each stage that differs gets its diff "
     "(--from/--to: just those stages; one of them: the same stage of both). "
-    "Exit status 0 whatever the differences; 2 for unreadable input.\n\n"
-    "[bold]Examples[/bold]\n\n"
-    "  airctl diff                      (what the passes did in the current run)\n\n"
-    "  airctl diff <run-id-1> <run-id-2>   (what a pass file changed: two runs, stage by stage)\n\n"
-    "  airctl diff --run <run-id-1> --run latest   (the same, as options)\n\n"
-    "  airctl diff dynamo_original_graph_1.pbtxt dynamo_optimized_graph_1.txt\n\n"
-    "  airctl diff airctl-runs/<run-id> --from aot --to fx-final --json\n\n"
-    "  airctl diff before.json after.json --html diff.html --svg diff.svg\n"
+    "Exit status 0 whatever the differences; 2 for unreadable input.",
+    "airctl diff                      (what the passes did in the current run)",
+    "airctl diff <run-id-1> <run-id-2>   (what a pass file changed: two runs, stage by stage)",
+    "airctl diff --run <run-id-1> --run latest   (the same, as options)",
+    "airctl diff dynamo_original_graph_1.pbtxt dynamo_optimized_graph_1.txt",
+    "airctl diff airctl-runs/<run-id> --from aot --to fx-final --json",
+    "airctl diff before.json after.json --html diff.html --svg diff.svg",
 )
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("diff", help=HELP)
-    @every_mode_options(panel=MODEL_SCRIPT)
-    @reports("Print the report as JSON on stdout.")
+    @command(app, "diff", help=HELP, modes_panel=MODEL_SCRIPT, json="Print the report as JSON on stdout.")
     def diff_cmd(
         a: Path = typer.Argument(None, metavar="A", show_default=False,
                                  help="Old graph: dump, .json, ledger folder or run id. Default: the current run."),

@@ -6,12 +6,12 @@ from typing import Any
 
 import typer
 
-from airctl.cli.shown import Shown, reports
+from airctl.cli.declare import command
+from airctl.cli.shown import Shown
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("doctor")
-    @reports("Print the diagnosis (or what --stop-warm stopped) as JSON.")
+    @command(app, "doctor", json="Print the diagnosis (or what --stop-warm stopped) as JSON.")
     def doctor(stop_warm: bool = typer.Option(False, "--stop-warm",
                                               help="Stop this install's warm processes (docs/warm.md) and say which; "
                                                    "a command they run ends as terminated. The next "

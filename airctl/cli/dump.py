@@ -6,31 +6,30 @@ from pathlib import Path
 
 import typer
 
+from airctl.cli.declare import command, help_text
 from airctl.cli.options import mode_option, out_option, run_option
-from airctl.cli.target import EVERY_MODE, MODEL_SCRIPT, EveryMode, every_mode_options
+from airctl.cli.target import EVERY_MODE, MODEL_SCRIPT, EveryMode
 from airctl.modes import GraphFormat, Mode
 
-HELP = (
+HELP = help_text(
     "Read a graph and print it as JSON, an FX-style listing, TorchAir pbtxt or GE txt; or render it.\n\n"
     "SOURCE is a TorchAir dump (.pbtxt, .txt, .py), an airctl graph .json, or a ledger folder; without it, the "
     "current run (the last `airctl compile`/`passes apply`; --run picks another). In a ledger, --stage picks the "
     "stage; the default follows --type: pbtxt and txt print the last GE graph (TorchAir's own "
     "file: txt and pbtxt are kept by default; a reduce-overhead or npugraph_ex run has no GE graph, so "
     "there they are airctl's rendering of the final FX graph, and the note says so), fx the final FX graph "
-    "(docs/ledger.md).\n\n"
-    "[bold]Examples[/bold]\n\n"
-    "  airctl dump --type pbtxt\n\n"
-    "  airctl dump dynamo_optimized_graph_1.pbtxt --type json\n\n"
-    "  airctl dump airctl-runs/<run-id> --stage fx-final --type fx\n\n"
-    "  airctl dump graph.json --type pbtxt -o graph.pbtxt\n\n"
-    "  airctl dump airctl-runs/<run-id> --stage fx-final --type svg --collapse module --depth 2 -o g.svg\n\n"
-    "  airctl dump airctl-runs/<run-id> --stage fx-final --type lanes -o plan.svg   (or plan.png, plan.html)\n"
+    "(docs/ledger.md).",
+    "airctl dump --type pbtxt",
+    "airctl dump dynamo_optimized_graph_1.pbtxt --type json",
+    "airctl dump airctl-runs/<run-id> --stage fx-final --type fx",
+    "airctl dump graph.json --type pbtxt -o graph.pbtxt",
+    "airctl dump airctl-runs/<run-id> --stage fx-final --type svg --collapse module --depth 2 -o g.svg",
+    "airctl dump airctl-runs/<run-id> --stage fx-final --type lanes -o plan.svg   (or plan.png, plan.html)",
 )
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("dump", help=HELP)
-    @every_mode_options(panel=MODEL_SCRIPT)
+    @command(app, "dump", help=HELP, modes_panel=MODEL_SCRIPT, json=None)
     def dump_cmd(
         source: Path = typer.Argument(None, help="Dump file, graph .json, a run (id, part of one, `latest`, "
                                       "`latest~N`, folder), or model script (compiled first). Default: the current "

@@ -11,8 +11,9 @@ from typing import Any
 
 import typer
 
+from airctl.cli.declare import command
 from airctl.cli.options import run_argument, run_option, runs_option
-from airctl.cli.shown import Shown, reports
+from airctl.cli.shown import Shown
 
 HELP = (
     "Write a ledger in another tool's format.\n\n"
@@ -26,8 +27,7 @@ HELP = (
 def register(app: typer.Typer) -> None:
     export_app = typer.Typer(name="export", help=HELP, no_args_is_help=True)
 
-    @export_app.command("tlparse")
-    @reports("Print what was written as JSON on stdout.")
+    @command(export_app, "tlparse", json="Print what was written as JSON on stdout.")
     def tlparse_cmd(
         run: str = run_argument(),
         run_opt: str = run_option("The run, as RUN (every command takes --run)."),

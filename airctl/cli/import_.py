@@ -8,11 +8,12 @@ from typing import Any
 
 import typer
 
+from airctl.cli.declare import command, help_text
 from airctl.cli.options import out_option
-from airctl.cli.shown import Shown, reports
+from airctl.cli.shown import Shown
 from airctl.modes import Mode
 
-HELP = (
+HELP = help_text(
     "Make a ledger from what TorchAir left on an NPU machine, so report.html, dump, diff, check and profile "
     "work on it as on a run airctl made.\n\n"
     "Give the folders or files you copied: TorchAir's DEBUG log (the script's stdout with "
@@ -20,16 +21,14 @@ HELP = (
     "config.debug.graph_dump files (dynamo_{original,optimized}_graph_N_rank_R_*.pbtxt/.txt/.py), the "
     "torch_compile_debug/ folder (TORCH_COMPILE_DEBUG=1), a saved `graph():` listing, and the profiler's "
     "*_ascend_pt folders. Each compiled graph gets the stages TorchAir's files show, in TorchAir's order; graphs "
-    "of several ranks (rank_N in the file names) get ids rank<N>-<k>-<kind>. Nothing is compiled or run.\n\n"
-    "[bold]Examples[/bold]\n\n"
-    "  airctl import from-npu/\n\n"
-    "  airctl import train.log graph_dump/ torch_compile_debug/ --out runs/\n"
+    "of several ranks (rank_N in the file names) get ids rank<N>-<k>-<kind>. Nothing is compiled or run.",
+    "airctl import from-npu/",
+    "airctl import train.log graph_dump/ torch_compile_debug/ --out runs/",
 )
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("import", help=HELP, no_args_is_help=True)
-    @reports("Print index.json (and problems) as JSON on stdout.")
+    @command(app, "import", help=HELP, no_args_is_help=True, json="Print index.json (and problems) as JSON on stdout.")
     def import_cmd(
         paths: list[Path] = typer.Argument(..., help="Folders or files TorchAir wrote.", show_default=False),
         out: Path = out_option("Folder for ledgers (one run per subfolder)."),

@@ -11,6 +11,7 @@ from typing import Any
 
 import typer
 
+from airctl.cli.declare import command, help_text
 from airctl.cli.options import (
     command_line,
     config_option,
@@ -19,20 +20,19 @@ from airctl.cli.options import (
     out_option,
     run_option,
 )
-from airctl.cli.shown import Shown, json_wanted, reports
-from airctl.cli.target import EVERY_MODE, EveryMode, build_target, every_mode_options
+from airctl.cli.shown import Shown, json_wanted
+from airctl.cli.target import EVERY_MODE, EveryMode, build_target
 from airctl.modes import Bad, Mode
 
-HELP = (
+HELP = help_text(
     "Declarative pass plugins: YAML files that put ops on other streams (scope_enter/scope_exit, record, wait), "
     "set TorchAir scope attributes, or call your own Python pass — through TorchAir's custom-pass hooks, with "
-    "every pass snapshotted, timed and checked in the ledger.\n\n"
-    "[bold]Examples[/bold]\n\n"
-    "  airctl passes list\n\n"
-    "  airctl passes apply stream.yaml          (to the current run's model: the last `airctl compile`)\n\n"
-    "  airctl passes apply passes/stream.yaml --model fixtures/models/seed.py --diff\n\n"
-    "  airctl passes apply passes/stream.yaml --model fixtures/models/seed.py --plan\n\n"
-    "  airctl passes explain passes/transformer_two_streams.yaml --model fixtures/models/transformer.py\n"
+    "every pass snapshotted, timed and checked in the ledger.",
+    "airctl passes list",
+    "airctl passes apply stream.yaml          (to the current run's model: the last `airctl compile`)",
+    "airctl passes apply passes/stream.yaml --model fixtures/models/seed.py --diff",
+    "airctl passes apply passes/stream.yaml --model fixtures/models/seed.py --plan",
+    "airctl passes explain passes/transformer_two_streams.yaml --model fixtures/models/transformer.py",
 )
 
 APPLY_HELP = (
@@ -57,9 +57,7 @@ def register(app: typer.Typer) -> None:
     register_fix(passes)
     suggest.register(passes)
 
-    @passes.command("apply", help=APPLY_HELP, no_args_is_help=True)
-    @every_mode_options()
-    @reports()
+    @command(passes, "apply", help=APPLY_HELP, no_args_is_help=True)
     def apply_cmd(
         ctx: typer.Context,
         file: Path = typer.Argument(..., help="YAML pass file.", show_default=False),
@@ -92,8 +90,8 @@ def register(app: typer.Typer) -> None:
                                   incremental=not full)
         return Shown(result, lambda: render_apply(result, diff=diff or plan), lambda: _conclude(result, fail_on))
 
-    @passes.command("list", help="The pass kinds of the YAML format and their fields (from the schema).")
-    @reports("Print the whole schema as JSON.")
+    @command(passes, "list", help="The pass kinds of the YAML format and their fields (from the schema).",
+             json="Print the whole schema as JSON.")
     def list_cmd(
         kind: str = typer.Argument(None, help="Show one kind only.", show_default=False),
     ) -> Shown:
@@ -109,11 +107,9 @@ def register(app: typer.Typer) -> None:
             kinds = [kind]
         return Shown(schema.as_json(), lambda: render_kinds(kinds))
 
-    @passes.command("explain", no_args_is_help=True,
-                    help="For every selector of FILE.yaml: what it matches in MODEL's graphs (name, op, source line), "
-                         "or, when nothing, the closest candidates. Compiles up to the passes only.")
-    @every_mode_options()
-    @reports()
+    @command(passes, "explain", no_args_is_help=True,
+             help="For every selector of FILE.yaml: what it matches in MODEL's graphs (name, op, source line), "
+                  "or, when nothing, the closest candidates. Compiles up to the passes only.")
     def explain_cmd(
         ctx: typer.Context,
         file: Path = typer.Argument(..., help="YAML pass file.", show_default=False),

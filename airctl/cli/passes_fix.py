@@ -12,26 +12,24 @@ from typing import Any
 
 import typer
 
+from airctl.cli.declare import command, help_text
 from airctl.cli.options import RUN_ARGUMENT_HELP, run_option, runs_option
-from airctl.cli.shown import Shown, reports
-from airctl.cli.target import EVERY_MODE, EveryMode, every_mode_options
+from airctl.cli.shown import Shown
+from airctl.cli.target import EVERY_MODE, EveryMode
 
-FIX_HELP = (
+FIX_HELP = help_text(
     "Write RUN's pass file plus the record/wait passes that close every race the verifier finds in its plan "
     "(under max-autotune, reduce-overhead and npugraph_ex synchronisation): waits before each consumer, selected "
     "by source line or module (each: over repeated layers), every one of your passes kept as written. The result "
     "is applied in all three modes (up to the passes, in a scratch folder) and checked race-free before the "
-    "command returns; exit 1 when a race stays open.\n\n"
-    "[bold]Examples[/bold]\n\n"
-    "  airctl passes fix\n\n"
-    "  airctl passes fix 20261127-1154 -o passes/mlp.fixed.yaml\n"
+    "command returns; exit 1 when a race stays open.",
+    "airctl passes fix",
+    "airctl passes fix 20261127-1154 -o passes/mlp.fixed.yaml",
 )
 
 
 def register_fix(passes: typer.Typer) -> None:
-    @passes.command("fix", help=FIX_HELP)
-    @every_mode_options()
-    @reports()
+    @command(passes, "fix", help=FIX_HELP)
     def fix_cmd(
         run: str = typer.Argument(None, metavar="[RUN]", show_default=False, help=RUN_ARGUMENT_HELP),
         output: Path = typer.Option(None, "--output", "-o", show_default=False,

@@ -20,6 +20,7 @@ from typing import Any
 
 import typer
 
+from airctl.cli.declare import command, help_text
 from airctl.cli.options import (
     TIMES_SOURCES_HELP,
     command_line,
@@ -30,29 +31,28 @@ from airctl.cli.options import (
     run_option,
 )
 from airctl.cli.output import err, escape
-from airctl.cli.shown import Shown, reports
-from airctl.cli.target import EVERY_MODE, EveryMode, every_mode_options
+from airctl.cli.shown import Shown
+from airctl.cli.target import EVERY_MODE, EveryMode
 from airctl.devices import device_help
 from airctl.ledger_files import is_ledger
 from airctl.modes import Bad, Mode
 
-HELP = (
+HELP = help_text(
     "Profile a model per stream: a Chrome trace with one lane per stream and record→wait arrows (open it in "
     "https://ui.perfetto.dev), busy/idle time per stream, overlap between streams, the critical path through "
     "sync edges, top ops, races, and a timeline picture; all kept in the ledger (profile/).\n\n"
     "Or read what torch_npu.profiler wrote: [bold]airctl profile analyze DIR[/bold] (docs/profile.md).\n\n"
-    "With no MODEL.py: the current run's model, pass file and mode (the last `airctl compile`/`passes apply`).\n\n"
-    "[bold]Examples[/bold]\n\n"
-    "  airctl profile\n\n"
-    "  airctl profile fixtures/models/seed.py --passes passes/stream.yaml\n\n"
-    "  airctl profile fixtures/models/transformer.py --passes passes/transformer_two_streams.yaml --compare\n\n"
-    "  airctl profile analyze ./prof --run airctl-runs/<run>\n\n"
-    "  airctl profile airctl-runs/<imported run>    (GE dumps from an NPU, run per stream under sim)\n\n"
-    "  airctl profile fixtures/models/ddp_overlap.py --nproc 2 --passes passes/comm_stream.yaml\n\n"
-    "  airctl profile --times estimate --device 910B3     (the current run's plan, predicted on an NPU)\n\n"
-    "  airctl profile --times kernels.csv --compare       (the plan vs one stream, predicted)\n\n"
-    "Exit code 1 when a race was found, 0 otherwise; 2 for bad input, 3 when the compile fails "
-    "(a deadlocking plan included) or results differ from eager."
+    "With no MODEL.py: the current run's model, pass file and mode (the last `airctl compile`/`passes apply`).",
+    "airctl profile",
+    "airctl profile fixtures/models/seed.py --passes passes/stream.yaml",
+    "airctl profile fixtures/models/transformer.py --passes passes/transformer_two_streams.yaml --compare",
+    "airctl profile analyze ./prof --run airctl-runs/<run>",
+    "airctl profile airctl-runs/<imported run>    (GE dumps from an NPU, run per stream under sim)",
+    "airctl profile fixtures/models/ddp_overlap.py --nproc 2 --passes passes/comm_stream.yaml",
+    "airctl profile --times estimate --device 910B3     (the current run's plan, predicted on an NPU)",
+    "airctl profile --times kernels.csv --compare       (the plan vs one stream, predicted)",
+    then="Exit code 1 when a race was found, 0 otherwise; 2 for bad input, 3 when the compile fails (a deadlocking "
+         "plan included) or results differ from eager.",
 )
 RUN = "Profile a model"
 PREDICT = "Predict on the NPU (--times)"
@@ -61,9 +61,7 @@ OUTPUT = "Output"
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("profile", help=HELP)
-    @every_mode_options(panel=RUN)
-    @reports("Print only JSON on stdout.", panel=OUTPUT)
+    @command(app, "profile", help=HELP, modes_panel=RUN, json="Print only JSON on stdout.", json_panel=OUTPUT)
     def profile(
         ctx: typer.Context,
         source: str = typer.Argument(None, metavar="[MODEL.py|analyze]", show_default=False,

@@ -12,26 +12,25 @@ from typing import Any
 
 import typer
 
+from airctl.cli.declare import command, help_text
 from airctl.cli.options import backend_option, run_argument, run_option, runs_option
-from airctl.cli.shown import Shown, reports
+from airctl.cli.shown import Shown
 from airctl.modes import BackendName, Bad
 
-HELP = (
+HELP = help_text(
     "Write a self-contained reproducer of a failing run: the model (the script, or its Dynamo graph as a script "
     "when the script imports files beside it), the inputs' and weights' values (safetensors), the pass file cut "
     "to the run's passes and its plugins, the exact command in run.sh, versions.json and a README. `bash run.sh` "
     "in a copy of the folder, on any machine with airctl, fails the way the run did (exit 3 for wrong numbers or "
     "a failed compile, 1 for a race or an error finding). airctl checks that before it returns.\n\n"
-    "RUN is a ledger folder (airctl compile, or a step of airctl bisect: its passes and placements are kept).\n\n"
-    "[bold]Examples[/bold]\n\n"
-    "  airctl repro airctl-runs/<run-id> -o repro/\n\n"
-    "  airctl repro airctl-runs/<run-id> --minify      # the fewest graph nodes that still fail\n"
+    "RUN is a ledger folder (airctl compile, or a step of airctl bisect: its passes and placements are kept).",
+    "airctl repro airctl-runs/<run-id> -o repro/",
+    "airctl repro airctl-runs/<run-id> --minify      # the fewest graph nodes that still fail",
 )
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("repro", help=HELP)
-    @reports()
+    @command(app, "repro", help=HELP)
     def repro_cmd(
         run: str = run_argument(),
         run_opt: str = run_option("The run, as RUN (every command takes --run)."),

@@ -7,35 +7,32 @@ from typing import Any
 
 import typer
 
+from airctl.cli.declare import command, help_text
 from airctl.cli.options import atol_option, out_option
-from airctl.cli.shown import Shown, reports
-from airctl.cli.target import EVERY_MODE, EveryMode, build_target, every_mode_options
+from airctl.cli.shown import Shown
+from airctl.cli.target import EVERY_MODE, EveryMode, build_target
 from airctl.limits import COLLECTIVE_TIMEOUT_S
 from airctl.modes import Bad
 
-HELP = (
+HELP = help_text(
     "Run SCRIPT.py as `python SCRIPT.py ARGS...` would, with airctl's hooks on every TorchAir backend it "
     "creates (torchair.get_npu_backend, backend=\"npu\" / \"npugraph_ex\"): each compiled graph gets the "
     "stages of `airctl compile` in a ledger, TorchAir's dumps and the profiler's folders are recorded there, "
     "and each graph's outputs are compared with its Dynamo graph run eagerly.\n\n"
     "airctl's options go before SCRIPT.py; everything after it is passed to the script. The exit code is the "
     "script's (1 with its traceback when it raises); 3 when the script succeeded but a compiled graph's "
-    "outputs differ from eager; 1 when it succeeded and --fail-on race|check finds what it names.\n\n"
-    "[bold]Examples[/bold]\n\n"
-    "  airctl run custom_pass_multistream.py\n\n"
-    "  airctl run --out runs/ --backend sim train.py --steps 10\n\n"
-    "  airctl run --fail-on race custom_pass_multistream.py    (CI: exit 1 on a stream race)\n\n"
-    "  airctl run torchrun --nproc-per-node 2 train.py    (one ledger, a ledger per rank: docs/multi-rank.md)\n"
+    "outputs differ from eager; 1 when it succeeded and --fail-on race|check finds what it names.",
+    "airctl run custom_pass_multistream.py",
+    "airctl run --out runs/ --backend sim train.py --steps 10",
+    "airctl run --fail-on race custom_pass_multistream.py    (CI: exit 1 on a stream race)",
+    "airctl run torchrun --nproc-per-node 2 train.py    (one ledger, a ledger per rank: docs/multi-rank.md)",
 )
 
 
 def register(app: typer.Typer) -> None:
-    @app.command(
-        "run", help=HELP, no_args_is_help=True,
-        context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True},
-    )
-    @every_mode_options()
-    @reports("Print the run's index.json on stdout; the script's own output goes to stderr then.")
+    @command(app, "run", help=HELP, no_args_is_help=True,
+             context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True},
+             json="Print the run's index.json on stdout; the script's own output goes to stderr then.")
     def run_cmd(
         script: Path = typer.Argument(..., help="The Python script to run.", show_default=False),
         args: list[str] = typer.Argument(None, help="Arguments for the script.", show_default=False),

@@ -12,46 +12,43 @@ from typing import Any
 
 import typer
 
+from airctl.cli.declare import command, help_text
 from airctl.cli.options import out_option, run_argument, run_option
 from airctl.cli.output import escape
-from airctl.cli.shown import Shown, reports
+from airctl.cli.shown import Shown
 
-RUNS_HELP = (
+RUNS_HELP = help_text(
     "The runs (ledgers) in --out, newest first: id, model, mode, pass file, status, whether the outputs matched "
     "eager, stream races, how long it took. The current run — what `dump`, `diff`, `check`, `profile` and "
-    "`passes apply` use when given no source — is marked with *.\n\n"
-    "[bold]Examples[/bold]\n\n"
-    "  airctl runs\n\n"
-    "  airctl runs --out other-runs/ --json\n"
+    "`passes apply` use when given no source — is marked with *.",
+    "airctl runs",
+    "airctl runs --out other-runs/ --json",
 )
-SHOW_HELP = (
+SHOW_HELP = help_text(
     "Print a run's summary again, as `airctl compile` printed it: stages per graph, dumps, verifier findings, "
     "the eager check, races, `airctl why`'s table (graph breaks, recompiles, recaptures, cache misses), timings, "
     "status and error. RUN is a run id from `airctl runs` (a unique part is "
-    "enough) or a ledger folder; default: the current run.\n\n"
-    "[bold]Examples[/bold]\n\n"
-    "  airctl show\n\n"
-    "  airctl show 20261123-1418 --json\n\n"
-    "  airctl show --node mm_10        # where node, GE op or task mm_10 comes from\n\n"
-    "  airctl show --assignment        # each final FX node: GE op(s), fused away, captured, kept in Python\n\n"
-    "  airctl show --kernels prof/     # which source lines spent the profiled device kernel time\n\n"
-    "  airctl show --phases            # where the command's time went\n\n"
-    "  airctl show --options           # the options given, and which stage each changed\n"
+    "enough) or a ledger folder; default: the current run.",
+    "airctl show",
+    "airctl show 20261123-1418 --json",
+    "airctl show --node mm_10        # where node, GE op or task mm_10 comes from",
+    "airctl show --assignment        # each final FX node: GE op(s), fused away, captured, kept in Python",
+    "airctl show --kernels prof/     # which source lines spent the profiled device kernel time",
+    "airctl show --phases            # where the command's time went",
+    "airctl show --options           # the options given, and which stage each changed",
 )
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("runs", help=RUNS_HELP)
-    @reports("Print the list as JSON on stdout.")
+    @command(app, "runs", help=RUNS_HELP, json="Print the list as JSON on stdout.")
     def runs_cmd(out: Path = out_option("Folder of ledgers.")) -> Shown:
         from airctl.ledger.runs import list_runs
 
         rows = list_runs(out)
         return Shown({"out": str(out), "runs": [r.to_json() for r in rows]}, lambda: render_runs(rows, out))
 
-    @app.command("show", help=SHOW_HELP)
-    @reports("Print the run's index.json on stdout (with a view option: that view's result; with several, "
-             "an object of them by option name).")
+    @command(app, "show", help=SHOW_HELP, json="Print the run's index.json on stdout (with a view option: that "
+             "view's result; with several, an object of them by option name).")
     def show_cmd(
         run: str = run_argument(),
         out: Path = out_option("Folder of ledgers where the run is."),

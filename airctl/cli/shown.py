@@ -1,7 +1,7 @@
 """One output protocol: a command returns what it found, and one place decides what stdout gets.
 
-A command decorated with :func:`reports` (under ``@app.command``) gets ``--json`` without declaring it,
-and returns a :class:`Shown`: the result (what ``--json`` prints, through its ``to_json()``), the
+A command decorated with :func:`reports` (:func:`airctl.cli.declare.command` does it) gets ``--json``
+without declaring it, and returns a :class:`Shown`: the result (what ``--json`` prints, through its ``to_json()``), the
 terminal view of the same result, and the verdict that decides the exit status once it is shown.
 :func:`reports` runs the command with stdout handed to stderr when ``--json`` is given (a model
 script's prints, TorchAir's, the compile's: stdout is JSON and nothing else), then prints either the
@@ -58,8 +58,8 @@ def json_wanted() -> bool:
 
 
 def reports(help: str = JSON_HELP, panel: str | None = None) -> Callable[[Callable[..., Shown]], Callable[..., None]]:
-    """Decorate a command (under ``@app.command``): it gets ``--json`` (``help`` says what the JSON
-    is; ``panel``: its panel of ``--help``) and returns a :class:`Shown`."""
+    """Decorate a command (:func:`airctl.cli.declare.command` stacks it under ``@app.command``): it gets
+    ``--json`` (``help`` says what the JSON is; ``panel``: its panel of ``--help``) and returns a :class:`Shown`."""
 
     def decorate(command: Callable[..., Shown]) -> Callable[..., None]:
         option = typer.Option(False, "--json", help=help, rich_help_panel=panel)

@@ -9,26 +9,25 @@ from typing import Any
 
 import typer
 
+from airctl.cli.declare import command, help_text
 from airctl.cli.options import TIMES_SOURCES_HELP, entry_option, mode_option, out_option, run_option
-from airctl.cli.shown import Shown, reports
-from airctl.cli.target import EVERY_MODE, EveryMode, every_mode_options
+from airctl.cli.shown import Shown
+from airctl.cli.target import EVERY_MODE, EveryMode
 from airctl.modes import Mode
 
-HELP = (
+HELP = help_text(
     "Find the regions of MODEL's graph (or a run's) that can run beside each other, assign them to at most --streams "
     "streams with the records and waits they need, and keep the assignment with the shortest predicted step "
     "(device times from --times, as `airctl profile --times`). Writes an ordinary pass file (-o) that `airctl passes "
     "apply` takes; prints the predicted step single-stream, with the run's own plan, and with the suggestion, and why "
-    "each region stayed on the main stream. Nothing to overlap: no file, exit 0.\n\n"
-    "  airctl passes suggest fixtures/models/two_chains.py -o two_chains.yaml\n\n"
-    "  airctl passes suggest RUN --times times.csv --streams 3 --json"
+    "each region stayed on the main stream. Nothing to overlap: no file, exit 0.",
+    "airctl passes suggest fixtures/models/two_chains.py -o two_chains.yaml",
+    "airctl passes suggest RUN --times times.csv --streams 3 --json",
 )
 
 
 def register(passes: typer.Typer) -> None:
-    @passes.command("suggest", help=HELP)
-    @every_mode_options()
-    @reports()
+    @command(passes, "suggest", help=HELP)
     def suggest_cmd(
         source: Path = typer.Argument(None, help="Model script (.py) or run (id or ledger); default: the current run.",
                                       show_default=False),

@@ -58,8 +58,9 @@ EVERY_MODE = EveryMode()  # the placeholder default of a command's ``every`` par
 
 
 def every_mode_options(panel: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Decorate a command (under ``@app.command``): its ``every`` parameter becomes the options of
-    :class:`EveryMode` (in ``panel`` of ``--help``), and the command receives them as one ``EveryMode``."""
+    """Decorate a command (:func:`airctl.cli.declare.command` stacks it): its ``every`` parameter becomes
+    the options of :class:`EveryMode` (in ``panel`` of ``--help``), and the command receives them as one
+    ``EveryMode``."""
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         types = typing.get_type_hints(EveryMode)

@@ -12,11 +12,12 @@ from typing import Any
 
 import typer
 
+from airctl.cli.declare import command, help_text
 from airctl.cli.options import out_option, run_argument, run_option
 from airctl.cli.output import escape
-from airctl.cli.shown import Shown, reports
+from airctl.cli.shown import Shown
 
-WHY_HELP = (
+WHY_HELP = help_text(
     "Why a run compiled more than once, broke into pieces, recaptured or missed TorchAir's compile cache: one "
     "table of every graph break, recompile (with the guard that failed, in words: \"x.size(0) was 8, now 16\"), "
     "recompile-limit fallback, npugraph_ex recapture and capture-limit fallback, and cache_compile hit / miss / "
@@ -25,16 +26,14 @@ WHY_HELP = (
     "The events are recorded by `airctl compile` and `airctl run` as they happen, and read by `airctl import` "
     "from an NPU machine's logs (TorchAir's DEBUG log and TORCH_LOGS=graph_breaks,recompiles output). "
     "RUN is a run id from `airctl runs` (a unique part is enough) or a ledger folder; default: the current run. "
-    "Classes and hints: docs/why.md.\n\n"
-    "[bold]Examples[/bold]\n\n"
-    "  airctl run train.py && airctl why\n\n"
-    "  airctl import npu-logs/ && airctl why --json\n"
+    "Classes and hints: docs/why.md.",
+    "airctl run train.py && airctl why",
+    "airctl import npu-logs/ && airctl why --json",
 )
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("why", help=WHY_HELP)
-    @reports("Print the table as JSON on stdout (every row).")
+    @command(app, "why", help=WHY_HELP, json="Print the table as JSON on stdout (every row).")
     def why_cmd(
         run: str = run_argument(),
         out: Path = out_option("Folder of ledgers where the run is."),

@@ -1,0 +1,46 @@
+"""How a command module declares its command: one decorator, one layout of ``--help``.
+
+A command of airctl is a typer command that prints its result through the output protocol
+(:func:`airctl.cli.shown.reports`: ``--json``), and a command that compiles takes the options every
+mode honours (:func:`airctl.cli.target.every_mode_options`). Those are decorators that work only
+stacked in one order under ``@app.command`` (the every-mode options replace a parameter of the
+function ``reports`` returns). :func:`command` stacks them, so a module names its command once and
+never the order. :func:`help_text` lays out what ``--help`` says above the options: what the
+command does, then its examples, one command line each, as every command shows them. Nothing here
+imports torch (``airctl --help`` builds every command).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import typer
+
+from airctl.cli.shown import JSON_HELP, reports
+from airctl.cli.target import every_mode_options
+
+
+def help_text(what: str, *examples: str, then: str = "") -> str:
+    """``--help``'s text: ``what`` (paragraphs, rich markup), the ``examples`` under a heading,
+    each indented on a paragraph of its own, then ``then`` (what the exit codes mean, say)."""
+    shown = "".join(f"  {example}\n\n" for example in examples)
+    return f"{what}\n\n[bold]Examples[/bold]\n\n{shown}{then}".rstrip("\n") + "\n"
+
+
+def command(group: typer.Typer, name: str, help: str | None = None, *,  # noqa: A002 - typer's own name for it
+            json: str | None = JSON_HELP, json_panel: str | None = None, modes_panel: str | None = None,
+            **settings: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare ``name`` in ``group``: ``--json`` through :func:`reports` (``json``: what it prints;
+    None: the command has no result to print), and, when the function takes ``every: EveryMode``,
+    the every-mode options (in ``modes_panel`` of ``--help``). ``settings`` go to ``group.command``.
+    Without ``help``, typer reads the function's docstring."""
+
+    def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+        every = function.__annotations__.get("every")
+        wrapped = function if json is None else reports(json, panel=json_panel)(function)
+        if every == "EveryMode" or getattr(every, "__name__", None) == "EveryMode":
+            wrapped = every_mode_options(panel=modes_panel)(wrapped)
+        return group.command(name, help=help, **settings)(wrapped)
+
+    return decorate

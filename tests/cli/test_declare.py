@@ -1,0 +1,49 @@
+"""airctl/cli/declare.py: one decorator declares a command (its --json, its every-mode options), one
+layout for every command's --help."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from typer.testing import CliRunner
+
+from airctl.cli.declare import command, help_text
+from airctl.cli.shown import Shown
+from airctl.cli.target import EVERY_MODE, EveryMode
+
+
+def _options(app: typer.Typer) -> set[str]:
+    return {opt for p in typer.main.get_command(app).params for opt in p.opts}
+
+
+def test_help_text_puts_the_examples_under_one_heading_one_paragraph_each() -> None:
+    assert help_text("Do it.\n\nCarefully.", "airctl x a", "airctl x b", then="Exit 1 on a race.") == (
+        "Do it.\n\nCarefully.\n\n[bold]Examples[/bold]\n\n  airctl x a\n\n  airctl x b\n\nExit 1 on a race.\n")
+    assert help_text("Do it.", "airctl x").endswith("[bold]Examples[/bold]\n\n  airctl x\n")
+
+
+def test_a_command_taking_every_mode_gets_its_options_and_json() -> None:
+    app = typer.Typer(add_completion=False)
+    seen: list[EveryMode] = []
+
+    @command(app, "go", help="Go.")
+    def go(n: int = typer.Option(1, "--n"), every: EveryMode = EVERY_MODE) -> Shown:
+        seen.append(every)
+        return Shown({"n": n, "seed": every.seed})
+
+    assert {"--n", "--json", "--seed", "--backend"} <= _options(app)
+    result = CliRunner().invoke(app, ["--n", "2", "--seed", "7", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {"n": 2, "seed": 7} and seen[0].seed == 7
+
+
+def test_a_command_without_a_result_or_every_mode_gets_neither() -> None:
+    app = typer.Typer(add_completion=False)
+
+    @command(app, "plain", json=None)
+    def plain(n: int = typer.Option(1, "--n")) -> None:
+        """Plain: its docstring is its help."""
+
+    assert _options(app) == {"--n"}
+    assert "Plain: its docstring is its help." in CliRunner().invoke(app, ["--help"]).stdout
