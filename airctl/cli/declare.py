@@ -17,6 +17,7 @@ from typing import Any
 
 import typer
 
+from airctl.cli.named_run import named_run_options
 from airctl.cli.shown import JSON_HELP, reports
 from airctl.cli.target import every_mode_options
 
@@ -32,15 +33,24 @@ def command(group: typer.Typer, name: str, help: str | None = None, *,  # noqa: 
             json: str | None = JSON_HELP, json_panel: str | None = None, modes_panel: str | None = None,
             **settings: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare ``name`` in ``group``: ``--json`` through :func:`reports` (``json``: what it prints;
-    None: the command has no result to print), and, when the function takes ``every: EveryMode``,
-    the every-mode options (in ``modes_panel`` of ``--help``). ``settings`` go to ``group.command``.
+    None: the command has no result to print); when the function takes ``every: EveryMode``, the
+    every-mode options (in ``modes_panel`` of ``--help``); when it takes ``which: NamedRun``, RUN,
+    ``--run`` and the folder of ledgers (:mod:`airctl.cli.named_run`). ``settings`` go to ``group.command``.
     Without ``help``, typer reads the function's docstring."""
 
     def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
-        every = function.__annotations__.get("every")
         wrapped = function if json is None else reports(json, panel=json_panel)(function)
-        if every == "EveryMode" or getattr(every, "__name__", None) == "EveryMode":
+        if _takes(function, "every", "EveryMode"):
             wrapped = every_mode_options(panel=modes_panel)(wrapped)
+        if _takes(function, "which", "NamedRun"):
+            wrapped = named_run_options(wrapped)
         return group.command(name, help=help, **settings)(wrapped)
 
     return decorate
+
+
+def _takes(function: Callable[..., Any], name: str, type_name: str) -> bool:
+    """Whether ``function`` has a parameter ``name`` of the type named (its annotation is text in a module
+    with ``from __future__ import annotations``: the signature is not resolved for this)."""
+    annotation = function.__annotations__.get(name)
+    return annotation == type_name or getattr(annotation, "__name__", None) == type_name

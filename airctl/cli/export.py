@@ -12,7 +12,7 @@ from typing import Any
 import typer
 
 from airctl.cli.declare import command
-from airctl.cli.options import run_argument, run_option, runs_option
+from airctl.cli.named_run import IN_RUNS, NamedRun
 from airctl.cli.shown import Shown
 
 HELP = (
@@ -29,17 +29,14 @@ def register(app: typer.Typer) -> None:
 
     @command(export_app, "tlparse", json="Print what was written as JSON on stdout.")
     def tlparse_cmd(
-        run: str = run_argument(),
-        run_opt: str = run_option("The run, as RUN (every command takes --run)."),
-        runs: Path = runs_option(),
+        which: NamedRun = IN_RUNS,
         out: Path = typer.Option(None, "--out", "-o", help="Folder for the log (default: <ledger>/torch_trace).",
                                  show_default=False),
     ) -> Shown:
         """Write the ledger as a TORCH_TRACE log for tlparse."""
         from airctl.pipeline.export import export_tlparse
-        from airctl.pipeline.source import resolve_source
 
-        result = export_tlparse(resolve_source(run, run_opt, out_dir=runs, option="--runs").path, out)
+        result = export_tlparse(which.root, out)
         return Shown(result, lambda: _render(result))
 
     app.add_typer(export_app)

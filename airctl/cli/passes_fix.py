@@ -13,7 +13,7 @@ from typing import Any
 import typer
 
 from airctl.cli.declare import command, help_text
-from airctl.cli.options import RUN_ARGUMENT_HELP, run_option, runs_option
+from airctl.cli.named_run import IN_RUNS, NamedRun
 from airctl.cli.shown import Shown
 from airctl.cli.target import EVERY_MODE, EveryMode
 
@@ -31,23 +31,20 @@ FIX_HELP = help_text(
 def register_fix(passes: typer.Typer) -> None:
     @command(passes, "fix", help=FIX_HELP)
     def fix_cmd(
-        run: str = typer.Argument(None, metavar="[RUN]", show_default=False, help=RUN_ARGUMENT_HELP),
+        which: NamedRun = IN_RUNS,
         output: Path = typer.Option(None, "--output", "-o", show_default=False,
                                     help="Where to write the fixed file (default: FILE.fixed.yaml beside FILE)."),
-        run_opt: str = run_option("The run, as RUN (every command takes --run)."),
-        runs: Path = runs_option(),
         no_check: bool = typer.Option(False, "--no-check", help="Do not apply the result in every mode."),
         every: EveryMode = EVERY_MODE,
     ) -> Shown:
         from airctl.cli.output import status
         from airctl.pipeline.fix import fix_passes
         from airctl.pipeline.output_claim import claim_run_output
-        from airctl.pipeline.source import resolve_source
 
-        root = resolve_source(run, run_opt, out_dir=runs, option="--runs").path
+        root = which.root
         claim_run_output(output, [root])  # never over the run, its model script or pass file
         with status("reading the run's plan…") as spinner:
-            result = fix_passes(root, runs, output, check=not no_check,
+            result = fix_passes(root, which.folder, output, check=not no_check,
                                 progress=lambda msg: spinner.update(msg), every=every)
         return Shown(result, lambda: _render(result), lambda: _verdict(result))
 

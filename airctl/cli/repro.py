@@ -13,7 +13,8 @@ from typing import Any
 import typer
 
 from airctl.cli.declare import command, help_text
-from airctl.cli.options import backend_option, run_argument, run_option, runs_option
+from airctl.cli.named_run import IN_RUNS, NamedRun
+from airctl.cli.options import backend_option
 from airctl.cli.shown import Shown
 from airctl.modes import BackendName, Bad
 
@@ -32,9 +33,7 @@ HELP = help_text(
 def register(app: typer.Typer) -> None:
     @command(app, "repro", help=HELP)
     def repro_cmd(
-        run: str = run_argument(),
-        run_opt: str = run_option("The run, as RUN (every command takes --run)."),
-        runs: Path = runs_option(),
+        which: NamedRun = IN_RUNS,
         out: Path = typer.Option(None, "--out", "-o", help="Folder to write (default: repro-<run id> beside RUN).",
                                  show_default=False),
         minify: bool = typer.Option(False, "--minify", help="Shrink the graph (delta debugging on its nodes) while "
@@ -47,10 +46,8 @@ def register(app: typer.Typer) -> None:
     ) -> Shown:
         from airctl.cli.output import err, escape
         from airctl.pipeline.bisect.repro import ReproRequest, repro
-        from airctl.pipeline.source import resolve_source
 
-        root = resolve_source(run, run_opt, out_dir=runs, option="--runs").path
-        request = ReproRequest(root, out, bad.value if bad else None, minify, graph, backend.value)
+        request = ReproRequest(which.root, out, bad.value if bad else None, minify, graph, backend.value)
         result = repro(request, progress=lambda msg: err.print(escape(msg), highlight=False))
         return Shown(result, lambda: _render(result))
 

@@ -13,7 +13,8 @@ from typing import Any
 import typer
 
 from airctl.cli.declare import command, help_text
-from airctl.cli.options import out_option, run_argument, run_option
+from airctl.cli.named_run import IN_OUT, NamedRun
+from airctl.cli.options import out_option
 from airctl.cli.output import escape
 from airctl.cli.shown import Shown
 
@@ -50,9 +51,7 @@ def register(app: typer.Typer) -> None:
     @command(app, "show", help=SHOW_HELP, json="Print the run's index.json on stdout (with a view option: that "
              "view's result; with several, an object of them by option name).")
     def show_cmd(
-        run: str = run_argument(),
-        out: Path = out_option("Folder of ledgers where the run is."),
-        run_opt: str = run_option("The run, as RUN (every command takes --run)."),
+        which: NamedRun = IN_OUT,
         all_stages: bool = typer.Option(False, "--all", help="Also list the passes that changed nothing."),
         verbose: bool = typer.Option(False, "--verbose", "-v",
                                      help="Also list the findings of earlier stages that a later pass fixed."),
@@ -75,9 +74,8 @@ def register(app: typer.Typer) -> None:
     ) -> Shown:
         from airctl.cli.summary import print_summary
         from airctl.ledger.reader import Ledger
-        from airctl.pipeline.source import resolve_source
 
-        root = resolve_source(run, run_opt, out_dir=out).path
+        root = which.root
         if node is not None or assignment or kernels is not None or phases or options:
             from airctl.cli import show_views
             from airctl.pipeline import show

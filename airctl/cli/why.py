@@ -7,13 +7,12 @@ JSON on stdout: :meth:`airctl.why.WhyTable.to_json`).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import typer
 
 from airctl.cli.declare import command, help_text
-from airctl.cli.options import out_option, run_argument, run_option
+from airctl.cli.named_run import IN_OUT, NamedRun
 from airctl.cli.output import escape
 from airctl.cli.shown import Shown
 
@@ -35,15 +34,13 @@ WHY_HELP = help_text(
 def register(app: typer.Typer) -> None:
     @command(app, "why", help=WHY_HELP, json="Print the table as JSON on stdout (every row).")
     def why_cmd(
-        run: str = run_argument(),
-        out: Path = out_option("Folder of ledgers where the run is."),
-        run_opt: str = run_option("The run, as RUN (every command takes --run)."),
+        which: NamedRun = IN_OUT,
         limit: int = typer.Option(LIMIT, "--limit", min=0, help="Rows shown in the terminal (0: all); --json "
                                   "writes every row."),
     ) -> Shown:
         from airctl.pipeline.why import why_run
 
-        table = why_run(run, out, run_opt)
+        table = why_run(which.given, which.folder, which.run)
         return Shown(table, lambda: print_why(table, limit=limit or None))
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import typer
 from typer.testing import CliRunner
 
 from airctl.cli.declare import command, help_text
+from airctl.cli.named_run import IN_RUNS, NamedRun
 from airctl.cli.shown import Shown
 from airctl.cli.target import EVERY_MODE, EveryMode
 
@@ -47,3 +49,28 @@ def test_a_command_without_a_result_or_every_mode_gets_neither() -> None:
 
     assert _options(app) == {"--n"}
     assert "Plain: its docstring is its help." in CliRunner().invoke(app, ["--help"]).stdout
+
+
+def test_a_command_taking_a_named_run_gets_run_its_option_and_its_folder(tmp_path) -> None:
+    app = typer.Typer(add_completion=False)
+    seen: list[NamedRun] = []
+
+    @command(app, "read", json=None)
+    def read(which: NamedRun = IN_RUNS, out: str = typer.Option("x", "--out", "-o")) -> None:
+        seen.append(which)
+
+    assert _options(app) == {"given", "--run", "-r", "--runs", "--out", "-o"}  # given: RUN, the positional
+    assert CliRunner().invoke(app, ["20261207-1", "--runs", str(tmp_path), "-o", "y"]).exit_code == 0
+    assert seen[-1] == NamedRun("20261207-1", None, tmp_path, "--runs")
+    CliRunner().invoke(app, ["--run", "latest"])
+    assert seen[-1].run == "latest" and seen[-1].given is None and seen[-1].option == "--runs"
+
+
+def test_a_named_run_resolves_through_the_source_resolver(tmp_path) -> None:
+    from airctl.errors import AirctlError
+
+    with pytest.raises(AirctlError, match="not both"):
+        _ = NamedRun("a", "b", tmp_path).root
+    with pytest.raises(AirctlError) as raised:  # no run in the folder: the hint names the folder's option
+        _ = NamedRun(folder=tmp_path, option="--runs").root
+    assert "no run in" in raised.value.message and "--runs DIR" in raised.value.hint
