@@ -25,8 +25,8 @@ from airctl.cli.target import every_mode_options
 def help_text(what: str, *examples: str, then: str = "") -> str:
     """``--help``'s text: ``what`` (paragraphs, rich markup), the ``examples`` under a heading,
     each indented on a paragraph of its own, then ``then`` (what the exit codes mean, say)."""
-    shown = "".join(f"  {example}\n\n" for example in examples)
-    return f"{what}\n\n[bold]Examples[/bold]\n\n{shown}{then}".rstrip("\n") + "\n"
+    shown = "[bold]Examples[/bold]\n\n" + "".join(f"  {example}\n\n" for example in examples) if examples else ""
+    return f"{what}\n\n{shown}{then}".rstrip("\n") + "\n"
 
 
 def command(group: typer.Typer, name: str, help: str | None = None, *,  # noqa: A002 - typer's own name for it
@@ -42,15 +42,24 @@ def command(group: typer.Typer, name: str, help: str | None = None, *,  # noqa: 
         wrapped = function if json is None else reports(json, panel=json_panel)(function)
         if _takes(function, "every", "EveryMode"):
             wrapped = every_mode_options(panel=modes_panel)(wrapped)
+        elif "EveryMode" in str(function.__annotations__.get("every", "")):
+            raise TypeError(f"command {name}: annotate `every` as EveryMode (not "
+                            f"{function.__annotations__['every']!r}) for the options every mode honours")
         if _takes(function, "which", "NamedRun"):
             wrapped = named_run_options(wrapped)
+        elif "which" in function.__annotations__:  # typer would quietly make it an option `--which`
+            raise TypeError(f"command {name}: its parameter `which` is annotated "
+                            f"{function.__annotations__['which']!r}; a run named on the command line is "
+                            "`which: NamedRun = IN_OUT` (or IN_RUNS)")
         return group.command(name, help=help, **settings)(wrapped)
 
     return decorate
 
 
 def _takes(function: Callable[..., Any], name: str, type_name: str) -> bool:
-    """Whether ``function`` has a parameter ``name`` of the type named (its annotation is text in a module
-    with ``from __future__ import annotations``: the signature is not resolved for this)."""
+    """Whether ``function`` has a parameter ``name`` annotated with the type named, plainly or through its
+    module (``EveryMode``, ``target.EveryMode``): the annotation is text in a module with ``from
+    __future__ import annotations``, and the signature is not resolved for this."""
     annotation = function.__annotations__.get(name)
-    return annotation == type_name or getattr(annotation, "__name__", None) == type_name
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+    return text.rpartition(".")[2] == type_name

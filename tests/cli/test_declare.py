@@ -9,8 +9,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from airctl.cli import named_run
 from airctl.cli.declare import command, help_text
-from airctl.cli.named_run import IN_RUNS, NamedRun
+from airctl.cli.named_run import IN_OUT, IN_RUNS, NamedRun
 from airctl.cli.shown import Shown
 from airctl.cli.target import EVERY_MODE, EveryMode
 
@@ -23,6 +24,7 @@ def test_help_text_puts_the_examples_under_one_heading_one_paragraph_each() -> N
     assert help_text("Do it.\n\nCarefully.", "airctl x a", "airctl x b", then="Exit 1 on a race.") == (
         "Do it.\n\nCarefully.\n\n[bold]Examples[/bold]\n\n  airctl x a\n\n  airctl x b\n\nExit 1 on a race.\n")
     assert help_text("Do it.", "airctl x").endswith("[bold]Examples[/bold]\n\n  airctl x\n")
+    assert help_text("Do it.") == "Do it.\n"  # no heading over no examples
 
 
 def test_a_command_taking_every_mode_gets_its_options_and_json() -> None:
@@ -74,3 +76,29 @@ def test_a_named_run_resolves_through_the_source_resolver(tmp_path) -> None:
     with pytest.raises(AirctlError) as raised:  # no run in the folder: the hint names the folder's option
         _ = NamedRun(folder=tmp_path, option="--runs").root
     assert "no run in" in raised.value.message and "--runs DIR" in raised.value.hint
+
+
+def test_a_declaration_typer_would_misread_is_refused_naming_the_command() -> None:
+    """Annotated otherwise, ``which`` or ``every`` would quietly become one option ``--which``/``--every``."""
+    app = typer.Typer(add_completion=False)
+    with pytest.raises(TypeError, match="command read: its parameter `which`"):
+        @command(app, "read", json=None)
+        def read(which: str = "x") -> None: ...
+    with pytest.raises(TypeError, match=r"\['run'\] are the names"):
+        @command(app, "clash", json=None)
+        def clash(which: NamedRun = IN_OUT, run: int = typer.Option(1, "--n")) -> None: ...
+    with pytest.raises(TypeError, match="IN_OUT or IN_RUNS"):
+        @command(app, "bare", json=None)
+        def bare(which: NamedRun) -> None: ...
+    with pytest.raises(TypeError, match="command go: annotate `every` as EveryMode"):
+        @command(app, "go", json=None)
+        def go(every: EveryMode | None = None) -> None: ...
+
+
+def test_an_annotation_through_its_module_is_recognised() -> None:
+    app = typer.Typer(add_completion=False)
+
+    @command(app, "read", json=None)
+    def read(which: named_run.NamedRun = IN_OUT) -> None: ...
+
+    assert {"--run", "--out"} <= _options(app)
