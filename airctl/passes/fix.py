@@ -135,12 +135,31 @@ def _candidates(nodes: list[Node]) -> list[tuple[dict[str, Any], str | bool]]:
     return found
 
 
-def _selects(sel: dict[str, Any], each: str | bool, infos: list[NodeInfo], want: set[str], end: str,
+class _ByOp:
+    """A plan graph's nodes as selectors read them, and the same by op. A candidate selector names one
+    whole op (``aten.view.default``), which only that op's nodes can match (``airctl.passes.select``:
+    a name with one dot alone, ``aten.mm``, takes every overload): tried for each candidate and each
+    group of races against every node, the search grew with the square of a model's layers."""
+
+    def __init__(self, infos: list[NodeInfo]) -> None:
+        self.infos = infos
+        self.by_op: dict[str, list[NodeInfo]] = {}
+        for info in infos:
+            self.by_op.setdefault(info.op, []).append(info)
+
+    def for_target(self, target: Any) -> list[NodeInfo]:
+        """The nodes a selector with this ``target`` field can match, in graph order."""
+        if isinstance(target, str) and target.count(".") != 1:
+            return self.by_op.get(target, [])
+        return self.infos
+
+
+def _selects(sel: dict[str, Any], each: str | bool, nodes: _ByOp, want: set[str], end: str,
              exact: bool = True) -> bool:
     """Whether the selector's groups start (``end="first"``) or end (``"last"``) exactly at ``want``
     (with ``exact=False``: at least there — a hint's one race stands for its siblings in other layers)."""
     try:
-        found = select(_selector(sel), infos)
+        found = select(_selector(sel), nodes.for_target(sel.get("target")))
         picked = groups(found, _selector(sel), each)
     except Exception:
         return False
@@ -148,7 +167,7 @@ def _selects(sel: dict[str, Any], each: str | bool, infos: list[NodeInfo], want:
     return ends == want if exact else want <= ends
 
 
-def _selector_for(nodes: list[Node], infos_by_graph: dict[str, list[NodeInfo]], want: dict[str, set[str]],
+def _selector_for(nodes: list[Node], infos_by_graph: dict[str, _ByOp], want: dict[str, set[str]],
                   end: str, exact: bool = True) -> tuple[dict[str, Any], str | bool] | None:
     for sel, each in _candidates(nodes):
         # exact: without `each:` when one group does; a hint: over every layer when it can
@@ -200,7 +219,7 @@ def plan_fix(graphs: dict[str, Graph], races: list[tuple[str, str, str, Mode]], 
     ``names``: the pass names the user's file already uses; ``exact=False`` (a hint for one race):
     selectors may also reach the same line in other layers."""
     plan = FixPlan()
-    infos = {gid: _infos(g) for gid, g in graphs.items()}
+    infos = {gid: _ByOp(_infos(g)) for gid, g in graphs.items()}
     by_name = {gid: {n.name: n for n in g.nodes} for gid, g in graphs.items()}
     recorded = {gid: _Records(g) for gid, g in graphs.items()}
     grouped: dict[Any, list[tuple[str, Node, Node, Mode]]] = {}
