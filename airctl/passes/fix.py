@@ -32,7 +32,7 @@ from airctl.graph.model import Graph, Node, is_stream_op
 from airctl.graph.names import free_name
 from airctl.io.paths import package_relative
 from airctl.modes import Mode
-from airctl.passes.select import NodeInfo, groups, select
+from airctl.passes.select import NodeInfo, every_overload, groups, select
 from airctl.passes.spec import _selector
 
 
@@ -137,9 +137,9 @@ def _candidates(nodes: list[Node]) -> list[tuple[dict[str, Any], str | bool]]:
 
 class _ByOp:
     """A plan graph's nodes as selectors read them, and the same by op. A candidate selector names one
-    whole op (``aten.view.default``), which only that op's nodes can match (``airctl.passes.select``:
-    a name with one dot alone, ``aten.mm``, takes every overload): tried for each candidate and each
-    group of races against every node, the search grew with the square of a model's layers."""
+    whole op (``aten.view.default``), which only that op's nodes can match (unless it names every
+    overload: :func:`~airctl.passes.select.every_overload`): tried for each candidate and each group
+    of races against every node, the search grew with the square of a model's layers."""
 
     def __init__(self, infos: list[NodeInfo]) -> None:
         self.infos = infos
@@ -149,7 +149,7 @@ class _ByOp:
 
     def for_target(self, target: Any) -> list[NodeInfo]:
         """The nodes a selector with this ``target`` field can match, in graph order."""
-        if isinstance(target, str) and target.count(".") != 1:
+        if isinstance(target, str) and not every_overload(target):
             return self.by_op.get(target, [])
         return self.infos
 

@@ -64,11 +64,17 @@ def node_infos(graph: Any) -> list[NodeInfo]:
     return infos
 
 
+def every_overload(target: str) -> bool:
+    """Whether a selector's ``target`` names an op without its overload (``aten.mm``), and so matches
+    every overload of it (``aten.mm.default``, ...); any other target matches one op name exactly."""
+    return target.count(".") == 1
+
+
 def _target_match(targets: list[str], op: str) -> bool:
     for t in targets:
         if op == t:
             return True
-        if t.count(".") == 1 and op.startswith(t + "."):  # aten.mm -> every overload
+        if every_overload(t) and op.startswith(t + "."):
             return True
     return False
 
