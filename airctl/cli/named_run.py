@@ -46,7 +46,6 @@ class NamedRun:
 IN_OUT = NamedRun(option="--out")  # the placeholder defaults of a command's ``which`` parameter
 IN_RUNS = NamedRun(option="--runs")
 _FOLDER_HELP = "Folder of ledgers where the run is."
-_BECOMES = ("given", "run", "folder")  # the parameters ``which`` becomes
 
 
 def named_run_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -59,9 +58,6 @@ def named_run_options(command: Callable[..., Any]) -> Callable[..., Any]:
         if which.default not in (IN_OUT, IN_RUNS):
             raise TypeError(f"{command.__name__}: `which: NamedRun` takes IN_OUT or IN_RUNS as its default, "
                             f"not {which.default!r}")
-        clash = set(_BECOMES) & set(inspect.signature(command).parameters)
-        if clash:
-            raise TypeError(f"{command.__name__}: its parameters {sorted(clash)} are the names `which` becomes")
         declared.append(which.default)
         kind = which.kind
         folder = runs_option() if which.default.option == "--runs" else out_option(_FOLDER_HELP)

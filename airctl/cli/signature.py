@@ -27,7 +27,8 @@ def with_parameters(wrapper: Callable[..., Any], command: Callable[..., Any], *,
                     replaced: dict[str, Callable[[inspect.Parameter], list[inspect.Parameter]]] | None = None,
                     ) -> Callable[..., Any]:
     """``wrapper``, which typer reads as taking ``command``'s parameters, with each named in ``replaced``
-    replaced by what its function makes of it, and ``added`` (name: (annotation, default)) after them."""
+    replaced by what its function makes of it, and ``added`` (name: (annotation, default)) after them;
+    a name that comes out twice is a ``TypeError`` naming ``command``."""
     params: list[inspect.Parameter] = []
     for param in parameters(command):
         replace = (replaced or {}).get(param.name)
@@ -36,6 +37,10 @@ def with_parameters(wrapper: Callable[..., Any], command: Callable[..., Any], *,
         inspect.Parameter.POSITIONAL_OR_KEYWORD
     params += [inspect.Parameter(name, kind, default=default, annotation=annotation)
                for name, (annotation, default) in (added or {}).items()]
+    names = [p.name for p in params]
+    clash = sorted({n for n in names if names.count(n) > 1})
+    if clash:  # inspect's own error would not say whose, nor why
+        raise TypeError(f"{command.__name__}: its parameters {clash} are the names a decorator gives it")
     wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]  # what typer reads
     wrapper.__annotations__ = {p.name: p.annotation for p in params}
     return wrapper

@@ -87,6 +87,9 @@ def test_a_declaration_typer_would_misread_is_refused_naming_the_command() -> No
     with pytest.raises(TypeError, match=r"\['run'\] are the names"):
         @command(app, "clash", json=None)
         def clash(which: NamedRun = IN_OUT, run: int = typer.Option(1, "--n")) -> None: ...
+    with pytest.raises(TypeError, match=r"seeded: its parameters \['seed'\] are the names"):  # every-mode's too
+        @command(app, "seeded", json=None)
+        def seeded(every: EveryMode = EVERY_MODE, seed: int = typer.Option(1, "--s")) -> None: ...
     with pytest.raises(TypeError, match="IN_OUT or IN_RUNS"):
         @command(app, "bare", json=None)
         def bare(which: NamedRun) -> None: ...
