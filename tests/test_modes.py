@@ -69,7 +69,7 @@ def test_a_finding_keeps_a_mode_and_writes_its_value() -> None:
 
     f = Finding("wait_dropped_at_tail", "error", "npugraph-ex", "m")
     assert f.mode is Mode.NPUGRAPH_EX and f.to_json()["mode"] == "npugraph_ex"
-    assert Finding.from_json(f.to_json()) == f
+    assert Mode.parse(f.to_json()["mode"]) is f.mode  # a ledger's finding row reads back as its mode
     with pytest.raises(UnknownMode):
         Finding("wait_dropped_at_tail", "error", "eager", "m")
 

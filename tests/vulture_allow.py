@@ -71,7 +71,6 @@ max_memory_allocated  # airctl/sim/torch_npu/npu.py:179
 default_generators  # airctl/sim/torch_npu/npu.py:185
 manual_seed_all  # airctl/sim/torch_npu/npu.py:192
 init  # airctl/sim/torch_npu/npu.py:200
-_lazy_init  # airctl/sim/torch_npu/npu.py:204
 set_deterministic_level  # airctl/sim/torch_npu/npu.py:212
 set_stream_limit  # airctl/sim/torch_npu/npu.py:225
 get_device_limit  # airctl/sim/torch_npu/npu.py:229
@@ -161,17 +160,7 @@ COMPLEX64  # airctl/sim/torchair_core.py:50
 COMPLEX128  # airctl/sim/torchair_core.py:51
 _.set_hint_shape  # airctl/sim/torchair_core.py:76
 _.auto_tune  # airctl/sim/torchair_core.py:88
-InitializeGraphEngine  # airctl/sim/torchair_core.py:102
-FinalizeGraphEngine  # airctl/sim/torchair_core.py:106
-SetDebugLogPath  # airctl/sim/torchair_core.py:110
-InitDeviceStdoutChannel  # airctl/sim/torchair_core.py:114
-device_id  # airctl/sim/torchair_core.py:114
 GetSocName  # airctl/sim/torchair_core.py:118
-AclmdlSetDump  # airctl/sim/torchair_core.py:122
-AclopStartDumpArgs  # airctl/sim/torchair_core.py:126
-flag  # airctl/sim/torchair_core.py:126
-AclopStopDumpArgs  # airctl/sim/torchair_core.py:130
-flag  # airctl/sim/torchair_core.py:130
 StupidRepeat  # airctl/sim/torchair_core.py:134
 get_registered_ir_def  # airctl/sim/torchair_core.py:146
 CheckAclnnAvaliable  # airctl/sim/torchair_core.py:150
@@ -248,6 +237,8 @@ max_streams  # airctl/devices.py:66
 max_events  # airctl/devices.py:67
 
 # fields of a result: written to JSON by its to_json (dataclasses.asdict) and read by the viewer and tests
+world_size  # airctl/pipeline/ranks/worker.py:76 (Rank, written whole by dataclasses.asdict)
+local_rank  # airctl/pipeline/ranks/worker.py:77
 removed_edges  # airctl/diff/report.py:274
 removed_edges  # airctl/diff/report.py:279
 removed_edges  # airctl/diff/report.py:308
@@ -303,9 +294,7 @@ dialects  # airctl/verify/rule.py:21
 seen_in  # airctl/verify/rule.py:23
 seen_how  # airctl/verify/rule.py:24
 
-# API the tests and docstring examples use to read what the product wrote (first_stage_with, payload_of, name_of, ...)
+# API the tests and docstring examples use to read what the product wrote (payload_of, name_of, ...)
 _.name_of  # airctl/graph/ge_streams.py:93
 script_json  # airctl/report/page.py:174
 payload_of  # airctl/report/page.py:194
-_.first_stage_with  # airctl/verify/instrument.py:53
-_.new_findings  # airctl/verify/instrument.py:60

@@ -103,15 +103,16 @@ def _plain(value: Any) -> Any:
     return to_json() if callable(to_json) else str(value)
 
 
-def render_error(error: Exception) -> None:
+def render_error(error: Exception, label: str = "[bold red]error:[/bold red]") -> None:
+    """``file:line:col: error: message (node n)`` and its ``hint:`` line on stderr; ``label``: a warning's."""
     from airctl.errors import AirctlError
 
     if isinstance(error, AirctlError):
         where = error.location
         prefix = f"{one_line(where)}: " if where else ""
         node = f" [dim](node {escape(error.node)})[/dim]" if error.node else ""
-        err.print(f"{prefix}[bold red]error:[/bold red] {escape(error.message)}{node}")
+        err.print(f"{prefix}{label} {escape(error.message)}{node}")
         if error.hint:
             err.print(f"[cyan]hint:[/cyan] {escape(error.hint)}")
     else:
-        err.print(f"[bold red]error:[/bold red] {escape(str(error))}")
+        err.print(f"{label} {escape(str(error))}")

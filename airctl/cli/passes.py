@@ -133,10 +133,11 @@ def register(app: typer.Typer) -> None:
 
 def _conclude(result: Any, fail_on: Any) -> None:
     """``passes apply``'s end: its warnings (stderr), then the run's error or ``--fail-on``."""
+    from airctl.cli.output import render_error
     from airctl.cli.verdicts import conclude
 
     for warning in result.warnings:
-        _render_warning(warning)
+        render_error(warning, "[bold yellow]warning:[/bold yellow]")
     conclude(result, fail_on)
 
 
@@ -167,15 +168,6 @@ def _choose_model(file: Path, model: Path | None, entry: str | None, mode: Mode 
 
 
 # -- rendering --------------------------------------------------------------------------------------
-def _render_warning(warning: Any) -> None:
-    from airctl.cli.output import err, escape
-
-    where = f"{escape(warning.location)}: " if warning.location else ""
-    err.print(f"{where}[bold yellow]warning:[/bold yellow] {escape(warning.message)}")
-    if warning.hint:
-        err.print(f"[cyan]hint:[/cyan] {escape(warning.hint)}")
-
-
 def _ms(seconds: float | None) -> str:
     return "" if seconds is None else f"{seconds * 1000:.2f} ms"
 

@@ -104,22 +104,22 @@ def _render_findings(ledger: str | None) -> None:
 
 def _render_races(races: list, model_dir: str | None = None) -> None:
     """Each distinct race once (same lines and streams: one race per layer is one race), with a count."""
+    from dataclasses import asdict
+
     from airctl.cli.output import escape, out
+    from airctl.cli.verdicts import race_groups
 
     if not races:
         out.print("races: none")
         return
     out.print(f"[bold red]{len(races)} race(s)[/bold red]")
-    alike: dict[tuple, list] = {}
-    for r in races:
-        alike.setdefault((r.reader_source, r.producer_source, r.reader_stream, r.producer_stream), []).append(r)
-    for same in alike.values():
+    for same in race_groups([asdict(r) for r in races]):
         r = same[0]
         count = f" ×{len(same)}" if len(same) > 1 else ""
-        out.print(f"  [red]{escape(r.reader)}[/red]{count} (stream {escape(r.reader_stream)}, "
-                  f"{escape(shareable(r.reader_source or '?', model_dir=model_dir))}) reads "
-                  f"[red]{escape(r.producer)}[/red] (stream {escape(r.producer_stream)}, "
-                  f"{escape(shareable(r.producer_source or '?', model_dir=model_dir))}) with no ordering")
+        out.print(f"  [red]{escape(r['reader'])}[/red]{count} (stream {escape(r['reader_stream'])}, "
+                  f"{escape(shareable(r['reader_source'] or '?', model_dir=model_dir))}) reads "
+                  f"[red]{escape(r['producer'])}[/red] (stream {escape(r['producer_stream'])}, "
+                  f"{escape(shareable(r['producer_source'] or '?', model_dir=model_dir))}) with no ordering")
     out.print("    [cyan]hint:[/cyan] `airctl passes fix` writes the record/wait passes that close them (the "
               "verifier's hint shows them) and checks every mode")
 

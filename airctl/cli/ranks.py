@@ -9,7 +9,6 @@ rank, the divergence between the ranks' collectives (if any) and the ledger; the
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +59,8 @@ def compile_ranks_command(target: Any, nproc: int, *, out: Path,
 
 def print_ranks(result: Any) -> None:
     """One line per rank, the divergence, the ledger (stderr: stdout belongs to the ranks' scripts)."""
+    from airctl.io.paths import shareable_path
+
     for entry in result.ranks:
         style = "green" if entry.status == "ok" else "red"
         how = f", {entry.signal}" if entry.signal else (f", exit code {entry.exit_code}" if entry.exit_code else "")
@@ -78,8 +79,7 @@ def print_ranks(result: Any) -> None:
         err.print(f"airctl: [bold red]divergence[/bold red]: {escape(d['message'])}", highlight=False)
     if result.index.error and any(e.stuck for e in result.ranks):
         err.print(f"airctl: [bold red]verdict[/bold red]: {escape(result.index.error)}", highlight=False)
-    where = os.path.relpath(result.ledger_dir)
-    where = where if not where.startswith("..") else str(result.ledger_dir)
+    where = shareable_path(result.ledger_dir)
     err.print(f"airctl: ledger {escape(where)} — {len(result.ranks)} rank(s), status "
               f"{escape(str(result.index.status))} (per rank: {escape(where)}/ranks/<rank>)", highlight=False)
 

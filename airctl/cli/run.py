@@ -102,11 +102,9 @@ def _print_summary(result: Any) -> None:
             verdict = "match" if execution["matches_eager"] else "DIFFER FROM"
             parts.append(f"outputs of {execution['graphs_checked']}/{execution['graphs']} compiled graphs {verdict} "
                          f"eager (max abs error {execution['max_abs_error']:.3g})")
-    import os
+    from airctl.io.paths import shareable_path
 
-    where = os.path.relpath(result.ledger_dir)
-    where = where if not where.startswith("..") else str(result.ledger_dir)
-    err.print(escape(f"airctl: ledger {where} — " + ", ".join(parts)), highlight=False)
+    err.print(escape(f"airctl: ledger {shareable_path(result.ledger_dir)} — " + ", ".join(parts)), highlight=False)
     from airctl.cli.summary import why_line
 
     line = why_line(result.index)

@@ -72,7 +72,9 @@ def register(app: typer.Typer) -> None:
         options: bool = typer.Option(False, "--options", help="Every option given: where it was set, whether it "
                                      "reached TorchAir, which stage it changed."),
     ) -> Shown:
+        from airctl.cli.output import render_error
         from airctl.cli.summary import print_summary
+        from airctl.errors import AirctlError
         from airctl.ledger.reader import Ledger
 
         root = which.root
@@ -93,8 +95,10 @@ def register(app: typer.Typer) -> None:
         def view() -> None:
             print_summary(SimpleNamespace(index=index, ledger_dir=root), show_all=all_stages, verbose=verbose,
                           why=True)
-            if index.error:
-                _render_recorded_error(index.error, index.error_detail)
+            if index.error:  # its file:line and hint, as the run printed it
+                detail = index.error_detail or {}
+                render_error(AirctlError(index.error, file=detail.get("file"), line=detail.get("line"),
+                                         hint=detail.get("hint")))
 
         return Shown(index, view)
 
@@ -147,13 +151,3 @@ def render_runs(rows: list[Any], folder: Path) -> None:
     for r in rows:
         if r.status == "unreadable":
             err.print(f"{escape(r.id)}: [bold red]unreadable:[/bold red] {escape(r.error or '')}")
-
-
-def _render_recorded_error(message: str, detail: dict[str, Any] | None) -> None:
-    from airctl.cli.output import err
-
-    detail = detail or {}
-    where = ":".join(str(detail[k]) for k in ("file", "line") if detail.get(k) is not None)
-    err.print(f"{escape(where) + ': ' if where else ''}[bold red]error:[/bold red] {escape(message)}")
-    if detail.get("hint"):
-        err.print(f"[cyan]hint:[/cyan] {escape(str(detail['hint']))}")

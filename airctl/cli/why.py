@@ -56,6 +56,7 @@ def print_why(table: Any, console: Any = None, limit: int | None = None) -> None
             hint: a dynamic shape avoids it: torch._dynamo.mark_dynamic(x, 0) ...
     """
     from airctl.cli.output import out
+    from airctl.io.paths import shareable
     from airctl.why import summary_line
 
     console = console or out
@@ -78,7 +79,7 @@ def print_why(table: Any, console: Any = None, limit: int | None = None) -> None
         label = row.cls if row.what == row.cls else f"{row.cls} {row.what}"
         console.print(f"{str(row.n).rjust(width + 1)}  [bold]{escape(label)}[/bold]  {escape(row.reason)}",
                       highlight=False)
-        place = [f"at {_short(row.where)}" if row.where else "at –"]
+        place = [f"at {shareable(row.where)}" if row.where else "at –"]
         if row.graph:
             place.append(f"graph {row.graph}")
         if row.compile_id:
@@ -87,18 +88,3 @@ def print_why(table: Any, console: Any = None, limit: int | None = None) -> None
         console.print(pad + "[dim]" + escape(" · ".join(place)) + "[/dim]", highlight=False)
         if row.hint:
             console.print(pad + "[cyan]hint:[/cyan] " + escape(row.hint), highlight=False)
-
-
-def _short(where: str) -> str:
-    """``file:line`` relative to the working folder when below it."""
-    import os
-
-    path, sep, line = where.rpartition(":")
-    if not sep or not line.isdigit():
-        path, line = where, ""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        rel = path
-    shown = rel if not rel.startswith("..") else path
-    return f"{shown}:{line}" if line else shown

@@ -18,6 +18,7 @@ from typing import Any
 from airctl.errors import AirctlError
 from airctl.execute.run_state import Abort, RunState
 from airctl.execute.schedule import Schedule, stream_word
+from airctl.graph.model import split_source
 from airctl.graph.roles import Role
 
 
@@ -41,10 +42,11 @@ def check_plan(gm: Any, sched: Schedule, name: str) -> None:
         return
     f = findings[0]
     it, j = forward[0]
+    file, line = split_source(it.source)
     raise StreamDeadlock(
         f"{name}: the stream plan deadlocks (verifier rule deadlock_cycle): {f.message}; "
         f"{sched.describe(it.index)} waits for {sched.describe(j)}, which comes after it",
-        node=it.name, file=file_of(it.source), line=line_of(it.source),
+        node=it.name, file=file, line=line,
         hint="a pass put a wait before the record it waits for; move the wait after the record "
              "(run `airctl check` on the ledger's fx stages to see where it appeared)")
 
@@ -113,8 +115,8 @@ def stop(st: RunState, why: str, s: int) -> None:
         head = f"{st.name}: a stream waited more than {st.timeout_s:g} s"
         hint = "raise the timeout if the graph is this slow; otherwise the waited-for node never finishes"
     it = sched.items[first] if first is not None else None
-    err = StreamDeadlock(head + ":\n  " + "\n  ".join(lines), node=it.name if it else None,
-                         file=file_of(it.source) if it else None, line=line_of(it.source) if it else None,
+    file, line = split_source(it.source if it else None)
+    err = StreamDeadlock(head + ":\n  " + "\n  ".join(lines), node=it.name if it else None, file=file, line=line,
                          hint=hint)
     if st.error is None:
         st.error = err
@@ -128,16 +130,3 @@ def _waits_for(st: RunState, j: int) -> str:
     kind = "record" if it.role in (Role.RECORD, Role.TAGGED_RECORD) else "node"
     state = "running now" if st.running.get(it.stream) == j else "not run yet"
     return f"{kind} {sched.describe(j)} ({state})"
-
-
-def file_of(source: str | None) -> str | None:
-    """``"model.py:7"`` -> ``"model.py"``."""
-    return source.rpartition(":")[0] if source and ":" in source else source
-
-
-def line_of(source: str | None) -> int | None:
-    """``"model.py:7"`` -> ``7``; None without a line number."""
-    if not source or ":" not in source:
-        return None
-    tail = source.rpartition(":")[2]
-    return int(tail) if tail.isdigit() else None

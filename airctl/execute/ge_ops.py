@@ -254,8 +254,6 @@ def _reduce(name: str) -> Kernel:
         keep = bool(attrs.get("keep_dims", False))
         if not axes:
             return x.clone()  # GE: an empty axes list reduces nothing (noop_with_empty_axes)
-        if name in ("amax", "amin"):
-            return getattr(x, name)(dim=axes, keepdim=keep)
         if name == "prod":
             for a in sorted((a % x.dim() for a in axes), reverse=True):
                 x = x.prod(a, keepdim=keep)
@@ -376,11 +374,6 @@ def _index_by_tensor(ins: Sequence[Any], attrs: dict[str, Any]) -> Any:
     return ins[0][tuple(next(given) if m else slice(None) for m in mask)]
 
 
-def _clip(ins: Sequence[Any], attrs: dict[str, Any]) -> Any:
-    torch = _torch()
-    return torch.minimum(torch.maximum(ins[0], ins[1]), ins[2])
-
-
 def _complex(ins: Sequence[Any], attrs: dict[str, Any]) -> Any:
     return _torch().complex(ins[0], ins[1])
 
@@ -406,8 +399,9 @@ KERNELS: dict[str, Kernel] = {
     "ArgMaxV2": _arg_max, "TopK": _top_k, "TopKV2": _top_k, "Assign": _assign, "AsStrided": _as_strided,
     "ViewCopy": _view_copy, "Scatter": _scatter, "ScatterList": _scatter_list, "NoOp": _no_op,
     "Gelu": _gelu, "GeluV2": _gelu, "Swish": _swish, "LayerNormV4": _layer_norm_v4,
-    "StridedSliceV2": _strided_slice_v2, "IndexByTensor": _index_by_tensor, "ClipByValueV2": _clip,
-    "Complex": _complex, "Real": lambda ins, attrs: ins[0].real.clone(), "Imag": lambda ins, attrs: ins[0].imag.clone(),
+    "StridedSliceV2": _strided_slice_v2, "IndexByTensor": _index_by_tensor, "Complex": _complex,
+    "ClipByValueV2": lambda ins, attrs: _torch().clamp(ins[0], ins[1], ins[2]),
+    "Real": lambda ins, attrs: ins[0].real.clone(), "Imag": lambda ins, attrs: ins[0].imag.clone(),
 }
 
 # GE types whose kernel returns a tuple (one item per output)

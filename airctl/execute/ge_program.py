@@ -106,6 +106,14 @@ def _order(graph: Graph) -> list[Node]:
     return order
 
 
+def tensor_from_bytes(data: bytearray, dtype: Any, shape: list[int]) -> Any:
+    """A tensor of ``dtype`` and ``shape`` over a Const's bytes (none: an empty one, reshaped)."""
+    import torch
+
+    flat = torch.frombuffer(data, dtype=dtype) if data else torch.empty(0, dtype=dtype)
+    return flat.reshape(shape)
+
+
 def const_value(node: Node, payloads: Mapping[str, Any], notes: list[str]) -> Any:
     """A Const's tensor: its payload when given, else the dump's bytes (``hex``), else zeros (noted)."""
     import torch
@@ -118,9 +126,7 @@ def const_value(node: Node, payloads: Mapping[str, Any], notes: list[str]) -> An
     dtype = ge_ops.torch_dtype(value.get("dtype", 0), proto=True)
     shape = [int(d) for d in value.get("shape", [])]
     if "hex" in value:
-        data = bytearray.fromhex(value["hex"])
-        flat = torch.frombuffer(data, dtype=dtype) if data else torch.empty(0, dtype=dtype)
-        return flat.reshape(shape).clone()
+        return tensor_from_bytes(bytearray.fromhex(value["hex"]), dtype, shape).clone()
     notes.append(f"Const {node.name}: the dump keeps no data ({value.get('bytes')} bytes); zeros stand in")
     return torch.zeros(shape, dtype=dtype)
 

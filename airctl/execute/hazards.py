@@ -14,7 +14,7 @@ from __future__ import annotations
 from airctl.execute.run_state import RunState, Stamp
 from airctl.execute.schedule import Item, stream_word
 from airctl.execute.timeline import Race
-from airctl.verify.happens_before import unordered_read_why
+from airctl.verify.happens_before import INPLACE_HAZARD, unordered_read_why
 
 
 def merge(clock: list[int], src: Stamp) -> None:
@@ -54,8 +54,7 @@ def track_inplace(st: RunState, s: int, it: Item, stamp: Stamp) -> None:
 
     def race(reader: Item, producer: Item, rs: int, ps: int, text: str) -> None:
         st.races.append(Race(reader.name, producer.name, sched.streams[rs], sched.streams[ps], reader.source,
-                             producer.source, text + ", with no record/wait ordering them (an in-place hazard: "
-                             "no data edge connects them, so not even GE synchronises it)"))
+                             producer.source, text + INPLACE_HAZARD))
 
     with st.hb_lock:
         for j in it.mutated_reads:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from dataclasses import asdict
 
 from airctl.execute.timeline import OpEvent, Race, SyncEdge, Timeline
 from airctl.modes import Mode
@@ -80,12 +81,7 @@ class Recorder:
 
     def race_rows(self) -> list[dict]:
         """Races as JSON rows for ``index.json`` (``execution.races``)."""
-        rows = []
-        for graph, r in self.races:
-            rows.append({"graph": graph, "reader": r.reader, "producer": r.producer, "reader_stream": r.reader_stream,
-                         "producer_stream": r.producer_stream, "reader_source": r.reader_source,
-                         "producer_source": r.producer_source, "message": r.message})
-        return rows
+        return [{"graph": graph, **asdict(r)} for graph, r in self.races]
 
 
 class Nested:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airctl.execute.timeline import DEFAULT_STREAM
+from airctl.graph import model
 from airctl.graph.roles import Role, collective_kind, is_collective_wait
 from airctl.io.fx_reader import read_fx
 from airctl.modes import Mode
@@ -76,7 +77,8 @@ class Schedule:
 
 
 def stream_word(name: str) -> str:
-    return "the default stream" if name == DEFAULT_STREAM else f"stream {name!r}"
+    """:func:`airctl.graph.model.stream_word` of a schedule's stream (``DEFAULT_STREAM``: the default one)."""
+    return model.stream_word(None if name == DEFAULT_STREAM else name)
 
 
 def _role(role: Role, mode: Mode) -> Role:

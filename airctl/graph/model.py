@@ -39,6 +39,24 @@ def is_stream_op(op: str, name: str = "") -> bool:
     return any(op.startswith(f"{ns}.{name}") for ns in STREAM_NAMESPACES)
 
 
+def split_source(source: str | None) -> tuple[str | None, int | None]:
+    """A node's ``source`` as (file, line): the line None where the text after the last colon is no
+    number, the whole text the file where it has no colon.
+
+    >>> split_source("model.py:7"), split_source("model.py"), split_source(None)
+    (('model.py', 7), ('model.py', None), (None, None))
+    """
+    if not source or ":" not in source:
+        return source, None
+    file, _, line = source.rpartition(":")
+    return file, int(line) if line.isdigit() else None
+
+
+def stream_word(label: str | None) -> str:
+    """A stream as messages name it: ``None`` (a node's stream when it has none) is the default stream."""
+    return "the default stream" if label is None else f"stream {label!r}"
+
+
 @dataclass
 class Node:
     name: str

@@ -200,12 +200,10 @@ class _Reader:
             self.names.add(var)
             self.vars[var] = self.vars[value.id] = var
             return
-        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
-            target = value.attr
-            self.add(var, Node(var, target, kind="get_attr", attrs={"target": target}), at)
-            return
-        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Attribute):
+        if isinstance(value, ast.Attribute) and isinstance(value.value, (ast.Name, ast.Attribute)):  # self.a(.b...)
             dotted = ast.get_source_segment(self.source, value) or ""
+            if isinstance(value.value, ast.Name):  # `self.a` however it is spaced
+                dotted = f"self.{value.attr}" if value.value.id == "self" else ""
             if dotted.startswith("self."):
                 target = dotted[len("self."):]
                 self.add(var, Node(var, target, kind="get_attr", attrs={"target": target}), at)

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import re
-from pathlib import Path
 from typing import Any
 
 from airctl.graph.model import Graph, Node, is_stream_op
 from airctl.io.gc_pause import without_gc
 from airctl.io.json_io import non_finite_text
+from airctl.io.paths import AIRCTL_PACKAGE
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 STREAM_KEY = "_user_stream_label"
@@ -57,13 +56,9 @@ def _jsonable(value: Any, node_cls: type) -> Any:
     return repr(value)
 
 
-# the airctl package as frames name it (resolved, and as imported: a symlinked checkout gives both)
-_AIRCTL_PACKAGE = tuple({str(Path(__file__).resolve().parents[1]) + os.sep, str(Path(__file__).parents[1]) + os.sep})
-
-
 def _not_the_callers(path: str) -> bool:
     """A frame no node's source line should point at: torch.distributed's internals, or airctl's own code."""
-    return "/torch/distributed/" in path.replace("\\", "/") or path.startswith(_AIRCTL_PACKAGE)
+    return "/torch/distributed/" in path.replace("\\", "/") or path.startswith(AIRCTL_PACKAGE)
 
 
 def source_of(meta: dict) -> str | None:

@@ -22,6 +22,8 @@ from airctl.graph.model import Graph, Node
 from airctl.io.gc_pause import gc_paused
 
 FORMAT_VERSION = 1
+# a node's fields, in the order the full document writes them
+NODE_KEYS = ("name", "op", "kind", "stream", "inputs", "control_inputs", "attrs", "source", "module", "meta")
 
 
 def to_dict(graph: Graph, compact: bool = False) -> dict[str, Any]:
@@ -38,21 +40,7 @@ def to_dict(graph: Graph, compact: bool = False) -> dict[str, Any]:
         "name": graph.name,
         "dialect": graph.dialect,
         "attrs": graph.attrs,
-        "nodes": [
-            {
-                "name": n.name,
-                "op": n.op,
-                "kind": n.kind,
-                "stream": n.stream,
-                "inputs": n.inputs,
-                "control_inputs": n.control_inputs,
-                "attrs": n.attrs,
-                "source": n.source,
-                "module": n.module,
-                "meta": n.meta,
-            }
-            for n in graph.nodes
-        ],
+        "nodes": [{key: getattr(n, key) for key in NODE_KEYS} for n in graph.nodes],
         "edges": [{"src": e.src, "dst": e.dst, "kind": e.kind} for e in graph.edges()],
     }
 
@@ -201,15 +189,29 @@ def write_json(graph: Graph, path: Path | str | None = None, indent: int | None 
     return text
 
 
+def parse_json(text: str, origin: str) -> Graph:
+    """The graph of airctl graph JSON text; whatever is wrong with it, a GraphReadError."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise GraphReadError(f"invalid JSON: {e.msg}", file=origin, line=e.lineno, column=e.colno) from e
+    except RecursionError as e:
+        raise GraphReadError("invalid JSON: nesting too deep", file=origin, line=1) from e
+    try:
+        return from_dict(data, origin)
+    except GraphReadError:
+        raise
+    except (TypeError, ValueError, AttributeError, KeyError) as e:
+        raise GraphReadError(f"not an airctl graph JSON: {e}", file=origin, line=1) from e
+
+
 def read_json(path: Path | str) -> Graph:
     """An airctl graph JSON file (``.json``, or ``.json.gz`` as the ledger stores snapshots)."""
     from airctl.io.compressed import read_bytes
 
     path = Path(path)
     try:
-        data = json.loads(read_bytes(path).decode("utf-8"))
-    except json.JSONDecodeError as e:
-        raise GraphReadError(f"invalid JSON: {e.msg}", file=str(path), line=e.lineno, column=e.colno) from e
+        text = read_bytes(path).decode("utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise GraphReadError(f"cannot read: {e}", file=str(path)) from e
-    return from_dict(data, str(path))
+    return parse_json(text, str(path))

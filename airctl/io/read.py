@@ -21,6 +21,7 @@ bounded whatever a dump holds (a test reads a 200 MB attribute under a 1 GB addr
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
@@ -31,40 +32,15 @@ from airctl.io.compressed import logical_stem, logical_suffix, open_bytes
 from airctl.io.fx_code import is_fx_code, parse_fx_code
 from airctl.io.fx_listing import is_fx_listing, parse_fx_listing
 from airctl.io.gc_pause import gc_paused
-from airctl.io.json_io import from_dict, write_json
+from airctl.io.json_io import parse_json, write_json
 from airctl.io.py_dump import is_torchair_py_dump, parse_py_dump
 
-
-# GE's text formats import protobuf and GE's schema (about 40 ms): only a command that reads or writes
-# them pays that, not `airctl diff`/`check` of airctl graph JSON
-def _write_pbtxt(graph: Graph) -> str:
-    from airctl.io.pbtxt import write_pbtxt
-
-    return write_pbtxt(graph)
-
-
-def _write_txt(graph: Graph) -> str:
-    from airctl.io.ge_text import write_txt
-
-    return write_txt(graph)
-
-
-def _parse_pbtxt(text: str, origin: str, name: str) -> Graph:
-    from airctl.io.pbtxt import parse_pbtxt
-
-    return parse_pbtxt(text, origin, name)
-
-
-def _parse_txt(text: str, origin: str, name: str) -> Graph:
-    from airctl.io.ge_text import parse_txt
-
-    return parse_txt(text, origin, name)
-
-
+# GE's text formats import protobuf and GE's schema (about 40 ms): their modules are imported at the first
+# call, so only a command that reads or writes them pays that, not `airctl diff`/`check` of airctl graph JSON
 WRITERS: dict[str, Callable[[Graph], str]] = {
     "json": lambda g: write_json(g),
-    "pbtxt": _write_pbtxt,
-    "txt": _write_txt,
+    "pbtxt": lambda g: import_module("airctl.io.pbtxt").write_pbtxt(g),
+    "txt": lambda g: import_module("airctl.io.ge_text").write_txt(g),
 }
 EXTENSIONS = {".json": "json", ".pbtxt": "pbtxt", ".txt": "txt", ".py": "py"}
 
@@ -112,28 +88,11 @@ def sniff(text: str) -> str | None:
     return None
 
 
-def _parse_json(text: str, origin: str) -> Graph:
-    import json
-
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise GraphReadError(f"invalid JSON: {e.msg}", file=origin, line=e.lineno, column=e.colno) from e
-    except RecursionError as e:
-        raise GraphReadError("invalid JSON: nesting too deep", file=origin, line=1) from e
-    try:
-        return from_dict(data, origin)
-    except GraphReadError:
-        raise
-    except (TypeError, ValueError, AttributeError, KeyError) as e:
-        raise GraphReadError(f"not an airctl graph JSON: {e}", file=origin, line=1) from e
-
-
 PARSERS: dict[str, Callable[[str, str, str], Graph]] = {
-    "pbtxt": _parse_pbtxt,
-    "txt": _parse_txt,
+    "pbtxt": lambda text, origin, name: import_module("airctl.io.pbtxt").parse_pbtxt(text, origin, name),
+    "txt": lambda text, origin, name: import_module("airctl.io.ge_text").parse_txt(text, origin, name),
     "py": parse_py_dump,
-    "json": lambda text, origin, name: _parse_json(text, origin),
+    "json": lambda text, origin, name: parse_json(text, origin),
     "fx-listing": lambda text, origin, name: parse_fx_listing(text, origin, name),
     "fx-code": parse_fx_code,
 }

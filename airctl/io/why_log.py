@@ -200,32 +200,27 @@ def _messages(lines: Iterable[str]) -> Iterator[tuple[int, str, str | None, str 
     for number, raw in enumerate(lines, 1):
         line = raw.rstrip("\n")
         m = TORCH_LINE.match(line)
+        key: tuple[str, ...] | None = None
         if m:
             key = (m["date"], m["time"], m["pid"], m["site"], m["cid"] or "", m["artifact"] or "")
             if current is not None and key == header and current[1] == "torch":
                 current[4].append(m["text"])
                 continue
-            if current is not None:
-                yield current[0], current[1], current[2], current[3], "\n".join(current[4])
-            current, header = (number, "torch", m["artifact"], m["cid"], [m["text"]]), key
+            start = (number, "torch", m["artifact"], m["cid"], [m["text"]])
+        elif dropped := CACHE_DROPPED.search(line):  # TorchAir says it by warnings.warn: Python's format, one line
+            start = (number, "torchair", None, None, [dropped.group(0)])
+        elif r := RECORD.match(line):
+            start = (number, "torchair", None, None, [r["message"]])
+        else:
+            if current is not None and current[1] == "torch" and header is not None and header[5] == "" \
+                    and line.startswith(" "):  # a plain torch warning's continuation (recompile limit)
+                current[4].append(line)
+            elif current is not None and current[1] == "torchair" and len(current[4]) < 64:
+                current[4].append(line)  # a record's next lines (a module's repr), read only where needed
             continue
-        dropped = CACHE_DROPPED.search(line)
-        if dropped:  # TorchAir says it by warnings.warn: Python's own format, on one line
-            if current is not None:
-                yield current[0], current[1], current[2], current[3], "\n".join(current[4])
-            current, header = (number, "torchair", None, None, [dropped.group(0)]), None
-            continue
-        r = RECORD.match(line)
-        if r:
-            if current is not None:
-                yield current[0], current[1], current[2], current[3], "\n".join(current[4])
-            current, header = (number, "torchair", None, None, [r["message"]]), None
-            continue
-        if current is not None and current[1] == "torch" and header is not None and header[5] == "" \
-                and line.startswith(" "):  # a plain torch warning's continuation (recompile limit)
-            current[4].append(line)
-        elif current is not None and current[1] == "torchair" and len(current[4]) < 64:
-            current[4].append(line)  # a record's next lines (a module's repr), read only where needed
+        if current is not None:
+            yield current[0], current[1], current[2], current[3], "\n".join(current[4])
+        current, header = start, key
     if current is not None:
         yield current[0], current[1], current[2], current[3], "\n".join(current[4])
 

@@ -38,16 +38,21 @@ _FATAL = re.compile(r"^Fatal Python error: (.{1,120})$", re.MULTILINE)
 _FRAME = re.compile(r'^\s+File "(.{1,500})", line (\d+) in (\S{1,200})$', re.MULTILINE)
 
 
-def _start_ticks(pid: int) -> int | None:
-    """The process's start time in clock ticks since boot (Linux ``/proc/PID/stat`` field 22)."""
+def proc_stat(pid: int) -> list[str] | None:
+    """Linux ``/proc/PID/stat``'s fields after the command name (which may hold spaces): ``[0]`` the
+    state (``Z``: ended, not yet reaped), ``[1]`` the parent's pid, ``[19]`` the start time in clock
+    ticks since boot; None when it cannot be read (no such process, not Linux)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read(4096).decode("ascii", "replace")
+            return f.read(4096).decode("ascii", "replace").rpartition(")")[2].split()
     except OSError:
         return None
-    fields = stat.rpartition(")")[2].split()  # after the command name, which may hold spaces
+
+
+def _start_ticks(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (``/proc/PID/stat`` field 22)."""
     try:
-        return int(fields[19])
+        return int((proc_stat(pid) or [])[19])
     except (IndexError, ValueError):
         return None
 

@@ -46,8 +46,9 @@ def mark_latest(out_dir: Path, run_id: str) -> None:
     write_pointer(Path(out_dir) / LATEST, run_id)
 
 
-def _where(out_dir: Path) -> str:
-    text = str(out_dir)
+def shown_folder(out_dir: Path | str) -> str:
+    """``out_dir`` as messages name it: ``./runs`` for a relative ``runs``, an absolute path as it is."""
+    text = str(Path(out_dir))
     return text if Path(text).is_absolute() or text.startswith(".") else f"./{text}"
 
 
@@ -70,14 +71,14 @@ def latest_run(out_dir: Path, option: str = "--out") -> Path:
         if is_ledger(root):
             return root
         others = run_folders(out_dir)
-        raise LedgerError(f"the current run {run_id!r} of {_where(out_dir)} no longer exists (deleted or moved)",
+        raise LedgerError(f"the current run {run_id!r} of {shown_folder(out_dir)} no longer exists (deleted or moved)",
                           file=str(pointer),
                           hint=(f"`airctl runs` lists the {len(others)} run(s) left; pick one with --run ID, or "
                                 if others else "") + start_hint(option))
     folders = run_folders(out_dir)  # ledgers written before `latest` existed: the newest one
     if folders:
         return folders[0]
-    raise LedgerError(f"no run in {_where(out_dir)} yet", hint=start_hint(option))
+    raise LedgerError(f"no run in {shown_folder(out_dir)} yet", hint=start_hint(option))
 
 
 def resolve_run(out_dir: Path, run: str | Path | None = None, option: str = "--out") -> Path:
@@ -102,10 +103,10 @@ def resolve_run(out_dir: Path, run: str | Path | None = None, option: str = "--o
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        raise LedgerError(f"no run {text!r} in {_where(Path(out_dir))}",
+        raise LedgerError(f"no run {text!r} in {shown_folder(out_dir)}",
                           hint="`airctl runs` lists the run ids (a unique part of one is enough)")
     names = ", ".join(p.name for p in matches[:5])
-    raise LedgerError(f"{text!r} matches {len(matches)} runs in {_where(Path(out_dir))}: {names}",
+    raise LedgerError(f"{text!r} matches {len(matches)} runs in {shown_folder(out_dir)}: {names}",
                       hint="give more of the run id")
 
 
@@ -119,7 +120,7 @@ def _before_latest(out_dir: Path, text: str, option: str) -> Path:
     names = [p.name for p in run_folders(out_dir)]
     before = len(names) - 1 - names.index(current.name) if current.name in names else 0
     if int(count) > before:
-        raise LedgerError(f"no run {text!r} in {_where(out_dir)}: {before} run(s) before the current one",
+        raise LedgerError(f"no run {text!r} in {shown_folder(out_dir)}: {before} run(s) before the current one",
                           hint="`airctl runs` lists them, newest first")
     return out_dir / names[names.index(current.name) + int(count)]
 

@@ -14,7 +14,8 @@ import subprocess
 from typing import Any
 
 
-def _version(dist: str) -> str | None:
+def installed_version(dist: str) -> str | None:
+    """The version of distribution ``dist`` installed here (``torch-npu`` or ``torch_npu`` alike), or None."""
     try:
         return md.version(dist)
     except md.PackageNotFoundError:
@@ -39,7 +40,7 @@ def diagnose() -> dict[str, Any]:
     from airctl.torch_env import AUTOLOAD_VAR, cann_status
 
     cann = cann_status()
-    torch_npu = _version("torch-npu") or _version("torch_npu")
+    torch_npu = installed_version("torch-npu")
     torchair_path = None
     if torch_npu:
         from airctl.sim.torchair_loader import torch_npu_root
@@ -53,7 +54,7 @@ def diagnose() -> dict[str, Any]:
     except AirctlError as e:
         backend = {"name": None, "reason": e.message}
     advice = []
-    if _version("torch") is None:
+    if installed_version("torch") is None:
         advice.append("pip install torch==2.13.0   (CPU wheel; an unpinned torch pulls a multi-GB CUDA build)")
     if torch_npu is None:
         advice.append("pip install torch-npu==2.13.0   (TorchAir ships inside it; the sim backend runs it)")
@@ -65,11 +66,11 @@ def diagnose() -> dict[str, Any]:
     return {
         "airctl": __version__,
         "python": platform.python_version(),
-        "torch": _version("torch"),
+        "torch": installed_version("torch"),
         "torch_npu": torch_npu,
         "torchair": {"bundled_in_torch_npu": torch_npu, "path": torchair_path},
         "cann": {"available": cann.available, "reason": cann.reason, "home": cann.home},
-        "graphviz": {"python": _version("graphviz"), "dot": _dot_version()},
+        "graphviz": {"python": installed_version("graphviz"), "dot": _dot_version()},
         "chromium": shutil.which("chromium") or shutil.which("chromium-browser"),
         "env": {AUTOLOAD_VAR: os.environ.get(AUTOLOAD_VAR)},
         "backend_auto": backend,

@@ -256,7 +256,4 @@ def _verify(ledger: LedgerWriter, plan: ImportPlan) -> None:
         if graph.unit is not None:
             for finding in log_findings(graph.unit, graph.log or "", graph.mode):
                 rows.append({**finding.to_json(), "stage": "log", "graph": graph.id})
-    first: dict[str, str] = {}
-    for row in rows:
-        first.setdefault(row.get("rule", "?"), f"{row.get('graph')}:{row.get('stage')}")
-    ledger.set_findings(rows, first)
+    ledger.set_findings(rows)

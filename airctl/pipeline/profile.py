@@ -40,8 +40,6 @@ from airctl.profile.ranks import MultiRankSummary
 from airctl.profile.summary import ProfileSummary, summarize
 from airctl.profile.write import COMPARE_FILE, PROFILE_DIR, write_json
 
-TIMELINE_DIR = "profile"
-
 
 @dataclass
 class ProfileRequest:
@@ -160,7 +158,7 @@ def write_timelines(timelines: list[Timeline], step_seconds: list[float], ledger
         tl.steps = len(step_seconds)
         while len(tl.step_seconds) < len(step_seconds):
             tl.step_seconds.append(0.0)
-    folder = ledger_dir / TIMELINE_DIR
+    folder = ledger_dir / PROFILE_DIR
     if timelines:
         folder.mkdir(parents=True, exist_ok=True)
         for tl in timelines:
@@ -247,8 +245,6 @@ def compare_profiles(req: ProfileRequest, *, png: bool = False, top: int = 10,
     once (one ledger each), its rounds run back to back on the compiled model; ``compare.json`` goes
     into the ledger with the passes. Each side's files are its median round's. The judgement over
     the rounds is :mod:`airctl.profile.noise`'s."""
-    if req.target.passes_file is None:
-        raise AirctlError("--compare needs --passes FILE.yaml (it runs the model without and with it)")
     if repeats < 1:
         raise AirctlError(f"invalid --repeats {repeats}", hint="at least 1; 3 or more to tell a difference from noise")
     say = progress or (lambda _msg: None)

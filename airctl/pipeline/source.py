@@ -40,7 +40,7 @@ from airctl.io.read import read_graph
 from airctl.io.source import is_model_script, is_profiler_folder
 from airctl.ledger.defaults import Request, StageRequest
 from airctl.ledger.reader import Ledger
-from airctl.ledger.runs import LATEST, matching_runs, resolve_run
+from airctl.ledger.runs import LATEST, matching_runs, resolve_run, shown_folder
 from airctl.ledger_files import INDEX, is_ledger
 from airctl.modes import Mode
 from airctl.pipeline.run.current import RunOrigin, run_origin
@@ -84,16 +84,11 @@ class Source:
 
 def forms_hint(accepts: Collection[Form], out_dir: Path | str) -> str:
     """What SOURCE may be, for a command taking ``accepts``."""
-    words = {Form.RUN: f"a run of {_where(out_dir)} (an id from `airctl runs` or a unique part of one, `latest`, "
+    words = {Form.RUN: f"a run of {shown_folder(out_dir)} (an id from `airctl runs` or a unique part of one, `latest`, "
                        "`latest~N`) or a run folder",
              Form.MODEL: "a model script (.py)", Form.GRAPH: "a graph file (a TorchAir dump, an airctl .json)",
              Form.PROFILE: "a torch_npu profiler folder"}
     return "give " + "; or ".join(words[f] for f in Form if f in accepts)
-
-
-def _where(out_dir: Path | str) -> str:
-    text = str(out_dir)
-    return text if Path(text).is_absolute() or text.startswith(".") else f"./{text}"
 
 
 def resolve_source(given: str | Path | None, run: str | None = None, *, out_dir: Path | str,

@@ -30,7 +30,7 @@ from typing import Any
 from airctl.execute.timeline import DEFAULT_STREAM
 from airctl.graph.model import is_stream_op
 from airctl.graph.roles import collective_kind
-from airctl.predict.plan import ReplayPlan
+from airctl.predict.plan import ReplayPlan, keep_cross_stream
 from airctl.predict.regions import Dag, Region
 from airctl.predict.replay import Replayed, replay
 from airctl.predict.selectors import Choice, choose
@@ -173,8 +173,7 @@ def build(base: ReplayPlan, dag: Dag, regions: list[Region], assign: tuple[int, 
     if base.compiled is not None and base.compiled.meaning.syncs_data_edges:  # GE orders cross-stream data edges
         for i in range(n):
             tasks[i].after.extend((p, "data") for p in dag.preds[i] if p not in dag.inputs)
-    for t in tasks:
-        t.after = list(dict.fromkeys((j, k) for j, k in t.after if tasks[j].stream != t.stream))
+    keep_cross_stream(tasks)
     return replace(base, tasks=tasks, notes=[]), syncs
 
 

@@ -145,7 +145,4 @@ def _tensors(node: Node) -> list[tuple[list[int], str]]:
 
 
 def _numel(shape: list[int]) -> int:
-    n = 1
-    for d in shape:
-        n *= max(int(d), 0)
-    return n
+    return math.prod(max(int(d), 0) for d in shape)

@@ -16,6 +16,7 @@ each block is (docs/memory.md "Sizes" and "Which nodes allocate"):
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -99,10 +100,7 @@ def tensor_bytes(desc: dict[str, Any]) -> int | None:
     item = ITEM_BYTES.get(name or "")
     if item is None or any(d < 0 for d in shape):
         return None
-    n = item
-    for d in shape:
-        n *= d
-    return n
+    return math.prod(shape, start=item)
 
 
 def _descs(node: Node, dialect: str) -> list[dict[str, Any]]:

@@ -149,7 +149,7 @@ def _from_fx(graph: Graph, mode: Mode, stage: str | None) -> ReplayPlan:
                 j = index.get(Node.producer(ref))
                 if j is not None and j < i:
                     task.after.append((j, "data"))  # GE synchronises cross-stream data edges
-    _keep_cross_stream(tasks)
+    keep_cross_stream(tasks)
     return ReplayPlan(graph.name, mode, "fx", tasks, notes, stage, graph)
 
 
@@ -198,7 +198,7 @@ def _closure_kind(src: str, dst: str) -> str:
     return "event"
 
 
-def _keep_cross_stream(tasks: list[Task]) -> None:
+def keep_cross_stream(tasks: list[Task]) -> None:
     """Drop orderings within one stream (program order gives them) and duplicates."""
     for t in tasks:
         t.after = list(dict.fromkeys((j, k) for j, k in t.after if tasks[j].stream != t.stream))
@@ -224,7 +224,7 @@ def _from_ge(graph: Graph, stage: str | None) -> ReplayPlan:
             if j is not None:
                 task.after.append((j, "data"))
         tasks.append(task)
-    _keep_cross_stream(tasks)
+    keep_cross_stream(tasks)
     return ReplayPlan(graph.name, Mode.MAX_AUTOTUNE, "ge", tasks, [], stage, graph)
 
 
@@ -270,13 +270,11 @@ def plan_from_timeline(timeline: Timeline, step: int) -> tuple[ReplayPlan, list[
             meta["core"], meta["blocks"] = facts.core[k], facts.blocks[k]
         tasks.append(Task(i, e.node, e.op, e.stream, kind, e.source, e.module, meta=meta))
         durations.append(max(e.end_s - e.start_s, 0.0) * 1e6)
-    by_name = ev.first_by_name(events)
     synced: set[int] = set()
-    for sync in ev.step_syncs(timeline, step):
-        pair = ev.resolve_sync(events, sync, by_name)
-        if pair is not None and tasks[pair[0]].stream != tasks[pair[1]].stream:
-            tasks[pair[1]].after.append((pair[0], sync.kind))
-            synced.update(pair)
+    for sync, i, j in ev.resolved_syncs(timeline, step, events):
+        if tasks[i].stream != tasks[j].stream:
+            tasks[j].after.append((i, sync.kind))
+            synced.update((i, j))
     _order_collectives(tasks, durations, synced)
     return ReplayPlan(timeline.graph, timeline.mode, "profile", tasks), durations
 

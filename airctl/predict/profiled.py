@@ -77,12 +77,8 @@ def event_latency_us(timeline: Timeline) -> float:
     lat: list[float] = []
     for step in ev.step_ids(timeline):
         events = ev.step_events(timeline, step)
-        by_name = ev.first_by_name(events)
-        for sync in ev.step_syncs(timeline, step):
-            pair = ev.resolve_sync(events, sync, by_name)
-            if pair is None:
-                continue
-            src, dst = events[pair[0]], events[pair[1]]
+        for _, i, j in ev.resolved_syncs(timeline, step, events):
+            src, dst = events[i], events[j]
             if ev.is_marker(dst.op) and dst.end_s > dst.start_s and dst.end_s >= src.end_s:
                 lat.append((dst.end_s - src.end_s) * 1e6)
     return median(lat) if lat else 0.0

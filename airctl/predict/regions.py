@@ -33,7 +33,7 @@ from airctl.graph.roles import collective_kind, is_collective_wait
 from airctl.passes.select import NodeInfo, groups, select
 from airctl.passes.spec import Selector
 from airctl.predict.plan import KERNEL, ReplayPlan
-from airctl.predict.selectors import module_pattern
+from airctl.predict.selectors import _short, module_pattern
 
 INPUT_KINDS = ("placeholder", "get_attr")
 
@@ -156,11 +156,6 @@ def _group_label(group: list[NodeInfo], pattern: str) -> str:
     return ".".join(parts[: len(pattern.split("."))]) or pattern
 
 
-def _short(source: str) -> str:
-    path, _, line = source.rpartition(":")
-    return f"{path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}"
-
-
 def find_regions(dag: Dag, durations_us: list[float]) -> list[Region]:
     """Every candidate region, with a reason on those that cannot gain anything as a scope."""
     found: list[Region] = []
@@ -237,13 +232,7 @@ def coarsen(dag: Dag, regions: list[Region], durations_us: list[float]) -> list[
 
 
 def _us(mask: int, durations_us: list[float]) -> float:
-    total, i = 0.0, 0
-    while mask:
-        if mask & 1:
-            total += durations_us[i]
-        mask >>= 1
-        i += 1
-    return total
+    return sum((durations_us[i] for i in range(mask.bit_length()) if mask >> i & 1), 0.0)
 
 
 def conflicts(regions: list[Region]) -> list[int]:

@@ -82,9 +82,8 @@ class TimesTable:
         if found:  # a GE op made of several FX nodes takes their sum
             cores = [r.cores for r in found if r.cores is not None]
             return Row(sum(r.us for r in found), max(cores) if cores else None, found[0].line)
-        for key in op_keys(task.op):
-            if key in self.op_rows:
-                return self.op_rows[key]
+        if (row := self._op_row(task.op)) is not None:
+            return row
         by_fx = [row for op in task.meta.get("fx_ops") or () if (row := self._op_row(op)) is not None]
         if by_fx:  # a GE op by the ops of the FX nodes it came from (an `op,us` table of ATen targets)
             cores = [r.cores for r in by_fx if r.cores is not None]
@@ -203,19 +202,14 @@ def _row(table: TimesTable, cols: list[str], line: str, file: str, n: int) -> No
         raise TimesError("a row needs a name (at most 4096 characters)", file=file, line=n, hint=HINT)
     row = Row(_number(fields[1], "us", file, n), _number(fields[2], "cores", file, n, positive=True)
               if len(fields) > 2 and fields[2] else None, n)
-    rows = table.rows if table.keyed_by == "node" else table.op_rows
     if name == "*":
         table.default = row
-    elif isinstance(rows, RowStore):
-        first = rows.add(name, row.us, row.cores, n)
-        if first is not None:
-            raise TimesError(f"{name!r} is given twice (first at line {first.line})", file=file, line=n,
-                             hint="keep one row per name")
-    elif name in rows:
-        raise TimesError(f"{name!r} is given twice (first at line {rows[name].line})", file=file, line=n,
+        return
+    rows: RowStore = table.rows if table.keyed_by == "node" else table.op_rows  # type: ignore[assignment]  # _header
+    first = rows.add(name, row.us, row.cores, n)
+    if first is not None:
+        raise TimesError(f"{name!r} is given twice (first at line {first.line})", file=file, line=n,
                          hint="keep one row per name")
-    else:
-        rows[name] = row
 
 
 def _fields(line: str, file: str, n: int) -> list[str]:

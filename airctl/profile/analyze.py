@@ -29,7 +29,7 @@ from airctl.profile.ascend.read import read_rank
 from airctl.profile.ascend.timeline import to_timeline
 from airctl.profile.ledger_link import link_to_ledger
 
-__all__ = ["Analysis", "ProfileReadError", "RankAnalysis", "analyze", "analyze_folder"]
+__all__ = ["Analysis", "ProfileReadError", "RankAnalysis", "analyze"]
 
 
 @dataclass
@@ -91,8 +91,3 @@ def analyze(path: Path, ledger: Path | None = None, progress: Callable[[str], No
     if len(ranks) > 1:
         result.cross_rank = cross_rank([(r.data, r.steps) for r in ranks])
     return result
-
-
-def analyze_folder(path: Path, ledger: Path | None = None) -> Timeline:
-    """The Timeline of a single-rank folder (the first rank's, when there are several)."""
-    return analyze(path, ledger).ranks[0].timeline

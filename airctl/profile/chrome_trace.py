@@ -68,14 +68,10 @@ def trace_events(timelines: list[Timeline]) -> Iterator[dict[str, Any]]:
                         "kind": e.kind}
                 yield ({"ph": "X", "name": e.node, "cat": "op", "pid": pid, "tid": lanes[e.stream],
                             "ts": ts, "dur": dur, "args": {k: v for k, v in args.items() if v is not None}})
-            by_name = ev.first_by_name(events)
-            for sync in ev.step_syncs(t, step):
-                pair = ev.resolve_sync(events, sync, by_name)
-                if pair is None:
-                    continue
+            for sync, i, j in ev.resolved_syncs(t, step, events):
                 flow_id += 1
-                (s_ts, s_dur), (d_ts, d_dur) = spans[pair[0]], spans[pair[1]]
-                src, dst = events[pair[0]], events[pair[1]]
+                (s_ts, s_dur), (d_ts, d_dur) = spans[i], spans[j]
+                src, dst = events[i], events[j]
                 common = {"name": sync.kind, "cat": "sync", "id": flow_id, "pid": pid}
                 yield ({**common, "ph": "s", "tid": lanes[src.stream], "ts": s_ts + s_dur / 2})
                 yield ({**common, "ph": "f", "bp": "e", "tid": lanes[dst.stream], "ts": d_ts + d_dur / 2})

@@ -8,7 +8,7 @@ it into steps, measure interval unions and resolve a :class:`SyncEdge` to the tw
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from statistics import median
 
 from airctl.execute.timeline import OpEvent, SyncEdge, Timeline
@@ -113,15 +113,12 @@ def first_by_name(events: list[OpEvent]) -> dict[str, int]:
     return {e.node: i for i, e in reversed(list(enumerate(events)))}
 
 
-def resolve_sync(events: list[OpEvent], sync: SyncEdge,
-                 by_name: dict[str, int] | None = None) -> tuple[int, int] | None:
+def resolve_sync(events: list[OpEvent], sync: SyncEdge, by_name: dict[str, int]) -> tuple[int, int] | None:
     """Indices into ``events`` (one step, start order) of the ops a sync edge orders, or None.
 
-    By name first (``by_name``: :func:`first_by_name` of ``events``, built once by a caller with many
+    By name first (``by_name``: :func:`first_by_name` of ``events``, built once for all the step's
     syncs); otherwise the last op on ``src_stream`` ending by ``time_s`` and the first op on
     ``dst_stream`` starting at or after it."""
-    if by_name is None:
-        by_name = first_by_name(events)
     src = by_name.get(sync.src)
     dst = by_name.get(sync.dst)
     if src is None:
@@ -134,3 +131,13 @@ def resolve_sync(events: list[OpEvent], sync: SyncEdge,
     if src is None or dst is None or src == dst:
         return None
     return src, dst
+
+
+def resolved_syncs(timeline: Timeline, step: int, events: list[OpEvent]) -> Iterator[tuple[SyncEdge, int, int]]:
+    """Each sync edge of ``step`` that :func:`resolve_sync` finds in ``events`` (that step's), with the
+    indices of its source and destination op."""
+    by_name = first_by_name(events)
+    for sync in step_syncs(timeline, step):
+        pair = resolve_sync(events, sync, by_name)
+        if pair is not None:
+            yield sync, pair[0], pair[1]

@@ -63,20 +63,6 @@ class RankProfile:
         return {**asdict(self), "overlap_pct": self.overlap_pct}
 
 
-def _intersection(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> float:
-    """Total length of the intersection of two merged, sorted interval lists."""
-    total, i, j = 0.0, 0, 0
-    while i < len(a) and j < len(b):
-        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
-        if hi > lo:
-            total += hi - lo
-        if a[i][1] < b[j][1]:
-            i += 1
-        else:
-            j += 1
-    return total
-
-
 def merged(rank: int, timelines: list[Timeline]) -> Timeline:
     """A rank's graphs as one timeline (they share each step's clock); lanes ``<graph>:<stream>``
     when the rank ran several graphs."""
@@ -106,8 +92,8 @@ def rank_profile(rank: int, timelines: list[Timeline]) -> RankProfile:
     for s in tl.streams():
         streams[s] = ev.length(ev.union((e.start_s, e.end_s) for e in events if e.stream == s
                                         and not ev.is_marker(e.op)))
-    return RankProfile(rank, ev.length(comm), ev.length(compute), _intersection(comm, compute), b - a, step,
-                       streams, sum(1 for e in events if collective_kind(e.op) is not None),
+    return RankProfile(rank, ev.length(comm), ev.length(compute), ev.overlap({"comm": comm, "compute": compute}),
+                       b - a, step, streams, sum(1 for e in events if collective_kind(e.op) is not None),
                        list(dict.fromkeys(f"{r.reader} (stream {r.reader_stream}) reads {r.producer} "
                                           f"(stream {r.producer_stream}) with no ordering" for r in tl.races)),
                        median(tl.step_seconds) if tl.step_seconds else None)

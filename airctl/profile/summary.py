@@ -152,11 +152,9 @@ def critical_path(timeline: Timeline, step: int) -> list[PathStep]:
         if e.stream in last_on:
             preds[i].append((last_on[e.stream], "program"))
         last_on[e.stream] = i
-    by_name = ev.first_by_name(events)
-    for sync in ev.step_syncs(timeline, step):
-        pair = ev.resolve_sync(events, sync, by_name)
-        if pair is not None and events[pair[0]].end_s <= events[pair[1]].end_s + 1e-12:
-            preds[pair[1]].append((pair[0], f"sync:{sync.kind}"))
+    for sync, i, j in ev.resolved_syncs(timeline, step, events):
+        if events[i].end_s <= events[j].end_s + 1e-12:
+            preds[j].append((i, f"sync:{sync.kind}"))
     best: dict[int, float] = {}
     parent: dict[int, tuple[int, str] | None] = {}
     for i in _topological(preds):

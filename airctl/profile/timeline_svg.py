@@ -99,12 +99,8 @@ def _panel(t: Timeline, y0: float, colors: dict[str, str]) -> tuple[list[str], f
         if label:
             parts.append(f'<text x="{x0 + 2:.2f}" y="{y + LANE_H / 2}" class="oplabel">{escape(label)}</text>')
         parts.append("</g>")
-    by_name = ev.first_by_name(events)
-    for sync in ev.step_syncs(t, step) if step is not None else []:
-        pair = ev.resolve_sync(events, sync, by_name)
-        if pair is None:
-            continue
-        src, dst = events[pair[0]], events[pair[1]]
+    for sync, i, j in ev.resolved_syncs(t, step, events) if step is not None else ():
+        src, dst = events[i], events[j]
         y1 = lanes_y + lanes[src.stream] * LANE_H + LANE_H / 2
         y2 = lanes_y + lanes[dst.stream] * LANE_H + LANE_H / 2
         color = SYNC_COLOR.get(sync.kind, "#d62728")

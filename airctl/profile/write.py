@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from airctl.execute.timeline import Timeline
 from airctl.ledger_files import PROFILE_DIR as PROFILE_DIR  # named with the ledger's layout, used by its readers
 from airctl.ledger_files import TRACE_FILE
+from airctl.profile.ascend.folders import json_object
 from airctl.profile.chrome_trace import write_chrome_trace
 from airctl.profile.timeline_svg import render_svg, svg_to_png
 
@@ -77,11 +78,7 @@ def prediction_folder(ledger_dir: Path) -> Path:
     folder = Path(ledger_dir) / PROFILE_DIR
     summary = folder / SUMMARY_FILE
     if summary.is_file():
-        try:
-            data = json.loads(summary.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            data = {}
-        if not (isinstance(data, dict) and (data.get("meta") or {}).get("predicted")):
+        if not ((json_object(summary) or {}).get("meta") or {}).get("predicted"):
             folder = folder / "predicted"
     keep_earlier(folder)
     return folder

@@ -117,21 +117,6 @@ TORCH_NPU_OPS = {"NpuFusionAttentionV3": (
     "(AIRCTL_SIM_SOC=Ascend950, the default) or compile with --mode reduce-overhead")}
 
 
-def _torch_op(message: str) -> Any:
-    """The OpOverload an FX error message names (``target=torch.ops.ns.op.overload``), if it resolves."""
-    import re
-
-    m = re.search(r"target=torch\.ops\.(\w+)\.(\w+)\.(\w+)", message)
-    if m is None:
-        return None
-    try:
-        import torch
-
-        return getattr(getattr(getattr(torch.ops, m.group(1)), m.group(2)), m.group(3))
-    except (AttributeError, RuntimeError, ImportError):
-        return None
-
-
 SCHEMA_ATTRS = {"float": "float", "int": "int", "SymInt": "int", "bool": "bool", "str": "str",
                 "ScalarType": "data_type", "int[]": "list_int", "SymInt[]": "list_int", "float[]": "list_float",
                 "bool[]": "list_bool", "str[]": "list_str"}
@@ -170,6 +155,8 @@ def missing_hint(message: str, model_path: Path | str | None) -> str | None:
     names the FX node's target."""
     import re
 
+    from airctl.verify.converter_coverage import resolve_target
+
     m = re.search(r"No AscendIR (\S+) was found to be registered", message)
     if m is None:
         return None
@@ -178,7 +165,8 @@ def missing_hint(message: str, model_path: Path | str | None) -> str | None:
         return TORCH_NPU_OPS[op]
     model = Path(model_path) if model_path else Path("model.py")
     where = model.parent / f"{model.stem}.ascend_ir.yaml"
-    target = _torch_op(message)
+    named = re.search(r"target=torch\.ops\.(\w+\.\w+\.\w+)", message)  # the OpOverload the FX node calls
+    target = resolve_target(named.group(1)) if named else None
     body = (example_from_schema(target) if target is not None
             else "      inputs: [x, y]        # in order; {bias: optional}, {xs: dynamic}\n      outputs: [z]\n"
                  "      attrs: {alpha: float}\n")

@@ -74,11 +74,9 @@ def build(serialized: bytes | None, options: dict[str, str], name: str) -> GeBui
     spec = options.get(OPTION)
     if spec is None or serialized is None:
         return None
-    from airctl.io.ge_proto import graph_from_ge_proto
-    from airctl.sim.ge_graph_runner import parse_graph_def
+    from airctl.sim.ge_graph_runner import parse_graph
 
-    graph_def = parse_graph_def(serialized)
-    graph = graph_from_ge_proto(graph_def, name or graph_def.name or "graph")
+    _, graph = parse_graph(serialized, name)
     if _dynamic(graph) and os.environ.get(DYNAMIC_ENV) != "1":
         _log.warning("sim: %s has dynamic shapes: GE allocates its streams automatically there only with %s=1 "
                      "(CANN's documentation); it stays on one stream", graph.name, DYNAMIC_ENV)

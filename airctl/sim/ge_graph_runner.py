@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from airctl.execute.ge_program import GeGraphError, GeProgram, build
+from airctl.execute.ge_program import GeGraphError, GeProgram, build, tensor_from_bytes
+from airctl.graph.model import Graph
 from airctl.io.ge_proto import graph_from_ge_proto
 from airctl.io.ge_schema import message_class
 
@@ -35,8 +36,6 @@ RunFx = Callable[[Any, Sequence[Any], str], Sequence[Any]]
 
 def const_payloads(graph_def: Any) -> dict[str, Any]:
     """Each Const op's value as a tensor, from the serialized bytes (the graph model keeps small ones only)."""
-    import torch
-
     from airctl.execute.ge_ops import torch_dtype
 
     out: dict[str, Any] = {}
@@ -45,25 +44,23 @@ def const_payloads(graph_def: Any) -> dict[str, Any]:
             continue
         t = op.attr["value"].t
         dtype = torch_dtype(int(t.desc.dtype), proto=True)
-        shape = [int(d) for d in t.desc.shape.dim]
-        data = bytearray(t.data)
-        flat = torch.frombuffer(data, dtype=dtype) if data else torch.empty(0, dtype=dtype)
-        out[op.name] = flat.reshape(shape)
+        out[op.name] = tensor_from_bytes(bytearray(t.data), dtype, [int(d) for d in t.desc.shape.dim])
     return out
 
 
-def parse_graph_def(serialized: bytes) -> Any:
-    """The ``GraphDef`` of what TorchAir serializes: a ``ModelDef`` holding one graph (``GeGraph``)."""
+def parse_graph(serialized: bytes, name: str) -> tuple[Any, Graph]:
+    """The ``GraphDef`` of what TorchAir serializes (a ``ModelDef`` holding one graph, ``GeGraph``), and the
+    graph model of it."""
     model = message_class("ModelDef").FromString(serialized)
     if not model.graph:
         raise RuntimeError("sim: the serialized GE model holds no graph")
-    return model.graph[0]
+    graph_def = model.graph[0]
+    return graph_def, graph_from_ge_proto(graph_def, name or graph_def.name or "graph")
 
 
 def program_of(serialized: bytes, name: str) -> GeProgram:
     """The lowered program of one serialized GE model."""
-    graph_def = parse_graph_def(serialized)
-    graph = graph_from_ge_proto(graph_def, name or graph_def.name or "graph")
+    graph_def, graph = parse_graph(serialized, name)
     return build(graph, const_payloads(graph_def))
 
 

@@ -17,15 +17,14 @@ which fails without CANN); it only uninstalls static kernels, which sim never in
 from __future__ import annotations
 
 import atexit
-import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
 
-from airctl.errors import BackendError
 from airctl.hooks import signal_handlers
 from airctl.hooks.patching import Patches
 from airctl.sim.registry import REGISTRY
+from airctl.sim.torchair_loader import load_package, torch_npu_root
 
 PACKAGE = "npugraph_ex"
 FACADE = "torch_npu.npu.npugraph_ex"
@@ -35,22 +34,6 @@ def npugraph_ex_dir(root: Path) -> Path | None:
     """The wheel's npugraph_ex folder (None for a wheel built without it)."""
     path = root / "dynamo" / PACKAGE
     return path if (path / "__init__.py").is_file() else None
-
-
-def _load(name: str, path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path / "__init__.py",
-                                                  submodule_search_locations=[str(path)])
-    if spec is None or spec.loader is None:
-        raise BackendError(f"cannot load {name} from {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        for key in [n for n in sys.modules if n == name or n.startswith(name + ".")]:
-            del sys.modules[key]
-        raise
-    return module
 
 
 def load(root: Path) -> tuple[ModuleType, ModuleType] | None:
@@ -63,8 +46,8 @@ def load(root: Path) -> tuple[ModuleType, ModuleType] | None:
         if path is None:
             return None
         with signal_handlers.kept():
-            package = _load(PACKAGE, path)
-            facade = _load(FACADE, root / "npu" / PACKAGE)
+            package = load_package(PACKAGE, path)
+            facade = load_package(FACADE, root / "npu" / PACKAGE)
         for name in (PACKAGE, FACADE):  # each session puts them back (and takes them away) itself
             sys.modules.pop(name, None)
         finalize = getattr(package, "_finalize", None)
@@ -77,8 +60,6 @@ def load(root: Path) -> tuple[ModuleType, ModuleType] | None:
 
 def patch(p: Patches) -> ModuleType | None:
     """``npugraph_ex`` and ``torch.npu.npugraph_ex`` for the session (after the torch_npu stand-in)."""
-    from airctl.sim.torchair_loader import torch_npu_root
-
     root = torch_npu_root()
     loaded = load(root) if root is not None else None
     if loaded is None:

@@ -99,36 +99,12 @@ class TorchNpuGraphBase:
         return runner(inputs, assigned_outputs)
 
 
-def InitializeGraphEngine(options) -> None:  # noqa: N802 - the extension's own name
-    return None  # no Graph Engine to start: graphs execute on the CPU
-
-
-def FinalizeGraphEngine() -> None:  # noqa: N802
+def _none(*args: Any, **kwargs: Any) -> None:
     return None
 
 
-def SetDebugLogPath(path) -> None:  # noqa: N802
-    return None  # GE's own log; TorchAir's Python log is unaffected
-
-
-def InitDeviceStdoutChannel(device_id) -> None:  # noqa: N802
-    return None
-
-
-def GetSocName() -> str:  # noqa: N802
+def GetSocName() -> str:  # noqa: N802 - the extension's own name
     return "sim"
-
-
-def AclmdlSetDump(path) -> None:  # noqa: N802
-    return None
-
-
-def AclopStartDumpArgs(flag, path) -> None:  # noqa: N802
-    return None
-
-
-def AclopStopDumpArgs(flag) -> None:  # noqa: N802
-    return None
 
 
 def StupidRepeat(word: str, times: int) -> str:  # noqa: N802
@@ -231,11 +207,15 @@ def build_module() -> types.ModuleType:
     mod = types.ModuleType(MODULE_NAME, __doc__)
     this = sys.modules[__name__]
     for name in (
-        "TorchDataType TorchNpuGraphBase InitializeGraphEngine FinalizeGraphEngine SetDebugLogPath "
-        "InitDeviceStdoutChannel GetSocName AclmdlSetDump AclopStartDumpArgs AclopStopDumpArgs "
-        "StupidRepeat get_registered_ir_def check_cann_compat export as_torch_tensors CheckAclnnAvaliable"
+        "TorchDataType TorchNpuGraphBase GetSocName StupidRepeat get_registered_ir_def check_cann_compat export "
+        "as_torch_tensors CheckAclnnAvaliable"
     ).split():
         setattr(mod, name, getattr(this, name))
+    # the calls with nothing to do without CANN: no Graph Engine to start or finalize (graphs execute on the
+    # CPU), no GE log (TorchAir's Python log is unaffected), no device stdout channel, no dumps
+    for name in ("InitializeGraphEngine FinalizeGraphEngine SetDebugLogPath InitDeviceStdoutChannel AclmdlSetDump "
+                 "AclopStartDumpArgs AclopStopDumpArgs").split():
+        setattr(mod, name, _none)
     mod.__airctl_standin__ = True
     return mod
 

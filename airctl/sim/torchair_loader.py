@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from airctl.errors import BackendError
 from airctl.sim.registry import REGISTRY
@@ -43,22 +44,26 @@ def torchair_dir() -> Path:
     return path
 
 
-def load_torchair(path: Path):
+def load_torchair(path: Path) -> ModuleType:
     """Import the package at ``path`` as top-level ``torchair`` and return it."""
     existing = sys.modules.get("torchair")
     if existing is not None and getattr(existing, "__file__", None) == str(path / "__init__.py"):
         return existing  # imported already (by an earlier session, or TorchAir's own lazy proxy)
-    spec = importlib.util.spec_from_file_location(
-        "torchair", path / "__init__.py", submodule_search_locations=[str(path)]
-    )
+    return load_package("torchair", path)
+
+
+def load_package(name: str, path: Path) -> ModuleType:
+    """Import the package folder ``path`` as ``name`` (in ``sys.modules``; taken out again if it fails)."""
+    spec = importlib.util.spec_from_file_location(name, path / "__init__.py",
+                                                  submodule_search_locations=[str(path)])
     if spec is None or spec.loader is None:
-        raise BackendError(f"cannot load TorchAir from {path}")
+        raise BackendError(f"cannot load {name} from {path}")
     module = importlib.util.module_from_spec(spec)
-    sys.modules["torchair"] = module
+    sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
     except BaseException:
-        for name in [n for n in sys.modules if n == "torchair" or n.startswith("torchair.")]:
-            del sys.modules[name]
+        for key in [n for n in sys.modules if n == name or n.startswith(name + ".")]:
+            del sys.modules[key]
         raise
     return module

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from airctl.graph.model import Graph, Node
+from airctl.graph.model import Graph, Node, stream_word
 from airctl.modes import Mode
 from airctl.verify.findings import Finding
 from airctl.verify.plan import FxPlan, build_plan, node_args, ref_name, scope_keys_values
@@ -151,7 +151,7 @@ def core_limit_findings(plan: FxPlan, mode: Mode, device: str | None = None) -> 
     for k, (kind, total) in enumerate((("cube (AIC)", cube), ("vector (AIV)", vector))):
         asked = sum(v[k] for v in limits.values())
         if asked > total:
-            parts = ", ".join(f"{_word(s)} {v[k]}" for s, v in limits.items())
+            parts = ", ".join(f"{stream_word(s)} {v[k]}" for s, v in limits.items())
             over.append(f"{kind} limits add up to {asked} ({parts}), more than its {total}")
     if not over:
         return []
@@ -161,16 +161,12 @@ def core_limit_findings(plan: FxPlan, mode: Mode, device: str | None = None) -> 
             "cores, e.g.\n" + "\n".join(f"with npugraph_ex.scope.limit_core_num({a}, {v}, stream={_py(s)}):"
                                          for s, (a, v) in fit.items())
             + "\nor, in the pass file, each limit_core_num pass: " + "; ".join(
-                f"{_word(s)}: {{aicore_num: {a}, vectorcore_num: {v}}}" for s, (a, v) in fit.items()))
+                f"{stream_word(s)}: {{aicore_num: {a}, vectorcore_num: {v}}}" for s, (a, v) in fit.items()))
     f = make_finding("core_limits_exceed_device", mode,
                      f"per-stream core limits exceed {name} (device table): " + "; ".join(over)
                      + ": the streams serialise on the cores they share",
                      [first[s].name for s in limits], plan.graph, hint=hint)
     return [f] if f is not None else []
-
-
-def _word(stream: str | None) -> str:
-    return "the default stream" if stream is None else f"stream {stream!r}"
 
 
 def _py(stream: str | None) -> str:

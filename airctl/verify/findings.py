@@ -5,8 +5,8 @@ can all carry them without knowing the checks that made them.
 
 >>> f = Finding("wait_dropped_at_tail", "error", "max-autotune", "wait_default has no op after it",
 ...             nodes=["wait_default"], ref="R8")
->>> f.to_json()["rule"], f.location
-('wait_dropped_at_tail', None)
+>>> f.to_json()["rule"], f.ref
+('wait_dropped_at_tail', 'R8')
 """
 
 from __future__ import annotations
@@ -36,10 +36,6 @@ class Finding:
     def __post_init__(self) -> None:
         self.mode = Mode.parse(self.mode)
 
-    @property
-    def location(self) -> str | None:
-        return self.source
-
     def to_json(self) -> dict[str, Any]:
         return {
             "rule": self.rule,
@@ -52,12 +48,6 @@ class Finding:
             "ref": self.ref,
             "graph": self.graph,
         }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Finding:
-        return cls(rule=data["rule"], severity=data["severity"], mode=Mode.parse(data["mode"]), message=data["message"],
-                   nodes=list(data.get("nodes") or []), source=data.get("source"), hint=data.get("hint"),
-                   ref=data.get("ref"), graph=data.get("graph"))
 
 
 def count(findings: list[Finding], severity: str) -> int:

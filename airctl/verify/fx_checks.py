@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from airctl.graph.model import is_stream_op
+from airctl.graph.model import is_stream_op, stream_word
 from airctl.graph.roles import Role
 from airctl.modes import Mode
 from airctl.verify.findings import Finding
@@ -99,10 +99,9 @@ class FxStructure:
                 if lane not in lanes_with_ops:
                     node = nodes[i]
                     self.dropped_records.add(node.name)
-                    where = f"stream {lane!r}" if lane is not None else "the default stream"
                     self._add("record_before_any_op",
-                              f"{node.name} is the first thing on {where}: GE records 'no_op_before_record' "
-                              f"and every wait on it is dropped (R7)", [node.name])
+                              f"{node.name} is the first thing on {stream_word(lane)}: GE records "
+                              f"'no_op_before_record' and every wait on it is dropped (R7)", [node.name])
                 continue
             elif role is _WAIT:
                 self._check_wait_args(i)
@@ -122,10 +121,10 @@ class FxStructure:
         if not self.mode.is_ge:
             return
         for lane, waits in pending.items():
-            where = f"stream {lane!r}" if lane is not None else "the default stream"
             for w in waits:
                 self._add("wait_dropped_at_tail",
-                          f"{w} has no later op on {where}: GE has nothing to attach its control edge to (R8)", [w])
+                          f"{w} has no later op on {stream_word(lane)}: GE has nothing to attach its control edge "
+                          f"to (R8)", [w])
 
     def _data_edge_orders(self, waits: list[str], node: Any) -> bool:
         """Whether ``node`` reads a value produced on the stream of every record the waits wait on: GE

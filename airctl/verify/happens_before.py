@@ -30,7 +30,7 @@ from __future__ import annotations
 from functools import lru_cache
 from operator import ge
 
-from airctl.graph.model import Node
+from airctl.graph.model import Node, stream_word
 from airctl.graph.roles import Role
 from airctl.modes import Mode
 from airctl.verify.findings import Finding
@@ -51,6 +51,11 @@ def is_inplace(op: str) -> bool:
         return False
     base = parts[1]
     return base.endswith("_") and not base.endswith("__")
+
+
+# how an in-place hazard's message ends, here and at run time (airctl.execute.hazards)
+INPLACE_HAZARD = (", with no record/wait ordering them (an in-place hazard: no data edge connects them, so not even GE "
+                  "synchronises it)")
 
 
 def unordered_read_why(mode: Mode, npugraph_ex: bool = False) -> str:
@@ -273,7 +278,7 @@ class HappensBefore:
         if key in self._raced:
             return
         self._raced.add(key)
-        sa, sb = _stream_word(self.labels[a]), _stream_word(self.labels[b])
+        sa, sb = stream_word(self.labels[a]), stream_word(self.labels[b])
         if kind == "read":
             why = unordered_read_why(self.mode)
             msg = f"{second} on {sb} reads {first} produced on {sa}, with no record/wait ordering them ({why})"
@@ -281,8 +286,7 @@ class HappensBefore:
             what = {"write-read": f"{first} writes {tensor} in place on {sa}; {second} on {sb} uses it",
                     "read-write": f"{first} on {sa} reads {tensor}; {second} on {sb} then writes it in place",
                     "write-write": f"{first} on {sa} and {second} on {sb} both write {tensor} in place"}[kind]
-            msg = (f"{what}, with no record/wait ordering them (an in-place hazard: no data edge connects them, "
-                   f"so not even GE synchronises it)")
+            msg = what + INPLACE_HAZARD
         from airctl.passes.fix import wait_hint
 
         # the first few races get the YAML (selectors are matched over the graph), the rest the words
@@ -317,7 +321,7 @@ class HappensBefore:
                 continue
             shown = ", ".join(late_names[:5]) + (f" and {len(late_names) - 5} more" if len(late_names) > 5 else "")
             f = make_finding("stream_not_joined", self.mode,
-                             f"{shown} on {_stream_word(self.labels[sid])} {'is' if len(late_names) == 1 else 'are'} "
+                             f"{shown} on {stream_word(self.labels[sid])} {'is' if len(late_names) == 1 else 'are'} "
                              f"not ordered before {out_name}: no data path, control edge or record/wait reaches it",
                              [*late_names[:20], out_name], self.plan.graph)
             if f is not None:
@@ -338,7 +342,3 @@ def _wait_targets(node) -> list[str]:  # noqa: ANN001
     if not args and "args" not in node.attrs:
         return list(node.inputs)
     return []
-
-
-def _stream_word(label: str | None) -> str:
-    return "the default stream" if label is None else f"stream {label!r}"

@@ -3,7 +3,7 @@
 An instrument in the sense of style.md §7 (MLIR's ``enableVerifier``): the pass runner calls
 ``before_pass`` / ``after_pass`` / ``after_pass_failed`` around each pass with the airctl graph;
 passes never know. Findings are kept per stage name (``before:<pass>`` for the graph the first
-pass received, ``after:<pass>``, ``failed:<pass>``), so ``first_stage_with(rule)`` can name the
+pass received, ``after:<pass>``, ``failed:<pass>``), so :meth:`VerifyEach.verdict` can name the
 pass that introduced a problem. A verifier crash never breaks the user's compile: it is recorded
 as an ``info`` finding instead.
 
@@ -11,8 +11,8 @@ as an ``info`` finding instead.
 >>> inst = VerifyEach("max-autotune")
 >>> g = Graph("g", "fx", [Node("x", "placeholder", kind="placeholder"), Node("output", "output", ["x"], kind="output")])
 >>> inst.before_pass("p", g); inst.after_pass("p", g)
->>> list(inst.findings_by_stage), inst.first_stage_with("unbalanced_scope")
-(['before:p', 'after:p'], None)
+>>> list(inst.findings_by_stage), inst.verdict()
+(['before:p', 'after:p'], ([], []))
 """
 
 from __future__ import annotations
@@ -27,8 +27,6 @@ class VerifyEach:
     def __init__(self, mode: Mode = Mode.MAX_AUTOTUNE) -> None:
         self.mode = Mode.parse(mode)
         self.findings_by_stage: dict[str, list[Finding]] = {}
-        self._previous: dict[str, str | None] = {}  # stage -> the stage before it (its first run), O(1) lookups
-        self._last: str | None = None
 
     def _run(self, stage: str, graph: Graph) -> None:
         try:
@@ -37,8 +35,6 @@ class VerifyEach:
             findings = [Finding("verifier_failed", "info", self.mode, f"the verifier failed on this graph: {e!r}")]
         for f in findings:
             f.graph = stage
-        if stage not in self.findings_by_stage:
-            self._previous[stage], self._last = self._last, stage
         self.findings_by_stage[stage] = findings
 
     def before_pass(self, name: str, graph: Graph) -> None:
@@ -50,22 +46,6 @@ class VerifyEach:
 
     def after_pass_failed(self, name: str, graph: Graph, error: Exception) -> None:
         self._run(f"failed:{name}", graph)
-
-    def first_stage_with(self, rule: str) -> str | None:
-        """The first stage whose graph has a finding of ``rule`` (stages in the order they ran)."""
-        for stage, findings in self.findings_by_stage.items():
-            if any(f.rule == rule for f in findings):
-                return stage
-        return None
-
-    def new_findings(self, stage: str) -> list[Finding]:
-        """Findings of ``stage`` whose (rule, nodes) did not exist at the stage before it (constant time
-        in the number of stages: a pass file can have thousands)."""
-        if stage not in self.findings_by_stage:
-            return []
-        previous = self._previous.get(stage)
-        before = {(f.rule, tuple(f.nodes)) for f in self.findings_by_stage[previous]} if previous else set()
-        return [f for f in self.findings_by_stage[stage] if (f.rule, tuple(f.nodes)) not in before]
 
     def verdict(self) -> tuple[list[tuple[str, Finding]], list[tuple[str, Finding, str]]]:
         """The run's one verdict: the findings of the last stage (the graph that runs), each with the

@@ -35,7 +35,7 @@ from airctl.ledger.index import GraphEntry, StageRef
 from airctl.modes import Mode
 from airctl.verify.findings import Finding
 from airctl.verify.happens_before import is_inplace
-from airctl.verify.moved_waits import awaited_records
+from airctl.verify.moved_waits import awaited_ops
 from airctl.verify.plan import FxPlan, build_plan
 from airctl.verify.rules import make_finding
 
@@ -127,8 +127,8 @@ def _guarded_writes(plan: FxPlan) -> list[tuple[int, int, int]]:
             continue
         for w in waits:
             if p < w < c and streams[w] == streams[c]:
-                if w not in touched:
-                    touched[w] = _touched(plan, w)
+                if w not in touched:  # what the awaited streams read or write before their records
+                    touched[w] = {x for j in awaited_ops(plan, w) for x in nodes[j].inputs}
                 if dst.name in touched[w]:
                     out.append((w, c, p))
     return out
@@ -143,19 +143,6 @@ def _producer(plan: FxPlan, value: str) -> int | None:
     if node.op in ("getitem", "_operator.getitem") and node.inputs:
         i = plan.index.get(node.inputs[0], i)
     return i
-
-
-def _touched(plan: FxPlan, w: int) -> set[str]:
-    """What the streams ``plan.nodes[w]`` waits on read or write before their records."""
-    touched: set[str] = set()
-    for r in awaited_records(plan, plan.nodes[w], plan.roles[w]):
-        other = plan.stream[r]
-        if other == plan.stream[w]:
-            continue
-        for j in range(r):
-            if plan.stream[j] == other and plan.roles[j].is_op:
-                touched.update(plan.nodes[j].inputs)
-    return touched
 
 
 def _entered(entry: GraphEntry, name: str) -> int:

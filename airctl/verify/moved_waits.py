@@ -20,7 +20,7 @@ sets are built only for those.
 
 from __future__ import annotations
 
-from airctl.graph.model import Node, is_stream_op
+from airctl.graph.model import Node, is_stream_op, split_source
 from airctl.graph.roles import Role
 from airctl.modes import Mode
 from airctl.verify.findings import Finding
@@ -36,10 +36,8 @@ REORDERING_PASSES = {
 
 
 def _line(source: str | None) -> tuple[str, int] | None:
-    if not source:
-        return None
-    file, _, line = source.rpartition(":")
-    return (file, int(line)) if file and line.isdigit() else None
+    file, line = split_source(source)
+    return (file, line) if file and line is not None else None
 
 
 def awaited_records(plan: FxPlan, wait: Node, role: Role) -> list[int]:
@@ -52,6 +50,16 @@ def awaited_records(plan: FxPlan, wait: Node, role: Role) -> list[int]:
     tag = next(iter(node_args(wait)), None)
     return [i for i, n in enumerate(plan.nodes)
             if plan.roles[i] is Role.TAGGED_RECORD and next(iter(node_args(n)), None) == tag and n.source]
+
+
+def awaited_ops(plan: FxPlan, w: int) -> list[int]:
+    """Node indices of the ops the streams ``plan.nodes[w]`` waits on run before their records (record by record)."""
+    found: list[int] = []
+    for r in awaited_records(plan, plan.nodes[w], plan.roles[w]):
+        other = plan.stream[r]
+        if other != plan.stream[w]:
+            found.extend(j for j in range(r) if plan.stream[j] == other and plan.roles[j].is_op)
+    return found
 
 
 def moved_wait_findings(plan: FxPlan) -> list[Finding]:
@@ -86,17 +94,12 @@ def _check_wait(plan: FxPlan, w: int) -> list[Finding]:
     accessed: set[str] = set()
     written: set[str] = set()
     last_op: str | None = None  # the awaited stream's last op before its record: where the hint's record goes
-    for r in awaited_records(plan, wait, plan.roles[w]):
-        other = streams[r]
-        if other == streams[w]:
-            continue
-        for j in range(r):
-            if streams[j] == other and plan.roles[j].is_op:
-                produced.add(nodes[j].name)
-                accessed.update(nodes[j].inputs)
-                if is_inplace(nodes[j].op) and nodes[j].inputs:
-                    written.add(nodes[j].inputs[0])
-                last_op = nodes[j].name
+    for j in awaited_ops(plan, w):
+        produced.add(nodes[j].name)
+        accessed.update(nodes[j].inputs)
+        if is_inplace(nodes[j].op) and nodes[j].inputs:
+            written.add(nodes[j].inputs[0])
+        last_op = nodes[j].name
     if not produced:
         return []
     found = []

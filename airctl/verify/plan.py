@@ -87,9 +87,6 @@ class FxPlan:
     def nodes(self) -> list[Node]:
         return self.graph.nodes
 
-    def stream_of(self, name: str) -> str | None:
-        return self.stream[self.index[name]]
-
 
 def build_plan(graph: Graph, mode: Mode) -> FxPlan:
     """The plan of ``graph`` under ``mode``'s semantics. Streams change only at scope markers, so the walk

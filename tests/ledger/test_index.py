@@ -62,7 +62,7 @@ def test_optional_keys_are_written_once_set_and_core_keys_always(tmp_path: Path)
         assert key in index
     for key in ("first_stage_with_finding", "report_error", "compilers", "notes"):
         assert key not in index
-    w.set_findings([{"rule": "r", "graph": "g", "stage": "s"}], {"r": "g:s"})
+    w.set_findings([{"rule": "r", "graph": "g", "stage": "s"}])
     w.note("sim: switched run_eagerly on")
     w.set_timing("load_seconds", 0.12345)
     w.sync()

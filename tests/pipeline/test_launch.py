@@ -3,6 +3,7 @@ worker, the top ledger's rank entries, exit codes, and the watchdog on hand-writ
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -132,4 +133,4 @@ def test_the_watchdog_names_where_each_rank_hangs_and_signals_only_its_children(
 def test_rank_from_torchrun_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for k, v in {"RANK": "3", "WORLD_SIZE": "4", "LOCAL_RANK": "1", "TORCHELASTIC_RESTART_COUNT": "2"}.items():
         monkeypatch.setenv(k, v)
-    assert Rank.from_env().fields() == {"rank": 3, "world_size": 4, "local_rank": 1, "restart_count": 2}
+    assert dataclasses.asdict(Rank.from_env()) == {"rank": 3, "world_size": 4, "local_rank": 1, "restart_count": 2}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -25,6 +26,7 @@ from airctl.pipeline.ranks import forks
 from airctl.pipeline.ranks.rank_start import RankStart
 from airctl.pipeline.target import Target
 from airctl.pipeline.warm import server
+from airctl.pipeline.warm.intake import Pending
 
 
 @pytest.fixture
@@ -123,6 +125,20 @@ def test_the_client_exits_with_its_ranks_code_and_says_when_the_server_went_away
     assert gone.returncode == 1 and "did not answer" in gone.stderr
 
 
+def admit(conn: socket.socket) -> int | None:
+    """Read the request on ``conn`` and answer it as the server's loop does (a rank server of
+    /the/ledger): the child's pid, or None (refused: the client was told why, or dropped)."""
+    waiting = Pending(conn)
+    try:
+        while (request := waiting.feed()) is None:
+            if not select.select([conn], [], [], 10)[0]:
+                raise ValueError("no whole request in time")
+    except ValueError:
+        waiting.close()
+        return None
+    return server.answer(conn, waiting.fds, RankStart("/the/ledger"), request, server.Served())
+
+
 @pytest.mark.parametrize("argv, fds", [(["/another/ledger"], 3), (["/the/ledger", "--more"], 3),
                                        (["/the/ledger"], 2)])
 def test_the_server_forks_nothing_but_its_own_runs_ranks(argv: list[str], fds: int) -> None:
@@ -130,7 +146,7 @@ def test_the_server_forks_nothing_but_its_own_runs_ranks(argv: list[str], fds: i
     body = json.dumps({"argv": argv, "cwd": "/", "env": {}}).encode()
     socket.send_fds(theirs, [struct.pack("!I", len(body))], [0, 1, 2][:fds])
     theirs.sendall(body)
-    assert server.admit(ours, RankStart("/the/ledger"), server.Served()) is None
+    assert admit(ours) is None
     answer = theirs.recv(4096).decode()
     if fds == 3:
         assert "forks only its ranks" in answer and "/the/ledger" in answer
@@ -143,13 +159,13 @@ def test_the_server_forks_nothing_but_its_own_runs_ranks(argv: list[str], fds: i
 def test_the_server_drops_a_request_too_large_or_cut_short() -> None:
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     socket.send_fds(theirs, [struct.pack("!I", server.MAX_REQUEST + 1)], [0, 1, 2])
-    assert server.admit(ours, RankStart("/the/ledger"), server.Served()) is None
+    assert admit(ours) is None
     ours.close()
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     socket.send_fds(theirs, [struct.pack("!I", 100)], [0, 1, 2])
     theirs.sendall(b'{"argv": ')
     theirs.close()
-    assert server.admit(ours, RankStart("/the/ledger"), server.Served()) is None
+    assert admit(ours) is None
 
 
 def test_ranks_start_fresh_when_forking_is_switched_off_or_unsafe(monkeypatch: pytest.MonkeyPatch) -> None:

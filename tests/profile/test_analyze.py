@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from airctl.errors import AirctlError
-from airctl.profile.analyze import analyze, analyze_folder
+from airctl.profile.analyze import analyze
 from airctl.profile.ascend.folders import find_rank_folders
 from airctl.profile.summary import summarize
 
@@ -32,14 +32,14 @@ def _check_numbers(timeline) -> None:  # noqa: ANN001 - see fixtures/profiles/ma
 
 
 def test_kernel_details_with_stream_ids() -> None:
-    t = analyze_folder(PROFILES / "npu_two_streams")
+    t = analyze(PROFILES / "npu_two_streams").ranks[0].timeline
     assert t.mode == "npu-profile" and t.meta["tasks_from"] == "kernel_details.csv" and t.meta["tasks"] == 14
     assert len(t.syncs) == 2 and t.syncs[0].src == "EVENT_RECORD" and t.syncs[0].dst_stream == "2"
     _check_numbers(t)
 
 
 def test_trace_only_reads_the_ascend_hardware_lanes() -> None:
-    t = analyze_folder(PROFILES / "npu_trace_only" / FOLDER / "ASCEND_PROFILER_OUTPUT")
+    t = analyze(PROFILES / "npu_trace_only" / FOLDER / "ASCEND_PROFILER_OUTPUT").ranks[0].timeline
     assert t.meta["tasks_from"] == "trace_view.json"
     assert {e.op for e in t.events} >= {"MatMul", "EVENT_WAIT"}
     _check_numbers(t)
@@ -47,7 +47,7 @@ def test_trace_only_reads_the_ascend_hardware_lanes() -> None:
 
 def test_malformed_csv_names_the_file_and_the_missing_column() -> None:
     with pytest.raises(AirctlError) as info:
-        analyze_folder(PROFILES / "bad_kernels_csv")
+        analyze(PROFILES / "bad_kernels_csv")
     e = info.value
     assert e.file.endswith("kernel_details.csv") and e.line == 1
     assert "Duration(us)" in e.message and e.hint
@@ -55,7 +55,7 @@ def test_malformed_csv_names_the_file_and_the_missing_column() -> None:
 
 def test_truncated_trace_names_the_file_and_line() -> None:
     with pytest.raises(AirctlError) as info:
-        analyze_folder(PROFILES / "bad_trace_json")
+        analyze(PROFILES / "bad_trace_json")
     assert info.value.file.endswith("trace_view.json") and info.value.line and "not valid JSON" in info.value.message
 
 
@@ -66,7 +66,7 @@ def test_bad_number_names_the_row(tmp_path: Path) -> None:
     lines[3] = lines[3].replace("AI_CORE,", "AI_CORE,soon")
     csv_path.write_text("\n".join(lines) + "\n")
     with pytest.raises(AirctlError, match="Start Time") as info:
-        analyze_folder(tmp_path / "p")
+        analyze(tmp_path / "p")
     assert info.value.line == 4
 
 
@@ -77,7 +77,7 @@ def test_not_a_profiler_folder(tmp_path: Path) -> None:
         find_rank_folders(tmp_path / "missing")
     (tmp_path / "x" / "ASCEND_PROFILER_OUTPUT").mkdir(parents=True)
     with pytest.raises(AirctlError, match="neither trace_view.json nor kernel_details.csv"):
-        analyze_folder(tmp_path / "x")
+        analyze(tmp_path / "x")
 
 
 def test_several_folders_of_one_rank_take_the_newest_by_stamp(tmp_path: Path) -> None:
@@ -90,7 +90,7 @@ def test_several_folders_of_one_rank_take_the_newest_by_stamp(tmp_path: Path) ->
 
 
 def test_ledger_links_ge_task_names_to_fx_nodes() -> None:
-    t = analyze_folder(PROFILES / "npu_two_streams", ledger=PROFILES / "seed_ledger")
+    t = analyze(PROFILES / "npu_two_streams", ledger=PROFILES / "seed_ledger").ranks[0].timeline
     by_node = {e.node: e for e in t.events if e.step == 1}
     assert by_node["mm"].op == "aten.mm.default" and by_node["mm"].source == "fixtures/models/seed.py:8"
     assert by_node["abs_1"].stream == "7"
@@ -110,7 +110,7 @@ def test_the_sims_profiler_output(tmp_path: Path) -> None:
             x = torch.randn(8, 8)
             torch.mm(x, x).abs()
             prof.step()
-    t = analyze_folder(tmp_path)
+    t = analyze(tmp_path).ranks[0].timeline
     assert t.meta["simulated"] is True and t.meta["tasks_from"] == "kernel_details.csv"
     assert [e.node for e in t.events if e.step == 0] == ["aten::randn", "aten::mm", "aten::abs"]
     assert len(t.streams()) == 1 and t.steps == 2

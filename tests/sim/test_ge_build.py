@@ -156,8 +156,9 @@ def test_the_fx_graph_runs_each_node_on_its_ge_stream() -> None:
     scoped = scoped_module(built, gm)
     assert scoped_module(built, gm) is scoped  # made once per module
     plan = build_plan(read_fx(scoped, "scoped"), "max-autotune")
-    assert plan.stream_of("abs_1") == plan.stream_of("topk") == plan.stream_of("getitem") == "1"  # getitem: its input's
-    assert plan.stream_of("mm") is None and plan.stream_of("add") is None
+    stream = {node.name: plan.stream[i] for i, node in enumerate(plan.nodes)}
+    assert stream["abs_1"] == stream["topk"] == stream["getitem"] == "1"  # getitem: its input's
+    assert stream["mm"] is None and stream["add"] is None
     a, b = torch.randn(3, 3), torch.randn(3, 4)
     assert torch.equal(scoped(a, b), gm(a, b))
 

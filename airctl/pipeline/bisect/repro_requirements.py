@@ -22,6 +22,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from airctl.pipeline.doctor import installed_version
+
 # namespaces torch and the Ascend stack define ops in: never a module to install for the model
 _TORCH_NAMESPACES = {"aten", "prims", "prim", "_c10d_functional", "c10d_functional", "_dtensor", "higher_order",
                      "npu", "air", "npu_define", "quantized", "_quantized", "rngprims", "mkldnn", "profiler",
@@ -73,10 +75,9 @@ def _registering_module(qualname: str) -> str:
 def _distribution(module: str) -> tuple[str, str] | None:
     """(distribution, version) installed for a top-level module, or None (not from a distribution)."""
     for dist in importlib.metadata.packages_distributions().get(module, []):
-        try:
-            return dist, importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            continue
+        version = installed_version(dist)
+        if version is not None:
+            return dist, version
     return None
 
 
@@ -105,19 +106,13 @@ def outside_modules(script: Path, graphs: list[Any] | None = None) -> dict[str, 
     return found
 
 
-def _pin(dist: str) -> str | None:
-    try:
-        return f"{dist}=={importlib.metadata.version(dist)}"
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
 def write_requirements(folder: Path, modules: dict[str, dict[str, Any]]) -> list[str]:
     """requirements.txt: the base pins, then the model's modules (one line each, with why)."""
     lines = ["# What this reproducer needs, as installed where it was made (airctl itself: from its repository).",
              "# torch's CPU wheel: pip install -r requirements.txt --extra-index-url "
              "https://download.pytorch.org/whl/cpu"]
-    lines += [p for p in (_pin("torch"), _pin("torch-npu"), _pin("safetensors"), _pin("numpy")) if p]
+    pins = ((d, installed_version(d)) for d in ("torch", "torch-npu", "safetensors", "numpy"))
+    lines += [f"{d}=={v}" for d, v in pins if v is not None]
     for name, info in modules.items():
         if info["distribution"]:
             lines.append(f"{info['distribution']}=={info['version']}  # {name}: {info['why']}")

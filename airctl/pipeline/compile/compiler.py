@@ -45,25 +45,12 @@ from airctl.pipeline.run.lifecycle import Run
 from airctl.pipeline.run.logs import capture_logs
 from airctl.pipeline.run.model_script import LoadedModel, load_model_script
 from airctl.pipeline.run.rank import collectives_of, timeout_of
+from airctl.pipeline.script.check import detached_clone
 from airctl.torch_env import torchair_attr
 
 DUMP_TYPES = tuple(t.value for t in DumpType)
 
 __all__ = ["CompileRequest", "CompileResult", "build_config", "compile_model"]
-
-
-def _clone(value: Any) -> Any:
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        out = value.detach().clone()
-        out.requires_grad_(value.requires_grad)
-        return out
-    if isinstance(value, (list, tuple)):
-        return type(value)(_clone(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _clone(v) for k, v in value.items()}
-    return value
 
 
 def build_config(torchair: Any, req: CompileRequest, ledger: LedgerWriter, backend: Backend,
@@ -232,7 +219,7 @@ def _run_eager(loaded: LoadedModel, session: CaptureSession) -> Any:
     model = loaded.model
     t0 = time.perf_counter()  # its own copy of the model included
     eager_model = copy.deepcopy(model) if isinstance(model, torch.nn.Module) else model
-    eager_loaded = LoadedModel(loaded.path, loaded.module, eager_model, _clone(loaded.inputs), loaded.step,
+    eager_loaded = LoadedModel(loaded.path, loaded.module, eager_model, detached_clone(loaded.inputs), loaded.step,
                                loaded.found_by)
     try:
         eager_out = eager_loaded.call(eager_model)
@@ -276,7 +263,7 @@ def _forget_failed_conversion() -> None:
 def _keep(loaded: LoadedModel) -> dict[str, Any]:
     """The script's inputs and the model's weights as loaded, before anything ran (airctl repro)."""
     state = loaded.model.state_dict() if hasattr(loaded.model, "state_dict") else {}
-    return {"inputs": _clone(loaded.inputs), "state": {k: v.detach().clone() for k, v in state.items()},
+    return {"inputs": detached_clone(loaded.inputs), "state": {k: v.detach().clone() for k, v in state.items()},
             "found_by": loaded.found_by, "dynamo": []}
 
 

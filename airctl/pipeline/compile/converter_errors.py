@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from airctl.errors import AirctlError, UnconvertibleOps
+from airctl.graph.model import split_source
 
 # words of TorchAir's conversion failures (converter lookup, auto-generation, a stub's NotImplementedError,
 # a converter's own check of its arguments: aten.eq.Tensor's "Inputs data type mismatch", aten.clone's
@@ -43,8 +44,8 @@ def dtype_words(message: str, graph: Any, node: Any) -> str:
 def _where(source: str | None) -> dict[str, Any]:
     if not source or ":" not in source:
         return {}
-    file, _, line = source.rpartition(":")
-    return {"file": file, "line": int(line) if line.isdigit() else None}
+    file, line = split_source(source)
+    return {"file": file, "line": line}
 
 
 def unconvertible_error(found: list, prefix: str = "TorchAir cannot convert the graph to GE", stopped: str = "",

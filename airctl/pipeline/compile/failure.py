@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from airctl.errors import AirctlBug, AirctlError, CompileError, exception_chain, find_in_chain
+from airctl.graph.model import split_source
 from airctl.ledger.writer import LedgerWriter, cannot_write
 
 AIRCTL_DIR = Path(__file__).resolve().parents[2]
@@ -141,10 +142,7 @@ def translate(exc: BaseException, session: Any, ledger: LedgerWriter, model_path
         if known is not None:
             return known
     node, source = _locate_node(session, ledger, message)
-    file = line = None
-    if source and ":" in source:
-        file, _, ln = source.rpartition(":")
-        line = int(ln) if ln.isdigit() else None
+    file, line = split_source(source) if source and ":" in source else (None, None)
     model = ledger.run_index.model or {}
     hint = backend.hint(message, model.get("path")) if backend is not None else None
     if hint is None and ("ge_converter is not implemented" in message or "converter" in message.lower()):

@@ -67,6 +67,7 @@ def decode(data: dict[str, Any], model: Any, constants: dict[str, Any], script: 
         raise Unsupported("the kept graph is of another format or version")
     graph = torch.fx.Graph()
     nodes: dict[str, Any] = {}
+    classes: dict[tuple[str, str, str], type] = {}
     for raw in data["nodes"]:
         op, target = raw["op"], raw["target"]
         if op == "call_function":
@@ -79,7 +80,7 @@ def decode(data: dict[str, Any], model: Any, constants: dict[str, Any], script: 
                                  name=raw["name"])
         if node.name != raw["name"]:
             raise Unsupported(f"node {raw['name']} came back as {node.name}")
-        node.meta = decode_meta(raw["meta"], model, script)
+        node.meta = decode_meta(raw["meta"], model, script, classes)
         nodes[node.name] = node
     if sorted(constants) != data.get("constants", []):
         raise Unsupported("the kept constants are not the graph's")

@@ -115,8 +115,13 @@ def fakes_in(v: Any, mode: Any) -> Any:
     return decode_value(v, {})
 
 
-def decode_meta(raw: dict[str, Any], model: Any, script: str) -> dict[str, Any]:
+def decode_meta(raw: dict[str, Any], model: Any, script: str,
+                classes: dict[tuple[str, str, str], type] | None = None) -> dict[str, Any]:
+    """A node's meta from :func:`encode_meta`'s JSON; ``classes``: the module classes found so far, by
+    (path, module, qualname), shared by a graph's nodes (most nodes name the same few dozen modules)."""
     import torch.fx.traceback as fx_traceback
+
+    classes = {} if classes is None else classes
 
     meta: dict[str, Any] = {}
     for key in raw["keys"]:
@@ -125,7 +130,12 @@ def decode_meta(raw: dict[str, Any], model: Any, script: str) -> dict[str, Any]:
             continue
         v = raw[key]
         if key == "nn_module_stack":
-            meta[key] = {k: (path, _module_class(model, path, mod, qual, script)) for k, path, mod, qual in v}
+            meta[key] = {}
+            for k, path, mod, qual in v:
+                cls = classes.get((path, mod, qual))
+                if cls is None:
+                    cls = classes[path, mod, qual] = _module_class(model, path, mod, qual, script)
+                meta[key][k] = (path, cls)
         elif key == "source_fn_stack":
             meta[key] = [(name, _source_fn(kind, mod, qual, script)) for name, kind, mod, qual in v]
         elif key == "original_aten":

@@ -7,6 +7,7 @@ class or function by module and qualified name. Anything else raises :class:`Uns
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import sys
@@ -47,12 +48,11 @@ def op_of(name: str) -> Any:
     import torch
 
     qual, _, overload = name.rpartition(".")
-    ns, _, op = qual.partition("::")
-    packet = getattr(getattr(torch.ops, ns), op, None)
-    target = getattr(packet, overload, None) if packet is not None else None
-    if not isinstance(target, torch._ops.OpOverload):
-        raise Unsupported(f"no op {name} in this torch")
-    return target
+    with contextlib.suppress(Unsupported):
+        target = getattr(packet_of(qual), overload, None)
+        if isinstance(target, torch._ops.OpOverload):
+            return target
+    raise Unsupported(f"no op {name} in this torch")
 
 
 def packet_of(name: str) -> Any:

@@ -15,11 +15,12 @@ The pass file is not part of it: the user's passes run on the graph reused.
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import os
 import sys
 from pathlib import Path
 from typing import Any
+
+from airctl.pipeline.doctor import installed_version as _version
 
 # variables that change between two commands of one shell without changing what a model is, and
 # airctl's own settings of where and how a command runs: left out of the key's environment
@@ -41,13 +42,6 @@ PARTS = {
     "options": "the options", "torchair_off": "the TorchAir passes switched off", "seed": "the seed",
     "grad": "the grad mode of the trace", "capture": "the capture level",
 }
-
-
-def _version(dist: str) -> str | None:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 def _file_digest(path: Path, limit: int) -> str:
@@ -127,7 +121,7 @@ def compute(target: Any, backend: str, loaded: Any, grad: bool) -> dict[str, Any
     script = Path(target.model_path)
     return {
         "user": os.getuid(), "install": place.install(dict(os.environ)), "python": sys.version,
-        "torch": torch.__version__, "torch_npu": _version("torch-npu") or _version("torch_npu"),
+        "torch": torch.__version__, "torch_npu": _version("torch-npu"),
         "transformers": _version("transformers"), "env": sorted(place.import_env(dict(os.environ)).items()),
         "environ": _environ(), "cwd": os.getcwd(),
         "backend": backend, "script": _file_digest(script, 64 << 20), "siblings": _siblings(script),

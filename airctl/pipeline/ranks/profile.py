@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from airctl.limits import COLLECTIVE_TIMEOUT_S
 from airctl.modes import Mode
 from airctl.pipeline.profile import ProfileRequest
 from airctl.pipeline.ranks.launch import RanksRequest, RanksResult, nproc_argv, run_ranks
@@ -64,16 +63,14 @@ class RanksProfileOutcome:
 
 
 def profile_ranks(req: ProfileRequest, nproc: int, *, compare: bool = False,
-                  collective_timeout_s: float = COLLECTIVE_TIMEOUT_S, watchdog_s: float | None = None,
                   progress: Callable[[str], None] | None = None) -> RanksProfileOutcome:
     """Profile ``nproc`` ranks of ``req.model_path`` (twice with ``compare``: without, then with the passes)."""
     runs = []
     requests = [req.without_passes(), req] if compare else [req]
     for one in requests:
-        rank = RankRequest(command="profile", target=one.target, collective_timeout_s=collective_timeout_s or None,
-                           steps=one.steps, warmup=one.warmup)
+        rank = RankRequest(command="profile", target=one.target, steps=one.steps, warmup=one.warmup)
         result = run_ranks(RanksRequest(nproc_argv(nproc, one.target.model_path), rank, out_dir=Path(one.out_dir),
-                                        watchdog_s=watchdog_s, command="profile"), progress=progress)
+                                        command="profile"), progress=progress)
         runs.append(_merge(result, one))
         if result.exit_code or result.error is not None:
             break

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from airctl.ledger.collectives import LOG_FILE, LogFollower
+from airctl.ledger.liveness import proc_stat
 from airctl.ledger.reader import Ledger
 
 
@@ -111,25 +112,18 @@ def describe_last(where: dict[str, Any] | None) -> str:
     return f"{where.get('state')}, last {graph}{last}"
 
 
-def _is_child(pid: int, parents: set[str]) -> bool:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
-    except OSError:
-        return False
-    ppid = next((line.split()[1] for line in status.splitlines() if line.startswith("PPid:")), None)
-    return ppid in parents
+def _child_state(pid: int, parents: set[str]) -> str | None:
+    """``pid``'s state (``Z``: ended, not yet reaped) when ``parents`` holds its parent, else None."""
+    fields = proc_stat(pid) or []
+    return fields[0] if len(fields) > 1 and fields[1] in parents else None
 
 
 def _alive(pid: int, parents: set[str]) -> bool:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
-    except OSError:
-        return False
-    return "\nState:\tZ" not in status and _is_child(pid, parents)
+    return _child_state(pid, parents) not in (None, "Z")
 
 
 def _signal_child(pid: int, signum: int, parents: set[str]) -> None:
-    if _is_child(pid, parents):
+    if _child_state(pid, parents) is not None:
         try:
             os.kill(pid, signum)
         except ProcessLookupError:

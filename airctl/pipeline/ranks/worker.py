@@ -28,7 +28,7 @@ import json
 import os
 import signal
 import sys
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -83,10 +83,6 @@ class Rank:
         return cls(int(env["RANK"]), int(env["WORLD_SIZE"]), int(env.get("LOCAL_RANK", env["RANK"])),
                    int(env.get("TORCHELASTIC_RESTART_COUNT", "0")))
 
-    def fields(self) -> dict[str, Any]:
-        return {"rank": self.rank, "world_size": self.world_size, "local_rank": self.local_rank,
-                "restart_count": self.restart_count}
-
 
 def rank_folder(ledger: Path, rank: Rank) -> Path:
     """``ranks/<rank>``; an earlier attempt found there is moved aside first."""
@@ -114,7 +110,7 @@ def main(argv: list[str]) -> int:
     def say(message: str) -> None:
         print(f"airctl[rank {rank.rank}]: {message}", file=sys.stderr, flush=True)
 
-    place = RankRun(root, {**rank.fields(), "pid": os.getpid()}, log, request.collective_timeout_s)
+    place = RankRun(root, {**asdict(rank), "pid": os.getpid()}, log, request.collective_timeout_s)
     try:
         work = _run if request.command == "run" else _compile
         return call_roomy(work, request, place, say)  # as a command does: one roomy frame-stack block

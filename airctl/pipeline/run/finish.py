@@ -36,11 +36,7 @@ def verify_instruments(mode: Mode) -> list[Any]:
 
 
 def _record_findings(ledger: LedgerWriter, session: Findings) -> None:
-    rows = session.findings() + _run_rows(ledger)
-    first: dict[str, str] = {}
-    for row in rows:
-        first.setdefault(row.get("rule", "?"), f"{row.get('graph')}:{row.get('stage')}")
-    ledger.set_findings(rows, first)
+    ledger.set_findings(session.findings() + _run_rows(ledger))
 
 
 def _run_rows(ledger: LedgerWriter) -> list[dict[str, Any]]:

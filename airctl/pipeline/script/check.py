@@ -78,12 +78,15 @@ def run_graph_eagerly(gm: Any, args: Sequence[Any], collectives: CollectiveLog |
 
 
 def detached_clone(value: Any) -> Any:
+    """A copy of ``value``'s tensors (in lists, tuples and dicts), detached, each keeping ``requires_grad``."""
     import torch
 
     if isinstance(value, torch.Tensor):
-        return value.detach().clone()
+        return value.detach().clone().requires_grad_(value.requires_grad)
     if isinstance(value, (list, tuple)):
         return type(value)(detached_clone(v) for v in value)
+    if isinstance(value, dict):
+        return {k: detached_clone(v) for k, v in value.items()}
     return value
 
 

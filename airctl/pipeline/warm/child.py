@@ -23,6 +23,7 @@ import tempfile
 import time
 from typing import Any
 
+from airctl.pipeline.ranks.orphans import die_with_parent
 from airctl.pipeline.run import signals
 
 
@@ -30,7 +31,7 @@ def become(fds: list[int], request: dict[str, Any], unblock: set[int] | frozense
     """In the child: the caller's process state (see the module); ``unblock``: the signals the
     server held across the fork, let through once the handlers are a fresh process's."""
     os.setsid()
-    _end_with_parent(os.getppid())
+    die_with_parent(os.getppid(), signal.SIGTERM)  # the warm process dies: it ends as a terminated command
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
     close_inherited({0, 1, 2})
@@ -84,20 +85,6 @@ def _placement(request: dict[str, Any]) -> None:
                 os.setpriority(os.PRIO_PROCESS, 0, nice)
         except OSError:
             pass
-
-
-def _end_with_parent(parent: int) -> None:
-    """SIGTERM to this process when the warm process dies (it then ends as a terminated command)."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # it died already
-        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def std_streams(unbuffered: bool) -> None:

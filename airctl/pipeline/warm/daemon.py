@@ -12,7 +12,7 @@ is what the process itself runs:
    start fresh (``npu``) ends it, leaving ``refused`` and the reason in the state, so that no
    command starts another for the same key.
 4. It serves (:func:`airctl.pipeline.warm.server.serve`) until it is idle for ``idle_s``
-   (``AIRCTL_WARM_IDLE`` seconds, default :data:`IDLE_S`), until its key is no longer the
+   (``AIRCTL_WARM_IDLE`` seconds, default :data:`place.IDLE_S`), until its key is no longer the
    install's (checked every few seconds and before each command: a warm process never outlives a
    changed install; one in use starts the new install's warm process as it goes), until a file it
    imported changed (``stale``: :func:`airctl.pipeline.warm.place.first_changed`), until
@@ -43,8 +43,6 @@ from pathlib import Path
 from airctl.pipeline.warm import place
 from airctl.pipeline.warm.server import Program, Served, serve
 
-IDLE_ENV = place.IDLE_ENV
-IDLE_S = place.IDLE_S
 OWNER_ENV = "AIRCTL_WARM_OWNER"  # a pid: the warm process ends when that process has
 GRACE_S = 10.0  # after SIGTERM, how long running commands have to end before SIGKILL
 

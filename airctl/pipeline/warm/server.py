@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import select
 import selectors
 import signal
 import socket
@@ -36,11 +35,12 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from airctl.ledger.liveness import proc_stat
 from airctl.pipeline.run.boundary import flush_std_streams
 from airctl.pipeline.warm.fit import decide
 from airctl.pipeline.warm.intake import MAX_REQUEST, READ_S, Pending
 
-__all__ = ["MAX_REQUEST", "READ_S", "Program", "Served", "admit", "serve"]
+__all__ = ["MAX_REQUEST", "READ_S", "Program", "Served", "serve"]
 CHECK_S = 5.0  # how often ``valid()`` is asked while the loop waits
 
 
@@ -156,7 +156,7 @@ def _welcome(conn: socket.socket, served: Served) -> bool:
     """Whether the peer may send a request: this user's, and not a command this server runs."""
     peer, uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
                                                           struct.calcsize("3i")))
-    if uid != os.getuid() or _parent(peer) == os.getpid():
+    if uid != os.getuid() or str(os.getpid()) in (proc_stat(peer) or [])[1:2]:  # a command it runs
         conn.close()
         served.refused += 1
         return False
@@ -171,7 +171,6 @@ def _arriving(conn: socket.socket, pending: dict[socket.socket, Pending], sel: s
     try:
         request = waiting.feed()
     except ValueError:
-        request = None
         sel.unregister(conn)
         pending.pop(conn).close()
         served.refused += 1
@@ -188,26 +187,6 @@ def _arriving(conn: socket.socket, pending: dict[socket.socket, Pending], sel: s
         sel.register(pidfd, selectors.EVENT_READ, ("child", started))
     if on_request is not None:
         on_request(served)
-
-
-def admit(conn: socket.socket, program: Program, served: Served) -> tuple[socket.socket, int] | None:
-    """Read a client's request on ``conn`` (waiting up to ``READ_S`` for it) and answer it: (the
-    connection, the child's pid), or None (the client was told why, or was not one of ours)."""
-    served.last = time.time()
-    if not _welcome(conn, served):
-        return None
-    waiting = Pending(conn)
-    try:
-        while (request := waiting.feed()) is None:
-            left = waiting.deadline - time.monotonic()
-            if left <= 0 or not select.select([conn], [], [], left)[0]:
-                raise ValueError("no whole request in time")
-    except ValueError:
-        waiting.close()
-        served.refused += 1
-        return None
-    pid = answer(conn, waiting.fds, program, request, served)
-    return None if pid is None else (conn, pid)
 
 
 def answer(conn: socket.socket, fds: list[int], program: Program, request: dict[str, Any],
@@ -264,14 +243,6 @@ def _fork(program: Program, request: dict[str, Any], fds: list[int], conn: socke
             os._exit(code)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
     return pid
-
-
-def _parent(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return int(f.read().rsplit(b")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def _close(fds: list[int]) -> None:

@@ -110,16 +110,23 @@ def _search(root: Path) -> list[Path]:
     return found
 
 
+def json_object(path: Path, errors: str = "strict") -> dict[str, Any] | None:
+    """The JSON object in the regular file ``path``, best effort: None when it is missing, unreadable, not
+    JSON or not an object (``errors``: for bytes that are not UTF-8, as ``bytes.decode`` takes it)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8", errors=errors)) if path.is_file() else None
+    except (OSError, ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def _folder(path: Path) -> RankFolder:
     info_files = sorted((p for p in _listdir(path) if INFO.match(p.name)), key=lambda p: p.name)
     info: dict[str, Any] = {}
     rank = None
     for p in info_files:
-        try:
-            data = json.loads(p.read_text(encoding="utf-8", errors="replace"))
-        except (OSError, ValueError, RecursionError):
-            data = None
-        if isinstance(data, dict):
+        data = json_object(p, errors="replace")
+        if data is not None:
             info = data
             rank = _rank(data.get("rank_id"))
         named = INFO.match(p.name).group(1)  # type: ignore[union-attr]

@@ -11,13 +11,12 @@ breakdown: ``step_trace_time.csv``, else ``analysis.db``.
 from __future__ import annotations
 
 import bisect
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
 
 from airctl.profile.ascend import db, kernels, step_trace, trace
-from airctl.profile.ascend.folders import RankFolder, level_of
+from airctl.profile.ascend.folders import RankFolder, json_object, level_of
 from airctl.profile.ascend.kernels import op_type_of
 from airctl.profile.ascend.model import COMPUTE_TYPE, EVENT_TASK, Columns, Issues, ProfileReadError, RankData, Task
 from airctl.profile.ascend.placement import markers_from_trace, place_streams
@@ -133,9 +132,4 @@ def _profiler_steps(data: RankData, out: Path, issues: Issues) -> None:
 def _simulated(folder: RankFolder) -> bool:
     if folder.info.get("simulated"):
         return True
-    meta = folder.path / "profiler_metadata.json"
-    try:
-        data = json.loads(meta.read_text(encoding="utf-8")) if meta.is_file() else {}
-    except (OSError, ValueError, RecursionError):
-        return False
-    return bool(isinstance(data, dict) and data.get("simulated"))
+    return bool((json_object(folder.path / "profiler_metadata.json") or {}).get("simulated"))

@@ -121,25 +121,23 @@ def iter_events(path: Path, progress: Progress | None = None) -> Iterator[dict[s
             yield from _items(scan)
             _after_end(scan)
             return
-        if first != "{":
-            raise ProfileReadError(f"{path.name} is neither a list of trace events nor an object with 'traceEvents'",
-                                   file=str(path), hint="expected Chrome trace JSON as torch_npu writes it")
-        scan.pos += 1
         found = False
-        while scan.peek() != "}":
-            key = scan.value()
-            scan.expect(":")
-            if key == "traceEvents" and scan.peek() == "[":
-                scan.pos += 1
-                found = True
-                yield from _items(scan)
-            else:
-                scan.value()  # displayTimeUnit, otherData, ...: not used
-            if scan.peek() == ",":
-                scan.pos += 1
-            elif scan.peek() != "}":
-                scan.expect("}")
-        if not found:
+        if first == "{":
+            scan.pos += 1
+            while scan.peek() != "}":
+                key = scan.value()
+                scan.expect(":")
+                if key == "traceEvents" and scan.peek() == "[":
+                    scan.pos += 1
+                    found = True
+                    yield from _items(scan)
+                else:
+                    scan.value()  # displayTimeUnit, otherData, ...: not used
+                if scan.peek() == ",":
+                    scan.pos += 1
+                elif scan.peek() != "}":
+                    scan.expect("}")
+        if not found:  # not an object, or one without a list of events
             raise ProfileReadError(f"{path.name} is neither a list of trace events nor an object with 'traceEvents'",
                                    file=str(path), hint="expected Chrome trace JSON as torch_npu writes it")
         scan.pos += 1

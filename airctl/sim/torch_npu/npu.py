@@ -153,12 +153,17 @@ def device_count() -> int:
     return 1
 
 
-def current_device() -> int:
+def _zero(device: Any = None) -> int:
     return 0
 
 
-def set_device(device) -> None:
+def _none(*args: Any, **kwargs: Any) -> None:
     return None
+
+
+# nothing to select, allocate, free or initialise on a device that is the CPU
+current_device = memory_allocated = max_memory_allocated = _zero
+set_device = empty_cache = init = _lazy_init = fake_record_stream = _none
 
 
 def get_device_name(device=None) -> str:
@@ -167,18 +172,6 @@ def get_device_name(device=None) -> str:
 
 def get_device_properties(device=None):
     return SimpleNamespace(name=get_device_name(), total_memory=0, cube_core_num=24, vector_core_num=48)
-
-
-def empty_cache() -> None:
-    return None
-
-
-def memory_allocated(device=None) -> int:
-    return 0
-
-
-def max_memory_allocated(device=None) -> int:
-    return 0
 
 
 # torch.cuda.default_generators' counterpart: one generator per device, the PrivateUse1 device's own
@@ -201,14 +194,6 @@ def manual_seed_all(seed: int) -> None:
 
 def is_initialized() -> bool:
     return True
-
-
-def init() -> None:
-    return None
-
-
-def _lazy_init() -> None:
-    return None
 
 
 def _get_deterministic_level() -> int:
@@ -234,10 +219,6 @@ def set_stream_limit(s: Stream, cube_num: int, vector_num: int) -> None:
 
 def get_device_limit(device=None) -> dict:
     return {"cube_core_num": 24, "vector_core_num": 48}
-
-
-def fake_record_stream(tensor: torch.Tensor, s: Stream) -> None:
-    return None
 
 
 # NPU graphs (aclgraph). Capture and replay are device features: the sim backend runs TorchAir's

@@ -19,6 +19,8 @@ from typing import Any
 
 import torch
 
+from airctl.sim.torch_npu.npu import _none, _zero
+
 # name -> why sim does not offer it (tests/sim/test_wheel_surface.py keeps this in step with the wheel)
 _WHY = {
     "typed storages and tensor types of device memory (legacy constructors): create tensors with "
@@ -67,14 +69,6 @@ def memory_stats_as_nested_dict(device: Any = None) -> dict[str, Any]:
 
 def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
     return "airctl sim: no device memory (the NPU is the CPU)"
-
-
-def _zero(device: Any = None) -> int:
-    return 0
-
-
-def _none(*args: Any, **kwargs: Any) -> None:
-    return None
 
 
 memory_reserved = max_memory_reserved = memory_cached = max_memory_cached = _zero
