@@ -32,11 +32,10 @@ import os
 import signal
 import sys
 import tempfile
-import threading
 from collections.abc import Callable
 from typing import Any
 
-from airctl.signal_guard import HELD, Holder
+from airctl.signal_guard import HELD, deferred_signals
 
 
 class Aside:
@@ -55,40 +54,32 @@ class Aside:
         for stream in (sys.stdout, sys.stderr):  # nothing buffered that the child could print again
             with contextlib.suppress(Exception):
                 stream.flush()
-        holder = Holder() if threading.current_thread() is threading.main_thread() else None
-        if holder is not None:
-            holder.enter()
-        try:
-            pid = fork()
-        except OSError:
-            pid = None
-        if pid == 0:  # the child
-            code = 1
+        with deferred_signals():  # a signal during the fork: delivered after it, to the handler it was meant for
             try:
-                for signum in HELD:  # the default actions: a Ctrl-C or a kill ends the child at once
-                    signal.signal(signum, signal.SIG_DFL)
-                gc.disable()
-                data = job()
-                if self._out is not None:
-                    self._out.write(data)
-                    self._out.flush()
-                code = 0
-            except BaseException:  # noqa: BLE001 - reported by the exit code; the parent decides
+                pid = fork()
+            except OSError:
+                pid = None
+            if pid == 0:  # the child
                 code = 1
-            finally:
-                os._exit(code)
-        if holder is not None:
-            holder.leave()  # a signal during the fork: delivered now, to the handler it was meant for
+                try:
+                    for signum in HELD:  # the default actions: a Ctrl-C or a kill ends the child at once
+                        signal.signal(signum, signal.SIG_DFL)
+                    gc.disable()
+                    data = job()
+                    if self._out is not None:
+                        self._out.write(data)
+                        self._out.flush()
+                    code = 0
+                except BaseException:  # noqa: BLE001 - reported by the exit code; the parent decides
+                    code = 1
+                finally:
+                    os._exit(code)
         if pid is not None:
             self._pid = pid
             self._job = None  # the parent keeps nothing the job holds
         elif self._out is not None:  # the fork failed: the job runs inline, its result kept in memory
             self._out.close()
             self._out = None
-
-    @property
-    def forked(self) -> bool:
-        return self._pid is not None
 
     def wait(self) -> bool:
         """Wait for the job; True when it succeeded (the inline fallback raises as the job does)."""

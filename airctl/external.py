@@ -27,7 +27,6 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from airctl.settings import TOOL_TIMEOUT, number
 
@@ -62,15 +61,14 @@ class Finished:
 
 
 def run_command(cmd: str | Sequence[str], *, timeout_s: float, shell: bool = False, input: bytes | None = None,
-                env: Mapping[str, str] | None = None, cwd: Path | str | None = None,
-                keep_stdout: bool = False) -> Finished:
+                env: Mapping[str, str] | None = None, keep_stdout: bool = False) -> Finished:
     """Run ``cmd`` (a list, or a shell string with ``shell=True``) in its own process group, at most
     ``timeout_s`` seconds; its group is killed when the time is up or when airctl is interrupted.
     ``keep_stdout``: stdout is the tool's result, kept whole in ``Finished.output`` (bytes)."""
     if not timeout_s > 0:
         raise ValueError(f"timeout must be positive, not {timeout_s!r}")
     started = time.monotonic()
-    proc = subprocess.Popen(cmd, shell=shell, env=dict(env) if env is not None else None, cwd=cwd,  # noqa: S603
+    proc = subprocess.Popen(cmd, shell=shell, env=dict(env) if env is not None else None,  # noqa: S603
                             stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     timed_out = False

@@ -143,13 +143,14 @@ class Holder:
 
 
 @contextmanager
-def deferred_signals() -> Iterator[None]:
-    """Record :data:`HELD` signals during the block; the first one is raised again after it (main thread
-    only: elsewhere Python runs no handler, so there is nothing to hold)."""
+def deferred_signals(holder: Holder | None = None) -> Iterator[None]:
+    """Record :data:`HELD` signals during the block (in ``holder``: one more hold of it, default a new
+    one); the first one is raised again after it (main thread only: elsewhere Python runs no handler, so
+    there is nothing to hold)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    holder = Holder()
+    holder = Holder() if holder is None else holder
     try:
         holder.enter()
         yield

@@ -274,7 +274,7 @@ _.__signature__  # airctl/cli/signature.py:37
 _.__annotations__  # airctl/cli/signature.py:38
 
 # functools' __wrapped__, read by inspect.unwrap
-_.__wrapped__  # airctl/passes/placements.py:97
+_.__wrapped__  # airctl/passes/placements.py:93
 
 # TorchAir's config fields, set for TorchAir to read
 _.post_grad_custom_pre_pass  # airctl/pipeline/compile/compiler.py:90
@@ -294,7 +294,5 @@ dialects  # airctl/verify/rule.py:21
 seen_in  # airctl/verify/rule.py:23
 seen_how  # airctl/verify/rule.py:24
 
-# API the tests and docstring examples use to read what the product wrote (payload_of, name_of, ...)
-_.name_of  # airctl/graph/ge_streams.py:93
-script_json  # airctl/report/page.py:174
-payload_of  # airctl/report/page.py:194
+# API the tests and docstring examples use to read what the product wrote (payload_of, ...)
+payload_of  # airctl/report/page.py:189

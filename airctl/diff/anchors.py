@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from airctl.diff.evidence import looks_alike
 from airctl.diff.propagate import Pairing, fitter
 from airctl.diff.sides import Side
 
@@ -36,12 +37,7 @@ def seed(p: Pairing) -> int:
     if len(outs_a) == len(outs_b) == 1:
         p.link(outs_a[0], outs_b[0], "anchor")
         made += 1
-    sources_a, sources_b = _sources(a), _sources(b)
-    for key, i in sources_a.items():
-        j = sources_b.get(key, -1)
-        if i >= 0 and j >= 0 and a.pair[i] < 0 and b.pair[j] < 0:
-            p.link(i, j, "anchor")
-            made += 1
+    made += p.link_unique(_sources(a), _sources(b), "anchor")
     inputs_a, inputs_b = _graph_inputs(a), _graph_inputs(b)
     if len(inputs_a) == len(inputs_b):  # the signature's k-th argument is the k-th argument
         for i, j in zip(inputs_a, inputs_b, strict=True):
@@ -61,7 +57,8 @@ def unique_ops(p: Pairing) -> int:
     fits = fitter(p)
     for i in ua:
         j = only_b.get(a.op[i], -1)
-        if j >= 0 and count_a[a.op[i]] == 1 and _alike(a, b, i, j) and fits(i, j):
+        if j >= 0 and count_a[a.op[i]] == 1 and looks_alike(p, i, j, inputs=True) \
+                and looks_alike(p, i, j, inputs=False) and fits(i, j):
             p.link(i, j, "anchor")
             made += 1
     return made
@@ -83,22 +80,11 @@ def _graph_inputs(side: Side) -> list[int]:
     return [i for i in _of_ops(side, ("placeholder",)) if pair[i] < 0 and nodes[i].kind == "placeholder"]
 
 
-def _sources(side: Side) -> dict[tuple[int, int], int]:
-    """(op, attributes) -> the one unpaired source node with them, or -1 when several share them."""
-    out: dict[tuple[int, int], int] = {}
-    for i, op in enumerate(side.op):
-        if not side.data_in[i] and side.pair[i] < 0:
-            key = (op, side.identity_key(i))  # a stream label is placement: moved sources still anchor
-            out[key] = -1 if key in out else i
-    return out
-
-
-def _alike(a: Side, b: Side, i: int, j: int) -> bool:
-    """The ops of ``i``'s inputs (by slot) and users (with the slot they read) are ``j``'s."""
-    if [a.op[x] if x >= 0 else -1 for x in a.data_in[i]] != [b.op[y] if y >= 0 else -1 for y in b.data_in[j]]:
-        return False
-    return Counter(zip((a.op[u] for u in a.users[i]), a.user_slot[i], strict=True)) == Counter(
-        zip((b.op[v] for v in b.users[j]), b.user_slot[j], strict=True))
+def _sources(side: Side) -> list[tuple[tuple[int, int], int]]:
+    """The unpaired source nodes, each keyed by its op and attributes (a stream label is placement, not
+    part of the key: moved sources still anchor)."""
+    return [((op, side.identity_key(i)), i) for i, op in enumerate(side.op)
+            if not side.data_in[i] and side.pair[i] < 0]
 
 
 def signatures(p: Pairing) -> int:
@@ -113,22 +99,11 @@ def signatures(p: Pairing) -> int:
             return -2 - side.op[k]
         return paired if to_a else k  # an a-side index, on both sides
 
-    def sigs(side: Side, is_a: bool) -> dict[int, int]:
-        out: dict[int, int] = {}
-        for i in side.unmatched():
-            key = hash((side.op[i], tuple(label(side, k, not is_a) for k in side.data_in[i]),
-                        tuple(sorted(label(side, u, not is_a) for u in side.users[i]))))
-            out[key] = -1 if key in out else i
-        return out
+    def sigs(side: Side, is_a: bool) -> list[tuple[int, int]]:
+        return [(hash((side.op[i], tuple(label(side, k, not is_a) for k in side.data_in[i]),
+                       tuple(sorted(label(side, u, not is_a) for u in side.users[i])))), i) for i in side.unmatched()]
 
-    sa, sb = sigs(a, True), sigs(b, False)
-    made = 0
-    for key, i in sa.items():
-        j = sb.get(key, -1)
-        if i >= 0 and j >= 0:
-            p.link(i, j, "signature")
-            made += 1
-    return made
+    return p.link_unique(sigs(a, True), sigs(b, False), "signature")
 
 
 def sequence(p: Pairing) -> int:

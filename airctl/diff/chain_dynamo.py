@@ -36,10 +36,19 @@ def op_base(op: str) -> str:
 Lines = dict[tuple[str | None, str | None], list[Node]]
 
 
+def call_lines(graph: Graph) -> Lines:
+    """The graph's calls with a source line, grouped by (source line, module), in graph order."""
+    index: Lines = {}
+    for n in graph.nodes:
+        if n.kind in _CALLS and n.source:
+            index.setdefault((n.source, n.module), []).append(n)
+    return index
+
+
 def _group(graph: Graph, source: str | None, module: str | None, lines: Lines | None = None) -> list[Node]:
-    if lines is not None:  # the graph's calls by (source, module), made once (chain_graphs.Snapshots.lines)
-        return lines.get((source, module), [])
-    return [n for n in graph.nodes if n.kind in _CALLS and n.source == source and n.module == module]
+    """The calls of ``source`` (a line) and ``module``; ``lines``: the graph's :func:`call_lines`, made once
+    by the caller (chain_graphs.Snapshots.lines)."""
+    return (lines if lines is not None else call_lines(graph)).get((source, module), [])
 
 
 def dynamo_of(dynamo: Graph, aot: Graph, name: str,

@@ -17,13 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from airctl.diff.chain_dynamo import Lines, call_lines
 from airctl.diff.match import match_graphs
 from airctl.diff.provenance import FX_NAMES
 from airctl.graph.model import Graph, Node
 from airctl.ledger.index import StageRef
 from airctl.ledger.reader import Ledger
-
-_CALLS = ("call_function", "call_method", "call_module")
 
 
 class Snapshots:
@@ -40,7 +39,7 @@ class Snapshots:
         self._pairs: dict[tuple[str, str], dict[str, str]] = {}
         self._back: dict[tuple[str, str], dict[str, str]] = {}
         self._ge: dict[str, dict[str, list[Node]]] = {}
-        self._lines: dict[str, dict[tuple[str | None, str | None], list[Node]]] = {}
+        self._lines: dict[str, Lines] = {}
         self._made: dict[tuple[str, str], dict[str, Any]] = {}
         self._memo: dict[Any, Any] = {}
 
@@ -96,14 +95,10 @@ class Snapshots:
             self._ge[stage.file] = index
         return self._ge[stage.file]
 
-    def lines(self, stage: StageRef) -> dict[tuple[str | None, str | None], list[Node]]:
+    def lines(self, stage: StageRef) -> Lines:
         """An FX snapshot's calls grouped by (source line, module), in graph order."""
         if stage.file not in self._lines:
-            index: dict[tuple[str | None, str | None], list[Node]] = {}
-            for n in self(stage).nodes:
-                if n.kind in _CALLS and n.source:
-                    index.setdefault((n.source, n.module), []).append(n)
-            self._lines[stage.file] = index
+            self._lines[stage.file] = call_lines(self(stage))
         return self._lines[stage.file]
 
     def made_beside(self, prev: StageRef, cur: StageRef, gone: str) -> list[str]:

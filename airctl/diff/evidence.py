@@ -96,13 +96,13 @@ def _key(p: Pairing, x: int, y: int) -> tuple | None:
         if lacks_in and lacks_out:
             return None
         if lacks_in or lacks_out:  # the walk has not reached that side: its ops must at least look alike
-            if not _looks_alike(p, x, y, inputs=lacks_in):
+            if not looks_alike(p, x, y, inputs=lacks_in):
                 return None
             one_sided = True
     # in half points: an agreeing neighbour 2, a bridged one 1, a contradicting one or an op change -2
     score = 2 * (agree - contra - (not same)) + bridged
     if same and not agree:  # only bridged: the other side's ops must look alike
-        if contra or not bridged or not (_looks_alike(p, x, y, inputs=True) or _looks_alike(p, x, y, inputs=False)):
+        if contra or not bridged or not (looks_alike(p, x, y, inputs=True) or looks_alike(p, x, y, inputs=False)):
             return None
         one_sided = True
     tier = 0 if score >= 4 else 1 if score >= 2 else 2
@@ -137,7 +137,7 @@ def _reads(side: Side, users: list[int], q: int, slot: int) -> bool:
     return any(pair[v] < 0 and slot < len(data_in[q]) and data_in[q][slot] == v for v in users)
 
 
-def _looks_alike(p: Pairing, x: int, y: int, inputs: bool) -> bool:
+def looks_alike(p: Pairing, x: int, y: int, inputs: bool) -> bool:
     """The ops of ``x``'s inputs (by slot) or users (with the slot they read) equal ``y``'s."""
     a, b = p.a, p.b
     if inputs:

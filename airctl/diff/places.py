@@ -16,14 +16,12 @@ from typing import Any
 from airctl.diff.match import Matching
 from airctl.graph.model import Graph, is_stream_op
 
-SIDE = {"air.record": "after", "air.scope_exit": "after", "air.wait": "before", "air.scope_enter": "before"}
+SIDE = {"record": "after", "scope_exit": "after", "wait": "before", "scope_enter": "before"}
 
 
 def _side(op: str) -> str | None:
-    if not is_stream_op(op):
-        return None
-    op = "air." + op.partition(".")[2]  # npugraph_ex's copies sit where TorchAir's do
-    return next((side for prefix, side in SIDE.items() if op.startswith(prefix)), None)
+    """Where a stream op stands (npugraph_ex's copies where TorchAir's do); None for any other op."""
+    return next((side for name, side in SIDE.items() if is_stream_op(op, name)), None)
 
 
 def _neighbours(graph: Graph, direction: str) -> dict[str, str | None]:

@@ -13,7 +13,7 @@ an unpaired neighbour it could not resolve (different op, or several same-op use
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterable
 
 from airctl.diff.sides import Side
 
@@ -40,10 +40,31 @@ class Pairing:
     def done(self) -> bool:
         return not self.left_a or not self.left_b
 
+    def link_unique(self, keyed_a: Iterable[tuple[Hashable, int]], keyed_b: Iterable[tuple[Hashable, int]],
+                    how: str) -> int:
+        """Pair each unpaired node whose key (``keyed_*``: (key, node) per candidate of a side) is its
+        side's alone with the node alone with that key on the other side; returns the pairs made."""
+        only_b = _alone(keyed_b)
+        made = 0
+        for key, i in _alone(keyed_a).items():
+            j = only_b.get(key, -1)
+            if i >= 0 and j >= 0 and self.a.pair[i] < 0 and self.b.pair[j] < 0:
+                self.link(i, j, how)
+                made += 1
+        return made
+
     def retry_stuck(self) -> None:
         """Queue the stuck nodes again (pairs made since may have resolved their neighbours)."""
         self.queue.extend(self.stuck)
         self.stuck.clear()
+
+
+def _alone(keyed: Iterable[tuple[Hashable, int]]) -> dict[Hashable, int]:
+    """Key -> the one node with it, ``-1`` where several share it; keys in order of first use."""
+    out: dict[Hashable, int] = {}
+    for key, i in keyed:
+        out[key] = -1 if key in out else i
+    return out
 
 
 def propagate(p: Pairing) -> int:

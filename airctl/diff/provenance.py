@@ -38,15 +38,13 @@ def _is_ge(side: Side) -> bool:
     return side.dialect == "ge"
 
 
-def _fx_keys(side: Side) -> dict[tuple, int]:
-    """(op, FX tensor names) -> the one unpaired node carrying them, or -1 when several do."""
-    out: dict[tuple, int] = {}
+def _fx_keys(side: Side) -> list[tuple[tuple, int]]:
+    """The unpaired nodes that carry FX tensor names, each keyed by its op and those names."""
+    out: list[tuple[tuple, int]] = []
     for i, node in enumerate(side.nodes):
         names = node.meta.get(FX_NAMES) if node.meta else None
-        if not names or side.pair[i] >= 0:
-            continue
-        key = (side.op[i], tuple(sorted(map(str, names))))
-        out[key] = -1 if key in out else i
+        if names and side.pair[i] < 0:
+            out.append(((side.op[i], tuple(sorted(map(str, names)))), i))
     return out
 
 
@@ -54,14 +52,7 @@ def by_fx_node(p: Pairing) -> int:
     """Pair GE ops converted from the same FX node (see the module docstring)."""
     if not (_is_ge(p.a) and _is_ge(p.b)):
         return 0
-    keys_b = _fx_keys(p.b)
-    made = 0
-    for key, i in _fx_keys(p.a).items():
-        j = keys_b.get(key, -1)
-        if i >= 0 and j >= 0 and p.a.pair[i] < 0 and p.b.pair[j] < 0:
-            p.link(i, j, "provenance")
-            made += 1
-    return made
+    return p.link_unique(_fx_keys(p.a), _fx_keys(p.b), "provenance")
 
 
 def by_ge_name(p: Pairing) -> int:

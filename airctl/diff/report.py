@@ -10,7 +10,7 @@ named by their endpoints in the graph they belong to (``b`` for added, ``a`` for
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,28 +80,21 @@ class DiffReport:
         }
 
 
-def _rename_refs(value: Any, names: Mapping[str, str]) -> Any:
-    """FX attrs name their inputs as ``"%mm"``; rewrite those through the matching before comparing."""
+def _map_refs(value: Any, ref: Callable[[str], str]) -> Any:
+    """``value`` with every input reference in it (FX attrs name their inputs as ``"%mm"``) replaced by
+    ``ref`` of the name it holds (``"mm"``), in its lists and dicts too."""
     if isinstance(value, str):
-        if value.startswith("%") and value[1:] in names:
-            return "%" + names[value[1:]]
-        return value
+        return ref(value[1:]) if value.startswith("%") else value
     if isinstance(value, list):
-        return [_rename_refs(v, names) for v in value]
+        return [_map_refs(v, ref) for v in value]
     if isinstance(value, dict):
-        return {k: _rename_refs(v, names) for k, v in value.items()}
+        return {k: _map_refs(v, ref) for k, v in value.items()}
     return value
 
 
-def _mask_refs(value: Any) -> Any:
-    """``value`` with every input reference (``"%mm"``) replaced by ``"%"``."""
-    if isinstance(value, str):
-        return "%" if value.startswith("%") else value
-    if isinstance(value, list):
-        return [_mask_refs(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _mask_refs(v) for k, v in value.items()}
-    return value
+def _masked(_name: str) -> str:
+    """Any input reference, as :func:`_map_refs` masks it for a comparison: ``"%"``."""
+    return "%"
 
 
 def _attr_changes(a: Node, b: Node, names: Mapping[str, str]) -> dict[str, Any]:
@@ -112,10 +105,11 @@ def _attr_changes(a: Node, b: Node, names: Mapping[str, str]) -> dict[str, Any]:
     for key in sorted(set(a.attrs) | set(b.attrs)):
         old = a.attrs.get(key, _MISSING)
         new = b.attrs.get(key, _MISSING)
-        if old == new or (old is not _MISSING and new is not _MISSING and _mask_refs(old) == _mask_refs(new)):
+        if old == new or (old is not _MISSING and new is not _MISSING
+                          and _map_refs(old, _masked) == _map_refs(new, _masked)):
             continue
-        if old is not _MISSING:
-            old = _rename_refs(old, names)
+        if old is not _MISSING:  # its references through the matching, so that they read as b's names
+            old = _map_refs(old, lambda name: "%" + names.get(name, name))
         out[key] = {"old": None if old is _MISSING else old, "new": None if new is _MISSING else new}
     return out
 
@@ -214,7 +208,7 @@ def _build_by_name(a: Graph, b: Graph, matching: Matching) -> DiffReport:
 
 
 class _Names(Mapping[str, str]):
-    """The matching's a -> b names for :func:`_rename_refs`, built on first use: only an FX argument
+    """The matching's a -> b names for :func:`_map_refs`, built on first use: only an FX argument
     naming an input (``"%mm"``) in a changed attribute reads them (50k nodes: tens of ms otherwise)."""
 
     def __init__(self, matching: Matching) -> None:

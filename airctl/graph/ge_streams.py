@@ -90,10 +90,6 @@ class Allocation:
     def streams(self) -> list[int]:
         return sorted(set(self.stream.values()))
 
-    def name_of(self, op: str) -> str | None:
-        sid = self.stream.get(op)
-        return None if sid is None else self.names.get(sid)
-
 
 def parse_spec(spec: str) -> tuple[str, int]:
     """``"LoadBalance:4"`` -> ``("LoadBalance", 4)``; ``"cv"`` -> ``("cv", 2)``."""
@@ -195,11 +191,12 @@ def topological(graph: Graph) -> list[Node]:
     return [graph.nodes[i] for i in order]
 
 
-def _balance(chains: list[list[int]], limit: int) -> list[int]:
-    load = [0] * limit
+def _balance(chains: list[list[int]], limit: int, first: int = 0) -> list[int]:
+    """Each chain, in order, to the stream of ``first..limit-1`` with the fewest ops so far (the lowest of equals)."""
+    load = dict.fromkeys(range(first, limit), 0)
     out = []
     for chain in chains:
-        sid = min(range(limit), key=lambda s: (load[s], s))
+        sid = min(load, key=lambda s: (load[s], s))
         load[sid] += len(chain)
         out.append(sid)
     return out
@@ -233,17 +230,9 @@ def _serial(n: int, succ: list[list[int]]) -> list[bool]:
 def _main_stream(chains: list[list[int]], succ: list[list[int]], limit: int) -> list[int]:
     serial = _serial(len(succ), succ)
     main = max(range(len(chains)), key=lambda k: (sum(serial[i] for i in chains[k]), len(chains[k]), -k))
-    load = [0] * limit
-    out = []
-    for k, chain in enumerate(chains):
-        if k == main or limit == 1 or all(serial[i] for i in chain):
-            out.append(0)
-            load[0] += len(chain)
-            continue
-        sid = min(range(1, limit), key=lambda s: (load[s], s))
-        load[sid] += len(chain)
-        out.append(sid)
-    return out
+    on_main = [k == main or limit == 1 or all(serial[i] for i in chain) for k, chain in enumerate(chains)]
+    others = iter(_balance([c for c, stays in zip(chains, on_main, strict=True) if not stays], limit, first=1))
+    return [0 if stays else next(others) for stays in on_main]
 
 
 def _list_schedule(chains: list[list[int]], succ: list[list[int]], cost: list[float], limit: int) -> list[int]:

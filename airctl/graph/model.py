@@ -145,17 +145,9 @@ class Graph:
                     out.append(Edge(src, node.name, "control", i))
         return out
 
-    def users(self) -> dict[str, list[str]]:
-        result: dict[str, list[str]] = {n.name: [] for n in self.nodes}
-        for e in self.edges():
-            result[e.src].append(e.dst)
-        return result
-
     def streams(self) -> list[str | None]:
-        seen: dict[str | None, None] = {}
-        for n in self.nodes:
-            seen.setdefault(n.stream, None)
-        return list(seen)
+        """Each stream the nodes use, once, in order of first use."""
+        return list(dict.fromkeys(n.stream for n in self.nodes))
 
     def structure(self) -> list[tuple[Any, ...]]:
         """What the graph computes and orders (names, ops, inputs, attributes, streams), without

@@ -57,6 +57,13 @@ class Refs(dict[str, int]):
                             [list(map(ref, node.control_inputs)) if node.control_inputs else _NONE for node in nodes])
         return self._inputs
 
+    def data_inputs(self, graph: Graph) -> list[list[int]]:
+        """:meth:`inputs`' data inputs, except that an empty reference (an absent optional input) is left
+        out rather than naming a node called ``""`` (the shared lists where the graph has no such node)."""
+        if "" not in self.index:
+            return self.inputs(graph)[0]
+        return [[self[r] for r in node.inputs if r] for node in graph.nodes]
+
     @classmethod
     def of(cls, graph: Graph, index: dict[str, int] | None = None) -> Refs:
         """The references of ``graph`` (``index``: its name -> position map, when the caller has it);

@@ -91,13 +91,8 @@ def _safe_points(translator: type) -> list[tuple[Any, str]]:
 def _holding(compile_frame: Callable[..., Any], holder: Holder) -> Callable[..., Any]:
     @functools.wraps(compile_frame)
     def held_compile(*args: Any, **kwargs: Any) -> Any:
-        if threading.current_thread() is not threading.main_thread():  # Python runs handlers there only
+        with signal_guard.deferred_signals(holder):  # the main thread's compiles: Python runs handlers there only
             return compile_frame(*args, **kwargs)
-        try:
-            holder.enter()
-            return compile_frame(*args, **kwargs)
-        finally:
-            holder.leave()
 
     return held_compile
 

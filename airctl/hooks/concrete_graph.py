@@ -24,17 +24,25 @@ from typing import Any
 from airctl.hooks.patching import Patches
 
 
+def patch_save_fx_graph(p: Patches, cls: Any, listener: Any) -> None:
+    """``cls.save_fx_graph`` (a concrete graph class of TorchAir's, or npugraph_ex's copy) hands the
+    final FX graph to the listener too."""
+    original = cls.save_fx_graph
+
+    def save_fx_graph(self: Any, graph_module: Any) -> None:
+        original(self, graph_module)
+        listener.final_fx(self, graph_module)
+
+    p.setattr(cls, "save_fx_graph", save_fx_graph)
+
+
 def patch(p: Patches, listener: Any) -> None:
     from torchair._acl_concrete_graph.fx2acl_converter import AclConcreteGraph
     from torchair._ge_concrete_graph.fx2ge_converter import GeConcreteGraph
     from torchair._ge_concrete_graph.utils import dump_graph
 
     for cls in (GeConcreteGraph, AclConcreteGraph):
-        def save_fx_graph(self, graph_module, _orig=cls.save_fx_graph):
-            _orig(self, graph_module)
-            listener.final_fx(self, graph_module)
-
-        p.setattr(cls, "save_fx_graph", save_fx_graph)
+        patch_save_fx_graph(p, cls, listener)
 
     orig_compile = GeConcreteGraph.compile
 

@@ -58,11 +58,13 @@ def _code(func: Any) -> str | None:
         return None
 
 
-def _where(func: Any) -> dict[str, Any]:
+def _function(func: Any) -> dict[str, Any]:
+    """The cached method as its events name it: ``function`` (its qualified name), ``file`` and ``line`` where known."""
+    named = {"function": getattr(func, "__qualname__", str(func))}
     try:
-        return {"file": inspect.getsourcefile(func), "line": inspect.getsourcelines(func)[1]}
+        return {**named, "file": inspect.getsourcefile(func), "line": inspect.getsourcelines(func)[1]}
     except (OSError, TypeError):
-        return {}
+        return named
 
 
 def patch(p: Patches, listener: Any) -> None:
@@ -82,10 +84,8 @@ def patch(p: Patches, listener: Any) -> None:
         result = original(self, global_vars)
         loaded = not isinstance(result, cc.ModelCacheSaver)
         kind = "cache_hit" if loaded else ("cache_invalidated" if existed else "cache_miss")
-        func = self.func
-        listener.cache_event({
-            "kind": kind, "cache": cache_bin, "function": getattr(func, "__qualname__", str(func)),
-            **_where(func), "key": parts, "code": _code(func)})
+        listener.cache_event({"kind": kind, "cache": cache_bin, **_function(self.func), "key": parts,
+                              "code": _code(self.func)})
         return result
 
     original_save = cc.ModelCacheSaver.save_compiled_fn
@@ -94,8 +94,7 @@ def patch(p: Patches, listener: Any) -> None:
         dropped = self._code_id is not None and self._code_id != code_id  # TorchAir removes the cache
         result = original_save(self, code_id)
         if dropped:
-            listener.cache_event({"kind": "cache_dropped", "cache": self.cache_bin,
-                                  "function": getattr(self.func, "__qualname__", str(self.func)), **_where(self.func)})
+            listener.cache_event({"kind": "cache_dropped", "cache": self.cache_bin, **_function(self.func)})
         return result
 
     p.setattr(cc.LazyCompiledModel, "compile", compile)

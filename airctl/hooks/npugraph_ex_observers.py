@@ -26,11 +26,12 @@ import sys
 import sysconfig
 import weakref
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from airctl.hooks import graph_transform_observer
+from airctl.hooks.concrete_graph import patch_save_fx_graph
 from airctl.hooks.patching import Patches
+from airctl.io.paths import AIRCTL_PACKAGE
 from airctl.io.torchair_why import RECAPTURE_REASONS, capture_reason, shown_key
 
 
@@ -95,7 +96,6 @@ def stale_replay(graph: Any, args: Sequence[Any]) -> dict[str, Any] | None:
                       "check (skipped by unsafe_skip_npugraph_capture_validation) would have recaptured here"}
 
 
-_LIBRARY = tuple(str(Path(m.__file__).resolve().parent) + os.sep for m in (sys.modules[__name__.split(".")[0]],))
 # the environment's console scripts (``.venv/bin/airctl``): airctl's entry point, not the user's code
 _SCRIPTS = tuple(os.path.join(os.path.realpath(p), "bin") + os.sep for p in {sys.prefix, sys.exec_prefix})
 # Python's own library (logging hands Dynamo's messages to airctl's handler through it)
@@ -112,7 +112,7 @@ def user_call() -> dict[str, Any]:
         file = frame.f_code.co_filename
         real = os.path.realpath(file)
         if not (file.startswith("<") or "site-packages" in file or "dist-packages" in file
-                or real.startswith(_LIBRARY) or real.startswith(_SCRIPTS) or real.startswith(_STDLIB)
+                or real.startswith(AIRCTL_PACKAGE) or real.startswith(_SCRIPTS) or real.startswith(_STDLIB)
                 or frame.f_code in orig_code_map):
             return {"file": file, "line": frame.f_lineno}
         frame = frame.f_back
@@ -127,13 +127,7 @@ def patch(p: Patches, listener: Any) -> None:
     from torch._dynamo.utils import counters
 
     graph_transform_observer.patch(p, listener, gto=gto)
-    concrete = fx2acl.AclConcreteGraph
-    original_save = concrete.save_fx_graph
-
-    def save_fx_graph(self: Any, graph_module: Any) -> None:
-        original_save(self, graph_module)
-        listener.final_fx(self, graph_module)
-
+    patch_save_fx_graph(p, fx2acl.AclConcreteGraph, listener)
     calls: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
     original_call = acl.AclGraph.__call__
 
@@ -154,5 +148,4 @@ def patch(p: Patches, listener: Any) -> None:
             for event in events:
                 listener.aclgraph_capture(str(self.name), {**event, **where})
 
-    p.setattr(concrete, "save_fx_graph", save_fx_graph)
     p.setattr(acl.AclGraph, "__call__", call)

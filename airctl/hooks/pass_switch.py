@@ -17,6 +17,7 @@ TorchAir's config turns off itself; the rest always run.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -83,10 +84,7 @@ def configure(config: Any, off: Iterable[str]) -> list[str]:
         if s is None or s.config is None:
             continue
         path, value = s.config
-        owner = config
         *parents, leaf = path.split(".")
-        for part in parents:
-            owner = getattr(owner, part)
-        setattr(owner, leaf, value)
+        setattr(functools.reduce(getattr, parents, config), leaf, value)
         done.append(name)
     return done

@@ -81,8 +81,6 @@ class StageSource:
         return None
 
 
-
-
 @dataclass
 class GraphPlan:
     pid: int | None
@@ -100,6 +98,8 @@ class GraphPlan:
     id: str = ""
     stages: list[StageSource] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+
 def _read_text(path: Path | None) -> str:
     if path is None:
         raise GraphReadError("no file")
@@ -113,9 +113,12 @@ def _code(name: str, path: Path, seconds: float | None = None) -> StageSource:
     return StageSource(name, "code", str(path), path=path, seconds=seconds)
 
 
-def _listing(name: str, log: str | None, listing: Any, seconds: float | None = None) -> StageSource:
-    return StageSource(name, "listing", f"{log}:{listing.line}", text=listing.text, line=listing.line,
-                       seconds=seconds)
+def _listing(name: str, log: str | None, listing: Any) -> StageSource:
+    return StageSource(name, "listing", f"{log}:{listing.line}", text=listing.text, line=listing.line)
+
+
+def _graph(name: str, path: Path) -> StageSource:
+    return StageSource(name, "graph", str(path), path=path)
 
 
 def _same(name: str, table: PassTable, log: str | None) -> StageSource:
@@ -145,14 +148,18 @@ class _Seconds:
         return found.pop(0).seconds if found else None
 
 
-def _between(start: StageSource | None, tables: list[PassTable], listed: dict[str, StageSource],
-             end: StageSource | None, log: str | None, notes: list[str]) -> list[StageSource]:
-    """Stages for passes known only by their tables, between two listed graphs (module docstring)."""
+def _between(start: StageSource | None, unit: LogUnit, fx: bool, end: StageSource | None, log: str | None,
+             notes: list[str]) -> list[StageSource]:
+    """Stages for the passes of ``unit`` known only by their tables, between two listed graphs (module
+    docstring): TorchAir's FX passes (``fx``), else the aclgraph passes."""
+    listed = {x.site[len("after:"):]: _listing(x.site, log, x) for x in unit.listings
+              if x.site.startswith("after:") and (x.site[len("after:"):] in FX_PASSES) == fx}
+    tables = [t for t in unit.passes if (t.name in FX_PASSES) == fx]
     out: list[StageSource] = []
     segment: list[PassTable] = []
     prev = start
 
-    def resolve(upto: StageSource | None, final: bool) -> None:
+    def resolve(upto: StageSource | None) -> None:
         if not segment:
             return
         same = _equal(prev, upto)
@@ -175,7 +182,7 @@ def _between(start: StageSource | None, tables: list[PassTable], listed: dict[st
         if table.name in listed:
             segment.append(table)
             known = listed[table.name]
-            resolve(known, False)
+            resolve(known)
             if out and out[-1].name == f"after:{table.name}":
                 out.pop()  # the listing itself is better than a derived stage
             known.seconds = table.seconds
@@ -183,13 +190,13 @@ def _between(start: StageSource | None, tables: list[PassTable], listed: dict[st
             prev = known
         else:
             segment.append(table)
-    resolve(end, True)
+    resolve(end)
     return out
 
 
 def _dump_stage(g: GraphPlan, which: str, name: str) -> StageSource | None:
     dumps = sorted((d for d in g.dumps if d.which == which), key=lambda d: DUMP_PREFERENCE[d.type])
-    return StageSource(name, "graph", str(dumps[0].path), path=dumps[0].path) if dumps else None
+    return _graph(name, dumps[0].path) if dumps else None
 
 
 def graph_stages(g: GraphPlan, mode: Mode) -> list[StageSource]:
@@ -197,7 +204,7 @@ def graph_stages(g: GraphPlan, mode: Mode) -> list[StageSource]:
     unit, log = g.unit, g.log
     model, files = (g.tcd[0], g.tcd[0].phases[g.tcd[1]]) if g.tcd else (None, [])
     seconds = _Seconds(unit)
-    out: list[StageSource] = [StageSource(what, "graph", str(p), path=p) for p, what in g.files]
+    out: list[StageSource] = [_graph(what, p) for p, what in g.files]
     if g.kind != "backward":
         if model is not None and model.dynamo is not None:
             out.append(_code("dynamo", model.dynamo))
@@ -221,10 +228,7 @@ def graph_stages(g: GraphPlan, mode: Mode) -> list[StageSource]:
     if fx_passes:
         out.extend(_code(f"after:{f.pass_name}", f.path, seconds.take(f.pass_name)) for f in fx_passes)
     elif unit is not None:
-        listed = {x.site[len("after:"):]: _listing(x.site, log, x) for x in unit.listings
-                  if x.site.startswith("after:") and x.site[len("after:"):] in FX_PASSES}
-        tables = [t for t in unit.passes if t.name in FX_PASSES]
-        out.extend(_between(first, tables, listed, final, log, g.notes))
+        out.extend(_between(first, unit, True, final, log, g.notes))
     if final is not None:
         out.append(final)
     elif fx_passes:
@@ -245,11 +249,11 @@ def _ge_stages(g: GraphPlan, ge_files: list) -> list[StageSource]:
     out: list[StageSource] = []
     for f in ge_files:
         if f.what == "original_ge_graph":
-            out.append(StageSource("ge-original", "graph", str(f.path), path=f.path))
+            out.append(_graph("ge-original", f.path))
         elif f.what == "optimized_ge_graph":
-            out.append(StageSource("ge-optimized", "graph", str(f.path), path=f.path))
+            out.append(_graph("ge-optimized", f.path))
         elif f.pass_name is not None:
-            out.append(StageSource(f"ge:after:{f.pass_name}", "graph", str(f.path), path=f.path))
+            out.append(_graph(f"ge:after:{f.pass_name}", f.path))
     if not any(s.name == "ge-original" for s in out) and (src := _dump_stage(g, "original", "ge-original")):
         out.insert(0, src)
     if not any(s.name == "ge-optimized" for s in out) and (src := _dump_stage(g, "optimized", "ge-optimized")):
@@ -264,11 +268,8 @@ def _acl_stages(g: GraphPlan, acl_passes: list, seconds: _Seconds, final: StageS
     unit = g.unit
     if unit is not None and unit.passes:
         end_listing = unit.listing("aclgraph-final")
-        listed = {x.site[len("after:"):]: _listing(x.site, log, x) for x in unit.listings
-                  if x.site.startswith("after:") and x.site[len("after:"):] not in FX_PASSES}
-        tables = [t for t in unit.passes if t.name not in FX_PASSES]
         end = _listing("aclgraph-final", log, end_listing) if end_listing is not None else None
-        stages = _between(final, tables, listed, end, log, g.notes)
+        stages = _between(final, unit, False, end, log, g.notes)
         if stages:
             return stages
     src = _dump_stage(g, "optimized", "aclgraph-optimized")

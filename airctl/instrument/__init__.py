@@ -100,11 +100,16 @@ FACTS = ("seconds", "fingerprint_before", "fingerprint", "changed", "inserted", 
 
 
 class Instrument(Protocol):
-    def before_pass(self, run: PassRun) -> None: ...
+    """The three hooks; an instrument that names this class as its base gets those it leaves out doing nothing."""
 
-    def after_pass(self, run: PassRun) -> None: ...
+    def before_pass(self, run: PassRun) -> None:
+        return None
 
-    def after_pass_failed(self, run: PassRun, error: BaseException) -> None: ...
+    def after_pass(self, run: PassRun) -> None:
+        return None
+
+    def after_pass_failed(self, run: PassRun, error: BaseException) -> None:
+        return None
 
 
 def fingerprint(graph: Graph) -> str:

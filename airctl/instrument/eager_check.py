@@ -28,10 +28,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from airctl.execute.compare import DEFAULT_ATOL
+from airctl.execute.compare import DEFAULT_ATOL, flatten
 from airctl.execute.compare import compare as compare_outputs
 from airctl.graph.roles import collective_kind
-from airctl.instrument import PassRun
+from airctl.instrument import Instrument, PassRun
 from airctl.io.fx_reader import target_name
 
 
@@ -77,16 +77,6 @@ def _real_inputs(example_inputs: Any) -> list[Any] | None:
     return out
 
 
-def _flatten(value: Any) -> list[Any]:
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _flatten(v)]
-    return [value]
-
-
 def run_graph(gm: Any, inputs: list[Any] | None) -> Outcome:
     """Run ``gm``'s graph eagerly on copies of ``inputs``."""
     if inputs is None:
@@ -106,7 +96,7 @@ def run_graph(gm: Any, inputs: list[Any] | None) -> Outcome:
             result = torch.fx.Interpreter(gm, garbage_collect_values=True).run(*args)
         except Exception as e:  # noqa: BLE001 - a check that cannot run must not break the compile
             return Outcome(None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200])
-        return Outcome([t.detach().clone() if isinstance(t, torch.Tensor) else t for t in _flatten(result)])
+        return Outcome([t.detach().clone() if isinstance(t, torch.Tensor) else t for _, t in flatten(result)])
 
 
 def run_key(gm: Any, fingerprint: str, example_inputs: Any) -> str | None:
@@ -161,7 +151,7 @@ def compare(before: Outcome, after: Outcome, atol: float = DEFAULT_ATOL) -> dict
             "skipped": None}
 
 
-class EagerCheck:
+class EagerCheck(Instrument):
     """Runs the graph eagerly before the first checked pass and after every checked pass that changed it.
 
     Outcomes are remembered by graph fingerprint (the runner's, :func:`airctl.instrument.detect_change`),
@@ -222,6 +212,3 @@ class EagerCheck:
         after = run_graph(run.obj, self._real_inputs(run)) if run.changed else before
         self._outcomes = {run.fingerprint or "": after}
         run.eager_check = compare(before, after, self.atol)
-
-    def after_pass_failed(self, run: PassRun, error: BaseException) -> None:
-        return None

@@ -9,17 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from airctl.instrument import PassRun
+from airctl.instrument import Instrument, PassRun
 from airctl.modes import Mode
 
 
-class ReturnedGraph:
+class ReturnedGraph(Instrument):
     def __init__(self, mode: Mode) -> None:
         self.mode = mode
         self._rows: list[dict[str, Any]] = []
-
-    def before_pass(self, run: PassRun) -> None:
-        return None
 
     def after_pass(self, run: PassRun) -> None:
         from airctl.verify import finding_for_returned_graph
@@ -33,9 +30,6 @@ class ReturnedGraph:
             row = finding.to_json()
             row.update(stage=run.stage, graph=run.graph_id)
             self._rows.append(row)
-
-    def after_pass_failed(self, run: PassRun, error: BaseException) -> None:
-        return None
 
     def rows(self) -> list[dict[str, Any]]:
         return list(self._rows)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from airctl.instrument import PassRun
+from airctl.instrument import Instrument, PassRun
 from airctl.io.listing import fx_code, ge_ops_text
 
 # facts copied into the stage, in this order (the rest are for instruments only)
@@ -23,14 +23,11 @@ STAGE_FACTS = ("pass_kind", "yaml_line", "inserted", "removed", "skipped", "retu
                "placements", "applied_placements")
 
 
-class Snapshot:
+class Snapshot(Instrument):
     def __init__(self, ledger: Any, known_graph: Any = None, texts: bool = True) -> None:
         self.ledger = ledger
         self.known_graph = known_graph or (lambda gid: True)  # only graphs the capture opened get stages
         self.texts = texts  # write each snapshot's readable text (``--capture minimal`` does not)
-
-    def before_pass(self, run: PassRun) -> None:
-        return None
 
     def _text(self, run: PassRun) -> str:
         return ge_ops_text(run.after) if run.kind == "ge" else fx_code(run.obj)

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from airctl.graph.model import Graph, Node, is_stream_op
+from airctl.graph.model import Graph, Node, is_stream_op, split_source, stream_word
 from airctl.graph.names import free_name
 from airctl.io.paths import package_relative
 from airctl.modes import Mode
@@ -95,10 +95,8 @@ def short_source(source: str | None) -> str | None:
 def _infos(graph: Graph) -> list[NodeInfo]:
     infos = []
     for i, n in enumerate(graph.nodes):
-        frames = []
-        if n.source:
-            path, _, line = n.source.rpartition(":")
-            frames = [(path, int(line))] if line.isdigit() else []
+        path, line = split_source(n.source)
+        frames = [(path, line)] if path is not None and line is not None else []
         infos.append(NodeInfo(None, n.name, n.op if n.kind not in ("placeholder", "output") else n.kind,
                               n.kind, i, frames, n.module))
     return infos
@@ -167,13 +165,22 @@ def _selects(sel: dict[str, Any], each: str | bool, nodes: _ByOp, want: set[str]
     return ends == want if exact else want <= ends
 
 
-def _selector_for(nodes: list[Node], infos_by_graph: dict[str, _ByOp], want: dict[str, set[str]],
-                  end: str, exact: bool = True) -> tuple[dict[str, Any], str | bool] | None:
+def _selector_for(pairs: list[tuple[str, Node]], infos_by_graph: dict[str, _ByOp], end: str,
+                  exact: bool) -> tuple[Node, dict[str, Any], dict[str, set[str]]] | None:
+    """One side of a group of races, as (graph id, node) pairs: the consumers (a wait's groups start at
+    them, ``end="first"``) or the producers (a record's groups end there, ``"last"``). Returns the first
+    of those nodes, the pass's fields that select them (``before``/``after``, and ``each`` where it
+    groups) and their names by graph; None when no selector reaches them."""
+    nodes = list({(g, n.name): n for g, n in pairs}.values())
+    want: dict[str, set[str]] = {}
+    for g, n in pairs:
+        want.setdefault(g, set()).add(n.name)
     for sel, each in _candidates(nodes):
         # exact: without `each:` when one group does; a hint: over every layer when it can
         for option in dict.fromkeys((False, each) if exact else (each, False)):
             if all(_selects(sel, option, infos_by_graph[g], names, end, exact) for g, names in want.items()):
-                return sel, option
+                fields: dict[str, Any] = {"before" if end == "first" else "after": sel}
+                return nodes[0], fields if option is False else {**fields, "each": option}, want
     return None
 
 
@@ -233,40 +240,25 @@ def plan_fix(graphs: dict[str, Graph], races: list[tuple[str, str, str, Mode]], 
     used = set(names)
     records: dict[Any, str] = {}
     for (_, producer_key), rows in grouped.items():
-        consumers = list({(g, c.name): c for g, _, c, _ in rows}.values())
-        want_c: dict[str, set[str]] = {}
-        for g, _, c, _ in rows:
-            want_c.setdefault(g, set()).add(c.name)
         closes = list(dict.fromkeys(f"{g}: {c.name} reads {p.name}" for g, p, c, _ in rows))
-        found = _selector_for(consumers, infos, want_c, "first", exact)
-        if found is None:
+        wait = _selector_for([(g, c) for g, _, c, _ in rows], infos, "first", exact)
+        if wait is None:
             plan.unclosed.extend(closes)
             continue
+        consumer, fields, want_c = wait
         on = producer_key if isinstance(producer_key, str) else records.get(producer_key)
         if on is None:
-            producers = list({(g, p.name): p for g, p, _, _ in rows}.values())
-            want_p: dict[str, set[str]] = {}
-            for g, p, _, _ in rows:
-                want_p.setdefault(g, set()).add(p.name)
-            rec = _selector_for(producers, infos, want_p, "last", exact)
-            if rec is None:
+            record = _selector_for([(g, p) for g, p, _, _ in rows], infos, "last", exact)
+            if record is None:
                 plan.unclosed.extend(closes)
                 continue
-            on = free_name(f"{_slug(producers[0])}-ready", used, sep="-", first=2)
-            fields: dict[str, Any] = {"after": rec[0]}
-            if rec[1] is not False:
-                fields["each"] = rec[1]
-            fields.update(_only_graphs(want_p, graphs))
-            plan.passes.append(FixPass(on, "record", fields))
+            producer, after, want_p = record
+            on = free_name(f"{_slug(producer)}-ready", used, sep="-", first=2)
+            plan.passes.append(FixPass(on, "record", {**after, **_only_graphs(want_p, graphs)}))
             records[producer_key] = on
-        sel, each = found
-        fields = {"before": sel}
-        if each is not False:
-            fields["each"] = each
-        fields["on"] = on
-        fields.update(_only_graphs(want_c, graphs))
+        fields = {**fields, "on": on, **_only_graphs(want_c, graphs)}
         modes = sorted({str(m) for *_, m in rows})  # the modes' values, as the YAML and JSON write them
-        name = free_name(f"{_slug(consumers[0])}-waits-for-{on.removesuffix('-ready')}", used, sep="-", first=2)
+        name = free_name(f"{_slug(consumer)}-waits-for-{on.removesuffix('-ready')}", used, sep="-", first=2)
         plan.passes.append(FixPass(name, "wait", fields, closes=closes, modes=modes))
     return plan
 
@@ -286,7 +278,7 @@ def wait_hint(graph: Graph, producer: str, consumer: str, *, yaml: bool = True) 
     c = graph.get(consumer)
     p = graph.get(producer)
     where = f" ({short_source(c.source)})" if c is not None and c.source else ""
-    stream = "the default stream" if c is None or c.stream is None else f"stream {c.stream!r}"
+    stream = stream_word(c.stream if c is not None else None)
     text = (f"the wait goes before {consumer}{where}, the consumer on {stream}, on a record after {producer}; "
             "`airctl passes fix` writes it into a copy of the pass file and checks every mode")
     if not yaml or c is None or p is None:

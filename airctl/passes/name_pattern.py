@@ -44,10 +44,16 @@ class PatternError(ValueError):
 
 
 Pred = Callable[[str], bool]
+
+
+def _word(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
 _CATEGORIES: dict[Any, Pred] = {
     C.CATEGORY_DIGIT: str.isdecimal, C.CATEGORY_NOT_DIGIT: lambda c: not c.isdecimal(),
     C.CATEGORY_SPACE: str.isspace, C.CATEGORY_NOT_SPACE: lambda c: not c.isspace(),
-    C.CATEGORY_WORD: lambda c: c.isalnum() or c == "_", C.CATEGORY_NOT_WORD: lambda c: not (c.isalnum() or c == "_"),
+    C.CATEGORY_WORD: _word, C.CATEGORY_NOT_WORD: lambda c: not _word(c),
 }
 _REFUSED = {"GROUPREF": "a backreference", "GROUPREF_EXISTS": "a conditional group", "ASSERT": "a lookahead/lookbehind",
             "ASSERT_NOT": "a negative lookahead/lookbehind", "POSSESSIVE_REPEAT": "a possessive repeat",
@@ -57,10 +63,6 @@ _END = {C.AT_END, C.AT_END_STRING, getattr(C, "AT_END_LINE", None)}
 _BOUNDARY = {C.AT_BOUNDARY, getattr(C, "AT_UNI_BOUNDARY", None)}
 _NON_BOUNDARY = {C.AT_NON_BOUNDARY, getattr(C, "AT_UNI_NON_BOUNDARY", None)}
 _KNOWN_AT = (_BEGIN | _END | _BOUNDARY | _NON_BOUNDARY) - {None}
-
-
-def _word(c: str) -> bool:
-    return c.isalnum() or c == "_"
 
 
 class _Builder:

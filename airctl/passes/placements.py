@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from airctl.io.fx_reader import target_name
+
 T = TypeVar("T")
 ATTR = "airctl_placements"  # the attribute of a built pass holding its Placements
 
@@ -57,12 +59,6 @@ def _same(a: Any, b: Any) -> bool:
         return bool(a == b)
     except Exception:  # noqa: BLE001 - tensors and odd objects in args: compare by identity
         return a is b
-
-
-def _target(target: Any) -> str:
-    from airctl.io.fx_reader import target_name
-
-    return target_name(target)
 
 
 def restrict_plugin(fn: Callable[..., Any], keep: Sequence[int] | None) -> Callable[..., Any]:
@@ -104,7 +100,7 @@ def restrict_plugin(fn: Callable[..., Any], keep: Sequence[int] | None) -> Calla
 def _describe_edit(edit: tuple[Any, tuple[Any, Any, Any] | None]) -> dict[str, Any]:
     node, old = edit
     if old is None:
-        return unit(f"{node.name}: inserted {_target(node.target)}", [node.name])
+        return unit(f"{node.name}: inserted {target_name(node.target)}", [node.name])
     if not _same(old[0], node.target):
-        return unit(f"{node.name}: {_target(old[0])} -> {_target(node.target)}", [node.name])
+        return unit(f"{node.name}: {target_name(old[0])} -> {target_name(node.target)}", [node.name])
     return unit(f"{node.name}: arguments changed", [node.name])

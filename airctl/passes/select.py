@@ -25,7 +25,7 @@ from typing import Any
 from airctl.graph.roles import collective_kind, is_collective_wait
 from airctl.io.fx_reader import module_of, target_name
 from airctl.passes.name_pattern import compile_pattern
-from airctl.passes.spec import Selector
+from airctl.passes.spec import SOURCE_LINES, Selector
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 
@@ -71,12 +71,7 @@ def every_overload(target: str) -> bool:
 
 
 def _target_match(targets: list[str], op: str) -> bool:
-    for t in targets:
-        if op == t:
-            return True
-        if every_overload(t) and op.startswith(t + "."):
-            return True
-    return False
+    return any(op == t or (every_overload(t) and op.startswith(t + ".")) for t in targets)
 
 
 def _module_match(pattern: str, module: str | None) -> str | None:
@@ -95,7 +90,7 @@ def _module_match(pattern: str, module: str | None) -> str | None:
 
 def _parse_source(text: str) -> tuple[str, int | None, int | None]:
     head, sep, tail = text.rpartition(":")
-    if sep and re.fullmatch(r"\d+(-\d+)?", tail):
+    if sep and SOURCE_LINES.fullmatch(tail):
         first, _, last = tail.partition("-")
         return head, int(first), int(last or first)
     return text, None, None
@@ -108,10 +103,7 @@ def _file_match(path: str, want: str) -> bool:
 
 def _source_match(source: str, frames: list[tuple[str, int]]) -> bool:
     file, first, last = _parse_source(source)
-    for path, line in frames:
-        if _file_match(path, file) and (first is None or first <= line <= (last or first)):
-            return True
-    return False
+    return any(_file_match(path, file) and (first is None or first <= line <= (last or first)) for path, line in frames)
 
 
 def selectable(info: NodeInfo, sel: Selector) -> bool:

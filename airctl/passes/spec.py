@@ -16,6 +16,7 @@ name ``aten.view`` (TorchAir's ``view_to_reshape`` runs before the post hook) ar
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,8 @@ from airctl.passes.name_pattern import PatternError, compile_pattern
 from airctl.passes.time_limit import DEFAULT_SECONDS
 from airctl.passes.yaml_marks import MarkedLoader, where
 from airctl.safe_files import read_regular
+
+SOURCE_LINES = re.compile(r"\d+(-\d+)?")  # what may follow a `source:` selector's last colon: 12 or 10-20
 
 
 @dataclass
@@ -235,8 +238,6 @@ def _build(doc: dict[str, Any], file: str | None, path: Path | None) -> PassFile
 
 
 def _check_selectors(spec: PassSpec, doc: Any, base: tuple[Any, ...], file: str | None) -> None:
-    import re
-
     for sel in spec.selectors.values():
         if sel.name is not None:
             try:
@@ -248,7 +249,7 @@ def _check_selectors(spec: PassSpec, doc: Any, base: tuple[Any, ...], file: str 
                                      "lookarounds); a `target:`, `module:` or `source:` selector may fit") from None
         if sel.source is not None:
             _, sep, tail = sel.source.rpartition(":")
-            if sep and tail and not re.fullmatch(r"\d+(-\d+)?", tail):
+            if sep and tail and not SOURCE_LINES.fullmatch(tail):
                 raise SpecError(f"`source` must be file.py, file.py:LINE or file.py:FIRST-LAST, got {sel.source!r}",
                                 file=file, line=sel.line, column=sel.column)
     if isinstance(spec.each, str) and spec.each.strip() == "":

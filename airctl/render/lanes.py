@@ -53,12 +53,12 @@ from airctl.graph.refs import Refs
 from airctl.graph.roles import Role, role_of_op
 from airctl.io.gc_pause import gc_paused
 from airctl.modes import Mode
+from airctl.render.order import BEFORE  # sit right above the op they precede
 from airctl.verify.findings import Finding
 
 FOLD_LIMIT = 2000  # nodes: from here on, airctl dump folds the lane view by module (like DOT_LIMIT)
 FOLDS = ("module", "stream")
 GE_INPUTS = frozenset({"Data", "RefData", "Variable", "Const", "Constant"})
-BEFORE = frozenset({Role.SCOPE_ENTER, Role.WAIT, Role.TAGGED_WAIT})  # sit right above the op they precede
 RACE = "race_cross_stream_without_wait"
 TOP_OPS = 4
 
@@ -199,9 +199,7 @@ def _orderings(graph: Graph, refs: Refs, lane: list[int], drawn: list[bool], rol
     preds: list[list[int]] = [[] for _ in graph.nodes]
     record, wait = Role.RECORD, Role.WAIT
     records = {i for i, r in enumerate(roles) if r is record}
-    data_in, ctrl_in = refs.inputs(graph)  # the graph's shared producer lists
-    if "" in refs.index:  # a node named "": an empty reference (an absent input) must not name it
-        data_in = [[refs[r] for r in node.inputs if r] for node in graph.nodes]
+    data_in, ctrl_in = refs.data_inputs(graph), refs.inputs(graph)[1]  # the graph's shared producer lists
     for d in range(len(graph.nodes)):
         if not drawn[d]:
             continue

@@ -13,6 +13,8 @@ so tools and tests can find it; everything taken from the graph goes through
 
 from __future__ import annotations
 
+from collections import Counter
+
 from airctl.graph.roles import Role
 from airctl.io.gc_pause import gc_paused
 from airctl.render.lanes import Lanes, Mark
@@ -70,10 +72,7 @@ def _svg(view: Lanes) -> str:
         f'<text x="{LEFT:.0f}" y="50" fill="#57606a">bands: stream scopes \u00b7 red dashes: record \u2192 wait '
         f'\u00b7 red outline: a finding (hover for it) \u00b7 red dots: a racy read</text>',
     ]
-    counts = [0] * len(view.streams)
-    for k in view.lane:
-        if k >= 0:
-            counts[k] += 1
+    counts = Counter(view.lane)  # per lane, its nodes (-1: the nodes not drawn)
     for k, stream in enumerate(view.streams):
         x = lane_x(k)
         parts.append(f'<g class="lane" data-lane="{k}"><rect x="{x:.0f}" y="{TOP - 26:.0f}" width="{LANE_W:.0f}" '

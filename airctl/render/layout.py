@@ -24,6 +24,7 @@ airctl lays out big graphs itself, in time linear in nodes plus edges (plus a so
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import itemgetter
@@ -157,10 +158,7 @@ def _columns(layers: list[list[int]], groups: list[int], dx: float) -> list[floa
     count = max(groups, default=-1) + 1
     width = [0] * count
     for row in layers:
-        here: dict[int, int] = {}
-        for i in row:
-            here[groups[i]] = here.get(groups[i], 0) + 1
-        for g, k in here.items():
+        for g, k in Counter(groups[i] for i in row).items():
             width[g] = max(width[g], k)
     centre = [0.0] * count
     left = 0.0

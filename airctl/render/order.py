@@ -101,10 +101,7 @@ def _no_data_edges(graph: Graph, refs: Refs, skip: list[bool]) -> list[bool]:
     Linear, with each distinct input reference resolved once: building :meth:`Graph.edges` for a
     50k-node graph costs more than the rest of the picture."""
     nodes = graph.nodes
-    if "" in refs.index:  # a node named "": an empty reference (an absent input) must not name it
-        data_in = [[refs[r] for r in node.inputs if r] for node in nodes]
-    else:
-        data_in = refs.inputs(graph)[0]  # the graph's shared producer lists
+    data_in = refs.data_inputs(graph)
     produced = set(chain.from_iterable(data_in))
     used = {nodes[j].name for j in produced if j >= 0}  # the names some input reference names
     out = [False] * len(nodes)
@@ -177,17 +174,10 @@ def _explicit(graph: Graph, index: dict[str, int], roles: list[Role], order: Ord
     return order
 
 
-@dataclass
-class ScopeBox:
-    enter: int  # node index of the scope_enter
-    exit: int | None  # of its scope_exit (None when unclosed)
-    stream: str  # the stream it opens
-
-
-def stream_scopes(graph: Graph, streams: list[str | None]) -> tuple[list[ScopeBox], list[int]]:
-    """The stream scopes of an FX graph and, per node, the innermost open scope drawn on its stream
-    (its box, ``-1`` for none): what dot clusters, and the report and lane view draw as bands."""
-    scopes: list[ScopeBox] = []
+def stream_scopes(graph: Graph, streams: list[str | None]) -> tuple[list[str], list[int]]:
+    """The stream each stream scope of an FX graph opens and, per node, the innermost open scope drawn
+    on its stream (its index, ``-1`` for none): what the SVG draws as bands."""
+    scopes: list[str] = []
     member = [-1] * len(graph.nodes)
     stack: list[int] = []  # open scopes (index into scopes), innermost last; -1 for a non-stream scope
     for i, node in enumerate(graph.nodes):
@@ -197,17 +187,16 @@ def stream_scopes(graph: Graph, streams: list[str | None]) -> tuple[list[ScopeBo
             if label is None:
                 stack.append(-1)
                 continue
-            scopes.append(ScopeBox(i, None, label))
+            scopes.append(label)
             stack.append(len(scopes) - 1)
             member[i] = len(scopes) - 1
             continue
         for k in reversed(stack):
-            if k >= 0 and scopes[k].stream == streams[i]:
+            if k >= 0 and scopes[k] == streams[i]:
                 member[i] = k
                 break
         if air == "scope_exit" and stack:
             k = stack.pop()
             if k >= 0:
-                scopes[k].exit = i
                 member[i] = k
     return scopes, member

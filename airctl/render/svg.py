@@ -33,10 +33,10 @@ W, H = 160.0, 36.0  # node box
 MARGIN = 40.0
 
 
-def indexed_edges(graph: Graph) -> tuple[dict[str, int], list[tuple[int, int, str]]]:
-    """Node name -> index, and edges as (src index, dst index, kind)."""
+def indexed_edges(graph: Graph) -> list[tuple[int, int, str]]:
+    """The graph's edges as (src index, dst index, kind)."""
     index = {n.name: i for i, n in enumerate(graph.nodes)}
-    return index, [(index[e.src], index[e.dst], e.kind) for e in graph.edges()]
+    return [(index[e.src], index[e.dst], e.kind) for e in graph.edges()]
 
 
 def _legend(fills: dict[str | None, str], used: list[str | None], statuses: set[str], x0: float, y0: float
@@ -75,12 +75,12 @@ def _bands(graph: Graph, streams: list[str | None], fills: dict[str | None, str]
             b[0], b[1] = min(b[0], xs[i]), min(b[1], ys[i])
             b[2], b[3] = max(b[2], xs[i]), max(b[3], ys[i])
     out = ['<g class="scopes" font-size="11">']
-    for scope, (x0, y0, x1, y1) in zip(scopes, box, strict=True):
+    for stream, (x0, y0, x1, y1) in zip(scopes, box, strict=True):
         x, y = x0 - W / 2 - 8, y0 - H / 2 - 20
         w, h = x1 - x0 + W + 16, y1 - y0 + H + 28
         out.append(f'<g class="scope"><rect x="{x:.0f}" y="{y:.0f}" width="{w:.0f}" height="{h:.0f}" rx="8" '
-                   f'fill="{fills[scope.stream]}" fill-opacity="0.25" stroke="{NODE_STROKE}" stroke-dasharray="5,3"/>'
-                   f'<text x="{x + 6:.0f}" y="{y + 13:.0f}">stream: {esc(clip(scope.stream))}</text></g>')
+                   f'fill="{fills[stream]}" fill-opacity="0.25" stroke="{NODE_STROKE}" stroke-dasharray="5,3"/>'
+                   f'<text x="{x + 6:.0f}" y="{y + 13:.0f}">stream: {esc(clip(stream))}</text></g>')
     out.append("</g>")
     return out
 
@@ -93,7 +93,7 @@ def write_svg(graph: Graph, out: Path, status: dict[str, str] | None = None) -> 
 def svg_text(graph: Graph, status: dict[str, str] | None = None) -> str:
     status = status or {}
     nodes = graph.nodes
-    _, edges = indexed_edges(graph)
+    edges = indexed_edges(graph)
     order = program_order(graph)
     edges += [(s, d, "order") for s, d in order.pairs()]
     streams = order.streams

@@ -29,7 +29,7 @@ from airctl.graph.model import Graph
 from airctl.graph.refs import pinned
 from airctl.modes import Mode
 from airctl.render.order import program_order
-from airctl.report.lanes_data import lanes_json
+from airctl.report.lanes_data import flat_pairs, lanes_json
 
 FORK_NODES = 20_000  # nodes over every snapshot below which the report stays in one process
 
@@ -42,7 +42,7 @@ def snapshot_extras(graph: Graph, mode: Mode) -> dict[str, Any]:
     with pinned(graph):
         order = program_order(graph)
         lanes = lanes_json(graph, mode, lambda s: s)
-    return {"lanes": lanes, "order": {"pairs": [i for pair in order.pairs() for i in pair], "pull": sorted(order.pull),
+    return {"lanes": lanes, "order": {"pairs": flat_pairs(order.pairs()), "pull": sorted(order.pull),
                                       "streams": order.streams}}
 
 

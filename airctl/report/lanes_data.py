@@ -49,7 +49,8 @@ def lanes_json(graph: Graph, mode: Mode, stream_id: Callable[[str | None], int],
     return to_json(view, stream_id)
 
 
-def _flat(pairs: list[tuple[int, int]]) -> list[int]:
+def flat_pairs(pairs: list[tuple[int, int]]) -> list[int]:
+    """``[(s, d), ...]`` as ``[s, d, ...]``: the viewer's compact form of node pairs."""
     return [i for pair in pairs for i in pair]
 
 
@@ -60,8 +61,8 @@ def to_json(view: Lanes, stream_id: Callable[[str | None], int]) -> dict[str, An
         "row": view.row,
         "rows": view.rows,
         "bands": [[b.lane, b.top, b.bottom, b.enter, -1 if b.exit is None else b.exit] for b in view.bands],
-        "arrows": _flat(view.arrows),
-        "races": _flat(view.races),
+        "arrows": flat_pairs(view.arrows),
+        "races": flat_pairs(view.races),
         "marks": [[m.node, m.severity, m.rule, m.message[:MAX_MESSAGE], int(m.primary)] for m in view.marks],
     }
     if view.is_folded():

@@ -26,7 +26,7 @@ from airctl.ledger.index import GraphEntry, StageEntry, StageRef
 from airctl.ledger.reader import Ledger
 from airctl.modes import Mode
 from airctl.report.ahead import Ahead, worth_forking
-from airctl.report.payload import Group
+from airctl.report.payload import Group, empty_diff
 from airctl.report.provenance_data import assignment_payload, provenance_payload
 from airctl.why import why_table
 
@@ -55,9 +55,7 @@ def graph_entry(info: GraphEntry, stages: list[tuple[StageEntry, Graph | None, s
         diff: dict[str, Any] | None
         if key in seen and last == seen[key]:  # an unchanged pass: the same snapshot, an empty diff
             g, snap = seen[key]
-            diff = {"added": [], "removed": [], "changed": [], "edges_added": [], "edges_removed": [],
-                    "summary": {"added": 0, "removed": 0, "changed": 0, "edges_added": 0, "edges_removed": 0,
-                                "renamed": 0}}
+            diff = empty_diff()
         else:  # a graph not seen, or seen before the stage just shown (the ledger shares its file)
             kind = "dynamo" if entry.name == "dynamo" else graph.dialect
             g = by_kind.get(kind)

@@ -30,7 +30,7 @@ from airctl.graph.model import Graph
 from airctl.modes import Mode
 from airctl.render.style import EDGE_STYLE
 from airctl.render.text import esc
-from airctl.report.payload import Group
+from airctl.report.payload import Group, empty_diff
 
 HERE = Path(__file__).parent
 MAX_TIMELINE_BYTES = 20 * 1024 * 1024
@@ -171,11 +171,6 @@ def _orjson_text(value: Any) -> str | None:
 _NON_FINITE = re.compile(r'"(?:[^"\\]|\\.)*"|-?Infinity|NaN')
 
 
-def script_json(obj: Any) -> str:
-    """JSON safe to place inside a ``<script>`` element."""
-    return _script_safe(payload_json(obj))
-
-
 def _script_safe(text: str) -> str:
     return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
@@ -237,9 +232,7 @@ def graph_page(graph: Graph, status: dict[str, str] | None = None, title: str | 
     diff = None
     if status:
         pos = group.key_index
-        diff = {"added": [], "removed": [], "changed": [], "edges_added": [], "edges_removed": [],
-                "summary": {"added": 0, "removed": 0, "changed": 0, "edges_added": 0, "edges_removed": 0,
-                            "renamed": 0}}
+        diff = empty_diff()
         for name, st in status.items():
             if name in pos and st in ("added", "removed", "changed"):
                 diff[st].append([pos[name], st] if st == "changed" else pos[name])

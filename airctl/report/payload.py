@@ -45,6 +45,13 @@ MAX_DIFF_EDGES = 5000  # highlighted edges per stage; the summary keeps the full
 NODE_W = 150.0
 
 
+def empty_diff() -> dict[str, Any]:
+    """A stage's diff that lists nothing (a stage whose snapshot is the previous one's, or a lone graph's
+    before the caller marks its nodes)."""
+    return {"added": [], "removed": [], "changed": [], "edges_added": [], "edges_removed": [],
+            "summary": {"added": 0, "removed": 0, "changed": 0, "edges_added": 0, "edges_removed": 0, "renamed": 0}}
+
+
 @dataclass
 class Group:
     """The stages of one graph in one dialect, sharing one layout."""

@@ -5,7 +5,7 @@ into rows and one JSON document, it took about 1 GB. Here the index is read as a
 values (:class:`_Values`, on :meth:`json.JSONDecoder.raw_decode`): everything but ``events`` is read
 as every reader reads it (checked and typed: :class:`~airctl.ledger.index.RunIndex`), and the
 events are read twice, each one checked as a :class:`~airctl.ledger.index.WhyEvent` and dropped: once
-to count them (:func:`airctl.why.table.tally`), once to make the rows as they are shown or written.
+to count them (:class:`airctl.why.table.Tally`), once to make the rows as they are shown or written.
 Memory is one event, the rest of the index and a read buffer (:data:`CHUNK`), whatever the number
 of events. The events are in the order they happened in the file (the ledger's writer appends them
 so; ``airctl import`` writes them in log order).
@@ -27,7 +27,7 @@ from airctl.ledger.index_load import MAX_BYTES, warn_if_newer
 from airctl.ledger.liveness import seen_alive
 from airctl.ledger.record import INDEX
 from airctl.safe_files import open_regular, too_large
-from airctl.why.table import Tally, WhyTable, capture_rows, failure_of, table_rows
+from airctl.why.table import Tally, WhyTable, table_of
 
 CHUNK = 1 << 20  # bytes read at a time
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -153,11 +153,4 @@ def why_streamed(root: Path) -> tuple[WhyTable, RunIndex]:
     path = str(root / INDEX)
     warn_if_newer(head, VERSION, path)
     index = RunIndex.read(seen_alive(head, root), file=path)
-    captures = capture_rows(index.captures)
-    for capture in captures:
-        counting.add(capture)
-    limited = set(counting.limited)
-    origin = "imported" if index.imported is not None else "recorded"
-    table = WhyTable(index.run_id, origin, lambda: table_rows(_walk(root), captures, limited), counting.counts(),
-                     failure_of(index))
-    return table, index
+    return table_of(index, lambda: _walk(root), counting), index

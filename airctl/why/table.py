@@ -88,7 +88,7 @@ class WhyRow:
 class WhyTable:
     """Every row of a run, and where they came from (``recorded`` by the run, or ``imported``).
 
-    ``source`` makes the rows again on each call (in order); ``counted`` is what :func:`tally` counted
+    ``source`` makes the rows again on each call (in order); ``counted`` is what :class:`Tally` counted
     of the same events; ``failed``: the run's error when it failed (the table then says where to look)."""
 
     run_id: str | None
@@ -149,11 +149,6 @@ def _skipped(kind: str, data: dict[str, Any], limited: set[tuple[Any, Any]]) -> 
     return kind not in ROWS or kind == "recompile" and limit_key(data) in limited
 
 
-def limited_keys(events: Iterable[dict[str, Any]]) -> set[tuple[Any, Any]]:
-    """:func:`limit_key` of each recompile limit: the recompile Dynamo logged just before it is not a row."""
-    return {limit_key(d) for d in events if d.get("kind") == "recompile_limit"}
-
-
 class Tally:
     """What the summary counts, event by event (each event's kind, a stale hit as ``cache_stale``, the
     recompiles a recompile limit stopped left out): the rows' counts without making the rows."""
@@ -178,14 +173,6 @@ class Tally:
         if recompiles:
             out["recompile"] = recompiles
         return out
-
-
-def tally(events: Iterable[dict[str, Any]]) -> dict[str, int]:
-    """:class:`Tally`'s counts of ``events``."""
-    counting = Tally()
-    for data in events:
-        counting.add(data)
-    return counting.counts()
 
 
 def capture_rows(captures: Iterable[dict[str, Any]] | None) -> list[dict[str, Any]]:
@@ -237,14 +224,25 @@ def failure_of(index: RunIndex) -> str | None:
     return lines[0] if lines else str(index.status)
 
 
+def table_of(index: RunIndex, events: Callable[[], Iterable[dict[str, Any]]], counting: Tally) -> WhyTable:
+    """The table of the run ``index`` describes: the rows of ``events()`` (its events in the order they
+    happened, read again for each reading), which ``counting`` has counted, merged with its captures."""
+    captures = capture_rows(index.captures)
+    for capture in captures:
+        counting.add(capture)
+    limited = set(counting.limited)  # the recompiles a recompile limit stopped are not rows
+    origin = "imported" if index.imported is not None else "recorded"
+    return WhyTable(index.run_id, origin, lambda: table_rows(events(), captures, limited), counting.counts(),
+                    failure_of(index))
+
+
 def why_table(index: RunIndex) -> WhyTable:
     """The run's events and captures, merged in the order they happened, each with its hint."""
     events = sorted((e.to_json() for e in index.events or []), key=lambda d: float(d["seq"]))
-    captures = capture_rows(index.captures)
-    limited = limited_keys(events)
-    origin = "imported" if index.imported is not None else "recorded"
-    return WhyTable(index.run_id, origin, lambda: table_rows(events, captures, limited),
-                    tally([*events, *captures]), failure_of(index))
+    counting = Tally()
+    for data in events:
+        counting.add(data)
+    return table_of(index, lambda: events, counting)
 
 
 def summary_line(table: WhyTable) -> str:

@@ -100,7 +100,6 @@ def test_labelled_ops_keep_their_stream() -> None:
     alloc = allocate_streams(g, "LoadBalance:2")
     sid = alloc.stream["b"]
     assert alloc.names[sid] == "side" and sid not in (alloc.stream["a"], alloc.stream["c"])
-    assert alloc.name_of("b") == "side"
     assert ("b", "c") in [(e.src, e.dst) for e in alloc.events]
 
 
@@ -210,7 +209,7 @@ def test_an_fx_graph_too_with_its_scopes_as_labels() -> None:
         Node("output", "output", ["add"], kind="output")])
     alloc = allocate_streams(fx, "LoadBalance:2")
     assert set(alloc.stream) == {"abs", "mm", "exp", "add"}  # no input, output or scope marker
-    assert alloc.name_of("abs") == "s1" and alloc.stream["mm"] != alloc.stream["exp"]
+    assert alloc.names[alloc.stream["abs"]] == "s1" and alloc.stream["mm"] != alloc.stream["exp"]
     assert {(e.src, e.dst) for e in alloc.events} == {("abs", "add"), ("exp" if alloc.stream["exp"] else "mm", "add")}
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from airctl.report import write_report
-from airctl.report.page import payload_of, script_json
+from airctl.report.page import JSON_TYPE, payload_of, script_payload
 from tests.report.ledgers import make_ledger
 
 
@@ -103,9 +103,9 @@ def test_no_index_means_no_report(tmp_path: Path) -> None:
     assert write_report(tmp_path) is None
 
 
-def test_script_json_cannot_close_the_script_block() -> None:
-    text = script_json({"name": "</script><!--<script>&"})
-    assert "<" not in text and ">" not in text and "&" not in text
+def test_the_payload_json_cannot_close_the_script_block() -> None:
+    kind, text = script_payload({"name": "</script><!--<script>&"})
+    assert kind == JSON_TYPE and "<" not in text and ">" not in text and "&" not in text
     assert json.loads(text) == {"name": "</script><!--<script>&"}
 
 
