@@ -61,12 +61,13 @@ def register(app: typer.Typer) -> None:
         from airctl.io.gc_pause import gc_paused, graph_files_only
         from airctl.pipeline.diff import diff_sources
 
+        del force  # accepted for old scripts; it changes nothing
         # the files are written first: a closed pipe on stdout (`| head`) must not lose them
         # a model script A or B is compiled first: its prints go to stderr; two graph files are only read and
         # compared: no collections meanwhile (airctl/io/gc_pause.py)
         with stdout_to_stderr(), gc_paused(graph_files_only(a, b), settle=True):
             outcome = diff_sources(a, b, from_stage=from_stage, to_stage=to_stage, html=html, svg=svg,
-                                   runs=runs or (), runs_dir=out, force=force, every=every)
+                                   runs=runs or (), runs_dir=out, every=every)
         for path in outcome.written:
             err.print(escape(f"wrote {path}"), highlight=False)
         return Shown(outcome, lambda: render_outcome(outcome))

@@ -58,10 +58,10 @@ def register(app: typer.Typer) -> None:
         from airctl.cli.output import err, escape, stdout_to_stderr
         from airctl.pipeline.dump import dump_source
 
+        del force  # accepted for old scripts; it changes nothing
         with stdout_to_stderr():  # the result is what goes to stdout; a model script's prints go to stderr
             result = dump_source(source, type_, stage=stage, out=out, mode=mode,
-                                 collapse=collapse, depth=depth, run=run, runs_dir=runs, force=force,
-                                 every=every)
+                                 collapse=collapse, depth=depth, run=run, runs_dir=runs, every=every)
         for note in result.notes:
             err.print(escape(f"dump: {note}"), highlight=False)
         if result.written is not None:

@@ -11,7 +11,7 @@ one node through them:
   stream (its ``stream`` differs), renamed it, or removed it / fused it away (no pair after: the
   nodes the same pass created around it are named).
 - **GE ops**: the ops of each GE stage converted from the node at ``fx-final`` (TorchAir's
-  ``_fx_tensor_name`` attribute, :data:`airctl.diff.provenance.FX_NAMES`).
+  ``_fx_tensor_name`` attribute, :meth:`airctl.graph.model.Node.fx_nodes`).
 - **Dynamo node** (:mod:`airctl.diff.chain_dynamo`): AOT's node and Dynamo's share the user's
   source line and module; within them, the k-th node of one op is the k-th of the other.
 - **Task** (:mod:`airctl.diff.chain_tasks`): a profiled task of the run's ``profile/trace.json``.
@@ -28,7 +28,6 @@ from typing import Any
 
 from airctl.diff.chain_dynamo import aot_nodes_of, dynamo_of
 from airctl.diff.chain_graphs import Snapshots
-from airctl.diff.provenance import FX_NAMES
 from airctl.ledger.index import StageRef
 from airctl.ledger.reader import Ledger
 
@@ -167,8 +166,7 @@ def _ge_owner(graphs: Snapshots, ge: list[StageRef], op_name: str) -> tuple[str 
     for stage in ge:
         op = graphs(stage).get(op_name)
         if op is not None:
-            names = op.meta.get(FX_NAMES) if op.meta else None
-            return (str(names[0]).partition("-")[0] if names else None), True
+            return next(iter(op.fx_nodes()), None), True
     return None, False
 
 

@@ -19,7 +19,6 @@ from typing import Any
 
 from airctl.diff.chain_dynamo import Lines, call_lines
 from airctl.diff.match import match_graphs
-from airctl.diff.provenance import FX_NAMES
 from airctl.graph.model import Graph, Node
 from airctl.ledger.index import StageRef
 from airctl.ledger.reader import Ledger
@@ -89,8 +88,7 @@ class Snapshots:
         if stage.file not in self._ge:
             index: dict[str, list[Node]] = {}
             for op in self(stage).nodes:
-                names = op.meta.get(FX_NAMES) if op.meta else None
-                for fx in dict.fromkeys(str(n).partition("-")[0] for n in names or ()):
+                for fx in op.fx_nodes():
                     index.setdefault(fx, []).append(op)
             self._ge[stage.file] = index
         return self._ge[stage.file]

@@ -30,8 +30,7 @@ from __future__ import annotations
 
 from airctl.diff.propagate import Pairing
 from airctl.diff.sides import Side
-
-FX_NAMES = "fx_tensor_names"
+from airctl.graph.model import FX_NAMES
 
 
 def _is_ge(side: Side) -> bool:

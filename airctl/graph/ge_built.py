@@ -80,7 +80,6 @@ def fx_streams(built: Graph) -> dict[str, str | None]:
     for node in built.nodes:
         if not is_task(node) or node.op in ("Send", "Recv"):
             continue
-        for tensor in node.meta.get("fx_tensor_names") or []:
-            if isinstance(tensor, str) and tensor:
-                out.setdefault(tensor.split("-", 1)[0], node.stream)
+        for fx in node.fx_nodes():
+            out.setdefault(fx, node.stream)
     return out

@@ -79,8 +79,6 @@ class Allocation:
     """Per op its stream id, the streams' names, and the events GE would insert."""
 
     spec: str
-    mode: str  # GE's stream-assignment mode (MODES: cv, LoadBalance, ...), not a TorchAir Mode
-    limit: int  # N (1 for cv's pairing of two units: its two streams are fixed)
     stream: dict[str, int] = field(default_factory=dict)  # op name -> stream id (task ops only)
     names: dict[int, str | None] = field(default_factory=dict)  # stream id -> name (0: None, the main stream)
     events: list[Event] = field(default_factory=list)
@@ -134,7 +132,7 @@ def _op_time(name: str, times: Mapping[str, float]) -> float | None:
 def allocate_streams(graph: Graph, spec: str, op_times_us: Mapping[str, float] | None = None) -> Allocation:
     """GE's stream of every task op of ``graph`` under ``spec``, and the events between streams."""
     mode, limit = parse_spec(spec)
-    alloc = Allocation(spec=spec.strip(), mode=mode, limit=limit, names={0: None})
+    alloc = Allocation(spec=spec.strip(), names={0: None})
     order = topological(graph)
     ops = [n for n in order if is_task(n)]
     labels = {n.name: label for n in ops if (label := _label(n, graph.dialect)) is not None}

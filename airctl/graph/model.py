@@ -28,6 +28,7 @@ from airctl.modes import Mode
 # reference/torchair.md "npugraph_ex"), each mode's Mode.stream_namespace: the model, verifier, executor
 # and renderers know both
 STREAM_NAMESPACES = tuple(dict.fromkeys(m.stream_namespace for m in Mode))
+FX_NAMES = "fx_tensor_names"  # a GE op's meta key: the FX tensors its outputs were converted from
 
 
 def is_stream_op(op: str, name: str = "") -> bool:
@@ -81,6 +82,13 @@ class Node:
         if sep and (tail.lstrip("-").isdigit()):
             return head
         return ref
+
+    def fx_nodes(self) -> list[str]:
+        """The FX nodes a GE op was converted from, each once, in the order named: TorchAir's
+        ``_fx_tensor_name`` of each output (``meta["fx_tensor_names"]``) up to its first ``-``
+        (``mm-aten.mm.default.OUTPUT.0`` names FX node ``mm``)."""
+        names = self.meta.get(FX_NAMES) if self.meta else None
+        return [fx for fx in dict.fromkeys(str(n).partition("-")[0] for n in names or ()) if fx]
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ path that is one of the command's inputs, that lies inside a ledger folder (a fo
 pointer (``latest``: overwritten, every command in that folder would fail), or that is not a regular
 file (a FIFO would block the command, a device swallow the output). An ordinary file that exists is overwritten,
 as ``cp`` and ``sort -o`` do: users re-run ``airctl dump --type svg -o g.svg`` in their loop, and a
-refusal every second time taught nothing. ``force`` (``--force``) stays accepted for old scripts.
+refusal every second time taught nothing (``dump`` and ``diff`` still accept ``--force``, for old scripts).
 Its errors name the path and say what to do. Every command that writes a file a user names asks it:
 ``dump -o``, ``diff --html/--svg``, ``passes suggest -o``, ``passes fix -o``
 (:mod:`airctl.pipeline.output_claim` adds a run's own inputs: its model script and pass file).
@@ -39,8 +39,7 @@ def _same(a: Path, b: Path) -> bool:
         return False
 
 
-def claim_output(out: Path | str, inputs: Iterable[Path | str | None] = (), *, force: bool = False,
-                 option: str = "-o") -> Path:
+def claim_output(out: Path | str, inputs: Iterable[Path | str | None] = (), *, option: str = "-o") -> Path:
     """``out`` if the command may write it; an AirctlError (exit 2) naming it otherwise."""
     out = Path(out)
     for source in inputs:
@@ -64,5 +63,4 @@ def claim_output(out: Path | str, inputs: Iterable[Path | str | None] = (), *, f
     if mode is not None and not stat.S_ISREG(mode):
         raise AirctlError(f"refusing to write {option} {out}: it is {kind_of(mode)}, not a regular file",
                           file=str(out), hint=f"give {option} an ordinary file path")
-    del force  # kept in the signature: `--force` no longer changes anything for ordinary files
     return out

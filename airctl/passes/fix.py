@@ -157,8 +157,8 @@ def _selects(sel: dict[str, Any], each: str | bool, nodes: _ByOp, want: set[str]
     """Whether the selector's groups start (``end="first"``) or end (``"last"``) exactly at ``want``
     (with ``exact=False``: at least there — a hint's one race stands for its siblings in other layers)."""
     try:
-        found = select(_selector(sel), nodes.for_target(sel.get("target")))
-        picked = groups(found, _selector(sel), each)
+        selector = _selector(sel)
+        picked = groups(select(selector, nodes.for_target(sel.get("target"))), selector, each)
     except Exception:
         return False
     ends = {(g[0] if end == "first" else g[-1]).name for g in picked}

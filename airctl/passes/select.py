@@ -20,6 +20,7 @@ import fnmatch
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from airctl.graph.roles import collective_kind, is_collective_wait
@@ -88,6 +89,7 @@ def _module_match(pattern: str, module: str | None) -> str | None:
     return None
 
 
+@lru_cache(maxsize=1024)  # a selector's source, matched against every node: parsed once
 def _parse_source(text: str) -> tuple[str, int | None, int | None]:
     head, sep, tail = text.rpartition(":")
     if sep and SOURCE_LINES.fullmatch(tail):

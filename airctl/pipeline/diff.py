@@ -49,7 +49,7 @@ class DiffOutcome:
 
 def diff_sources(a: Path | None, b: Path | None = None, *, from_stage: str | None = None,
                  to_stage: str | None = None, html: Path | None = None, svg: Path | None = None,
-                 runs: Sequence[str] = (), runs_dir: Path = Path("airctl-runs"), force: bool = False,
+                 runs: Sequence[str] = (), runs_dir: Path = Path("airctl-runs"),
                  every: EveryMode | None = None) -> DiffOutcome:
     """Diff ``a`` against ``b`` (or two stages of ledger ``a``); write ``html``/``svg`` when given.
     With no ``a``: the current run's stages, or the ledgers of ``runs`` (one, or two compared).
@@ -57,7 +57,7 @@ def diff_sources(a: Path | None, b: Path | None = None, *, from_stage: str | Non
     a, b = _sources(a, b, runs, runs_dir)
     for path, option in ((html, "--html"), (svg, "--svg")):
         if path is not None:
-            claim_output(path, [a, b], force=force, option=option)
+            claim_output(path, [a, b], option=option)
     if b is not None and from_stage is None and to_stage is None and _is_ledger(a) and _is_ledger(b):
         return _diff_runs(a, b, html, svg)
     window = _user_window(a) if b is None and from_stage is None and to_stage is None else None

@@ -50,8 +50,7 @@ class DumpOutcome:
 
 def dump_source(source: Path | None, fmt: GraphFormat | str, *, stage: str | None = None, out: Path | None = None,
                 mode: Mode | None = None, collapse: str | None = None, depth: int = 2, run: str | None = None,
-                runs_dir: Path = Path("airctl-runs"), force: bool = False,
-                every: EveryMode | None = None) -> DumpOutcome:
+                runs_dir: Path = Path("airctl-runs"), every: EveryMode | None = None) -> DumpOutcome:
     """Read ``source`` (file, ledger stage, model script; None: the current run) and turn it into ``fmt``.
 
     A picture without ``out`` goes to ``<source stem>.<fmt>`` in the working directory (the lane
@@ -73,7 +72,7 @@ def dump_source(source: Path | None, fmt: GraphFormat | str, *, stage: str | Non
     if fmt is GraphFormat.LANES and out is not None:
         lane_picture(out)  # refused before any work: a suffix the lane view cannot write
     if out is not None:
-        out = claim_output(out, [source], force=force)  # never over the input or a ledger
+        out = claim_output(out, [source])  # never over the input or a ledger
     request = StageRequest(Request.DUMP, output_type=str(fmt))
     if is_ledger(source) and fmt in (GraphFormat.PBTXT, GraphFormat.TXT) and not collapse:
         own = torchair_text(source, stage, request, fmt)

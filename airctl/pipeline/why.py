@@ -7,7 +7,7 @@ whatever the number of events), whether the run recorded the events itself or
 ``airctl import`` read them from an NPU machine's logs. A multi-rank run's events are in its rank
 ledgers: the top ledger answers with one table per rank.
 
->>> why_run(None, Path("airctl-runs")).rows[0].cls     # doctest: +SKIP
+>>> next(why_run(None, Path("airctl-runs")).iter_rows()).cls     # doctest: +SKIP
 'recompile'
 """
 

@@ -29,14 +29,8 @@ def _lanes(timeline: Timeline) -> dict[str, int]:
     return {s: i + 1 for i, s in enumerate(timeline.streams())}
 
 
-def to_chrome_trace(timelines: list[Timeline], meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The trace document (a dict ready for ``json.dump``)."""
-    return {"traceEvents": list(trace_events(timelines)), "displayTimeUnit": "ms",
-            "otherData": {"generator": "airctl profile", **(meta or {})}}
-
-
 def write_chrome_trace(path: Path, timelines: list[Timeline], meta: dict[str, Any] | None = None) -> None:
-    """:func:`to_chrome_trace` written to ``path`` one event at a time (a profile of a million tasks is
+    """The trace document written to ``path`` one event at a time (a profile of a million tasks is
     never a list of a million dicts, nor one string)."""
     with path.open("w", encoding="utf-8") as f:
         f.write('{"traceEvents": [\n')

@@ -33,8 +33,8 @@ def link_to_ledger(timeline: Timeline, ledger: Path) -> dict[str, Any]:
         ge_stages = [s for s in led.stages(gid) if s.dialect == "ge"]
         if ge_stages:  # an NPU task is named after its GE op (MatMul_1); the op knows its FX node
             for op in led.load(ge_stages[-1]).nodes:
-                fx_names = op.meta.get("fx_tensor_names") or []
-                origin = fx.get(str(fx_names[0]).partition("-")[0]) if fx_names else None
+                names = op.fx_nodes()
+                origin = fx.get(names[0]) if names else None
                 by_name.setdefault(op.name, origin or op)
     by_base: dict[str, list[Any]] = defaultdict(list)
     for n in nodes:

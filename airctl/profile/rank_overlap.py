@@ -12,7 +12,8 @@ Each rank of ``airctl profile --nproc N`` writes its own timelines (one per grap
 
 Each number is the union of intervals within one step (overlapping ops count once), from the
 step whose span is the median, as for the single-rank summaries (:mod:`airctl.profile.summary`).
-:func:`ranks_trace` gives one Chrome trace with a process per rank and a lane per stream.
+:func:`merged` makes a rank's graphs one timeline: one Chrome trace of them has a process per rank and a lane
+per stream.
 
 >>> from airctl.execute.timeline import OpEvent, Timeline
 >>> t = Timeline("graph_1", "max-autotune", events=[
@@ -34,7 +35,6 @@ from typing import Any
 from airctl.execute.timeline import OpEvent, Timeline
 from airctl.graph.roles import collective_kind, is_collective_wait
 from airctl.profile import events as ev
-from airctl.profile.chrome_trace import to_chrome_trace
 
 
 def is_comm(op: str) -> bool:
@@ -97,11 +97,6 @@ def rank_profile(rank: int, timelines: list[Timeline]) -> RankProfile:
                        list(dict.fromkeys(f"{r.reader} (stream {r.reader_stream}) reads {r.producer} "
                                           f"(stream {r.producer_stream}) with no ordering" for r in tl.races)),
                        median(tl.step_seconds) if tl.step_seconds else None)
-
-
-def ranks_trace(per_rank: dict[int, list[Timeline]], meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One Chrome trace: a process per rank (``rank 0``, ``rank 1``, …), a lane per stream."""
-    return to_chrome_trace([merged(r, tls) for r, tls in sorted(per_rank.items())], meta)
 
 
 def read_timelines(rank_ledger: Path) -> list[Timeline]:

@@ -48,13 +48,14 @@ from itertools import chain
 from airctl.graph.model import Graph, Node
 from airctl.graph.refs import Refs
 from airctl.graph.roles import Role, air_name, role_of_op
+from airctl.io.fx_reader import scope_stream
+from airctl.verify.plan import scope_keys_values
 
 ANCHOR = 10  # dot weight of an anchor edge: the tied node sits right next to that op
 CONSTRAINT = 1  # weight of the other order edges: program order on the stream, little pull
 BEFORE = frozenset({Role.SCOPE_ENTER, Role.WAIT, Role.TAGGED_WAIT})
 _ENDS = (Role.INPUT, Role.OUTPUT)  # graph inputs and the output: never tied
 EXPLICIT = "explicit"  # graph.attrs["program_order"] of a graph that lists its order edges in meta
-STREAM_KEY = "_user_stream_label"
 
 
 @dataclass
@@ -67,21 +68,6 @@ class Order:
         return [(s, d) for s, d, _ in self.edges]
 
 
-def opened_stream(node: Node) -> str | None:
-    """The stream label a ``scope_enter`` opens (``_user_stream_label``), else None."""
-    args = node.attrs.get("args")
-    kwargs = node.attrs.get("kwargs") or {}
-    args = list(args) if isinstance(args, (list, tuple)) else []
-    keys = args[0] if args else kwargs.get("keys") if isinstance(kwargs, dict) else None
-    values = args[1] if len(args) > 1 else kwargs.get("values") if isinstance(kwargs, dict) else None
-    if not isinstance(keys, (list, tuple)) or not isinstance(values, (list, tuple)):
-        return None
-    for k, v in zip(keys, values, strict=False):
-        if k == STREAM_KEY:
-            return str(v)
-    return None
-
-
 def display_streams(graph: Graph, roles: list[Role] | None = None) -> list[str | None]:
     """Each node's stream as drawn: its own, except that a ``scope_enter`` takes the stream it opens."""
     roles = roles or [role_of_op(n.op, n.kind) for n in graph.nodes]
@@ -89,7 +75,7 @@ def display_streams(graph: Graph, roles: list[Role] | None = None) -> list[str |
     enter = Role.SCOPE_ENTER
     for i, role in enumerate(roles):
         if role is enter:
-            label = opened_stream(graph.nodes[i])
+            label = scope_stream(scope_keys_values(graph.nodes[i]))  # the stream it opens
             if label is not None:
                 out[i] = label
     return out
@@ -183,7 +169,7 @@ def stream_scopes(graph: Graph, streams: list[str | None]) -> tuple[list[str], l
     for i, node in enumerate(graph.nodes):
         air = air_name(node.op)
         if air == "scope_enter":
-            label = opened_stream(node)
+            label = scope_stream(scope_keys_values(node))
             if label is None:
                 stack.append(-1)
                 continue

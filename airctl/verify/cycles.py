@@ -37,17 +37,11 @@ def fx_dependencies(graph: Graph, streams: list[str | None]) -> list[list[int]]:
 def ge_predecessors(graph: Graph) -> list[list[int]]:
     """Per node, the positions of the nodes its data and control inputs come from (a name's last node)."""
     refs = Refs.of(graph)  # each distinct reference parsed once, the usual "name:0" not at all
-    if "" not in refs.index:  # an empty reference names no node: the shared producer lists
-        data_in, ctrl_in = refs.inputs(graph)
-        return [[j for j in ins if j >= 0] + [j for j in ctrl if j >= 0] if ctrl else [j for j in ins if j >= 0]
-                for ins, ctrl in zip(data_in, ctrl_in, strict=True)]
-    preds: list[list[int]] = []
-    for node in graph.nodes:
-        ps = [j for j in map(refs.__getitem__, filter(None, node.inputs)) if j >= 0]
-        if node.control_inputs:
-            ps.extend(j for j in map(refs.__getitem__, filter(None, node.control_inputs)) if j >= 0)
-        preds.append(ps)
-    return preds
+    data_in, ctrl_in = refs.data_inputs(graph), refs.inputs(graph)[1]  # the shared producer lists
+    if "" in refs.index:  # an empty control reference names no node either
+        ctrl_in = [[refs[r] for r in node.control_inputs if r] for node in graph.nodes]
+    return [[j for j in ins if j >= 0] + [j for j in ctrl if j >= 0] if ctrl else [j for j in ins if j >= 0]
+            for ins, ctrl in zip(data_in, ctrl_in, strict=True)]
 
 
 def successors(preds: list[list[int]]) -> list[list[int]]:

@@ -41,8 +41,10 @@ def ref_name(value: Any) -> str | None:
 
 
 def scope_keys_values(node: Node) -> tuple[Any, Any]:
+    """A ``scope_enter``'s keys and values: its first two arguments, else its ``keys``/``values`` keywords."""
     args = node_args(node)
-    kwargs = node.attrs.get("kwargs") or {}
+    kwargs = node.attrs.get("kwargs")
+    kwargs = kwargs if isinstance(kwargs, dict) else {}
     keys = args[0] if len(args) > 0 else kwargs.get("keys")
     values = args[1] if len(args) > 1 else kwargs.get("values")
     return keys, values

@@ -13,7 +13,8 @@ A table is a source of rows, made again for each reading, and the counts, so tha
 >>> t = why_table(RunIndex.from_json({"graphs": [], "events": [{"kind": "recompile", "seq": 1,
 ...     "reason": "x.size(0) was 4, now 8", "file": "m.py", "line": 16, "guard": "shape",
 ...     "input": "x", "dim": 0}]}))
->>> (t.rows[0].cls, t.rows[0].where, summary_line(t))
+>>> (row,) = t.iter_rows()
+>>> (row.cls, row.where, summary_line(t))
 ('recompile', 'm.py:16', '1 recompile: airctl why')
 """
 
@@ -96,10 +97,6 @@ class WhyTable:
     source: Callable[[], Iterable[WhyRow]]
     counted: dict[str, int]
     failed: str | None = None
-
-    @property
-    def rows(self) -> list[WhyRow]:
-        return list(self.source())
 
     def iter_rows(self) -> Iterator[WhyRow]:
         return iter(self.source())

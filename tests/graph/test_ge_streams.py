@@ -193,7 +193,7 @@ def test_events_order_every_cross_stream_dependency_and_none_is_redundant(spec: 
         for e in alloc.events:  # without it, its dependency would be unordered
             rest = alloc.events.copy()
             rest.remove(e)
-            alloc_without = type(alloc)(alloc.spec, alloc.mode, alloc.limit, alloc.stream, alloc.names, rest)
+            alloc_without = type(alloc)(alloc.spec, alloc.stream, alloc.names, rest)
             assert (e.src, e.dst) not in _happens_before(g, alloc_without)
 
 

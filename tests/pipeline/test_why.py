@@ -18,5 +18,5 @@ def test_a_multi_rank_run_lists_each_ranks_rows_with_its_rank(tmp_path: Path) ->
         writer.finish()
     top.finish()
     table = why_run(top.root, tmp_path)
-    assert [(r.n, r.reason, r.graph, r.detail["rank"]) for r in table.rows] == [
+    assert [(r.n, r.reason, r.graph, r.detail["rank"]) for r in table.iter_rows()] == [
         (1, "x.size(0) was 4, now 8", "rank 0: 2-forward", 0), (2, "x.size(0) was 6, now 8", "rank 1: 2-forward", 1)]

@@ -45,7 +45,7 @@ def airctl(*args: str | Path) -> str:
 
 def rows(table: WhyTable, script: str) -> list[tuple[str, str, int | None]]:
     out = []
-    for row in table.rows:
+    for row in table.iter_rows():
         file, _, line = (row.where or "").rpartition(":")
         assert Path(file).name == script, row  # nothing from elsewhere
         out.append((row.cls, row.what, int(line) if line else None))
@@ -68,24 +68,24 @@ def test_every_event_of_the_script_is_listed_with_its_class_and_line(script: str
                                                                      recorded: dict[str, WhyTable]) -> None:
     table = recorded[script]
     assert rows(table, script) == EXPECTED[script]
-    assert {r.detail["line"] for r in table.rows if r.cls == "recompile"} <= {DEF_LINE.get(script)}
-    assert all(r.reason and r.hint for r in table.rows)
+    assert {r.detail["line"] for r in table.iter_rows() if r.cls == "recompile"} <= {DEF_LINE.get(script)}
+    assert all(r.reason and r.hint for r in table.iter_rows())
     # the ledger graph each produced or concerns; a recompile limit compiles nothing
-    assert all((r.graph is not None) == (r.kind != "recompile_limit") for r in table.rows)
+    assert all((r.graph is not None) == (r.kind != "recompile_limit") for r in table.iter_rows())
 
 
 def test_the_reasons_are_in_words(recorded: dict[str, WhyTable]) -> None:
-    table = recorded["batch_size.py"]
-    assert [r.reason for r in table.rows] == ["x.size(0) was 4, now 8", "x.size(0) was 8, now 16"]
-    assert [(r.graph, r.compile_id) for r in table.rows] == [("2-forward", "0/1"), ("3-forward", "0/2")]
-    assert "automatic dynamic shapes are off" in (table.rows[1].hint or "")
-    assert [r.reason for r in recorded["capture_limit.py"].rows][1:] == [
+    table = list(recorded["batch_size.py"].iter_rows())
+    assert [r.reason for r in table] == ["x.size(0) was 4, now 8", "x.size(0) was 8, now 16"]
+    assert [(r.graph, r.compile_id) for r in table] == [("2-forward", "0/1"), ("3-forward", "0/2")]
+    assert "automatic dynamic shapes are off" in (table[1].hint or "")
+    assert [r.reason for r in recorded["capture_limit.py"].iter_rows()][1:] == [
         "input shapes changed: [8] (captured before: [6])",
         "capture_limit 2 reached: every later call runs eagerly (call 3)"]
 
 
 def test_a_keyword_input_is_named_in_valid_python(recorded: dict[str, WhyTable]) -> None:
-    (row,) = recorded["keyword_inputs.py"].rows
+    (row,) = recorded["keyword_inputs.py"].iter_rows()
     assert row.reason == "kwargs['input_ids'].size(1) was 16, now 24"
     compile(row.reason.split(" was ")[0], "<reason>", "eval")  # Python, as the user would write it
     assert "torch._dynamo.mark_dynamic(input_ids, 1)" in (row.hint or "")
@@ -114,7 +114,7 @@ def _shown(table: WhyTable) -> list[tuple[object, ...]]:
     `2-forward` recorded is `2-inference` imported)."""
     return [(r.cls, r.what, r.reason, None if r.cls == "recapture" else
              f"{r.detail.get('file')}:{r.detail.get('line')}" if r.cls == "recompile" else r.where,
-             (r.graph or "").split("-")[0], r.compile_id, r.hint) for r in table.rows]
+             (r.graph or "").split("-")[0], r.compile_id, r.hint) for r in table.iter_rows()]
 
 
 @pytest.mark.parametrize("script", IMPORTED)
@@ -125,15 +125,15 @@ def test_an_imported_debug_log_gives_the_runs_table(script: str, tmp_path: Path,
     imported = why_run(None, tmp_path / "imported")
     assert imported.origin == "imported" and recorded[script].origin == "recorded"
     assert _shown(imported) == _shown(recorded[script])
-    assert len(imported.rows) == len(EXPECTED[script])
-    assert all(bool(r.graph) == (r.kind != "recompile_limit") for r in imported.rows)
+    assert len(list(imported.iter_rows())) == len(EXPECTED[script])
+    assert all(bool(r.graph) == (r.kind != "recompile_limit") for r in imported.iter_rows())
 
 
 def test_compile_says_so_in_one_line_and_lists_the_graph_break(tmp_path: Path) -> None:
     output = airctl("compile", "--out", tmp_path, "--backend", "sim", "--capture", "minimal",
                     ROOT / "fixtures" / "models" / "graph_break.py")
     assert "1 graph break: airctl why" in output
-    (row,) = why_run(None, tmp_path).rows
+    (row,) = why_run(None, tmp_path).iter_rows()
     assert (row.cls, Path(row.where or "").name, row.graph) == ("graph break", "graph_break.py:15", "1-forward")
 
 
@@ -152,5 +152,5 @@ def test_a_cached_compile_run_twice_then_edited(tmp_path: Path) -> None:
     assert why() == [("compile cache", "stale hit", 21)]
     script.write_text(script.read_text().replace("Linear(8, 8)", "Linear(8, 8, bias=False)"))  # the module
     assert why() == [("compile cache", "miss", 21)]
-    last = why_run(None, out).rows[0]
+    last = next(why_run(None, out).iter_rows())
     assert last.detail["changed"] == ["module"] and "module" in (last.hint or "")

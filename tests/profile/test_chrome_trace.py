@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
-from airctl.profile.chrome_trace import to_chrome_trace
+from airctl.execute.timeline import Timeline
+from airctl.profile.chrome_trace import write_chrome_trace
 
 from .timelines import seed_two_streams, with_race
+
+
+def _written(tmp_path: Path, timelines: list[Timeline]) -> dict[str, Any]:
+    """The trace as written (one event at a time) and read back."""
+    write_chrome_trace(tmp_path / "trace.json", timelines)
+    return json.loads((tmp_path / "trace.json").read_text(encoding="utf-8"))
 
 
 def _lanes(doc: dict) -> dict[int, str]:
@@ -17,8 +26,8 @@ def _inside(ts: float, slice_: dict) -> bool:
     return slice_["ts"] <= ts <= slice_["ts"] + slice_["dur"]
 
 
-def test_two_stream_lanes_and_a_record_wait_flow() -> None:
-    doc = json.loads(json.dumps(to_chrome_trace([seed_two_streams()])))  # JSON-able
+def test_two_stream_lanes_and_a_record_wait_flow(tmp_path: Path) -> None:
+    doc = _written(tmp_path, [seed_two_streams()])
     assert _lanes(doc) == {1: "stream default", 2: "stream stream_1"}
     ops = {e["name"]: e for e in doc["traceEvents"] if e["ph"] == "X"}
     assert ops["mm"]["tid"] == 2 and ops["sub"]["tid"] == 1
@@ -33,8 +42,8 @@ def test_two_stream_lanes_and_a_record_wait_flow() -> None:
     assert proc[0]["args"]["name"] == "graph_1 (max-autotune)"
 
 
-def test_steps_follow_each_other() -> None:
-    doc = to_chrome_trace([seed_two_streams(steps=3)])
+def test_steps_follow_each_other(tmp_path: Path) -> None:
+    doc = _written(tmp_path, [seed_two_streams(steps=3)])
     starts = sorted(e["ts"] for e in doc["traceEvents"] if e["ph"] == "X" and e["name"] == "mm")
     assert len(starts) == 3 and starts[0] < starts[1] < starts[2]
     assert starts[1] >= 4200  # after the first step's measured time
@@ -42,8 +51,8 @@ def test_steps_follow_each_other() -> None:
     assert len({e["id"] for e in doc["traceEvents"] if e["ph"] == "s"}) == 3
 
 
-def test_race_is_an_instant_on_the_readers_lane() -> None:
-    doc = to_chrome_trace([with_race()])
+def test_race_is_an_instant_on_the_readers_lane(tmp_path: Path) -> None:
+    doc = _written(tmp_path, [with_race()])
     (race,) = [e for e in doc["traceEvents"] if e["ph"] == "i"]
     assert race["tid"] == 1 and race["name"].startswith("race: sub reads mm")
     assert race["args"]["reader_source"] == "seed.py:11"

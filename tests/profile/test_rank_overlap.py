@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from airctl.execute.timeline import OpEvent, Race, Timeline
-from airctl.profile.rank_overlap import is_comm, rank_profile, ranks_trace
+from airctl.profile.chrome_trace import write_chrome_trace
+from airctl.profile.rank_overlap import is_comm, merged, rank_profile
 
 MS = 1e-3
 AR, WAIT, MM = "_c10d_functional.all_reduce.default", "_c10d_functional.wait_tensor.default", "aten.addmm.default"
@@ -47,10 +51,12 @@ def test_comm_ops_are_collectives_and_their_waits() -> None:
     assert is_comm(AR) and is_comm(WAIT) and is_comm("HcomAllReduce") and not is_comm(MM)
 
 
-def test_the_trace_has_a_process_per_rank_and_a_lane_per_stream() -> None:
+def test_the_trace_has_a_process_per_rank_and_a_lane_per_stream(tmp_path: Path) -> None:
     second = Timeline("graph_2", "max-autotune", [OpEvent("mul", "aten.mul.Tensor", "default", 5 * MS, 6 * MS)],
                       step_seconds=[1 * MS])
-    trace = ranks_trace({0: [one_stream()], 1: [comm_stream(), second]}, {"ranks": [0, 1]})
+    write_chrome_trace(tmp_path / "trace.json", [merged(0, [one_stream()]), merged(1, [comm_stream(), second])],
+                       {"ranks": [0, 1]})  # as `profile --nproc` writes it
+    trace = json.loads((tmp_path / "trace.json").read_text(encoding="utf-8"))
     meta = [e for e in trace["traceEvents"] if e["ph"] == "M"]
     processes = {e["pid"]: e["args"]["name"] for e in meta if e["name"] == "process_name"}
     assert processes == {1: "rank 0 (max-autotune)", 2: "rank 1 (max-autotune)"}

@@ -142,7 +142,7 @@ def test_dump_type_lanes_of_a_ledger_reads_fx_final_in_the_ledgers_mode(tmp_path
     outcome = dump_source(run, "lanes", out=tmp_path / "plan.svg")
     assert "graph 1-inference, stage fx-final" in outcome.notes
     assert outcome.notes[-1].startswith("lanes (reduce-overhead): 2 streams") and "2 ops marked" in outcome.notes[-1]
-    outcome = dump_source(run, "lanes", out=tmp_path / "plan.svg", mode="max-autotune", force=True)
+    outcome = dump_source(run, "lanes", out=tmp_path / "plan.svg", mode="max-autotune")
     assert "0 ops marked" in outcome.notes[-1]  # GE synchronises the cross-stream reads
 
 

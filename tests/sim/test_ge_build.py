@@ -151,7 +151,7 @@ def test_the_fx_graph_runs_each_node_on_its_ge_stream() -> None:
     gm = torch.fx.symbolic_trace(Two())
     names = {n.name for n in gm.graph.nodes}
     assert {"mm", "abs_1", "topk", "getitem", "add"} <= names
-    built = GeBuild(Graph("g", "ge"), Allocation("LoadBalance:2", "LoadBalance", 2),
+    built = GeBuild(Graph("g", "ge"), Allocation("LoadBalance:2"),
                     {"mm": None, "abs_1": "1", "topk": "1", "sum_1": "1", "add": None})
     scoped = scoped_module(built, gm)
     assert scoped_module(built, gm) is scoped  # made once per module

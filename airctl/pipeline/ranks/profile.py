@@ -14,7 +14,6 @@ collectives synchronise the ranks step by step. Then the top ledger gets:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +23,8 @@ from airctl.modes import Mode
 from airctl.pipeline.profile import ProfileRequest
 from airctl.pipeline.ranks.launch import RanksRequest, RanksResult, nproc_argv, run_ranks
 from airctl.pipeline.ranks.worker import RankRequest
-from airctl.profile.rank_overlap import RankProfile, rank_profile, ranks_trace, read_timelines
+from airctl.profile.chrome_trace import write_chrome_trace
+from airctl.profile.rank_overlap import RankProfile, merged, rank_profile, read_timelines
 from airctl.profile.write import PROFILE_DIR, TRACE_FILE, write_json
 
 RANKS_FILE = "ranks.json"
@@ -89,6 +89,6 @@ def _merge(result: RanksResult, req: ProfileRequest) -> RanksProfile:
         folder.mkdir(parents=True, exist_ok=True)
         out.trace = folder / TRACE_FILE
         meta = {"ranks": sorted(per_rank), "mode": str(req.target.mode), "passes_file": out.passes_file}
-        out.trace.write_text(json.dumps(ranks_trace(per_rank, meta), default=str), encoding="utf-8")
+        write_chrome_trace(out.trace, [merged(r, tls) for r, tls in sorted(per_rank.items())], meta)
         write_json(folder / RANKS_FILE, out.to_json())
     return out

@@ -21,16 +21,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import airctl
+from airctl.io.paths import AIRCTL_PACKAGE
 
-_AIRCTL = Path(airctl.__file__).resolve().parent
 OnExit = Callable[[int, str], int]  # (the code user code asked for, where it asked) -> the code to exit with
 
 
 def caller(skip: int = 2) -> str:
     """``file:line (in function)`` of the innermost frame outside airctl (the code that called)."""
     frame = sys._getframe(skip)
-    while frame is not None and _AIRCTL in Path(frame.f_code.co_filename).resolve().parents:
+    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(AIRCTL_PACKAGE):
         frame = frame.f_back
     if frame is None:
         return "unknown code"
