@@ -192,6 +192,17 @@ class _Reader:
         raise self.error(f"unexpected statement: {ast.get_source_segment(self.source, stmt) or type(stmt).__name__}"
                          [:120], stmt)
 
+    def attribute_of_self(self, value: ast.expr) -> str | None:
+        """The attribute a ``get_attr`` line reads: ``a`` of ``self.a``, ``a.b`` of ``self.a.b`` as written."""
+        if not isinstance(value, ast.Attribute):
+            return None
+        if isinstance(value.value, ast.Name):
+            return value.attr if value.value.id == "self" else None
+        if not isinstance(value.value, ast.Attribute):
+            return None
+        dotted = ast.get_source_segment(self.source, value) or ""
+        return dotted[len("self."):] if dotted.startswith("self.") else None
+
     def assign(self, var: str, value: ast.expr, annotation: str | None, at: ast.stmt) -> None:
         if isinstance(value, ast.Name) and value.id in self.params:
             placeholder = self.params.pop(value.id)  # Dynamo: `l_x_ = L_x_` names the placeholder
@@ -200,14 +211,10 @@ class _Reader:
             self.names.add(var)
             self.vars[var] = self.vars[value.id] = var
             return
-        if isinstance(value, ast.Attribute) and isinstance(value.value, (ast.Name, ast.Attribute)):  # self.a(.b...)
-            dotted = ast.get_source_segment(self.source, value) or ""
-            if isinstance(value.value, ast.Name):  # `self.a` however it is spaced
-                dotted = f"self.{value.attr}" if value.value.id == "self" else ""
-            if dotted.startswith("self."):
-                target = dotted[len("self."):]
-                self.add(var, Node(var, target, kind="get_attr", attrs={"target": target}), at)
-                return
+        target = self.attribute_of_self(value)
+        if target is not None:
+            self.add(var, Node(var, target, kind="get_attr", attrs={"target": target}), at)
+            return
         made = self.expression(value, at)
         if made is None:
             raise self.error(f"cannot read {var} = {ast.get_source_segment(self.source, value) or '...'}"[:160], at)

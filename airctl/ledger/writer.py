@@ -344,15 +344,14 @@ class LedgerWriter:
         self.run_index.timing_ends = {**(self.run_index.timing_ends or {}), name: round(self.elapsed(), 3)}
         self.flush(force=False)
 
-    def set_findings(self, rows: list[dict[str, Any]], first: dict[str, str] | None = None) -> None:
-        """verify-each's findings, and the first stage each rule appeared in (``first``; by default
-        the ``graph:stage`` of each rule's first row). ``rows`` with ``fixed_by`` (an earlier stage's
-        finding a later pass removed) go to ``fixed_findings``, rows with ``other_mode`` (the plan
-        checked under another mode) to ``other_modes``: ``findings`` is the final graph's verdict alone."""
-        if first is None:
-            first = {}
-            for row in rows:
-                first.setdefault(row.get("rule", "?"), f"{row.get('graph')}:{row.get('stage')}")
+    def set_findings(self, rows: list[dict[str, Any]]) -> None:
+        """verify-each's findings, and the first stage each rule appeared in (the ``graph:stage`` of its
+        first row). ``rows`` with ``fixed_by`` (an earlier stage's finding a later pass removed) go to
+        ``fixed_findings``, rows with ``other_mode`` (the plan checked under another mode) to
+        ``other_modes``: ``findings`` is the final graph's verdict alone."""
+        first: dict[str, str] = {}
+        for row in rows:
+            first.setdefault(row.get("rule", "?"), f"{row.get('graph')}:{row.get('stage')}")
         self.run_index.findings = [r for r in rows if not r.get("fixed_by") and not r.get("other_mode")]
         fixed = [r for r in rows if r.get("fixed_by")]
         other = [r for r in rows if r.get("other_mode")]

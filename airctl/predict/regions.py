@@ -33,7 +33,7 @@ from airctl.graph.roles import collective_kind, is_collective_wait
 from airctl.passes.select import NodeInfo, groups, select
 from airctl.passes.spec import Selector
 from airctl.predict.plan import KERNEL, ReplayPlan
-from airctl.predict.selectors import _short, module_pattern
+from airctl.predict.selectors import file_line, module_pattern
 
 INPUT_KINDS = ("placeholder", "get_attr")
 
@@ -129,8 +129,8 @@ def _candidates(dag: Dag) -> list[Region]:
     out += _collectives(dag)
     for source, positions in lines.items():
         names = [dag.infos[i].name for i in positions]
-        out.append(Region(f"line {_short(source)}", {"name": "|".join(re.escape(n) for n in names)}, False,
-                          [(positions[0], positions[-1])], [_short(source)]))
+        out.append(Region(f"line {file_line(source)}", {"name": "|".join(re.escape(n) for n in names)}, False,
+                          [(positions[0], positions[-1])], [file_line(source)]))
     return out
 
 

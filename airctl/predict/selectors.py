@@ -74,7 +74,8 @@ def choose(infos: list[NodeInfo], sites: list[int], end: str, windows: list[tupl
     return names_choice(infos, sites)
 
 
-def _short(source: str) -> str:
+def file_line(source: str) -> str:
+    """A node's ``path/to/file.py:LINE`` as ``file.py:LINE`` (what a suggested selector and a region's label show)."""
     path, _, line = source.rpartition(":")
     return f"{path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}"
 
@@ -87,7 +88,7 @@ def _tries(infos: list[NodeInfo], sites: list[int]) -> list[tuple[dict[str, Any]
     if any(not i.module for i in at):
         return by_op  # a target selects the same nodes whatever their frames
     out: list[tuple[dict[str, Any], bool | str]] = []
-    lines = {_short(i.source) for i in at if i.source}
+    lines = {file_line(i.source) for i in at if i.source}
     line = next(iter(lines)) if len(lines) == 1 and all(i.source for i in at) else None
     depth = min(len((i.module or "").split(".")) for i in at)
     for k in range(depth, 0, -1):
@@ -125,7 +126,7 @@ def line_selector(infos: list[NodeInfo], span: tuple[int, int]) -> dict[str, Any
     source = infos[lo].source
     if not source or any(infos[p].module or infos[p].source != source for p in (lo, hi)):
         return None
-    raw = {"source": _short(source)}
+    raw = {"source": file_line(source)}
     if ends(infos, raw, False, "first") != [lo] or ends(infos, raw, False, "last") != [hi]:
         return None
     for p in (lo - 1, hi + 1):

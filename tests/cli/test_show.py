@@ -22,7 +22,7 @@ def _run(out: Path, run_id: str) -> Path:
                                  model=model_record(MODELS / "seed.py", None))
     writer.set_findings([{"rule": "race_cross_stream_without_wait", "severity": "error", "nodes": ["mm", "sub"],
                           "message": "sub on the default stream reads mm", "stage": "after:yaml:scope",
-                          "graph": "1-inference", "fixed_by": "yaml:sub-waits"}], {})
+                          "graph": "1-inference", "fixed_by": "yaml:sub-waits"}])
     writer.finish()
     target = out / run_id
     writer.root.rename(target)
