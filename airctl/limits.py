@@ -46,6 +46,10 @@ NAME_PATTERN_STATES = 20_000
 COMPILE_STAT_BYTES = 16 * MiB
 """GE's compile statistics (``fusion_result.json`` of ``ge_config.export_compile_stat``): GE writes a few KiB."""
 
+PROFILE_META_BYTES = 16 * MiB
+"""A profiler folder's small JSON files (``profiler_info*.json``, ``profiler_metadata.json``) and a prediction's
+``summary.json``: a few KiB each. Over it, the file is read as absent, as a file that is not JSON is."""
+
 PROFILE_TRACE_BYTES = 512 * MiB
 """A run's ``profile/trace.json`` read back by ``airctl show --node`` (a million tasks take about 250 MB)."""
 

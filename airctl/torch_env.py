@@ -33,6 +33,17 @@ class CannStatus:
     home: str | None = None
 
 
+def installed_version(dist: str) -> str | None:
+    """The version of distribution ``dist`` installed here (``torch-npu`` or ``torch_npu`` alike), or None:
+    from package metadata, nothing imported."""
+    import importlib.metadata as md  # not at start-up: `airctl --help` does not ask
+
+    try:
+        return md.version(dist)
+    except md.PackageNotFoundError:
+        return None
+
+
 def torch_npu_installed() -> bool:
     """True when the torch-npu wheel is installed (found without importing it)."""
     return importlib.util.find_spec("torch_npu") is not None

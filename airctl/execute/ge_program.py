@@ -29,9 +29,8 @@ from typing import Any
 
 from airctl.errors import AirctlError
 from airctl.execute import ge_ops
-from airctl.graph.model import Graph, Node
+from airctl.graph.model import STREAM_LABEL, Graph, Node
 
-STREAM_KEY = "_user_stream_label"
 _INPUT_TYPES = ("Data", "RefData")
 
 
@@ -174,7 +173,7 @@ def build(graph: Graph, payloads: Mapping[str, Any] | None = None) -> GeProgram:
         if current[0] is not None:
             fx.call_function(air.scope_exit.default, ())
         if stream is not None:
-            fx.call_function(air.scope_enter.default, ([STREAM_KEY], [stream]))
+            fx.call_function(air.scope_enter.default, ([STREAM_LABEL], [stream]))
         current[0] = stream
 
     for node in _order(graph):

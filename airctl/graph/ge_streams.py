@@ -27,7 +27,7 @@ control edge, and every input of ``NetOutput``, which ends on stream 0) that no 
 already orders, found with vector clocks in graph order. GE's build places a ``Send`` after the
 producer on its stream and a ``Recv`` before the consumer on the consumer's stream.
 
->>> from airctl.graph.model import Graph, Node
+>>> from airctl.graph.model import STREAM_LABEL, Graph, Node
 >>> g = Graph("g", "ge", [Node("x", "Data"), Node("a", "Abs", ["x:0"]), Node("b", "Exp", ["x:0"]),
 ...                        Node("c", "Add", ["a:0", "b:0"]), Node("out", "NetOutput", ["c:0"])])
 >>> alloc = allocate_streams(g, "LoadBalance:2")
@@ -41,7 +41,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from airctl.graph.model import Graph, Node
+from airctl.graph.model import STREAM_LABEL, Graph, Node
 from airctl.graph.order import predecessors
 from airctl.graph.order import topological as sort_positions
 from airctl.graph.path_cover import path_cover
@@ -49,7 +49,6 @@ from airctl.graph.roles import role_of
 
 MODES = ("cv", "LoadBalance", "MainStream", "WeightedLoadBalance")
 MAX_STREAMS = 64
-STREAM_LABEL = "_user_stream_label"
 NO_TASK = frozenset({"Data", "RefData", "Const", "Constant", "NetOutput", "Variable", "ConstPlaceHolder", "NoOp"})
 CUBE = re.compile(r"MatMul|Matmul|BatchMatMul|Conv2D|Conv3D|Conv2DBackprop|QuantBatchMatmul|GroupedMatmul")
 _SPEC = re.compile(r"^(cv|LoadBalance|MainStream|WeightedLoadBalance)(?::(\d+))?$")

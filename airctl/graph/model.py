@@ -29,6 +29,7 @@ from airctl.modes import Mode
 # and renderers know both
 STREAM_NAMESPACES = tuple(dict.fromkeys(m.stream_namespace for m in Mode))
 FX_NAMES = "fx_tensor_names"  # a GE op's meta key: the FX tensors its outputs were converted from
+STREAM_LABEL = "_user_stream_label"  # the scope_enter key (FX) and GE op attribute that name a user's stream
 
 
 def is_stream_op(op: str, name: str = "") -> bool:

@@ -14,13 +14,12 @@ import math
 import re
 from typing import Any
 
-from airctl.graph.model import Graph, Node, is_stream_op
+from airctl.graph.model import STREAM_LABEL, Graph, Node, is_stream_op
 from airctl.io.gc_pause import without_gc
 from airctl.io.json_io import non_finite_text
 from airctl.io.paths import AIRCTL_PACKAGE
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
-STREAM_KEY = "_user_stream_label"
 
 
 def target_name(target: Any) -> str:
@@ -125,7 +124,7 @@ def scope_stream(args: tuple) -> str | None:
     if not isinstance(keys, (list, tuple)) or not isinstance(values, (list, tuple)):
         return None
     for k, v in zip(keys, values, strict=False):  # TorchAir zips too: unequal lengths truncate (R5)
-        if k == STREAM_KEY:
+        if k == STREAM_LABEL:
             return str(v)
     return None
 

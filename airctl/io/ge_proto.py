@@ -12,10 +12,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from airctl.graph.model import Graph, Node
+from airctl.graph.model import STREAM_LABEL, Graph, Node
 from airctl.io.gc_pause import without_gc
 
-STREAM_ATTR = "_user_stream_label"
 TENSOR_HEX_LIMIT = 64  # tensor attrs up to this many bytes keep their data (as hex)
 
 
@@ -80,7 +79,7 @@ def graph_from_ge_proto(graph_def: Any, name: str | None = None) -> Graph:
             else:
                 inputs.append(ref)
         attrs = {k: attr_value(v) for k, v in sorted(op.attr.items())}
-        stream = attrs.get(STREAM_ATTR)
+        stream = attrs.get(STREAM_LABEL)
         meta: dict[str, Any] = {}
         stream_id = int(getattr(op, "stream_id", 0) or 0)  # set by GE's build (airctl's ge-build stage)
         if stream_id:

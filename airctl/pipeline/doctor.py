@@ -6,20 +6,13 @@ Never imports torch: versions come from package metadata, CANN from loading its 
 
 from __future__ import annotations
 
-import importlib.metadata as md
 import os
 import platform
 import shutil
 import subprocess
 from typing import Any
 
-
-def installed_version(dist: str) -> str | None:
-    """The version of distribution ``dist`` installed here (``torch-npu`` or ``torch_npu`` alike), or None."""
-    try:
-        return md.version(dist)
-    except md.PackageNotFoundError:
-        return None
+from airctl.torch_env import AUTOLOAD_VAR, cann_status, installed_version
 
 
 def _dot_version() -> str | None:
@@ -37,7 +30,6 @@ def diagnose() -> dict[str, Any]:
     from airctl import __version__
     from airctl.backends import choose
     from airctl.errors import AirctlError
-    from airctl.torch_env import AUTOLOAD_VAR, cann_status
 
     cann = cann_status()
     torch_npu = installed_version("torch-npu")

@@ -38,6 +38,7 @@ from airctl.predict.plan import COMM_STREAM, ReplayPlan, plan_from_graph, plan_f
 from airctl.predict.prediction import Prediction, ignored_rows, predicted_record
 from airctl.predict.step import Conditions, describe, price, race_free
 from airctl.predict.times import TimesTable
+from airctl.profile.compare import ratio
 from airctl.profile.summary import ProfileSummary, summarize
 from airctl.profile.write import PROFILE_DIR, prediction_folder, write_json
 
@@ -71,7 +72,7 @@ class PredictOutcome:
         a, b = self.single.predicted or {}, self.summary.predicted or {}
         valid = b.get("valid_step_us", b.get("step_us"))  # a racy plan's gain is its race-free twin's
         return {"predicted": True, "without": self.single.to_json(), "with": self.summary.to_json(),
-                "step_time_ratio": _ratio(valid, a.get("step_us")),
+                "step_time_ratio": ratio(valid, a.get("step_us")),
                 "saved_us": (a.get("step_us") or 0.0) - (valid or 0.0),
                 "racy": bool(b.get("racy")), "memory": self.memory,
                 "overlap_gained_us": (b.get("overlap_us") or 0.0) - (a.get("overlap_us") or 0.0),
@@ -366,7 +367,3 @@ def mechanism(without: dict[str, Any], with_: dict[str, Any]) -> str:
     path = with_.get("critical_path_kernels") or []
     return (f"{verb} {abs(saved):.1f} µs a step: {gained:.1f} µs of overlap gained{where}; the critical path is now "
             f"{' → '.join(path[:6])}{' …' if len(path) > 6 else ''}")
-
-
-def _ratio(a: float | None, b: float | None) -> float | None:
-    return a / b if a is not None and b else None

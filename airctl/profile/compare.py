@@ -18,7 +18,8 @@ from airctl.profile.noise import NoiseVerdict, judge
 from airctl.profile.summary import ProfileSummary
 
 
-def _ratio(a: float | None, b: float | None) -> float | None:
+def ratio(a: float | None, b: float | None) -> float | None:
+    """``a / b``; None where either is unknown or ``b`` is 0 (a step time "with" over one "without")."""
     return a / b if a is not None and b else None
 
 
@@ -47,15 +48,15 @@ class Comparison:
 
     @property
     def step_time_ratio(self) -> float | None:
-        return _ratio(self.with_passes.step_s, self.without.step_s)
+        return ratio(self.with_passes.step_s, self.without.step_s)
 
     @property
     def span_ratio(self) -> float | None:
-        return _ratio(self.with_passes.span_s, self.without.span_s)
+        return ratio(self.with_passes.span_s, self.without.span_s)
 
     @property
     def critical_path_ratio(self) -> float | None:
-        return _ratio(self.with_passes.critical_path_s, self.without.critical_path_s)
+        return ratio(self.with_passes.critical_path_s, self.without.critical_path_s)
 
     @property
     def overlap_gained_s(self) -> float:

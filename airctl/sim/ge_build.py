@@ -27,12 +27,11 @@ from typing import Any
 
 from airctl.graph.ge_built import built_graph, fx_streams
 from airctl.graph.ge_streams import Allocation, GraphOrderError, StreamSpecError, allocate_streams
-from airctl.graph.model import Graph
+from airctl.graph.model import STREAM_LABEL, Graph
 
 OPTION = "ge.autoMultistreamParallelMode"
 PROFILING_ENV = "MINIDAG_PROFILING_PATH"
 DYNAMIC_ENV = "ENABLE_DYNAMIC_SHAPE_MULTI_STREAM"
-STREAM_KEY = "_user_stream_label"
 _log = logging.getLogger("airctl.sim")
 
 
@@ -135,7 +134,7 @@ def scoped_module(ge_build: GeBuild, gm: Any) -> Any:
                 if current is not None:
                     graph.call_function(leave, ())
                 if stream is not None:
-                    graph.call_function(enter, ([STREAM_KEY], [stream]))
+                    graph.call_function(enter, ([STREAM_LABEL], [stream]))
                 current = stream
         if role is Role.SCOPE_ENTER:
             depth += 1

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from airctl.graph.model import is_stream_op, stream_word
+from airctl.graph.model import STREAM_LABEL, is_stream_op, stream_word
 from airctl.graph.roles import Role
 from airctl.modes import Mode
 from airctl.verify.findings import Finding
-from airctl.verify.plan import STREAM_KEY, FxPlan, emits_ge_op, node_args, ref_name, scope_keys_values
+from airctl.verify.plan import FxPlan, emits_ge_op, node_args, ref_name, scope_keys_values
 from airctl.verify.rules import make_finding
 from airctl.verify.scope_values import PRIORITY_KEY, SWITCH_KEYS, priority_problem, switch_problem
 
@@ -209,8 +209,8 @@ def _scope_args_said(keys: Any, values: Any) -> list[tuple[str, str]]:
     for key in SWITCH_KEYS:
         if key in pairs and (bad := switch_problem(key, pairs[key])):
             said.append(("scope_value_invalid", bad))
-    if STREAM_KEY in keys and list(keys).index(STREAM_KEY) > 0:
-        said.append(("stream_label_not_first", f"'{STREAM_KEY}' is key #{list(keys).index(STREAM_KEY)}; aclgraph "
+    if STREAM_LABEL in keys and list(keys).index(STREAM_LABEL) > 0:
+        said.append(("stream_label_not_first", f"'{STREAM_LABEL}' is key #{list(keys).index(STREAM_LABEL)}; aclgraph "
                                                f"takes the first value {values[0]!r} as the stream label"))
     return said
 

@@ -16,11 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from airctl.graph.model import Graph, Node
+from airctl.graph.model import STREAM_LABEL, Graph, Node
 from airctl.graph.roles import Role, role_of_op
 from airctl.modes import Mode
-
-STREAM_KEY = "_user_stream_label"
 
 
 def emits_ge_op(node: Node, role: Role) -> bool:
@@ -56,10 +54,10 @@ def stream_label(keys: Any, values: Any, mode: Mode) -> str | None:
         return None
     if mode.is_aclgraph:
         # aclgraph: `'_user_stream_label' in args[0]` then `args[1][0]` (graph_pass.py)
-        if STREAM_KEY in keys and len(values) > 0:
+        if STREAM_LABEL in keys and len(values) > 0:
             return str(values[0])
         return None
-    label = dict(zip(keys, values, strict=False)).get(STREAM_KEY)  # GE: zip, innermost wins per key
+    label = dict(zip(keys, values, strict=False)).get(STREAM_LABEL)  # GE: zip, innermost wins per key
     return None if label is None else str(label)
 
 

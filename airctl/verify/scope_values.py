@@ -20,12 +20,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from airctl.graph.model import Graph
+from airctl.graph.model import STREAM_LABEL, Graph
 from airctl.modes import Mode
 from airctl.verify.findings import Finding
 from airctl.verify.rules import make_finding
 
-STREAM_KEY = "_user_stream_label"
 PRIORITY_KEY = "_user_stream_priority"
 SWITCH_KEYS = ("_enable_inner_parallel", "_op_exec_never_timeout")
 _ONE_LETTER = re.compile(r"^[a-z_]$")
@@ -61,19 +60,20 @@ def ge_scope_findings(graph: Graph, mode: Mode) -> list[Finding]:
               if len(n.attrs) >= MIN_LETTER_ATTRS and len(_letter_attrs(n.attrs)) >= MIN_LETTER_ATTRS]
     if zipped:
         pairs = _letter_attrs(zipped[0].attrs)
-        letters = set(pairs) <= set(STREAM_KEY)
+        letters = set(pairs) <= set(STREAM_LABEL)
         out.append(make_finding(
             "scope_args_not_lists", mode,
             f"{_shown([n.name for n in zipped])} carr{'ies' if len(zipped) == 1 else 'y'} one-letter attributes "
             f"{dict(sorted(pairs.items()))}: a scope_enter got strings instead of lists and TorchAir zipped them "
-            f"character by character{' (the keys are letters of ' + repr(STREAM_KEY) + ')' if letters else ''}; "
-            f"these ops have no {STREAM_KEY} and run on the default stream (R5)", [n.name for n in zipped[:20]], graph))
+            f"character by character{' (the keys are letters of ' + repr(STREAM_LABEL) + ')' if letters else ''}; "
+            f"these ops have no {STREAM_LABEL} and run on the default stream (R5)", [n.name for n in zipped[:20]],
+            graph))
     by_label: dict[str, list[str]] = {}
     bad_values: dict[tuple[str, str, str], list[str]] = {}  # (problem, severity, key) -> ops
     for node in graph.nodes:
         if not node.attrs:  # most ops: nothing below to find
             continue
-        label = node.attrs.get(STREAM_KEY)
+        label = node.attrs.get(STREAM_LABEL)
         if isinstance(label, str) and len(label) == 1 and label.isalpha():
             by_label.setdefault(label, []).append(node.name)
         if PRIORITY_KEY in node.attrs and (problem := priority_problem(node.attrs[PRIORITY_KEY])):
@@ -89,7 +89,7 @@ def ge_scope_findings(graph: Graph, mode: Mode) -> list[Finding]:
     for label, names in by_label.items():
         out.append(make_finding(
             "scope_args_not_lists", mode,
-            f"stream label {label!r} on {_shown(names)} is one letter: scope_enter(['{STREAM_KEY}'], 'stream_1') "
+            f"stream label {label!r} on {_shown(names)} is one letter: scope_enter(['{STREAM_LABEL}'], 'stream_1') "
             f"(values a string, not a list) keeps only the first letter of the label (R5)", names[:20], graph,
             severity="warning"))
     return [f for f in out if f is not None]

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from airctl.pipeline.doctor import installed_version
+from airctl.torch_env import installed_version
 
 # namespaces torch and the Ascend stack define ops in: never a module to install for the model
 _TORCH_NAMESPACES = {"aten", "prims", "prim", "_c10d_functional", "c10d_functional", "_dtensor", "higher_order",

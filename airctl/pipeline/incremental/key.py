@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from airctl.pipeline.doctor import installed_version as _version
+from airctl.torch_env import installed_version as _version
 
 # variables that change between two commands of one shell without changing what a model is, and
 # airctl's own settings of where and how a command runs: left out of the key's environment

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from airctl.limits import PROFILE_META_BYTES
 from airctl.profile.ascend.model import ProfileReadError
+from airctl.safe_files import read_regular
 
 OUTPUT = "ASCEND_PROFILER_OUTPUT"
 KNOWN_FILES = ("kernel_details.csv", "trace_view.json", "step_trace_time.csv", "op_statistic.csv", "analysis.db")
@@ -111,11 +113,13 @@ def _search(root: Path) -> list[Path]:
 
 
 def json_object(path: Path, errors: str = "strict") -> dict[str, Any] | None:
-    """The JSON object in the regular file ``path``, best effort: None when it is missing, unreadable, not
-    JSON or not an object (``errors``: for bytes that are not UTF-8, as ``bytes.decode`` takes it)."""
+    """The JSON object in the regular file ``path``, best effort: None when it is missing, unreadable, over
+    :data:`~airctl.limits.PROFILE_META_BYTES` (nothing past it is read), not JSON or not an object
+    (``errors``: for bytes that are not UTF-8, as ``bytes.decode`` takes it)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8", errors=errors)) if path.is_file() else None
-    except (OSError, ValueError, RecursionError):
+        raw = read_regular(path, PROFILE_META_BYTES, error=ProfileReadError, what="profiler JSON file")
+        data = json.loads(raw.decode("utf-8", errors=errors))
+    except (OSError, ValueError, RecursionError, ProfileReadError):
         return None
     return data if isinstance(data, dict) else None
 

@@ -37,6 +37,27 @@ def test_rank_id_forms(tmp_path: Path, info: dict[str, object], name: str, rank:
     assert f.rank == rank
 
 
+def test_a_profiler_info_that_is_a_fifo_or_over_its_limit_reads_as_absent(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The small JSON files of a profiler folder are read no further than their limit, and never block."""
+    import os
+
+    from airctl.profile.ascend import folders
+
+    (tmp_path / "ASCEND_PROFILER_OUTPUT").mkdir()
+    info = tmp_path / "profiler_info_4.json"
+    info.write_text(json.dumps({"rank_id": 7}))
+    assert folders.json_object(info) == {"rank_id": 7}
+    monkeypatch.setattr(folders, "PROFILE_META_BYTES", 8)
+    assert folders.json_object(info) is None  # over the limit: as a file that is not JSON
+    ((f,), _) = find_rank_folders(tmp_path)
+    assert f.rank == 4  # the name's rank, as for an info file without the key
+    monkeypatch.undo()
+    info.unlink()
+    os.mkfifo(info)  # nobody writes it: a read would block forever
+    assert folders.json_object(info) is None
+
+
 def test_dir_may_be_the_rank_folder_its_output_or_a_file_in_it(folder: Callable[..., Path]) -> None:
     rank = folder()
     out = rank / "ASCEND_PROFILER_OUTPUT"
