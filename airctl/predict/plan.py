@@ -25,7 +25,6 @@ be checked against what was measured.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,7 +48,6 @@ VIEW_OPS = frozenset({
 # contiguous tensor changes its descriptor, not its memory)
 GE_FREE = frozenset({"Data", "Const", "Constant", "NetOutput", "Variable", "RefData", "NoOp", "Reshape", "Identity",
                      "Unsqueeze", "Squeeze", "ExpandDims", "Flatten"})
-_GE_TENSOR_NAME = re.compile(r"^(?P<node>.+?)-[^-]+\.OUTPUT\.\d+$")
 
 
 @dataclass
@@ -212,7 +210,7 @@ def _from_ge(graph: Graph, stage: str | None) -> ReplayPlan:
     for k, node in enumerate(nodes):
         stream = node.stream or (COMM_STREAM if collective_kind(node.op) else DEFAULT_STREAM)
         kind = FREE if node.op in GE_FREE or role_of(node) in (Role.INPUT, Role.OUTPUT) else KERNEL
-        fx_names = tuple(_fx_node_names(node))
+        fx_names = tuple(node.fx_nodes())
         task = Task(k, node.name, node.op, str(stream), kind, node.source, node.module, aliases=fx_names,
                     meta=dict(node.meta))
         for ref in node.control_inputs:
@@ -226,18 +224,6 @@ def _from_ge(graph: Graph, stage: str | None) -> ReplayPlan:
         tasks.append(task)
     keep_cross_stream(tasks)
     return ReplayPlan(graph.name, Mode.MAX_AUTOTUNE, "ge", tasks, [], stage, graph)
-
-
-def _fx_node_names(node: Node) -> list[str]:
-    """The FX nodes a GE op came from (``mm-aten.mm.default.OUTPUT.0`` -> ``mm``)."""
-    names = node.meta.get("fx_tensor_names") or node.attrs.get("_fx_tensor_name") or []
-    if isinstance(names, str):
-        names = [names]
-    out = []
-    for n in names:
-        m = _GE_TENSOR_NAME.match(str(n))
-        out.append(m.group("node") if m else str(n))
-    return list(dict.fromkeys(out))
 
 
 def _ge_program_order(graph: Graph) -> list[int]:
