@@ -178,10 +178,12 @@ def test_warm_is_off_with_the_variable_or_the_flag_and_doctor_says_which(tmp_pat
     before = forked(warm_process)
     for env, flag in ((warm_env(warm_process.folder), ["--cold"]),
                       (warm_env(warm_process.folder, AIRCTL_WARM="0"), [])):
-        proc = console([*flag, "dump", REPO / "fixtures" / "dumps" / "fx_after.json", "-o", tmp_path / "g.json"],
-                       tmp_path, env)
+        proc = console([*flag, "passes", "list"], tmp_path, env)  # a command the warm process serves
         assert proc.communicate(timeout=120) and proc.returncode == 0
     assert forked(warm_process) == before
+    proc = console(["passes", "list"], tmp_path, warm_env(warm_process.folder))  # neither: served warm
+    assert proc.communicate(timeout=120) and proc.returncode == 0
+    assert forked(warm_process) == before + 1
     proc = console(["doctor", "--json"], tmp_path, warm_env(warm_process.folder))
     out, err = proc.communicate(timeout=120)
     warm = json.loads(out)["warm"]
@@ -203,6 +205,7 @@ def test_a_changed_install_is_served_by_a_new_warm_process(tmp_path: Path) -> No
     assert console(args, tmp_path, env).communicate(timeout=300) is not None  # cold: starts the warm process
     old = place.key(env)
     first = _serving(folder, old)
+    args = ["passes", "list"]  # from now on: any command the warm process serves
     proc = console(args, tmp_path, env)
     proc.communicate(timeout=300)
     assert proc.returncode == 0 and place.state(folder, old)["forked"] == 1
