@@ -22,6 +22,9 @@ PY=${PYTHON:-python3}
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
 echo "setup: pip install -e .[test] (torch==2.13.0, torch-npu==2.13.0, ...)" >&2
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test]"
+# Model Explorer's own graph dataclasses check `airctl dump --type model-explorer` (tests/io/test_model_explorer.py):
+# its package alone (2 MB), without the server and the ~480 MB adapter wheel it depends on (docs/dependencies.md)
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps "ai-edge-model-explorer==0.1.34" "dacite==1.9.2"
 # An editable install leaves airctl's own modules uncompiled, and where PYTHONDONTWRITEBYTECODE is set
 # (as on this project's machines) every new airctl process would compile them again: 0.6 s of an 11 s
 # `airctl compile` (docs/performance.md). Python still checks each .pyc against its source.

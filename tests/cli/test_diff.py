@@ -31,13 +31,14 @@ def test_json_report_for_the_stream_pass() -> None:
     assert data["edges_removed"] == []
 
 
-def test_terminal_output_is_coloured() -> None:
+def test_terminal_output_is_coloured(coloured_stdout: None) -> None:
     result = runner.invoke(build_app(), ["diff", str(FX_BEFORE), str(FX_AFTER)], color=True)
     assert result.exit_code == 0, result.output
     text = result.stdout
-    assert "+ wait_default  air.wait.default" in text
-    assert "+ edge record_default → wait_default  (sync)" in text
-    assert "~ mm  aten.mm.default" in text
+    green, yellow, end = "\x1b[32m", "\x1b[33m", "\x1b[0m"
+    assert f"{green}+ wait_default  air.wait.default{end}" in text
+    assert f"{green}+ edge record_default → wait_default  (sync){end}" in text
+    assert f"{yellow}~ mm  aten.mm.default{end}" in text
 
 
 def test_ledger_from_to(tmp_path: Path) -> None:

@@ -158,14 +158,16 @@ def _fake_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, timelines_of) -> 
     return requests
 
 
-def test_races_are_shown_in_red_and_exit_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_races_are_shown_in_red_and_exit_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          coloured_stdout: None) -> None:
     from tests.profile.timelines import with_race
 
     _fake_run(tmp_path, monkeypatch, lambda req: [with_race()])
     r = airctl(MODELS / "seed.py", "--passes", PASSES / "stream.yaml")
     assert r.exit_code == 1, r.output
-    assert "1 race(s)" in r.stdout and "sub (stream default, seed.py:11) reads mm (stream stream_1, seed.py:8)" \
-        in r.stdout
+    red, bold_red, end = "\x1b[31m", "\x1b[1;31m", "\x1b[0m"
+    assert f"{bold_red}1 race(s){end}" in r.stdout
+    assert f"{red}sub{end} (stream default, seed.py:11) reads {red}mm{end} (stream stream_1, seed.py:8)" in r.stdout
 
 
 def test_compare_compiles_each_side_once_and_runs_its_rounds_on_it(tmp_path: Path,

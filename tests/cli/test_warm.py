@@ -202,7 +202,9 @@ def test_a_changed_install_is_served_by_a_new_warm_process(tmp_path: Path) -> No
     env = warm_env(folder, AIRCTL_WARM_OWNER=str(os.getpid()),
                    PYTHONPATH=os.pathsep.join([str(REPO), str(installed)]))
     args = ["compile", MODELS / "seed.py", "--backend", "sim", "--out", tmp_path / "runs"]
-    assert console(args, tmp_path, env).communicate(timeout=300) is not None  # cold: starts the warm process
+    proc = console(args, tmp_path, env)  # cold: starts the warm process
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err[-2000:]
     old = place.key(env)
     first = _serving(folder, old)
     args = ["passes", "list"]  # from now on: any command the warm process serves

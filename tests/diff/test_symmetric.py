@@ -86,7 +86,6 @@ def test_moved_identical_experts_are_listed_each_as_itself(experts: int, layers:
     for c in report.changed:
         assert set(c.changes) <= {"stream", "attrs"}
     assert not report.edges_added and not report.edges_removed
-    assert not set(report.edges_added) & set(report.edges_removed)  # never both
     truth = {(names_a[k], names_b[k]) for k in names_a if names_a[k] != names_b[k]}
     assert set(report.renamed) == truth  # every rename listed, each the right one
 

@@ -68,7 +68,11 @@ def test_every_collective_and_wait_is_logged_with_its_stream(tmp_path) -> None:
     assert activity.last()["state"] == "outside compiled graphs"  # the graph ended
 
 
-def test_without_a_log_nothing_is_written(tmp_path) -> None:
+def test_without_a_log_nothing_is_written(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # a log written to a default place relative to the working folder lands here
+    for method in ("issue", "done", "wait", "graph"):  # and none is written anywhere else
+        monkeypatch.setattr(CollectiveLog, method,
+                            lambda *a, _m=method, **k: pytest.fail(f"logged ({_m}) without a log"))
     x = torch.randn(2, 2)
     out = StreamExecutor(comm_gm(on_comm=False), "max-autotune", "graph_1").run([x])
     assert torch.allclose(out[0], x @ x + x @ (x @ x))

@@ -61,4 +61,4 @@ def test_a_message_another_handler_formatted_is_not_evaluated_again(logger) -> N
     assert handler.format(record) == "DEBUG value: computed"  # first handler: evaluates once
     assert handler.format(record) == "DEBUG value: computed"  # a later handler reuses the message
     assert len(calls) == 1
-    assert not hasattr(record.__dict__, "getMessage") and "getMessage" not in record.__dict__
+    assert "getMessage" not in record.__dict__

@@ -203,9 +203,11 @@ def test_a_rank_forked_where_the_server_runs_threads_becomes_a_fresh_interpreter
 def test_a_warmed_process_chooses_its_backend_for_the_reasons_a_fresh_one_would(
         monkeypatch: pytest.MonkeyPatch) -> None:
     import airctl.backends as backends
+    from airctl.sim.registry import REGISTRY
 
     monkeypatch.setattr(backends, "_CHOSEN_COLD", {})
-    monkeypatch.setattr(backends.SimBackend, "warm", lambda self: None)  # this process has TorchAir or not
+    monkeypatch.setattr(REGISTRY, "torchair", None)  # a process that has not loaded TorchAir,
+    monkeypatch.setattr(backends.SimBackend, "warm", lambda self: setattr(REGISTRY, "torchair", object()))  # then has
     cold_auto, cold_sim = backends.choose("auto"), backends.choose("sim")
     warmed = backends.warm("auto")
     assert warmed is not None and warmed.forkable

@@ -27,6 +27,17 @@ def test_graph_ops_of_an_installed_library_bring_their_module(tmp_path: Path) ->
     node = next(n for n in gm.graph.nodes if n.op == "call_function")
     node.target = torch.ops.aten.relu.default  # aten: torch's own, nothing to install
     assert rq.outside_modules(script, [(gm, ())]) == {}
+    import yaml  # noqa: F401 - loaded, as a library whose ops a graph calls is
+
+    lib = torch.library.Library("yaml", "FRAGMENT")  # an op in the namespace of an installed library
+    try:
+        lib.define("airctl_twice(Tensor x) -> Tensor")
+        node.target = torch.ops.yaml.airctl_twice.default
+        found = rq.outside_modules(script, [(gm, ())])
+    finally:
+        lib._destroy()
+    assert list(found) == ["yaml"] and found["yaml"]["distribution"].lower() == "pyyaml"
+    assert "registers torch.ops.yaml.airctl_twice" in found["yaml"]["why"] and found["yaml"]["imports"] == ["yaml"]
 
 
 def test_requirements_and_graph_form_imports(tmp_path: Path) -> None:

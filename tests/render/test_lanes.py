@@ -15,9 +15,11 @@ from airctl.cli.app import build_app
 from airctl.errors import AirctlError
 from airctl.graph.model import Graph
 from airctl.io.read import read_graph, write_graph
+from airctl.modes import Mode
 from airctl.render.lanes import build_lanes
 from airctl.render.lanes_svg import lanes_svg
 from airctl.verify import verify
+from airctl.verify.rules import make_finding
 from tests.io.dumps import DUMPS, FX_AFTER
 from tests.render.test_collapse import _graph
 from tests.report.ledgers import EVIL, evil_graph
@@ -93,6 +95,14 @@ def test_folding_keeps_every_arrow_and_mark() -> None:
             assert r == -1, names[i]
     runs = [r for r in folded.runs if len(r.members) > 1]
     assert runs and all(len({g.nodes[i].module.split(".")[1] for i in r.members}) == 1 for r in runs)
+    # a finding on a node folding would hide: marked alike, and the node stays on its own row
+    hidden = runs[0].members[-1]
+    finding = make_finding("unbalanced_scope", Mode.MAX_AUTOTUNE, "marked", [names[hidden]], g)
+    full = build_lanes(g, "max-autotune", [finding])
+    marked = build_lanes(g, "max-autotune", [finding], fold="module", depth=2)
+    assert [(m.node, m.rule) for m in marked.marks] == [(m.node, m.rule) for m in full.marks] == \
+        [(hidden, "unbalanced_scope")]
+    assert marked.run[hidden] == -1 and marked.rows == folded.rows + 1
     by_stream = build_lanes(g, "max-autotune", fold="stream")
     assert by_stream.rows <= folded.rows
     with pytest.raises(AirctlError):

@@ -136,10 +136,14 @@ try:
         ge.custom_op("CustomOp", inputs=3, outputs=None)
 except AssertionError as e:
     assert "Invalid input type:int" in str(e), e
+else:
+    raise AssertionError("custom_op accepted inputs=3")
 try:
     TorchNpuGraph().run([None])
 except RuntimeError as e:
     assert "element 0 is None" in str(e), e
+else:
+    raise AssertionError("run([None]) was accepted")
 # a fresh Python that sets its own SIGTERM handler, then imports TorchAir (whose import installs
 # handlers that swallow SIGTERM and SIGINT): under sim the process keeps its own
 child = """
