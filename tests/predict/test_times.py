@@ -71,3 +71,7 @@ def test_a_fifo_or_folder_is_refused_without_blocking(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     with pytest.raises(TimesError, match="not a regular file"):
         read_times_csv(fifo)
+    folder = tmp_path / "times.csv"
+    folder.mkdir()
+    with pytest.raises(TimesError, match="not a regular file"):
+        read_times_csv(folder)
