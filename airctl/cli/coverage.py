@@ -45,15 +45,15 @@ def register(app: typer.Typer) -> None:
 
 
 def _render(found: Any) -> None:
-    from airctl.cli.output import out
+    from airctl.cli.output import escape, out
 
     if found.error is None:
         out.print(f"TorchAir converts every op ({found.graphs} graph(s) checked)", markup=False)
         return
     for op in found.ops:
         where = f" first at {op['source']}" if op.get("source") else ""
-        out.print(f"{op['op']}: {op['reason']}, {op['count']} node(s){where}", markup=False, highlight=False)
-        out.print(f"    {op['detail']}", markup=False, highlight=False)
+        out.print(escape(f"{op['op']}: {op['reason']}, {op['count']} node(s){where}"), highlight=False)
+        out.print(escape(f"    {op['detail']}"), highlight=False)
 
 
 def _verdict(found: Any) -> None:

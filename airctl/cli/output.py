@@ -36,16 +36,27 @@ class _Silent:
         pass
 
 
+class _Escaped:
+    """A spinner whose messages are shown as text: they name model files, nodes and streams, and rich
+    would read ``[...]`` in them as markup (a ``[/v2]`` in a path raised) and pass an ESC through."""
+
+    def __init__(self, spinner: Any) -> None:
+        self._spinner = spinner
+
+    def update(self, text: str) -> None:
+        self._spinner.update(escape(text))
+
+
 @contextlib.contextmanager
 def status(text: str) -> Iterator[Any]:
-    """A spinner on stderr with ``text`` while a long step runs (``.update(msg)`` says how far it got).
-    Where stderr is no terminal (a pipe, a file, CI) rich's transient spinner shows nothing: then no
-    spinner runs at all, and no thread wakes to draw nothing."""
+    """A spinner on stderr with ``text`` while a long step runs (``.update(msg)`` says how far it got;
+    ``msg`` is text, escaped here). Where stderr is no terminal (a pipe, a file, CI) rich's transient
+    spinner shows nothing: then no spinner runs at all, and no thread wakes to draw nothing."""
     if not err.is_terminal:
         yield _Silent()
         return
     with err.status(text, spinner="dots", refresh_per_second=SPINNER_PER_SECOND) as spinner:
-        yield spinner
+        yield _Escaped(spinner)
 
 
 @contextlib.contextmanager

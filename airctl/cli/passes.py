@@ -173,13 +173,15 @@ def _ms(seconds: float | None) -> str:
 
 
 def _check_text(check: dict[str, Any] | None) -> str:
+    from airctl.cli.output import escape
+
     if not check:
         return "[dim]not checked[/dim]"
     if check.get("matches") is True:
         return "results kept"
     if check.get("matches") is False:
         return "[red]results changed[/red]"
-    return f"[dim]check skipped: {check.get('skipped')}[/dim]"
+    return f"[dim]check skipped: {escape(str(check.get('skipped')))}[/dim]"
 
 
 def render_apply(result: Any, diff: bool) -> None:

@@ -24,7 +24,7 @@ def predict_command(req: Any, *, fail_on: Any = None) -> Any:
     from airctl.pipeline import predict as pipeline
 
     with status("predicting…") as spinner:
-        outcome = pipeline.predict(req, progress=lambda msg: spinner.update(escape(msg)))
+        outcome = pipeline.predict(req, progress=lambda msg: spinner.update(msg))
     for note in outcome.notes:
         err.print(f"[dim]note: {escape(note)}[/dim]")
 
@@ -46,8 +46,8 @@ def _fail_on_race(fail_on: Any, predicted: dict) -> None:
 
     races = predicted.get("races") or []
     first = races[0] if races else {}
-    err.print(f"--fail-on {fail_on}: the predicted plan races ({len(races)} error(s); first: "
-              f"{first.get('rule')} at {', '.join(first.get('nodes') or [])[:80]})", markup=False, highlight=False)
+    err.print(escape(f"--fail-on {fail_on}: the predicted plan races ({len(races)} error(s); first: "
+                     f"{first.get('rule')} at {', '.join(first.get('nodes') or [])[:80]})"), highlight=False)
     raise FindingsExit()
 
 

@@ -150,7 +150,7 @@ def _run(flow: Any) -> Any:
     if isinstance(flow, flows.Analyze):
         with status("reading the profile…") as spinner:  # big traces: how far it got
             return pipeline.analyze_profile_folder(flow.folder, flow.linked, out=flow.out, png=flow.png, top=flow.top,
-                                                   progress=lambda msg: spinner.update(escape(msg)))
+                                                   progress=lambda msg: spinner.update(msg))
     if isinstance(flow, flows.Imported):
         from airctl.pipeline.profile_imported import profile_imported
 

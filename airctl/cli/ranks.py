@@ -114,7 +114,7 @@ def print_overlap(run: Any) -> None:
     from airctl.profile.timeline_svg import format_time
 
     title = f"ranks ({run.mode}" + (f" + {Path(run.passes_file).name}" if run.passes_file else ", no passes") + ")"
-    table = Table(title=title, title_justify="left")
+    table = Table(title=escape(title), title_justify="left")
     for col in ("rank", "communication", "compute", "overlap", "overlap %", "busy per stream", "races"):
         table.add_column(col, justify="left" if col in ("rank", "busy per stream") else "right", no_wrap=True)
     for r in run.ranks:

@@ -118,7 +118,7 @@ def print_kernels(table: dict[str, Any]) -> None:
 
 def print_phases(table: dict[str, Any]) -> None:
     """The phase table, longest first within the command's order, and the unattributed rest."""
-    t = Table(title=f"phases of {table['command'] or 'the run'} {table['run']}", title_justify="left",
+    t = Table(title=escape(f"phases of {table['command'] or 'the run'} {table['run']}"), title_justify="left",
               show_edge=False, pad_edge=False)
     t.add_column("phase")
     t.add_column("×", justify="right")

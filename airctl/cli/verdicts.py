@@ -220,7 +220,7 @@ def enforce_fail_on(fail_on: Any, result: Any, *, atol: float | None = None) -> 
 
     why = judge_fail_on(fail_on, result, atol=atol)
     if why is not None:
-        err.print(f"--fail-on {getattr(fail_on, 'value', fail_on)}: {why}", markup=False, highlight=False)
+        err.print(f"--fail-on {getattr(fail_on, 'value', fail_on)}: {escape(why)}", highlight=False)
         raise FindingsExit()
 
 
@@ -237,8 +237,8 @@ def enforce_fail_on_ranks(fail_on: Any, result: Any, *, atol: float | None = Non
         if entry.ledger:
             why = judge_fail_on(fail_on, as_result(Ledger.open(result.ledger_dir / entry.ledger)), atol=atol)
             if why is not None:
-                err.print(f"--fail-on {getattr(fail_on, 'value', fail_on)}: rank {entry.rank}: {why}",
-                          markup=False, highlight=False)
+                err.print(f"--fail-on {getattr(fail_on, 'value', fail_on)}: rank {entry.rank}: {escape(why)}",
+                          highlight=False)
                 bad = True
     if bad:
         raise FindingsExit()

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airctl.errors import AirctlError
+from airctl.escape import printable
 
 HEADER = '''"""{title}
 
@@ -201,10 +202,17 @@ def _module_tree(paths: list[str]) -> list[str]:
     return out
 
 
+def _text(text: Any) -> str:
+    """Untrusted text (a source path, a run's origin) as it may stand in the script's docstring or in a
+    comment: no line break, quote or backslash to end or change them, no control character."""
+    quoted = str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\r", "\\r").replace("\n", "\\n")
+    return printable(quoted)
+
+
 def render(spec: ScriptSpec) -> str:
     """The script's source."""
     modules = _module_tree(sorted({n.module for n in spec.nodes if n.module}))
-    lines = [HEADER.format(title=spec.title, origin=spec.origin, inputs=spec.inputs,
+    lines = [HEADER.format(title=_text(spec.title), origin=_text(spec.origin), inputs=spec.inputs,
                            cut=", and the values of the nodes this part was cut from" if spec.cut else "")]
     lines.append("class Graph(torch.nn.Module):")
     lines.append("    def __init__(self) -> None:")
@@ -219,7 +227,7 @@ def render(spec: ScriptSpec) -> str:
     for node in spec.nodes:
         call = node.call.format(*node.inputs)
         code = f'self._in({node.module!r}, lambda: {call})' if node.module else call
-        comment = f"  # {node.source}" if node.source else ""
+        comment = f"  # {_text(node.source)}" if node.source else ""
         lines.append(f"        {node.name} = {code}{comment}")
     lines.append(f"        return ({''.join(o + ', ' for o in spec.outputs).rstrip()})")
     lines.append("")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from airctl.io.fx_script import ScriptError, ScriptSpec, render, script_node, target_expr
+from airctl.io.fx_script import ScriptError, ScriptNode, ScriptSpec, render, script_node, target_expr
 from airctl.pipeline.bisect.repro_files import local_imports
 
 
@@ -40,6 +40,23 @@ def test_a_traced_graph_written_as_a_script_computes_the_same(tmp_path: Path) ->
     x, w = torch.randn(4, 4), torch.randn(4, 4)
     ours, theirs = namespace["Graph"]()(x, w), f(x, w)
     assert all(torch.equal(a, b) for a, b in zip(ours, theirs, strict=True))
+
+
+def test_untrusted_text_stays_text_in_the_script() -> None:
+    """A source path or an origin holding a line break, quotes or a backslash: the script still compiles,
+    the text stays inside its comment or docstring, and no code of it runs."""
+    import ast
+
+    hostile = 'm.py:3\nimport os; os.system("x")  \\N{bad} """ \x1b]0;t\x07'
+    node = ScriptNode("y", "operator.neg({0})", ["x"], source=hostile)
+    source = render(ScriptSpec(["x"], [node], ["y"], title=hostile, origin=hostile))
+    tree = ast.parse(source)  # a SyntaxError (\N{bad}, the closing quotes) or an injected statement otherwise
+    assert not [n for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n.func) == "os.system"]
+    doc = ast.get_docstring(tree)
+    assert doc is not None and 'os.system("x")  \\N{bad} """' in doc  # the text, as it was: a docstring's
+    assert "\x1b" not in source and "\x07" not in source  # no control character in the file itself
+    (line,) = [ln for ln in source.splitlines() if ln.lstrip().startswith("y = ")]
+    assert line.endswith("\\x07")  # the whole source on the node's own line, in its comment
 
 
 def test_local_imports_are_found(tmp_path: Path) -> None:

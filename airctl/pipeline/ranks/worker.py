@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from airctl.errors import interrupt_exit_code
+from airctl.escape import printable
 from airctl.limits import COLLECTIVE_TIMEOUT_S
 from airctl.pipeline.ranks.orphans import die_with_parent
 from airctl.pipeline.run import signals
@@ -108,7 +109,7 @@ def main(argv: list[str]) -> int:
     log = CollectiveLog(root / LOG_FILE)
 
     def say(message: str) -> None:
-        print(f"airctl[rank {rank.rank}]: {message}", file=sys.stderr, flush=True)
+        print(f"airctl[rank {rank.rank}]: {printable(message)}", file=sys.stderr, flush=True)  # node names, paths
 
     place = RankRun(root, {**asdict(rank), "pid": os.getpid()}, log, request.collective_timeout_s)
     try:

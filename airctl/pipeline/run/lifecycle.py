@@ -43,6 +43,7 @@ from types import TracebackType
 from typing import Any
 
 from airctl.errors import AirctlError, ExitCode, Terminated
+from airctl.escape import printable
 from airctl.ledger.liveness import library_frame
 from airctl.ledger.writer import LedgerWriter
 from airctl.pipeline.run import signals
@@ -249,7 +250,7 @@ class Run:
                                               "return or raise instead"})
                 ledger.finish("failed")
         if not (self.script_exit_code and code == 0):
-            sys.stderr.write(f"error: {message}\nhint: the run is closed: {ledger.shown}\n")
+            sys.stderr.write(printable(f"error: {message}\nhint: the run is closed: {ledger.shown}") + "\n")
         return final
 
 
