@@ -50,6 +50,9 @@ PROFILE_META_BYTES = 16 * MiB
 """A profiler folder's small JSON files (``profiler_info*.json``, ``profiler_metadata.json``) and a prediction's
 ``summary.json``: a few KiB each. Over it, the file is read as absent, as a file that is not JSON is."""
 
+COLLECTIVE_LOG_BYTES = 256 * MiB
+"""A rank's ``collectives.jsonl`` read back by ``airctl check`` (about 200 bytes an event: over a million)."""
+
 PROFILE_TRACE_BYTES = 512 * MiB
 """A run's ``profile/trace.json`` read back by ``airctl show --node`` (a million tasks take about 250 MB)."""
 

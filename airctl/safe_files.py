@@ -31,6 +31,7 @@ from airctl.errors import AirctlError, LedgerError
 
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+_CHUNK = 1 << 20  # bytes read at a time from a file that grows while it is read
 
 
 def kind_of(mode: int) -> str:
@@ -70,9 +71,16 @@ def read_regular(path: Path | str, limit: int, *, follow_links: bool = True,
     """The bytes of regular file ``path``; ``error`` when it holds more than ``limit`` bytes: refused
     from its size before any read, and nothing past ``limit + 1`` bytes is read should it grow."""
     with open_regular(path, follow_links=follow_links, error=error, hint=hint) as f:
-        if os.fstat(f.fileno()).st_size > limit:
+        size = os.fstat(f.fileno()).st_size
+        if size > limit:
             raise too_large(path, limit, what, error, hint)
-        data = f.read(limit + 1)
+        data = f.read(size + 1)  # read(n) allocates n bytes first: the size, not the limit (4 GB for a gzip file)
+        if len(data) > size:  # it grew since (or reports no size, as /proc does): on, a chunk at a time
+            parts, total = [data], len(data)
+            while total <= limit and (part := f.read(min(_CHUNK, limit + 1 - total))):
+                parts.append(part)
+                total += len(part)
+            data = b"".join(parts)
     if len(data) > limit:
         raise too_large(path, limit, what, error, hint)
     return data
@@ -124,7 +132,8 @@ def read_json(path: Path | str, limit: int, what: str, *, too_large: str, unread
     path = Path(path)
     if path.stat().st_size > limit:
         raise error(f"{what} over {limit >> 20} MiB", file=str(path), hint=too_large)
+    raw = read_regular(path, limit, error=error, what=what, hint=too_large)  # no FIFO, nothing past the limit
     try:
-        return json.loads(path.read_bytes())
-    except (ValueError, UnicodeDecodeError) as e:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:  # RecursionError: nested too deep
         raise error(f"unreadable {what}: {e}", file=str(path), hint=unreadable) from None

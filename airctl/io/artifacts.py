@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from airctl.errors import GraphReadError
+from airctl.io.compressed import read_head
 from airctl.io.fx_code import is_fx_code
 from airctl.io.fx_listing import is_fx_listing
 from airctl.io.log_records import is_torchair_log
@@ -34,7 +35,6 @@ from airctl.io.why_log import is_dynamo_log
 from airctl.ledger_files import is_ledger
 
 MAX_FILES = 200_000
-HEAD_BYTES = 64 << 10
 DUMP_NAME = re.compile(r"^dynamo_(?P<which>original|optimized)_(?P<graph>graph_\d+)(?:_rank_(?P<rank>\d+))?"
                        r"(?:_pid_(?P<pid>\d+))?(?:_ts_(?P<ts>\d+))?\.(?P<type>pbtxt|txt|py)$")
 TCD_RUN = re.compile(r"^run_[\d_]+-pid_(?P<pid>\d+)(?:-rank_(?P<rank>\d+))?$")
@@ -104,15 +104,6 @@ class ArtifactSet:
         return not (self.logs or self.listings or self.fx_code or self.dumps or self.graph_files or self.tcd_runs)
 
 
-def _head(path: Path, size: int = HEAD_BYTES) -> str:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(size)
-    except OSError as e:
-        raise GraphReadError(f"cannot read: {e.strerror or e}", file=str(path)) from e
-    return data.decode("utf-8", errors="replace")
-
-
 def read_tcd_model(path: Path) -> TcdModel:
     m = TCD_MODEL.match(path.name)
     model = TcdModel(path, int(m["k"]) if m else 0)
@@ -166,7 +157,7 @@ def _is_tcd(path: Path) -> bool:
 def classify_file(path: Path, found: ArtifactSet) -> None:
     name = path.name
     if m := DUMP_NAME.match(name):
-        if "\0" in _head(path, 8192):  # TorchAir's dumps are text: binary data under its name is not one
+        if "\0" in read_head(path, 8192):  # TorchAir's dumps are text: binary data under its name is not one
             found.skipped.append((str(path), "binary data, not a TorchAir dump"))
             return
         found.dumps.append(GeDump(path, m["which"], m["graph"], m["type"], int(m["rank"]) if m["rank"] else None,
@@ -175,7 +166,7 @@ def classify_file(path: Path, found: ArtifactSet) -> None:
     if TRACE_NAME.match(name):
         found.traces.append(path)
         return
-    head = _head(path)
+    head = read_head(path)
     if "\0" in head:
         found.skipped.append((str(path), "binary"))
     elif is_torchair_log(head) or is_dynamo_log(head):

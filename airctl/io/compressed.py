@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from airctl.errors import GraphReadError
+from airctl.safe_files import open_regular, read_regular
 
 GZ = ".gz"
 LEVEL = 1  # fastest: snapshots are written while the compile waits; level 6 saves ~25% more for 4x the time
@@ -54,9 +55,10 @@ def gunzip(data: bytes, origin: str, limit: int = MAX_INFLATED) -> bytes:
 
 
 def read_bytes(path: Path | str) -> bytes:
-    """A file's contents, inflated when its name ends in ``.gz``. OSError passes through."""
+    """A file's contents, inflated when its name ends in ``.gz``. OSError passes through; a path that is no
+    regular file (a FIFO would block) or holds over :data:`MAX_INFLATED` bytes is a GraphReadError."""
     path = Path(path)
-    data = path.read_bytes()
+    data = read_regular(path, MAX_INFLATED, error=GraphReadError)
     return gunzip(data, str(path)) if path.suffix == GZ else data
 
 
@@ -65,7 +67,8 @@ class _CheckedGzip(io.RawIOBase):
     become a GraphReadError naming the file (streaming readers see no other exception)."""
 
     def __init__(self, path: Path, limit: int) -> None:
-        self._gz = gzip.GzipFile(filename=str(path), mode="rb")
+        self._raw = open_regular(path, error=GraphReadError)
+        self._gz = gzip.GzipFile(fileobj=self._raw, mode="rb")
         self._origin, self._limit = str(path), limit
 
     def readable(self) -> bool:
@@ -104,17 +107,33 @@ class _CheckedGzip(io.RawIOBase):
         return self._gz.tell()
 
     def close(self) -> None:
-        self._gz.close()
+        self._gz.close()  # leaves the file it was given open
+        self._raw.close()
         super().close()
 
 
 def open_bytes(path: Path | str, limit: int = MAX_INFLATED) -> BinaryIO:
     """A binary stream of a file's contents, inflated as it is read when the name ends in ``.gz``
-    (streaming readers: memory stays bounded). OSError passes through."""
+    (streaming readers: memory stays bounded). OSError passes through; a path that is no regular file
+    (a FIFO would block) is a GraphReadError."""
     path = Path(path)
     if path.suffix != GZ:
-        return path.open("rb")
+        return open_regular(path, error=GraphReadError)
     return io.BufferedReader(_CheckedGzip(path, limit))  # type: ignore[return-value]
+
+
+HEAD = 64 << 10  # bytes of a file read to tell its format
+
+
+def read_head(path: Path | str, size: int = HEAD) -> str:
+    """The first ``size`` bytes of a file (inflated when its name ends in ``.gz``) as text, bytes that are
+    not UTF-8 replaced: enough to tell its format, whatever its size. A GraphReadError naming the file when
+    it cannot be read or is no regular file (a FIFO never blocks)."""
+    try:
+        with open_bytes(path) as handle:
+            return handle.read(size).decode("utf-8", errors="replace")
+    except OSError as e:
+        raise GraphReadError(f"cannot read: {e.strerror or e}", file=str(path)) from e
 
 
 def logical_suffix(path: Path) -> str:

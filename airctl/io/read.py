@@ -28,7 +28,7 @@ from typing import Any
 from airctl.errors import GraphReadError
 from airctl.graph.model import Graph, Node
 from airctl.graph.refs import Refs, offer
-from airctl.io.compressed import logical_stem, logical_suffix, open_bytes
+from airctl.io.compressed import HEAD, logical_stem, logical_suffix, open_bytes
 from airctl.io.fx_code import is_fx_code, parse_fx_code
 from airctl.io.fx_listing import is_fx_listing, parse_fx_listing
 from airctl.io.gc_pause import gc_paused
@@ -186,9 +186,6 @@ def parse_graph(text: str, fmt: str, origin: str = "<graph>", name: str = "graph
         raise GraphReadError("nesting too deep", file=origin, line=1) from e
     # from_dict checks every field's type
     return check_graph(graph, origin, text, typed=fmt == "json", keep_refs=keep_refs)
-
-
-HEAD = 1 << 16  # bytes read to tell a file's format
 
 
 def read_graph(path: Path | str, keep_refs: bool = False) -> Graph:

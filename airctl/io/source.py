@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from airctl.errors import GraphReadError
-from airctl.io.compressed import read_bytes
+from airctl.io.compressed import read_head
 from airctl.io.py_dump import is_torchair_py_dump
 
 
@@ -28,7 +28,7 @@ def is_model_script(path: Path | str) -> bool:
 
 def _py_dump(path: Path) -> bool:
     try:
-        text = read_bytes(path).decode("utf-8", errors="replace")
+        text = read_head(path)  # as read_graph tells a .py dump: by its head, not a whole 16 MB script
     except (OSError, GraphReadError):
         return True  # let read_graph report the error with its usual wording
     from airctl.io.fx_code import is_fx_code

@@ -36,6 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from airctl.limits import COLLECTIVE_LOG_BYTES
+from airctl.safe_files import read_regular
+
 LOG_FILE = "collectives.jsonl"
 GRAPH = "graph"
 COLLECTIVE_WAIT_OP = "_c10d_functional.wait_tensor.default"
@@ -167,8 +170,8 @@ class RankActivity:
         for line in lines:
             try:
                 event = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # the rank died while writing it
+            except (ValueError, RecursionError):
+                continue  # the rank died while writing it (or the line is no event of ours: nested too deep)
             if not isinstance(event, dict) or "ev" not in event:
                 continue
             event.setdefault("t", 0.0)
@@ -229,7 +232,9 @@ def read_log(path: Path | str) -> RankActivity:
     activity = RankActivity()
     path = Path(path)
     if path.is_file():
-        activity.feed(path.read_text(encoding="utf-8", errors="replace").splitlines())
+        raw = read_regular(path, COLLECTIVE_LOG_BYTES, what="rank's collective log",
+                           hint="a rank logs a few hundred bytes a collective; the file was replaced or damaged")
+        activity.feed(raw.decode("utf-8", errors="replace").splitlines())
     return activity
 
 

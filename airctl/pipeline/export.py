@@ -27,7 +27,7 @@ from typing import Any
 from airctl.io.read import write_graph
 from airctl.io.torch_trace import Compile, write_trace
 from airctl.ledger.index import GraphEntry
-from airctl.ledger.reader import Ledger
+from airctl.ledger.reader import Ledger, stage_path
 from airctl.ledger.run_folder import slug
 
 
@@ -48,7 +48,7 @@ def _stage_payload(ledger: Ledger, stage: Any) -> str | None:
     if stage.dialect == "ge":
         return write_graph(ledger.load(stage), "pbtxt").rstrip("\n")
     if stage.text:
-        path = ledger.root / stage.text
+        path = stage_path(ledger.root, stage.text, stage.name)  # index.json is untrusted: not outside the ledger
         if path.is_file():
             from airctl.io.compressed import read_bytes
 

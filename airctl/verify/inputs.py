@@ -19,7 +19,7 @@ from pathlib import Path
 
 from airctl.errors import GraphReadError
 from airctl.graph.model import Graph
-from airctl.io.compressed import logical_suffix, open_bytes, read_bytes
+from airctl.io.compressed import logical_suffix, read_head
 from airctl.io.log_records import is_torchair_log
 from airctl.ledger.defaults import Request
 from airctl.ledger.reader import Ledger
@@ -47,7 +47,7 @@ def load_targets(path: Path | str, *, stage: str | None = None) -> list[CheckTar
                                  hint=f"a folder TorchAir wrote becomes a ledger with `airctl import {path}`; "
                                       "then check that ledger")
         return ledger_targets(path, stage)
-    if is_torchair_log(_head(path)):
+    if is_torchair_log(read_head(path)):
         return log_targets(path)
     suffix = logical_suffix(path)  # the ledger's files are gzip-compressed: x.pbtxt.gz is a .pbtxt
     if suffix == ".json":
@@ -61,19 +61,11 @@ def load_targets(path: Path | str, *, stage: str | None = None) -> list[CheckTar
                              hint="compile it first (`airctl compile`), then check the ledger folder")
     from airctl.io.read import sniff
 
-    if sniff(_head(path)) is not None:
+    if sniff(read_head(path)) is not None:
         return [CheckTarget(str(path), read_graph_file(path))]
     raise GraphReadError(f"cannot tell what {path.suffix or 'this file'} is", file=str(path), line=1,
                          hint="pass an airctl graph .json, a ledger folder, a TorchAir .pbtxt/.txt dump, a TorchAir "
                               "DEBUG log, an FX `graph():` listing or a model .py")
-
-
-def _head(path: Path, size: int = 64 << 10) -> str:
-    try:
-        with open_bytes(path) as handle:
-            return handle.read(size).decode("utf-8", errors="replace")
-    except OSError as e:
-        raise GraphReadError(f"cannot read: {e.strerror or e}", file=str(path)) from e
 
 
 def log_targets(path: Path) -> list[CheckTarget]:
@@ -112,7 +104,7 @@ def _is_py_dump(path: Path) -> bool:
     from airctl.io.py_dump import is_torchair_py_dump
 
     try:
-        text = read_bytes(path).decode("utf-8", errors="replace")
+        text = read_head(path)  # as read_graph tells a .py dump: by its head
         return is_torchair_py_dump(text) or is_fx_code(text)
     except (OSError, GraphReadError):
         return False

@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from airctl.errors import AirctlError
+from airctl.safe_files import open_regular
 from airctl.torch_env import installed_version as _version
 
 # variables that change between two commands of one shell without changing what a model is, and
@@ -45,7 +47,7 @@ PARTS = {
 
 
 def _file_digest(path: Path, limit: int) -> str:
-    with open(path, "rb") as f:
+    with open_regular(path) as f:  # a FIFO beside the script must not hang the key
         return hashlib.sha256(f.read(limit + 1)).hexdigest()
 
 
@@ -55,7 +57,7 @@ def _siblings(script: Path) -> str:
     for p in files:
         try:
             digest.update(f"{p.name}:{_file_digest(p, MAX_SIBLING_BYTES)}\n".encode())
-        except OSError:
+        except (OSError, AirctlError):  # unreadable, or not a regular file: its name is the key's
             digest.update(f"{p.name}:-\n".encode())
     return digest.hexdigest()
 

@@ -118,13 +118,13 @@ def read_safetensors(path: Path, limit: int) -> dict[str, Any]:
 
 def dynamo_stage(run: Path) -> tuple[Any, str | None, str]:
     """The kept run's Dynamo stage: its graph, its text and its graph id."""
-    from airctl.ledger.reader import Ledger
+    from airctl.ledger.reader import Ledger, stage_path
 
     ledger = Ledger.open(run)
     gid = ledger.graph_ids()[0]
     stage = next(s for s in ledger.stages(gid) if s.name == "dynamo")
     text_file = getattr(stage.entry, "text", None)
-    text = read_bytes(run / text_file).decode() if text_file else None
+    text = read_bytes(stage_path(run, text_file, stage.name)).decode() if text_file else None
     return ledger.load(stage), text, gid
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from airctl.profile.ascend.model import EVENT_TASK, Columns, Issues, ProfileReadError, ProfilerStepRow, Task
 from airctl.profile.ascend.step_trace import METRICS
 from airctl.profile.ascend.times import TimeValueError, us_to_ns
+from airctl.safe_files import check_regular
 
 NEEDED = {
     "TASK": ("startNs", "endNs", "streamId", "globalTaskId", "connectionId", "taskType"),
@@ -38,6 +39,8 @@ STEP_COLUMNS = ("computing", "communication_not_overlapped", "overlapped", "comm
 
 
 def _connect(path: Path) -> sqlite3.Connection:
+    # SQLite opens the path itself, retrying across signals: a FIFO there would hang past Ctrl-C
+    check_regular(path, error=ProfileReadError, hint="a profiler writes its .db exports as files")
     try:
         con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
         con.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
@@ -153,8 +156,13 @@ def read_analysis_db(path: Path, issues: Issues) -> list[ProfilerStepRow]:
         out = []
         device = "deviceId" if "deviceId" in have.get("StepTraceTime", set()) else "NULL"  # older exports lack it
         for row in con.execute(f"SELECT {device}, step, {', '.join(cols)} FROM StepTraceTime"):
-            values = {METRICS[STEP_COLUMNS.index(c)]: float(v) for c, v in zip(cols, row[2:], strict=True)
-                      if v is not None}
+            try:
+                values = {METRICS[STEP_COLUMNS.index(c)]: float(v) for c, v in zip(cols, row[2:], strict=True)
+                          if v is not None}
+            except (TypeError, ValueError) as e:  # a TEXT or BLOB cell where the profiler writes numbers
+                raise ProfileReadError(f"StepTraceTime of step {row[1]!r} holds a value that is no number ({e})",
+                                       file=str(path), hint="the .db export is damaged or not a profiler's; "
+                                                            "profile again") from e
             step = str(row[1]).strip() if row[1] is not None else ""
             out.append(ProfilerStepRow(int(step) if step.isdigit() else None, row[0], values,
                                        f"{path.name}: StepTraceTime"))

@@ -28,7 +28,7 @@ def read_rank(folder: RankFolder, progress: Callable[[str], None] | None = None)
     issues = Issues()
     out = folder.output
     trace_path, kernels_path = out / trace.FILE, out / kernels.FILE
-    dbs = sorted(out.glob("ascend_pytorch_profiler*.db"))
+    dbs = sorted(p for p in out.glob("ascend_pytorch_profiler*.db") if p.is_file())  # a FIFO: SQLite would hang
     if not (trace_path.is_file() or kernels_path.is_file() or dbs):
         raise ProfileReadError(f"neither {trace.FILE} nor {kernels.FILE} (nor a .db export) in {out.name}",
                                file=str(out), hint="the profiler did not finish parsing; on an NPU, parse it offline "
