@@ -53,6 +53,10 @@ PROFILE_META_BYTES = 16 * MiB
 COLLECTIVE_LOG_BYTES = 256 * MiB
 """A rank's ``collectives.jsonl`` read back by ``airctl check`` (about 200 bytes an event: over a million)."""
 
+PROFILE_TABLE_BYTES = 512 * MiB
+"""A profiler's CSV table (``kernel_details.csv``, ``step_trace_time.csv``): about 300 bytes a kernel, so over a
+million kernel launches; the table is held whole while it is parsed."""
+
 PROFILE_TRACE_BYTES = 512 * MiB
 """A run's ``profile/trace.json`` read back by ``airctl show --node`` (a million tasks take about 250 MB)."""
 

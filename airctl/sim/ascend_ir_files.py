@@ -28,6 +28,8 @@ from typing import Any
 import yaml
 
 from airctl.errors import SpecError
+from airctl.limits import PASS_FILE_BYTES
+from airctl.safe_files import read_regular
 from airctl.sim.ascend_ir import DECLARATION_NAMES, AscendIr, IrDef, Pairs
 
 INPUT_KINDS = ("required", "optional", "dynamic")
@@ -80,9 +82,16 @@ def _line(text: str, key: str) -> int | None:
     return text.count("\n", 0, m.start()) + 1 if m else None
 
 
-def read_yaml(path: Path) -> dict[str, IrDef]:
+def _text(path: Path) -> str:
+    """A declaration file's text: a regular file within the pass files' limit (a FIFO never blocks)."""
+    raw = read_regular(path, PASS_FILE_BYTES, error=SpecError, what="Ascend IR declaration",
+                       hint="declarations are a few KB; CANN's own op definitions a few MB")
+    return raw.decode("utf-8")
+
+
+def read_yaml(path: Path, within: tuple[Path, ...] = ()) -> dict[str, IrDef]:
     file = str(path)
-    text = path.read_text(encoding="utf-8")
+    text = _text(path)
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as e:
@@ -96,7 +105,7 @@ def read_yaml(path: Path) -> dict[str, IrDef]:
         raise SpecError("`ops` must map op types to their IR", file=file, line=_line(text, "ops"), hint=EXAMPLE)
     found: dict[str, IrDef] = {}
     for include in data.get("include") or []:
-        found.update(read_declarations(path.parent / str(include)))
+        found.update(read_declarations(path.parent / str(include), within))
     for op, spec in ops.items():
         line = _line(text, str(op))
         where = f"op {op}"
@@ -123,7 +132,7 @@ def read_op_json(path: Path) -> dict[str, IrDef]:
     """msopgen's op definition JSON: a list of ``{"op", "input_desc", "output_desc", "attr"}``."""
     file = str(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(_text(path))
     except json.JSONDecodeError as e:
         raise SpecError(f"invalid JSON: {e.msg}", file=file, line=e.lineno, column=e.colno) from e
     if isinstance(data, dict):
@@ -150,7 +159,7 @@ def read_op_ini(path: Path) -> dict[str, IrDef]:
     parser = configparser.ConfigParser(interpolation=None)
     parser.optionxform = str  # type: ignore[assignment,method-assign]  # keys are case-sensitive (paramType)
     try:
-        parser.read_string(path.read_text(encoding="utf-8"), source=file)
+        parser.read_string(_text(path), source=file)
     except configparser.Error as e:
         raise SpecError(f"invalid INI: {e}", file=file) from e
     found: dict[str, IrDef] = {}
@@ -168,8 +177,13 @@ def read_op_ini(path: Path) -> dict[str, IrDef]:
     return found
 
 
-def read_declarations(path: Path) -> dict[str, IrDef]:
-    """The ops a declaration file declares (format by extension: .yaml/.yml, .json, .ini)."""
+def read_declarations(path: Path, within: tuple[Path, ...] = ()) -> dict[str, IrDef]:
+    """The ops a declaration file declares (format by extension: .yaml/.yml, .json, .ini); ``within``: the
+    YAML files whose ``include`` led here (a file that includes itself, directly or not, is an error)."""
+    if path.resolve() in within:
+        chain = " -> ".join(p.name for p in (*within, path.resolve()))
+        raise SpecError(f"the declarations include themselves ({chain})", file=str(within[-1]),
+                        hint="remove the `include` that leads back")
     if not path.is_file():
         raise SpecError("Ascend IR declaration file not found", file=str(path),
                         hint="`include` paths are relative to the YAML file that names them")
@@ -179,8 +193,8 @@ def read_declarations(path: Path) -> dict[str, IrDef]:
         raise SpecError(f"cannot read Ascend IR from a {path.suffix or 'extensionless'} file", file=str(path),
                         hint="declarations are .yaml (airctl's), .json (msopgen) or .ini (CANN op info)")
     try:
-        return reader(path)
-    except (KeyError, TypeError, ValueError, UnicodeDecodeError) as e:
+        return read_yaml(path, (*within, path.resolve())) if reader is read_yaml else reader(path)
+    except (KeyError, TypeError, ValueError, UnicodeDecodeError, RecursionError) as e:
         raise SpecError(f"malformed Ascend IR declaration: {type(e).__name__}: {e}", file=str(path),
                         hint=EXAMPLE) from e
 

@@ -115,3 +115,17 @@ def test_a_text_cell_in_the_step_table_is_an_error_naming_the_database(tmp_path:
     with pytest.raises(ProfileReadError, match="no number") as caught:
         read_analysis_db(db, Issues())
     assert caught.value.file == str(db)
+
+
+def test_a_profiler_table_over_its_limit_is_refused_from_its_size(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from airctl.profile.ascend import table
+    from airctl.profile.ascend.model import Issues, ProfileReadError
+
+    csv = tmp_path / "kernel_details.csv"
+    csv.write_text("Name,Start Time(us),Duration(us)\n" + "mm,1,2\n" * 100)
+    assert len(table.read_table(csv, Issues()).rows) == 100
+    monkeypatch.setattr(table, "PROFILE_TABLE_BYTES", 512)
+    with pytest.raises(ProfileReadError, match="too large for a profiler table") as caught:
+        table.read_table(csv, Issues())
+    assert caught.value.file == str(csv)

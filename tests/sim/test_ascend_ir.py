@@ -50,6 +50,18 @@ def test_declaration_file_names(tmp_path: Path) -> None:
     assert declaration_files(model) == [tmp_path / "net.ascend_ir.yaml"]  # the model's own file first
 
 
+def test_json_nested_too_deep_and_a_fifo_are_errors_naming_the_file(tmp_path: Path) -> None:
+    import os
+
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    os.mkfifo(tmp_path / "fifo.json")
+    for name in ("deep.json", "fifo.json"):
+        (tmp_path / "ascend_ir.yaml").write_text(f"include: [{name}]\n")
+        with pytest.raises(SpecError) as e:
+            read_declarations(tmp_path / "ascend_ir.yaml")
+        assert e.value.file == str(tmp_path / name), e.value
+
+
 @pytest.mark.parametrize("text,message,line", [
     ("ops:\n  A:\n    inputs: [x]\n    attrs: {alpha: floaty}\n", "unknown attribute type 'floaty'", 2),
     ("ops:\n  A:\n    inputs: [{x: sometimes}]\n", "inputs `x` is 'sometimes'", 2),
@@ -57,6 +69,7 @@ def test_declaration_file_names(tmp_path: Path) -> None:
     ("opz: {}\n", "the keys `ops` and `include`", 1),
     ("ops: [\n", "invalid YAML", 2),
     ("include: [nope.json]\n", "not found", None),
+    ("include: [ascend_ir.yaml]\n", "include themselves (ascend_ir.yaml -> ascend_ir.yaml)", None),
 ])
 def test_bad_declarations_name_file_line_and_how(tmp_path: Path, text: str, message: str, line: int | None) -> None:
     path = tmp_path / "ascend_ir.yaml"

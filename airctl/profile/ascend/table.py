@@ -15,9 +15,9 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from airctl.limits import CSV_HEADER_BYTES, CSV_HEADER_COLUMNS
+from airctl.limits import CSV_HEADER_BYTES, CSV_HEADER_COLUMNS, PROFILE_TABLE_BYTES
 from airctl.profile.ascend.model import Columns, Issues, ProfileReadError
-from airctl.safe_files import open_regular
+from airctl.safe_files import read_regular
 
 
 @dataclass
@@ -51,9 +51,9 @@ def _decode(data: bytes, path: Path, issues: Issues) -> str:
 
 def read_table(path: Path, issues: Issues) -> Table:
     """The header and the non-blank rows of a CSV file, with their line numbers."""
-    try:
-        with open_regular(path, error=ProfileReadError) as f:  # a FIFO or a device: refused, never read
-            data = f.read()
+    try:  # a FIFO or a device: refused, never read; nothing past the limit
+        data = read_regular(path, PROFILE_TABLE_BYTES, error=ProfileReadError, what="profiler table",
+                            hint="a longer profile than airctl reads: profile fewer steps (schedule's active)")
     except OSError as e:
         raise ProfileReadError(f"cannot read {path.name}: {e.strerror or e}", file=str(path)) from e
     reader = csv.reader(io.StringIO(_decode(data, path, issues), newline=""))
