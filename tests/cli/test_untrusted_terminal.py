@@ -16,12 +16,14 @@ SHOWN = "[red]x[/red]\\x1b]0;owned\\x07"  # as a terminal shows it: the text, th
 
 @pytest.fixture
 def terminals(monkeypatch: pytest.MonkeyPatch) -> dict[str, io.StringIO]:
-    """airctl's stdout and stderr consoles as colour terminals, writing into strings."""
+    """airctl's own stdout and stderr consoles as colour terminals, writing into strings (the console
+    objects stay: modules hold them by ``from airctl.cli.output import out``)."""
     files = {"out": io.StringIO(), "err": io.StringIO()}
     for name, file in files.items():
-        monkeypatch.setattr(output, name, Console(file=file, force_terminal=True, color_system="standard",
-                                                  highlight=False, soft_wrap=True, emoji=False, width=200))
-        assert getattr(output, name)._color_system == ColorSystem.STANDARD
+        console = getattr(output, name)
+        for attr, value in (("_file", file), ("_force_terminal", True), ("_color_system", ColorSystem.STANDARD),
+                            ("_width", 200)):
+            monkeypatch.setattr(console, attr, value)
     return files
 
 
@@ -33,25 +35,23 @@ def test_a_fail_on_verdict_names_the_race_as_text(terminals: dict, monkeypatch: 
     from airctl.cli import verdicts
     from airctl.errors import FindingsExit
 
-    monkeypatch.setattr(verdicts, "err", output.err)
     monkeypatch.setattr(verdicts, "judge_fail_on", lambda *a, **k: f"a race: {HOSTILE} reads mm")
     with pytest.raises(FindingsExit):
         verdicts.enforce_fail_on("race", object())
     _check(terminals["err"].getvalue())
 
 
-def test_the_phase_table_titles_a_foreign_run_as_text(terminals: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_phase_table_titles_a_foreign_run_as_text(terminals: dict) -> None:
     from airctl.cli import show_views
 
-    monkeypatch.setattr(show_views, "out", output.out)
     show_views.print_phases({"command": "compile", "run": HOSTILE, "rows": [], "wall_seconds": 1.0,
                              "unattributed_seconds": 0.0, "share": 1.0, "recorded": True})
     _check(terminals["out"].getvalue())
 
 
 def test_a_skipped_eager_check_says_why_as_text() -> None:
-    from airctl.cli.passes import _check_text
+    from airctl.cli import passes
 
     console = Console(file=io.StringIO(), force_terminal=True, color_system="standard", width=200, highlight=False)
-    console.print(_check_text({"skipped": f"node {HOSTILE} has no value"}))
+    console.print(passes._check_text({"skipped": f"node {HOSTILE} has no value"}))
     _check(console.file.getvalue())
