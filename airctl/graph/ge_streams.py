@@ -27,7 +27,7 @@ control edge, and every input of ``NetOutput``, which ends on stream 0) that no 
 already orders, found with vector clocks in graph order. GE's build places a ``Send`` after the
 producer on its stream and a ``Recv`` before the consumer on the consumer's stream.
 
->>> from airctl.graph.model import STREAM_LABEL, Graph, Node
+>>> from airctl.graph.model import Graph, Node
 >>> g = Graph("g", "ge", [Node("x", "Data"), Node("a", "Abs", ["x:0"]), Node("b", "Exp", ["x:0"]),
 ...                        Node("c", "Add", ["a:0", "b:0"]), Node("out", "NetOutput", ["c:0"])])
 >>> alloc = allocate_streams(g, "LoadBalance:2")
