@@ -37,6 +37,12 @@ def terminal(text: Any) -> str:
     return _rich_escape(_TERMINAL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text)))
 
 
+def controls(text: Any) -> str:
+    """``text`` for a terminal, printed as it is (no rich): control characters as ``\\xNN``, tab and
+    newline kept. ``airctl dump`` prints a file TorchAir wrote this way when stdout is a terminal."""
+    return _TERMINAL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+
+
 def one_line(text: Any) -> str:
     """:func:`terminal` for a name or a path shown inside a line: newline and tab as ``\\n``/``\\t``
     too (a file named ``a\\nb.py`` must not split a header or an error into two lines)."""

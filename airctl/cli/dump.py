@@ -56,6 +56,8 @@ def register(app: typer.Typer) -> None:
         every: EveryMode = EVERY_MODE,
     ) -> None:
         from airctl.cli.output import err, escape, stdout_to_stderr
+        from airctl.cli.output import out as stdout
+        from airctl.escape import controls
         from airctl.pipeline.dump import dump_source
 
         del force  # accepted for old scripts; it changes nothing
@@ -66,5 +68,6 @@ def register(app: typer.Typer) -> None:
             err.print(escape(f"dump: {note}"), highlight=False)
         if result.written is not None:
             err.print(escape(f"wrote {result.written}"), highlight=False)
-        elif result.text is not None:
-            typer.echo(result.text, nl=not result.text.endswith("\n"))
+        elif result.text is not None:  # a terminal gets no control character from the file (a pipe: the bytes)
+            text = controls(result.text) if stdout.is_terminal else result.text
+            typer.echo(text, nl=not text.endswith("\n"))

@@ -4,6 +4,8 @@ sequence let through (the spinner's own test is in test_output.py)."""
 from __future__ import annotations
 
 import io
+import json
+from pathlib import Path
 
 import pytest
 from rich.console import ColorSystem, Console
@@ -55,3 +57,38 @@ def test_a_skipped_eager_check_says_why_as_text() -> None:
     console = Console(file=io.StringIO(), force_terminal=True, color_system="standard", width=200, highlight=False)
     console.print(passes._check_text({"skipped": f"node {HOSTILE} has no value"}))
     _check(console.file.getvalue())
+
+
+def _ledger_with_a_torchair_dump(root: Path, text: str) -> Path:
+    """A ledger whose ge-optimized stage has TorchAir's own pbtxt, holding ``text``."""
+    from airctl.io.read import read_graph, write_graph
+    from tests.io.dumps import DUMPS
+
+    (root / "graphs" / "g0").mkdir(parents=True)
+    (root / "torchair").mkdir()
+    (root / "graphs" / "g0" / "000.json").write_text(write_graph(read_graph(DUMPS / "stream" / "optimized.pbtxt"),
+                                                                 "json"))
+    (root / "torchair" / "dynamo_optimized_graph_1.pbtxt").write_text(text, encoding="utf-8")
+    (root / "index.json").write_text(json.dumps({"mode": "max-autotune", "graphs": [
+        {"id": "g0", "kind": "inference", "name": "graph_1",
+         "stages": [{"index": 0, "name": "ge-optimized", "dialect": "ge", "file": "graphs/g0/000.json"}]}],
+        "dumps": [{"file": "torchair/dynamo_optimized_graph_1.pbtxt", "graph": "graph_1", "type": "pbtxt",
+                   "stage": "ge-optimized", "written_by": "torchair"}]}))
+    return root
+
+
+@pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "pipe"])
+def test_dump_prints_torchairs_own_file_without_its_controls_on_a_terminal(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, terminal: bool) -> None:
+    from typer.testing import CliRunner
+
+    from airctl.cli.app import build_app
+
+    root = _ledger_with_a_torchair_dump(tmp_path / "run", f'op {{\n  name: "{HOSTILE}"\n}}\n')
+    monkeypatch.setattr(output.out, "_force_terminal", terminal)
+    result = CliRunner().invoke(build_app(), ["dump", str(root), "--type", "pbtxt"])
+    assert result.exit_code == 0, result.output
+    if terminal:
+        assert f'name: "{SHOWN}"\n' in result.stdout and "\x1b" not in result.stdout, repr(result.stdout)
+    else:  # redirected into a file: TorchAir's bytes as they are
+        assert f'name: "{HOSTILE}"\n' in result.stdout, repr(result.stdout)
