@@ -113,6 +113,12 @@ class PassFile:
 
 def load(path: Path | str) -> PassFile:
     """Parse and check a pass file; raises :class:`SpecError` at the offending line."""
+    return parse_text(pass_text(path), Path(path))
+
+
+def pass_text(path: Path | str) -> str:
+    """A pass file's text, read as a regular file within :data:`~airctl.limits.PASS_FILE_BYTES`
+    (a caller that also edits the text parses this one: the file read once is the file checked)."""
     path = Path(path)
     try:
         data = read_regular(path, PASS_FILE_BYTES, error=SpecError, what="pass file",
@@ -126,7 +132,7 @@ def load(path: Path | str) -> PassFile:
         line = data[:e.start].count(b"\n") + 1
         raise SpecError(f"not UTF-8 text ({e.reason} at byte {e.start})", file=str(path), line=line,
                         hint="pass files are UTF-8 YAML") from None
-    return parse_text(text, path)
+    return text
 
 
 def parse_text(text: str, path: Path | None = None) -> PassFile:

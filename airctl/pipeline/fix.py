@@ -101,11 +101,11 @@ def _indent(text: str) -> str:
 
 def _pass_file(index: Any) -> tuple[Path | None, Any, str, str]:
     """The run's pass file (path, parsed, text) and the stage its fix passes run at."""
-    from airctl.passes.spec import load
+    from airctl.passes.spec import parse_text, pass_text
 
     source = Path(index.passes_resolved or index.passes) if (index.passes_resolved or index.passes) else None
-    user = load(source) if source else None
-    text = source.read_text() if source else "version: 1\npasses:\n"
+    text = pass_text(source) if source else "version: 1\npasses:\n"
+    user = parse_text(text, source) if source else None
     stage = "post" if user and any(p.stage == "post" for p in user.passes) else "pre"
     return source, user, text, stage
 

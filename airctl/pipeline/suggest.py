@@ -219,10 +219,10 @@ def _merged(user_file: Path, regions: list[Region], found: sg.SearchResult, comm
     """The user's file with the suggested passes added (as data when its text cannot take them)."""
     import yaml
 
-    from airctl.passes.spec import load
+    from airctl.passes.spec import parse_text, pass_text
 
-    text = user_file.read_text(encoding="utf-8")
-    taken = {p.name for p in load(user_file).passes}
+    text = pass_text(user_file)
+    taken = {p.name for p in parse_text(text, user_file).passes}
     added = render(regions, found.best.assign, found.best.syncs, comments, header, names, taken=taken, stage=stage,
                    only=only)
     merged = merge(text, added, ["added by airctl passes suggest --from:", *header])

@@ -129,3 +129,46 @@ def test_a_profiler_table_over_its_limit_is_refused_from_its_size(tmp_path: Path
     with pytest.raises(ProfileReadError, match="too large for a profiler table") as caught:
         table.read_table(csv, Issues())
     assert caught.value.file == str(csv)
+
+
+def test_a_model_script_swapped_for_a_fifo_after_its_check_is_refused_not_read(tmp_path: Path) -> None:
+    """The script is checked (a regular file within the limit), then read from the descriptor the check
+    opened: Python never opens the path again, so a FIFO put in its place in between blocks nothing."""
+    (tmp_path / "model.py").write_text("x = 1\n")
+    printed = _child("""
+        import os
+        from pathlib import Path
+        from airctl.errors import ModelScriptError
+        from airctl.pipeline.run import model_script
+
+        checked = model_script.check_script
+
+        def check_then_swap(path):
+            checked(path)
+            os.replace(path, "checked.py")
+            os.mkfifo(path)
+
+        model_script.check_script = check_then_swap
+        try:
+            model_script.import_script(Path("model.py"))
+        except ModelScriptError as e:
+            print("refused:", e)
+    """, tmp_path)
+    assert "refused:" in printed and "FIFO" in printed
+
+
+def test_a_model_script_runs_the_bytes_it_was_checked_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from airctl.pipeline.run import model_script
+
+    script = tmp_path / "model.py"
+    script.write_text("x = 1\n")
+    read = model_script.read_regular
+
+    def read_then_swap(path, *args, **kwargs):
+        data = read(path, *args, **kwargs)
+        Path(path).write_text("x = 2\n")  # after the read, before Python would open it again
+        return data
+
+    monkeypatch.setattr(model_script, "read_regular", read_then_swap)
+    module = model_script.import_script(script)
+    assert module.x == 1 and not (tmp_path / "__pycache__").exists()

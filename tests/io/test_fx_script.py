@@ -65,4 +65,4 @@ def test_local_imports_are_found(tmp_path: Path) -> None:
     (tmp_path / "pkg" / "__init__.py").write_text("")
     script = tmp_path / "model.py"
     script.write_text("import torch\nimport helpers\nfrom pkg.sub import y\nfrom . import z\n")
-    assert local_imports(script) == ["helpers", "pkg", "."]
+    assert local_imports(script, script.read_bytes()) == ["helpers", "pkg", "."]

@@ -13,7 +13,7 @@ def test_outside_modules_are_the_scripts_imports_and_custom_op_namespaces(tmp_pa
     (tmp_path / "helper.py").write_text("X = 1\n")
     script = tmp_path / "model.py"
     script.write_text("import os\nimport torch\nimport yaml\nfrom helper import X\nfrom airctl import errors\n")
-    found = rq.outside_modules(script)
+    found = rq.outside_modules(script, script.read_bytes())
     assert list(found) == ["yaml"]  # not the stdlib, torch, airctl, nor a file beside the script
     assert found["yaml"]["distribution"].lower() == "pyyaml" and found["yaml"]["version"]
 
@@ -26,14 +26,14 @@ def test_graph_ops_of_an_installed_library_bring_their_module(tmp_path: Path) ->
     gm = torch.fx.symbolic_trace(torch.nn.ReLU())
     node = next(n for n in gm.graph.nodes if n.op == "call_function")
     node.target = torch.ops.aten.relu.default  # aten: torch's own, nothing to install
-    assert rq.outside_modules(script, [(gm, ())]) == {}
+    assert rq.outside_modules(script, script.read_bytes(), [(gm, ())]) == {}
     import yaml  # noqa: F401 - loaded, as a library whose ops a graph calls is
 
     lib = torch.library.Library("yaml", "FRAGMENT")  # an op in the namespace of an installed library
     try:
         lib.define("airctl_twice(Tensor x) -> Tensor")
         node.target = torch.ops.yaml.airctl_twice.default
-        found = rq.outside_modules(script, [(gm, ())])
+        found = rq.outside_modules(script, script.read_bytes(), [(gm, ())])
     finally:
         lib._destroy()
     assert list(found) == ["yaml"] and found["yaml"]["distribution"].lower() == "pyyaml"

@@ -37,6 +37,7 @@ from airctl.ledger.reader import Ledger
 from airctl.modes import Bad, Mode
 from airctl.pipeline.bisect.conditions import Condition, Verdict
 from airctl.pipeline.bisect.repro_files import ReproError
+from airctl.pipeline.run.model_script import script_source
 from airctl.pipeline.target import Target
 
 
@@ -197,13 +198,14 @@ def _write(req: ReproRequest, index: Any, script: Path, mode: Mode, atol: float,
     files = rf.write_passes(spec, folder) if spec is not None else []
     say(f"compiling {script} once more to keep its inputs and weights")
     kept = _capture(Target(script, mode=mode, backend=req.backend, entry=model.get("entry"), seed=index.seed), folder)
-    local = rf.local_imports(script)
+    source = script_source(script)  # one checked read: what the bundle copies and parses
+    local = rf.local_imports(script, source)
     form = "graph" if (req.graph or req.minify or local) else "script"
     if local and not (req.graph or req.minify):
         notes.append("the script imports " + ", ".join(local) + " from its folder: the model is its Dynamo graph")
     minified = None
     if form == "script":
-        files += rf.write_script_form(script, kept, model.get("entry"), folder)
+        files += rf.write_script_form(source, kept, model.get("entry"), folder)
     else:
         from airctl.pipeline.bisect.minify import write_graph_form
 
@@ -212,7 +214,7 @@ def _write(req: ReproRequest, index: Any, script: Path, mode: Mode, atol: float,
         files += ["model.py", "inputs.safetensors"]
     from airctl.pipeline.bisect import repro_requirements as rq  # the model's modules beyond torch
 
-    modules = rq.outside_modules(script, kept.get("dynamo"))
+    modules = rq.outside_modules(script, source, kept.get("dynamo"))
     files += rq.write_requirements(folder, modules)
     if form == "graph":
         rq.add_imports(folder / "model.py", modules)

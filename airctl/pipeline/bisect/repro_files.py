@@ -122,9 +122,10 @@ def model_expr(found_by: str, entry: str | None) -> str:
     return f"original.{name}()" if name in MODEL_FNS else "original.model"
 
 
-def write_script_form(script: Path, kept: dict[str, Any], entry: str | None, folder: Path) -> list[str]:
-    shutil.copyfile(script, folder / "original_model.py")
-    step = "\n\nstep = original.step\n" if _defines(script, "step") else ""
+def write_script_form(source: bytes, kept: dict[str, Any], entry: str | None, folder: Path) -> list[str]:
+    """The script form: the script's ``source`` as original_model.py, a wrapper model.py, inputs, weights."""
+    (folder / "original_model.py").write_bytes(source)
+    step = "\n\nstep = original.step\n" if _defines(source, "step") else ""
     (folder / "model.py").write_text(WRAPPER.format(found_by=kept["found_by"], model_expr=model_expr(
         kept["found_by"], entry), step=step), encoding="utf-8")
     files = ["model.py", "original_model.py", *write_inputs(kept["inputs"], folder)]
@@ -134,18 +135,18 @@ def write_script_form(script: Path, kept: dict[str, Any], entry: str | None, fol
     return files
 
 
-def _defines(script: Path, name: str) -> bool:
+def _defines(source: bytes, name: str) -> bool:
     import ast
 
-    tree = ast.parse(script.read_text(encoding="utf-8"))
+    tree = ast.parse(source)
     return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name for n in tree.body)
 
 
-def local_imports(script: Path) -> list[str]:
-    """Modules the script imports from its own folder (then it cannot travel alone)."""
+def local_imports(script: Path, source: bytes) -> list[str]:
+    """Modules the script (``source``) imports from its own folder (then it cannot travel alone)."""
     import ast
 
-    tree = ast.parse(script.read_text(encoding="utf-8"))
+    tree = ast.parse(source)
     here = script.resolve().parent
     found = []
     for node in ast.walk(tree):

@@ -32,8 +32,8 @@ _TORCH_NAMESPACES = {"aten", "prims", "prim", "_c10d_functional", "c10d_function
 _BASE = {"torch", "torch_npu", "torchair", "airctl", "safetensors", "__future__"}
 
 
-def _script_imports(script: Path) -> list[str]:
-    tree = ast.parse(script.read_text(encoding="utf-8"))
+def _script_imports(script: Path, source: bytes) -> list[str]:
+    tree = ast.parse(source)
     here = script.resolve().parent
     names: list[str] = []
     for node in ast.walk(tree):
@@ -81,12 +81,13 @@ def _distribution(module: str) -> tuple[str, str] | None:
     return None
 
 
-def outside_modules(script: Path, graphs: list[Any] | None = None) -> dict[str, dict[str, Any]]:
-    """``{module: {"distribution", "version", "why"}}`` for what the model needs beyond torch and airctl."""
+def outside_modules(script: Path, source: bytes, graphs: list[Any] | None = None) -> dict[str, dict[str, Any]]:
+    """``{module: {"distribution", "version", "why"}}`` for what the model (``script``, its ``source``)
+    needs beyond torch and airctl."""
     found: dict[str, dict[str, Any]] = {}
     ops = [q for q in _custom_ops(graphs or []) if q.split("::")[0] not in _TORCH_NAMESPACES
            and q.split("::")[0] in sys.modules]
-    for name, why in [*((n, "imported by the script") for n in _script_imports(script)),
+    for name, why in [*((n, "imported by the script") for n in _script_imports(script, source)),
                       *((q.split("::")[0], f"registers torch.ops.{q.replace('::', '.')}, which the graph calls")
                         for q in ops)]:
         if name in _BASE or name in sys.stdlib_module_names:

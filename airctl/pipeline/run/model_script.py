@@ -18,6 +18,7 @@ run), the npu device word mapped by the active backend.
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -30,7 +31,7 @@ from typing import Any
 from airctl.errors import ModelScriptError, UserCodeError
 from airctl.limits import MODEL_SCRIPT_BYTES
 from airctl.pipeline.run.boundary import reopen_std_streams
-from airctl.safe_files import open_regular, too_large
+from airctl.safe_files import open_regular, read_regular, too_large
 
 MODEL_FNS = ("get_model", "make_model", "build_model", "create_model")
 INPUT_FNS = ("get_inputs", "example_inputs", "make_inputs", "get_example_inputs")
@@ -115,10 +116,32 @@ def check_script(path: Path) -> None:
         raise ModelScriptError("model script must be a .py file", file=str(path))
 
 
+def script_source(path: Path) -> bytes:
+    """The script's bytes, read as a regular file within :data:`~airctl.limits.MODEL_SCRIPT_BYTES`:
+    what airctl runs, parses or copies of a script is what one checked read gave."""
+    return read_regular(path, MODEL_SCRIPT_BYTES, error=ModelScriptError, what="model script",
+                        hint="a model script is a Python file; give its path")
+
+
+class _CheckedSource(importlib.machinery.SourceFileLoader):
+    """The script's loader: it runs the bytes read from the descriptor that was checked to be a regular
+    file within the limit, not whatever the path names when Python opens it again (a file swapped in
+    between), and writes no ``__pycache__`` into the user's folder."""
+
+    def __init__(self, fullname: str, path: str, source: bytes) -> None:
+        super().__init__(fullname, path)
+        self.source = source
+
+    def get_code(self, fullname: str) -> Any:
+        return compile(self.source, self.path, "exec", dont_inherit=True)
+
+
 def import_script(path: Path) -> Any:
     check_script(path)
+    source = script_source(path)
     module_name = f"airctl_model_{abs(hash(str(path.resolve())))}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
+    spec = importlib.util.spec_from_file_location(module_name, path,
+                                                  loader=_CheckedSource(module_name, str(path), source))
     if spec is None or spec.loader is None:
         raise ModelScriptError("cannot load as a Python module", file=str(path))
     module = importlib.util.module_from_spec(spec)
