@@ -267,8 +267,9 @@ _.readall  # airctl/io/compressed.py:80
 _.oneof_index  # airctl/io/ge_schema.py:142
 _.map_entry  # airctl/io/ge_schema.py:157
 
-# Python's and typer's protocols: a module __getattr__, the __signature__ typer reads, a rich Table's caption
+# Python's and typer's protocols: a module __getattr__, an import loader's get_code, the __signature__ typer reads, a rich Table's caption
 __getattr__  # airctl/cli/main.py:241
+_.get_code  # airctl/pipeline/run/model_script.py:135
 _.caption  # airctl/cli/summary.py:50
 _.__signature__  # airctl/cli/signature.py:37
 _.__annotations__  # airctl/cli/signature.py:38
