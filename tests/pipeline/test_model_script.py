@@ -57,3 +57,16 @@ def test_get_inputs_raising_shows_user_traceback(tmp_path: Path) -> None:
     with pytest.raises(ModelScriptError) as info:
         load_model_script(path)
     assert "ZeroDivisionError" in info.value.message and "return 1 / 0" in info.value.hint
+
+
+def test_a_script_named_by_a_relative_path_raising_is_named_with_its_line_and_only_its_frames(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from airctl.errors import UserCodeError
+
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "raises.py").write_text("import os\nraise ValueError('boom at import')\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UserCodeError) as info:
+        load_model_script(Path("bad/raises.py"))
+    assert info.value.line == 2 and info.value.file == str(tmp_path / "bad" / "raises.py")
+    assert "model_script.py" not in info.value.hint and "importlib" not in info.value.hint, info.value.hint
