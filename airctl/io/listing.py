@@ -22,17 +22,37 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _HIDDEN_ATTRS = ("_input_name_key", "_input_name_value", "_output_name_key", "_output_name_value")
 
 
+def _arg(value: Any) -> str:
+    """One FX argument as the snapshot keeps it (a node as ``%name``), written as FX prints it."""
+    if isinstance(value, str):
+        return value[1:] if value.startswith("%") else repr(value)
+    if isinstance(value, list):
+        return f"[{', '.join(_arg(v) for v in value)}]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_arg(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+def _args(graph: Graph, node: Any) -> list[str]:
+    """A node's arguments: an FX node's as its call has them (repeated inputs, numbers, lists,
+    keywords), else its inputs (a GE op's, each once per use)."""
+    if graph.dialect == "fx" and isinstance(node.attrs.get("args"), list):
+        kwargs = node.attrs.get("kwargs") or {}
+        return [_arg(a) for a in node.attrs["args"]] + [f"{k}={_arg(v)}" for k, v in kwargs.items()]
+    return [ref if ref else "None" for ref in node.inputs]
+
+
 def format_listing(graph: Graph, attrs: bool = False) -> str:
     lines = [f"# graph {graph.name} ({graph.dialect}, {len(graph)} nodes)"]
     for node in graph.nodes:
-        args = [ref if ref else "None" for ref in node.inputs] + [f"^{c}" for c in node.control_inputs]
+        args = _args(graph, node) + [f"^{c}" for c in node.control_inputs]
         notes = []
         if node.stream is not None:
             notes.append(f"stream={node.stream}")
         if node.source:
             notes.append(node.source)
         if attrs:
-            shown = {k: v for k, v in node.attrs.items() if k not in _HIDDEN_ATTRS}
+            shown = {k: v for k, v in node.attrs.items() if k not in _HIDDEN_ATTRS and k not in ('args', 'kwargs')}
             if shown:
                 notes.append(json.dumps(shown, sort_keys=True, default=str))
         comment = f"  # {'  '.join(notes)}" if notes else ""

@@ -24,3 +24,23 @@ def test_readable_code_names_the_users_line_above_a_factory_op() -> None:
     assert "# File: /w/model.py:12 in forward" in code
     assert "patched_torch_device_word" not in code
     assert node.meta["stack_trace"] == trace  # the graph itself is left as it was
+
+
+def test_the_listing_of_an_fx_graph_writes_each_call_as_it_is() -> None:
+    """``airctl dump --type fx``: a repeated input, numbers, lists and keywords, as the call has them
+    (the inputs alone are each node once); a GE op's inputs, one per use."""
+    import torch
+    import torch.fx
+
+    from airctl.io.fx_reader import read_fx
+    from airctl.io.listing import format_listing
+
+    class Model(torch.nn.Module):
+        def forward(self, x):  # noqa: ANN001, ANN202
+            y = torch.mm(x, x)
+            return torch.sum(y + 1, dim=[0], keepdim=True), torch.cat([x, y], 0)
+
+    text = format_listing(read_fx(torch.fx.symbolic_trace(Model()), "g"))
+    assert "mm = torch.mm(x, x)" in text and "add = add(mm, 1)" in text
+    assert "sum_1 = torch.sum(add, dim=[0], keepdim=True)" in text and "cat = torch.cat([x, mm], 0)" in text
+    assert "output = output([sum_1, cat])" in text
