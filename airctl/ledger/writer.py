@@ -60,6 +60,10 @@ Text = str | Callable[[], str] | None
 __all__ = ["INDEX", "LedgerWriter", "cannot_write"]
 
 
+# this process has created a ledger: a later one (a bisect step, a profile round, suggest's check) starts
+# after the command's start-up, and has none
+_STARTED_ONE = False
+
 class LedgerWriter:
     """Accumulates the run index and the stage files of one run; every change is flushed."""
 
@@ -110,8 +114,10 @@ class LedgerWriter:
             status="running", graphs=[], log="log.txt", process=process_record(),
         )
         index.update(fields, "LedgerWriter.create()")
-        if (age := process_age()) is not None:  # the process's time before this ledger: a command's start-up
-            index.timings["startup_seconds"] = round(age, 3)
+        global _STARTED_ONE
+        if not _STARTED_ONE and (age := process_age()) is not None:
+            index.timings["startup_seconds"] = round(age, 3)  # the command's start-up, before its first ledger
+        _STARTED_ONE = True
         writer = cls(root, index)
         writer.flush()
         return writer

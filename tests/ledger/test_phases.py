@@ -97,3 +97,14 @@ def test_95_percent_of_the_wall_time_is_attributed(tmp_path: Path, command: str)
     assert table["share"] >= 0.95
     assert table["attributed_seconds"] / wall >= 0.95  # of the command's wall time, its exit included
     assert len(graphs) >= (2 if command != "apply" else 1)
+
+
+def test_only_a_processs_first_ledger_has_the_start_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command that writes several ledgers (profile's rounds, bisect's steps, suggest's check) started
+    up once: a later ledger's start-up was the process's whole age (8 s of a 0.6 s round)."""
+    from airctl.ledger import writer
+
+    monkeypatch.setattr(writer, "_STARTED_ONE", False)
+    first = writer.LedgerWriter.create(tmp_path, "a")
+    second = writer.LedgerWriter.create(tmp_path, "b")
+    assert "startup_seconds" in first.run_index.timings and "startup_seconds" not in second.run_index.timings
