@@ -97,7 +97,7 @@ def judge(without: list[float], with_passes: list[float], *,
                                    f"(--repeats {MIN_ROUNDS} or more); medians {_s(ma)} vs {_s(mb)}",
                             ma, mb, sa, sb)
     if relative > MAX_SPREAD:
-        return NoiseVerdict(False, f"no measurable difference claimed: the rounds spread {spread} (over "
+        return NoiseVerdict(False, f"no measurable difference claimed: the rounds {spread} (over "
                                    f"±{100 * MAX_SPREAD:.0f}%), so they measure the machine (medians {_s(ma)} vs "
                                    f"{_s(mb)}); rerun on a quieter machine or with more --repeats", ma, mb, sa, sb)
     delta = mb - ma
