@@ -59,8 +59,8 @@ HELP = (
     "installed and which backend `auto` picks.\n\n"
     "Exit codes: 0 ok; 1 the command ran and found problems (findings, races, --fail-on); "
     "2 bad input; 3 the compile failed or the outputs differ from eager; 4 your model script raised or ended "
-    "the process (airctl run: the script's own code, 1 when it raises, as python gives); 70 a bug in airctl; 130 interrupted (Ctrl-C); "
-    "143 terminated (SIGTERM); 129 hung up (SIGHUP).\n"
+    "the process (airctl run: the script's own code, 1 when it raises, as python gives); 70 a bug in airctl; "
+    "130 interrupted (Ctrl-C); 143 terminated (SIGTERM); 129 hung up (SIGHUP).\n"
 )
 WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS}
 OS_ERROR_HINT = ("check that the folder exists and is writable, and that the path is not an existing file where "

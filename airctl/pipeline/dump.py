@@ -92,11 +92,15 @@ def dump_source(source: Path | None, fmt: GraphFormat | str, *, stage: str | Non
         elif fmt in (GraphFormat.PBTXT, GraphFormat.TXT) and not collapse and ref.dialect == "ge":
             note += (f": written from the ledger's snapshot (TorchAir dumped no {fmt.value} of it; "
                      f"`airctl compile --capture full` or `--dump-type {fmt.value}` keeps TorchAir's own)")
-        elif fmt in (GraphFormat.PBTXT, GraphFormat.TXT) and not collapse:
-            # reduce-overhead and npugraph_ex make no GE graph: say whose file this is
-            note += (f": an FX graph written by airctl as {fmt.value} (this run's mode, "
-                     f"{Ledger.open(source).index.mode}, makes no GE graph; TorchAir writes GE files in "
-                     f"max-autotune only)")
+        elif fmt in (GraphFormat.PBTXT, GraphFormat.TXT) and not collapse:  # an FX stage: say whose file this is
+            index = Ledger.open(source).index
+            run_mode = index.mode
+            if index.run_mode is not None and index.run_mode.is_ge:
+                note += (f": an FX graph written by airctl as {fmt.value} (TorchAir writes {fmt.value} of GE "
+                         f"graphs only: --stage ge-original or ge-optimized for its own)")
+            else:
+                note += (f": an FX graph written by airctl as {fmt.value} (this run's mode, {run_mode}, makes no "
+                         f"GE graph; TorchAir writes GE files in max-autotune only)")
         notes.append(note)
     graph = load_source(source, stage, request, mode=mode or Mode.MAX_AUTOTUNE, runs_dir=runs_dir, every=every)
     if fmt is GraphFormat.LANES:

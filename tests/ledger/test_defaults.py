@@ -130,3 +130,14 @@ def test_check_and_report_follow_the_rule(tmp_path: Path) -> None:
     payload = ledger_payload(Ledger.open(root))
     assert payload["graphs"][0]["open"] == 1  # fx-final: no YAML pass ran, and GE's stage is not what users want
     assert payload["pane"] == "both"  # its stream plan has streams: the lanes open beside the graph
+
+
+@pytest.mark.parametrize(("mode", "said"), [("max-autotune", "TorchAir writes txt of GE graphs only"),
+                                            ("reduce-overhead", "makes no GE graph")])
+def test_dump_says_whose_txt_an_fx_stage_is_in_the_runs_mode(tmp_path: Path, mode: str, said: str) -> None:
+    root = _ledger(tmp_path / "run")
+    index = json.loads((root / "index.json").read_text())
+    (root / "index.json").write_text(json.dumps({**index, "mode": mode}))
+    result = CliRunner().invoke(build_app(), ["dump", str(root), "--stage", "fx-final", "--type", "txt"])
+    assert result.exit_code == 0, result.output
+    assert said in result.output and "written by airctl" in result.output, result.output
