@@ -186,6 +186,7 @@ def _check_text(check: dict[str, Any] | None) -> str:
 
 def render_apply(result: Any, diff: bool) -> None:
     from airctl.cli.output import escape, out
+    from airctl.errors import SpecError
     from airctl.io.paths import shareable
 
     mode = f" (mode {escape(result.mode)})" if getattr(result, "mode", None) else ""
@@ -204,7 +205,9 @@ def render_apply(result: Any, diff: bool) -> None:
         check = _check_text(run.eager_check) if not run.error else escape(run.error)
         out.print(f"  {escape(run.graph)}  {escape(run.name.ljust(width))}  {escape((run.kind or '').ljust(14))}"
                   f"  {change}  {_ms(run.seconds)}  {check}")
-    if not result.passes:
+    if not result.passes and result.error is None:  # the compile ran: the file holds no pass for its graphs
+        out.print("  [dim]no YAML pass ran (the pass file lists none, or none for the graphs compiled)[/dim]")
+    elif not result.passes and not isinstance(result.error, SpecError):  # the error printed says why
         out.print("  [dim]no YAML pass ran (the compile stopped before TorchAir's pass hooks)[/dim]")
     if diff:
         unchanged = [f"{r.graph}/{r.stage}" for r in result.passes if r.changed is False]

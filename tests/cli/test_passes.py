@@ -150,3 +150,24 @@ def test_apply_of_the_same_file_in_max_autotune_has_no_race_and_passes_fail_on(t
     assert r.exit_code == 0, r.output
     assert "(mode max-autotune)" in r.stdout and "stream races" not in r.stdout
     assert "execution: matches eager (max abs error 0)" in r.stdout
+
+
+@pytest.mark.parametrize(("error", "said"), [
+    (None, "no YAML pass ran (the pass file lists none, or none for the graphs compiled)"),
+    ("spec", None),  # the pass file's own error says why
+    ("compile", "no YAML pass ran (the compile stopped before TorchAir's pass hooks)")])
+def test_an_apply_without_passes_says_why_none_ran(monkeypatch: pytest.MonkeyPatch, error: str | None,
+                                                    said: str | None) -> None:
+    import io
+
+    from airctl.cli import output
+    from airctl.cli.passes import render_apply
+    from airctl.errors import CompileError, SpecError
+    from airctl.pipeline.apply import ApplyResult
+
+    shown = io.StringIO()
+    monkeypatch.setattr(output.out, "_file", shown)
+    failure = {None: None, "spec": SpecError("YAML syntax error"), "compile": CompileError("Dynamo failed")}[error]
+    render_apply(ApplyResult(Path("p.yaml"), None, "ok" if failure is None else "failed", error=failure), diff=False)
+    text = shown.getvalue()
+    assert (said in text) if said else ("no YAML pass ran" not in text), text
