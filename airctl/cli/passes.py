@@ -157,7 +157,7 @@ def _choose_model(file: Path, model: Path | None, entry: str | None, mode: Mode 
     from airctl.pipeline.source import MODELS, choose_model, resolve_source
 
     source = resolve_source(model, run, out_dir=out, accepts=MODELS, what="--model")
-    chosen = choose_model(source, entry=entry, mode=mode, passes=None)
+    chosen = choose_model(source, entry=entry, mode=mode, passes=None, give="--model MODEL.py")
     if chosen.origin is not None:
         origin = chosen.origin  # the mode that will run: --mode when given, else the run's
         err.print(f"{verb} {escape(file.name)} to {escape(chosen.model.name)} ({escape(chosen.mode)}; model from run "

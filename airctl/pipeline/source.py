@@ -160,13 +160,14 @@ class ModelChoice:
 
 
 def choose_model(source: Source, *, entry: str | None, mode: Mode | None, passes: Path | None,
-                 reuse_passes: bool = False) -> ModelChoice:
+                 reuse_passes: bool = False, give: str = "MODEL.py as the first argument") -> ModelChoice:
     """A model script SOURCE as given; a run SOURCE: that run's model, entry and mode (``airctl
     passes apply``, ``profile``, ``bisect`` loop on the current run). What the command line gives
-    wins over the run's; ``reuse_passes`` takes the run's pass file too."""
+    wins over the run's; ``reuse_passes`` takes the run's pass file too; ``give``: how the command
+    takes a model script (said when the run has none)."""
     if source.form is Form.MODEL:
         return ModelChoice(source.path, entry, mode or Mode.MAX_AUTOTUNE, passes)
-    origin = run_origin(source.path.parent, source.path)
+    origin = run_origin(source.path.parent, source.path, give)
     chosen_passes = passes if passes is not None or not reuse_passes else origin.passes
     return ModelChoice(origin.model, entry if entry is not None else origin.entry, mode or origin.mode,
                        chosen_passes, origin)

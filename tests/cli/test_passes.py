@@ -171,3 +171,18 @@ def test_an_apply_without_passes_says_why_none_ran(monkeypatch: pytest.MonkeyPat
     render_apply(ApplyResult(Path("p.yaml"), None, "ok" if failure is None else "failed", error=failure), diff=False)
     text = shown.getvalue()
     assert (said in text) if said else ("no YAML pass ran" not in text), text
+
+
+@pytest.mark.parametrize(("command", "give"), [(["profile"], "MODEL.py as the first argument"),
+                                               (["passes", "apply", "p.yaml"], "--model MODEL.py")])
+def test_a_run_without_a_model_script_names_how_this_command_takes_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str], give: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.yaml").write_text("version: 1\npasses: []\n")
+    run = tmp_path / "airctl-runs" / "20261208-000000-script-0000"
+    run.mkdir(parents=True)
+    (run / "index.json").write_text(json.dumps({"run_id": run.name, "command": "run", "status": "ok", "graphs": []}))
+    result = CliRunner().invoke(build_app(), [*command, "--run", run.name])
+    assert result.exit_code == 2, result.output
+    assert "did not compile a model script" in result.output and give in result.output, result.output
+    assert ("--model" in result.output) == (give == "--model MODEL.py"), result.output

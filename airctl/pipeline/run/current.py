@@ -71,21 +71,22 @@ def _existing(recorded: dict[str, Any], key_order: tuple[str, ...]) -> Path | No
     return None
 
 
-def run_origin(out_dir: Path, run: str | Path | None = None) -> RunOrigin:
-    """The model script, entry, mode and pass file of ``run`` (default: the current run of ``out_dir``)."""
+def run_origin(out_dir: Path, run: str | Path | None = None, give: str = "MODEL.py as the first argument") -> RunOrigin:
+    """The model script, entry, mode and pass file of ``run`` (default: the current run of ``out_dir``);
+    ``give``: how the command takes a model script instead (its errors' hints say it)."""
     root = resolve_run(out_dir, run)
     index = Ledger.open(root).index
     model = index.model if isinstance(index.model, dict) else {}
     if index.command == "run" or not model.get("path"):
         raise LedgerError(f"run {root.name} did not compile a model script (command: {index.command})",
                           file=str(root / "index.json"),
-                          hint="give the model with --model MODEL.py, or pick a compile run with --run ID")
+                          hint=f"give the model script ({give}), or pick a compile run with --run ID")
     path = _existing(model, ("resolved", "path"))
     if path is None:
         raise ModelScriptError(
             f"the model script of run {root.name}, {model.get('path')}, no longer exists (moved or deleted)",
             file=str(model.get("resolved") or model.get("path")),
-            hint="give it with --model MODEL.py (or run `airctl compile` on it again)")
+            hint=f"give it ({give}), or run `airctl compile` on it again")
     origin = RunOrigin(root, path, model.get("entry"), index.run_mode or Mode.MAX_AUTOTUNE, None)
     recorded = model.get("sha256")
     if recorded and file_sha256(path) != recorded:
