@@ -73,6 +73,9 @@ class RunsDiff:
 def diff_runs(a: Path, b: Path) -> RunsDiff:
     """Diff ledger ``b`` against ledger ``a``, stage by stage (see the module docstring)."""
     la, lb = Ledger.open(a), Ledger.open(b)
+    for ledger in (la, lb):  # a run with no graph is nothing to compare: every stage "only in" the other
+        if not ledger.stages():
+            raise ledger.no_stages()
     out = RunsDiff(_describe(la), _describe(lb))
     ids_b = lb.graph_ids()
     for gid in la.graph_ids():

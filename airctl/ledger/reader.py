@@ -69,14 +69,8 @@ class Ledger:
                               hint="graphs are: " + ", ".join(self.graph_ids()))
         first = graph_id or (self.index.graphs[0].id if self.index.graphs else None)
         stages = self.stages(first) if first is not None else []
-        if not stages and self.index.is_multi_rank:
-            ranks = [r.ledger for r in self.index.ranks or [] if r.ledger]
-            raise LedgerError("a multi-rank ledger: its graphs are in the ledger of each rank",
-                              file=str(self.index_path),
-                              hint=f"give a rank's ledger, e.g. {self.root / (ranks[0] if ranks else 'ranks/0')}")
         if not stages:
-            raise LedgerError(f"the ledger has no graph stages (the run {self.index.status or 'failed'} before "
-                              "Dynamo produced a graph)", file=str(self.index_path), hint=self._earlier_with_graphs())
+            raise self.no_stages()
         if name is None:
             found = self.default_stage(request, first)
             if found is None:
@@ -92,6 +86,17 @@ class Ledger:
         raise LedgerError(f"no stage {name!r} in {where}", file=str(self.index_path),
                           hint=f"give a name or index (negative counts from the end) of graph {first}: "
                                f"{', '.join(f'{s.index} {s.name}' for s in stages)}")
+
+    def no_stages(self) -> LedgerError:
+        """The error for a ledger with no graph stage to read: a multi-rank ledger's are in its ranks'
+        ledgers; else the run ended before Dynamo produced a graph."""
+        if self.index.is_multi_rank:
+            ranks = [r.ledger for r in self.index.ranks or [] if r.ledger]
+            return LedgerError("a multi-rank ledger: its graphs are in the ledger of each rank",
+                               file=str(self.index_path),
+                               hint=f"give a rank's ledger, e.g. {self.root / (ranks[0] if ranks else 'ranks/0')}")
+        return LedgerError(f"the ledger has no graph stages (the run {self.index.status or 'failed'} before "
+                           "Dynamo produced a graph)", file=str(self.index_path), hint=self._earlier_with_graphs())
 
     def _earlier_with_graphs(self) -> str:
         """Which run of the same ``--out`` folder has graphs, and how to pick it."""

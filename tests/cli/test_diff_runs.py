@@ -148,3 +148,16 @@ def test_two_identical_experts_swapping_the_side_stream_are_each_listed_as_thems
         assert len(report["renamed"]) == report["summary"]["renamed"]  # renamed nodes are listed
     text = diff(*runs).stdout
     assert "ge-original" in text and ("renamed" not in text or "renamed (" in text)
+
+
+@pytest.mark.parametrize("empty_side", ["a", "b"])
+def test_a_run_without_graphs_is_refused_not_reported_as_no_stage_differing(
+        compile_fixture, tmp_path: Path, empty_side: str) -> None:
+    empty = tmp_path / "20261208-000000-nosuch-0000"
+    empty.mkdir()
+    (empty / "index.json").write_text(json.dumps({"run_id": empty.name, "command": "coverage", "status": "failed",
+                                                  "graphs": []}))
+    full = ledger(compile_fixture, None)
+    result = diff(*((empty, full) if empty_side == "a" else (full, empty)))
+    assert result.exit_code == 2, result.output
+    assert "has no graph stages" in result.output and "no stage differs" not in result.output, result.output
