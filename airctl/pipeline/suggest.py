@@ -189,7 +189,7 @@ def _write_checked(out: SuggestOutcome, req: SuggestRequest, mode: Mode, say: Ca
             return
         out.text = out.text.replace(searched, predicted_line(out), 1)  # the header says what the terminal says
         scratch.write_text(out.text, encoding="utf-8")
-        place(scratch, final)
+        place(scratch, final, out.confirmed.ledger)
     finally:
         scratch.unlink(missing_ok=True)
 

@@ -139,6 +139,8 @@ def test_every_suggested_file_applies_matches_eager_and_is_race_free(tmp_path: P
     # the check kept its pre-pass graph: the user's apply of the file starts from it (docs/incremental.md); the
     # transformers causal LMs return a DynamicCache, which is no output of the graph: theirs is not kept
     assert out.confirmed is not None
+    checked = json.loads((out.confirmed.ledger / "index.json").read_text())  # the check's run names the file
+    assert Path(checked["passes_resolved"]) == out.passes_file.resolve() and Path(checked["passes"]).is_file()
     kept = (out.confirmed.ledger / KEPT).is_file()
     assert kept or model.startswith("transformers/")
     started_from = (result.index.to_json().get("incremental") or {}).get("from")
