@@ -75,6 +75,9 @@ class AirctlGroup(TyperGroup):
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: Any) -> Any:
+        from airctl.ledger.liveness import command_begins
+
+        command_begins()  # what came before is the start-up a run's ledger records
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException):  # click's own: --help, usage errors (code 2)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
@@ -56,7 +57,6 @@ def register(app: typer.Typer) -> None:
         every: EveryMode = EVERY_MODE,
     ) -> None:
         from airctl.cli.output import err, escape, stdout_to_stderr
-        from airctl.cli.output import out as stdout
         from airctl.escape import controls
         from airctl.pipeline.dump import dump_source
 
@@ -68,6 +68,12 @@ def register(app: typer.Typer) -> None:
             err.print(escape(f"dump: {note}"), highlight=False)
         if result.written is not None:
             err.print(escape(f"wrote {result.written}"), highlight=False)
-        elif result.text is not None:  # a terminal gets no control character from the file (a pipe: the bytes)
-            text = controls(result.text) if stdout.is_terminal else result.text
-            typer.echo(text, nl=not text.endswith("\n"))
+        elif result.text is not None:  # a terminal gets no control character from the file; a pipe, its bytes
+            terminal = _terminal()
+            text = controls(result.text) if terminal else result.text
+            typer.echo(text, nl=not text.endswith("\n"), color=not terminal)  # color: click strips none
+
+
+def _terminal() -> bool:
+    """Is stdout a terminal (not rich's ``is_terminal``, which ``FORCE_COLOR`` turns on for a pipe)?"""
+    return sys.stdout.isatty()

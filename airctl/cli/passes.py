@@ -208,7 +208,7 @@ def render_apply(result: Any, diff: bool) -> None:
     if not result.passes and result.error is None:  # the compile ran: the file holds no pass for its graphs
         out.print("  [dim]no YAML pass ran (the pass file lists none, or none for the graphs compiled)[/dim]")
     elif not result.passes and not isinstance(result.error, SpecError):  # the error printed says why
-        out.print("  [dim]no YAML pass ran (the compile stopped before TorchAir's pass hooks)[/dim]")
+        out.print("  [dim]no YAML pass ran before the compile failed[/dim]")
     if diff:
         unchanged = [f"{r.graph}/{r.stage}" for r in result.passes if r.changed is False]
         for run in result.passes:

@@ -22,30 +22,39 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _HIDDEN_ATTRS = ("_input_name_key", "_input_name_value", "_output_name_key", "_output_name_value")
 
 
-def _arg(value: Any) -> str:
-    """One FX argument as the snapshot keeps it (a node as ``%name``), written as FX prints it."""
+_NON_FINITE = {"Infinity": "inf", "-Infinity": "-inf", "NaN": "nan"}  # as the JSON snapshot spells them
+
+
+def _arg(value: Any, names: set[str]) -> str:
+    """One FX argument as the snapshot keeps it (a node as ``%name``), written as FX prints it; a value
+    the snapshot keeps as text (a dtype, a slice) is quoted, as it is a string there."""
     if isinstance(value, str):
-        return value[1:] if value.startswith("%") else repr(value)
+        if value.startswith("%") and value[1:] in names:
+            return value[1:]
+        return _NON_FINITE.get(value) or repr(value)
     if isinstance(value, list):
-        return f"[{', '.join(_arg(v) for v in value)}]"
+        return f"[{', '.join(_arg(v, names) for v in value)}]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k!r}: {_arg(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{k!r}: {_arg(v, names)}" for k, v in value.items()) + "}"
     return repr(value)
 
 
-def _args(graph: Graph, node: Any) -> list[str]:
+def _args(graph: Graph, node: Any, names: set[str]) -> list[str]:
     """A node's arguments: an FX node's as its call has them (repeated inputs, numbers, lists,
-    keywords), else its inputs (a GE op's, each once per use)."""
-    if graph.dialect == "fx" and isinstance(node.attrs.get("args"), list):
-        kwargs = node.attrs.get("kwargs") or {}
-        return [_arg(a) for a in node.attrs["args"]] + [f"{k}={_arg(v)}" for k, v in kwargs.items()]
+    keywords), else its inputs (a GE op's, each once per use; an FX node whose snapshot holds no
+    call of that shape)."""
+    args, kwargs = node.attrs.get("args"), node.attrs.get("kwargs") or {}
+    if graph.dialect == "fx" and isinstance(args, list) and isinstance(kwargs, dict):
+        return [_arg(a, names) for a in args] + [f"{str(k)!r}={_arg(v, names)}" if not str(k).isidentifier()
+                                                  else f"{k}={_arg(v, names)}" for k, v in kwargs.items()]
     return [ref if ref else "None" for ref in node.inputs]
 
 
 def format_listing(graph: Graph, attrs: bool = False) -> str:
     lines = [f"# graph {graph.name} ({graph.dialect}, {len(graph)} nodes)"]
+    names = {n.name for n in graph.nodes}
     for node in graph.nodes:
-        args = _args(graph, node) + [f"^{c}" for c in node.control_inputs]
+        args = _args(graph, node, names) + [f"^{c}" for c in node.control_inputs]
         notes = []
         if node.stream is not None:
             notes.append(f"stream={node.stream}")

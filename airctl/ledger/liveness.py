@@ -69,6 +69,26 @@ def process_age() -> float | None:
     return None if ticks is None else max(0.0, uptime - ticks / os.sysconf("SC_CLK_TCK"))
 
 
+_STARTUP: dict[int, float | None] = {}  # pid -> its command's start-up (the process's age when the command began)
+_RECORDED: set[int] = set()  # pids whose first ledger took the start-up
+
+
+def command_begins() -> None:
+    """The command's own code starts now (the CLI calls this as it dispatches): the process's age is
+    its start-up. Once per process; a forked process (a rank, a warm command) has its own."""
+    _STARTUP.setdefault(os.getpid(), process_age())
+
+
+def startup_for_ledger() -> float | None:
+    """The start-up a new ledger records: the command's (else the process's age), for the first ledger
+    a process writes only; a later one (a bisect step, a profile round, suggest's check) has none."""
+    pid = os.getpid()
+    if pid in _RECORDED:
+        return None
+    _RECORDED.add(pid)
+    return _STARTUP[pid] if pid in _STARTUP else process_age()
+
+
 def process_record() -> dict[str, Any]:
     """Who writes this run: ``index.json`` ``process``."""
     return {"pid": os.getpid(), "host": socket.gethostname(), "start_ticks": _start_ticks(os.getpid())}

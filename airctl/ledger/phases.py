@@ -4,8 +4,9 @@ A run records durations (``timings``: start-up, backend, load, eager, compile-an
 ...) with when each ended (``timing_ends``), and the moment each stage of each graph was captured
 (a stage's ``elapsed``). Laid on one time line from the process's start they partition the command:
 
-- ``startup_seconds`` (the interpreter, airctl's imports, the arguments) before the ledger exists
-  (in a process that writes several runs, a bisect's steps, the runs before it too);
+- ``startup_seconds`` (the interpreter, airctl's imports, the arguments) before the command's own
+  code began, in the first run a process writes only (a bisect's steps, profile's rounds after it
+  have none); the command's work before its ledger existed is unattributed;
 - each timed span; inside the span that compiled (``compile_and_run``, ``script``), the interval
   that ends at a stage belongs to that stage's step: Dynamo's trace of the frame (``dynamo``), AOT
   (``aot-*``), a user pass (``yaml:*``), a TorchAir FX or GE pass (``after:*``, ``ge:after:*``), the

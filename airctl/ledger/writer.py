@@ -45,7 +45,7 @@ from airctl.graph.model import Graph
 from airctl.ledger.files import BackgroundFiles, copy_compressed
 from airctl.ledger.index import DumpEntry, GraphEntry, RunIndex, StageEntry, WhyEvent
 from airctl.ledger.index_file import cannot_write, write_index
-from airctl.ledger.liveness import process_age, process_record
+from airctl.ledger.liveness import process_record, startup_for_ledger
 from airctl.ledger.lost_files import missing_files, unlist
 from airctl.ledger.record import INDEX
 from airctl.ledger.run_folder import make_run_folder, slug
@@ -58,11 +58,6 @@ TEXT_EXT = ".txt.gz"
 Text = str | Callable[[], str] | None
 
 __all__ = ["INDEX", "LedgerWriter", "cannot_write"]
-
-
-# this process has created a ledger: a later one (a bisect step, a profile round, suggest's check) starts
-# after the command's start-up, and has none
-_STARTED_ONE = False
 
 class LedgerWriter:
     """Accumulates the run index and the stage files of one run; every change is flushed."""
@@ -114,10 +109,8 @@ class LedgerWriter:
             status="running", graphs=[], log="log.txt", process=process_record(),
         )
         index.update(fields, "LedgerWriter.create()")
-        global _STARTED_ONE
-        if not _STARTED_ONE and (age := process_age()) is not None:
-            index.timings["startup_seconds"] = round(age, 3)  # the command's start-up, before its first ledger
-        _STARTED_ONE = True
+        if (startup := startup_for_ledger()) is not None:
+            index.timings["startup_seconds"] = round(startup, 3)
         writer = cls(root, index)
         writer.flush()
         return writer

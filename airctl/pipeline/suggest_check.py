@@ -103,15 +103,19 @@ def ge_competition(plan: ReplayPlan, graph: Graph, mode: Mode, durations_us: lis
 def place(scratch: Path, final: Path, checked: Path) -> None:
     """The checked file, moved to where the user asked for it; the check's run (``checked``) then names
     that file as its pass file, where it named the scratch copy it applied (gone from here on)."""
+    from airctl.errors import AirctlError
     from airctl.ledger.index_file import write_index
     from airctl.ledger.reader import Ledger
 
     shutil.move(str(scratch), str(final))
-    index = Ledger.open(checked).index
-    index.passes, index.passes_resolved = str(final), str(final.resolve())
-    index.notes = [*(index.notes or []), f"the pass file was applied as {scratch.name} and written to {final} "
-                                         "(the same passes; its header's predicted step updated)"]
-    write_index(checked, index.to_json())
+    try:  # bookkeeping of a scratch run: the file is in place whatever happens here
+        index = Ledger.open(checked).index
+        index.passes, index.passes_resolved = str(final), str(final.resolve())
+        index.notes = [*(index.notes or []), f"the pass file was applied as {scratch.name} and written to {final} "
+                                             "(the same passes; its header's predicted step updated)"]
+        write_index(checked, index.to_json(), best_effort=True)
+    except (AirctlError, OSError):
+        pass
 
 
 @contextlib.contextmanager

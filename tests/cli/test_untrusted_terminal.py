@@ -82,13 +82,16 @@ def test_dump_prints_torchairs_own_file_without_its_controls_on_a_terminal(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, terminal: bool) -> None:
     from typer.testing import CliRunner
 
+    from airctl.cli import dump
     from airctl.cli.app import build_app
 
-    root = _ledger_with_a_torchair_dump(tmp_path / "run", f'op {{\n  name: "{HOSTILE}"\n}}\n')
-    monkeypatch.setattr(output.out, "_force_terminal", terminal)
+    colour = "\x1b[31mred"  # a CSI sequence: click strips these from what it echoes to no terminal
+    root = _ledger_with_a_torchair_dump(tmp_path / "run", f'op {{\n  name: "{HOSTILE}{colour}"\n}}\n')
+    monkeypatch.setattr(dump, "_terminal", lambda: terminal)
+    monkeypatch.setattr(output.out, "_force_terminal", not terminal)  # rich's word is not what decides
     result = CliRunner().invoke(build_app(), ["dump", str(root), "--type", "pbtxt"])
     assert result.exit_code == 0, result.output
     if terminal:
-        assert f'name: "{SHOWN}"\n' in result.stdout and "\x1b" not in result.stdout, repr(result.stdout)
+        assert f'name: "{SHOWN}\\x1b[31mred"\n' in result.stdout and "\x1b" not in result.stdout, result.stdout
     else:  # redirected into a file: TorchAir's bytes as they are
-        assert f'name: "{HOSTILE}"\n' in result.stdout, repr(result.stdout)
+        assert f'name: "{HOSTILE}{colour}"\n' in result.stdout, repr(result.stdout)

@@ -44,3 +44,18 @@ def test_the_listing_of_an_fx_graph_writes_each_call_as_it_is() -> None:
     assert "mm = torch.mm(x, x)" in text and "add = add(mm, 1)" in text
     assert "sum_1 = torch.sum(add, dim=[0], keepdim=True)" in text and "cat = torch.cat([x, mm], 0)" in text
     assert "output = output([sum_1, cat])" in text
+
+
+def test_the_listing_writes_a_snapshots_odd_values_on_one_line_and_never_fails() -> None:
+    """Graph files are untrusted: a string that looks like a node but is none, a newline in a value,
+    the snapshot's spelling of infinity, keywords that are not a mapping (the inputs then)."""
+    from airctl.graph.model import Graph, Node
+    from airctl.io.listing import format_listing
+
+    g = Graph("g", "fx", [Node("x", "placeholder", kind="placeholder"),
+                          Node("c", "aten.clamp.default", ["x"], attrs={"args": ["%x", "%y\nfloor"],
+                                                                         "kwargs": {"max": "Infinity"}}),
+                          Node("d", "aten.abs.default", ["c"], attrs={"args": ["%c"], "kwargs": ["bad"]})])
+    lines = format_listing(g).splitlines()
+    assert lines[2] == "c = aten.clamp.default(x, '%y\\nfloor', max=inf)", lines
+    assert lines[3] == "d = aten.abs.default(c)" and len(lines) == 4, lines

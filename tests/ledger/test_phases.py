@@ -99,12 +99,22 @@ def test_95_percent_of_the_wall_time_is_attributed(tmp_path: Path, command: str)
     assert len(graphs) >= (2 if command != "apply" else 1)
 
 
-def test_only_a_processs_first_ledger_has_the_start_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A command that writes several ledgers (profile's rounds, bisect's steps, suggest's check) started
-    up once: a later ledger's start-up was the process's whole age (8 s of a 0.6 s round)."""
-    from airctl.ledger import writer
 
-    monkeypatch.setattr(writer, "_STARTED_ONE", False)
+def test_only_a_processs_first_ledger_has_the_start_up_taken_when_the_command_began(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command that writes several ledgers (profile's rounds, bisect's steps, suggest's check) started
+    up once, before its own code: a later ledger's start-up was the process's whole age (8 s of a 0.6 s
+    round), and suggest's check, its first ledger, counted its search as start-up. A forked process (a
+    rank, a warm command) has its own."""
+    from airctl.ledger import liveness, writer
+
+    monkeypatch.setattr(liveness, "_STARTUP", {})
+    monkeypatch.setattr(liveness, "_RECORDED", set())
+    monkeypatch.setattr(liveness, "process_age", lambda: 2.0)
+    liveness.command_begins()
+    monkeypatch.setattr(liveness, "process_age", lambda: 9.0)  # the command's own work since
     first = writer.LedgerWriter.create(tmp_path, "a")
     second = writer.LedgerWriter.create(tmp_path, "b")
-    assert "startup_seconds" in first.run_index.timings and "startup_seconds" not in second.run_index.timings
+    assert first.run_index.timings["startup_seconds"] == 2.0 and "startup_seconds" not in second.run_index.timings
+    monkeypatch.setattr(liveness.os, "getpid", lambda: -7)  # a forked rank: its age is its start-up
+    assert writer.LedgerWriter.create(tmp_path, "rank").run_index.timings["startup_seconds"] == 9.0

@@ -140,7 +140,7 @@ def import_script(path: Path) -> Any:
     check_script(path)
     source = script_source(path)
     module_name = f"airctl_model_{abs(hash(str(path.resolve())))}"
-    location = os.path.abspath(path)  # as Python names a file it imports: tracebacks name the user's frames
+    location = str(path.absolute())  # as Python names a file it imports (.. kept): tracebacks name the user's frames
     spec = importlib.util.spec_from_file_location(module_name, location,
                                                   loader=_CheckedSource(module_name, location, source))
     if spec is None or spec.loader is None:
