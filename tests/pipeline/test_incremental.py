@@ -251,3 +251,18 @@ def test_a_zero_dim_tensor_is_digested_by_its_value() -> None:
 
     assert key.tensors_digest((torch.tensor(2.0),)) != key.tensors_digest((torch.tensor(3.0),))
     assert key.tensors_digest((torch.tensor(2.0),)) == key.tensors_digest((torch.tensor(2.0),))
+
+
+def test_the_key_digests_the_bytes_the_script_ran_from_not_the_file_changed_since(tmp_path: Path) -> None:
+    import hashlib
+
+    from airctl.pipeline.run.model_script import load_model_script
+
+    script = tmp_path / "m.py"
+    script.write_text("model = abs\ninputs = (-1,)\n")
+    loaded = load_model_script(script)
+    script.write_text("model = abs\ninputs = (-2,)\n")  # after the load: not what this compile runs
+    ran = hashlib.sha256(b"model = abs\ninputs = (-1,)\n").hexdigest()
+    assert key._script_digest(loaded, script) == ran
+    now = hashlib.sha256(script.read_bytes()).hexdigest()
+    assert key._script_digest(SimpleNamespace(module=object()), script) == now  # no loader's bytes: the file

@@ -51,6 +51,13 @@ def _file_digest(path: Path, limit: int) -> str:
         return hashlib.sha256(f.read(limit + 1)).hexdigest()
 
 
+def _script_digest(loaded: Any, script: Path) -> str:
+    """The digest of the bytes the script ran from (its loader keeps them: a file changed since is not
+    what was compiled), else of the file."""
+    source = getattr(getattr(getattr(loaded.module, "__spec__", None), "loader", None), "source", None)
+    return hashlib.sha256(source).hexdigest() if isinstance(source, bytes) else _file_digest(script, 64 << 20)
+
+
 def _siblings(script: Path) -> str:
     digest = hashlib.sha256()
     files = sorted(p for p in script.parent.glob("*.py") if p.resolve() != script.resolve())[:MAX_SIBLINGS]
@@ -126,7 +133,7 @@ def compute(target: Any, backend: str, loaded: Any, grad: bool) -> dict[str, Any
         "torch": torch.__version__, "torch_npu": _version("torch-npu"),
         "transformers": _version("transformers"), "env": sorted(place.import_env(dict(os.environ)).items()),
         "environ": _environ(), "cwd": os.getcwd(),
-        "backend": backend, "script": _file_digest(script, 64 << 20), "siblings": _siblings(script),
+        "backend": backend, "script": _script_digest(loaded, script), "siblings": _siblings(script),
         "entry": target.entry, "weights": _weights(loaded.model),
         "modules": _modules(loaded.model, getattr(loaded.module, "__name__", "")),
         "inputs": tensors_digest(loaded.inputs),
