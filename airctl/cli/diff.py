@@ -174,7 +174,8 @@ def render_runs(runs: Any) -> None:
             if names:
                 out.print(f"graph {escape(graph.id)}: {label}: {escape(', '.join(names))}")
         for names, report in _runs_of_same_diff(graph.stages):
-            where = names[0] if len(names) == 1 else f"{names[0]} … {names[-1]} ({len(names)} stages, the same diff)"
+            where = names[0] if len(names) == 1 else (f"{names[0]} … {names[-1]} ({len(names)} stages, the same diff; "
+                                                      f"the node counts are {names[0]}'s)")
             out.print(f"\n[bold]== {escape(graph.id)} / {escape(where)} ==[/bold]")
             render(report)
     if not s["differ"]:

@@ -69,6 +69,7 @@ def test_two_pass_files_text(compile_fixture) -> None:
     assert "place: before sub → before add" in text
     # in GE the wait is a control edge, now to the Const that add reads (TorchAir's conversion)
     assert "… ge-optimized (" in text
+    assert "the same diff; the node counts are ge-original's)" in text  # the header's counts: the first stage's
     assert "+ edge Abs → Const  (control)" in text and "- edge Abs → Sub  (control)" in text
 
 
