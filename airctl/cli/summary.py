@@ -89,7 +89,8 @@ def print_summary(result: Any, show_all: bool = False, verbose: bool = False, wh
     backend = index.get("backend") or {}
     err.print(f"[bold]airctl {escape(str(index.get('command') or 'compile'))}[/bold] "
               f"{one_line(shareable_path(str((index.get('model') or {}).get('path'))))} "
-              f"mode={escape(index.get('mode'))} backend={escape(backend.get('name', '?'))}"
+              + (f"passes={one_line(shareable_path(str(index['passes'])))} " if index.get("passes") else "")
+              + f"mode={escape(index.get('mode'))} backend={escape(backend.get('name', '?'))}"
               + (f" [dim]({escape(backend.get('reason', ''))})[/dim]" if backend.get("reason") else ""))
     for graph in index.get("graphs", []):
         out.print(stage_table(graph, show_all))

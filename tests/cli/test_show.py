@@ -41,3 +41,17 @@ def test_show_takes_the_run_as_an_option_and_lists_what_later_passes_fixed(tmp_p
     assert "race_cross_stream_without_wait ×1 at after:yaml:scope, fixed by pass sub-waits" in r.stdout
     plain = runner.invoke(build_app(), ["show", "--out", str(tmp_path), "--run", "100000"])
     assert "-v lists them" in plain.stdout and "fixed by pass sub-waits" not in plain.stdout
+
+
+
+def test_the_summary_title_names_the_pass_file_of_a_run_that_had_one(tmp_path: Path) -> None:
+    import json
+
+    run = tmp_path / "20261208-000000-model-0000"
+    run.mkdir()
+    (run / "index.json").write_text(json.dumps({
+        "run_id": run.name, "command": "passes apply", "status": "ok", "model": {"path": "model.py"},
+        "passes": "stream.yaml", "mode": "max-autotune", "backend": {"name": "sim"}, "graphs": []}))
+    result = CliRunner().invoke(build_app(), ["show", str(run)])
+    assert result.exit_code == 0, result.output
+    assert "airctl passes apply model.py passes=stream.yaml mode=max-autotune backend=sim" in result.output
