@@ -70,3 +70,15 @@ def test_a_script_named_by_a_relative_path_raising_is_named_with_its_line_and_on
         load_model_script(Path("bad/raises.py"))
     assert info.value.line == 2 and info.value.file == str(tmp_path / "bad" / "raises.py")
     assert "model_script.py" not in info.value.hint and "importlib" not in info.value.hint, info.value.hint
+
+
+def test_a_scripts_module_keeps_the_bytes_it_ran_from(tmp_path: Path) -> None:
+    """What the ledger's model hash and the incremental key digest, whatever the file holds since."""
+    import os
+
+    from airctl.pipeline.run.model_script import ran_from
+
+    path = _write(tmp_path, "model = abs\ninputs = (1,)\n")
+    loaded = load_model_script(path)
+    path.write_text("model = abs\ninputs = (2,)\n")
+    assert ran_from(loaded.module) == b"model = abs\ninputs = (1,)\n" and ran_from(os) is None

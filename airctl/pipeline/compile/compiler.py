@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import hashlib
 import logging
 import time
 from collections.abc import Sequence
@@ -43,7 +44,7 @@ from airctl.pipeline.run.execution import RunExecution
 from airctl.pipeline.run.finish import verify_instruments
 from airctl.pipeline.run.lifecycle import Run
 from airctl.pipeline.run.logs import capture_logs
-from airctl.pipeline.run.model_script import LoadedModel, load_model_script
+from airctl.pipeline.run.model_script import LoadedModel, load_model_script, ran_from
 from airctl.pipeline.run.rank import collectives_of, timeout_of
 from airctl.pipeline.script.check import detached_clone
 from airctl.torch_env import torchair_attr
@@ -169,7 +170,9 @@ class _Compile:
             say(f"loading {req.target.model_path}")
             seed_all(req.target.seed)  # the script's random weights and inputs
             loaded = load_model_script(req.target.model_path, req.target.entry)
-            ledger.set(model={**self.model, "found_by": loaded.found_by})
+            source = ran_from(loaded.module)  # the hash of what ran, should the file have changed since
+            sha = hashlib.sha256(source).hexdigest() if source is not None else self.model.get("sha256")
+            ledger.set(model={**self.model, "sha256": sha, "found_by": loaded.found_by})
             ledger.set_timing("load_seconds", time.perf_counter() - t0)
             if req.keep_dynamo_graphs:
                 self.kept = _keep(loaded)

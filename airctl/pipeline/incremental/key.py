@@ -54,8 +54,10 @@ def _file_digest(path: Path, limit: int) -> str:
 def _script_digest(loaded: Any, script: Path) -> str:
     """The digest of the bytes the script ran from (its loader keeps them: a file changed since is not
     what was compiled), else of the file."""
-    source = getattr(getattr(getattr(loaded.module, "__spec__", None), "loader", None), "source", None)
-    return hashlib.sha256(source).hexdigest() if isinstance(source, bytes) else _file_digest(script, 64 << 20)
+    from airctl.pipeline.run.model_script import ran_from
+
+    source = ran_from(loaded.module)
+    return hashlib.sha256(source).hexdigest() if source is not None else _file_digest(script, 64 << 20)
 
 
 def _siblings(script: Path) -> str:

@@ -136,6 +136,12 @@ class _CheckedSource(importlib.machinery.SourceFileLoader):
         return compile(self.source, self.path, "exec", dont_inherit=True)
 
 
+def ran_from(module: Any) -> bytes | None:
+    """The bytes a model script's module ran from (its checked loader keeps them); None for another module."""
+    loader = getattr(getattr(module, "__spec__", None), "loader", None)
+    return loader.source if isinstance(loader, _CheckedSource) else None
+
+
 def import_script(path: Path) -> Any:
     check_script(path)
     source = script_source(path)
