@@ -50,7 +50,8 @@ def register(passes: typer.Typer) -> None:
                                                "2G) or +PCT% over the single-stream plan's (docs/memory.md)."),
         check: bool = typer.Option(True, "--check/--no-check", help="Apply the suggestion and predict it as `airctl "
                                    "profile --times --compare` does before writing it (the step printed is that one)."),
-        out: Path = out_option("Folder of ledgers (runs).", "--out"),
+        out: Path = out_option("Folder of ledgers (runs): --runs, as every command whose -o is its own output "
+                               "names it; --out too.", "--runs", "--out"),
         run: str = run_option(),
         entry: str = entry_option(),
         every: EveryMode = EVERY_MODE,

@@ -186,3 +186,9 @@ def test_a_run_without_a_model_script_names_how_this_command_takes_one(
     assert result.exit_code == 2, result.output
     assert "did not compile a model script" in result.output and give in result.output, result.output
     assert ("--model" in result.output) == (give == "--model MODEL.py"), result.output
+
+
+def test_suggest_names_its_folder_of_ledgers_with_runs_as_the_commands_whose_o_is_their_own(tmp_path: Path) -> None:
+    for option in ("--runs", "--out"):
+        result = CliRunner().invoke(build_app(), ["passes", "suggest", option, str(tmp_path / "elsewhere")])
+        assert result.exit_code == 2 and "no run in" in result.output and "elsewhere" in result.output, result.output
