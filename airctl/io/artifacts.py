@@ -35,8 +35,9 @@ from airctl.io.why_log import is_dynamo_log
 from airctl.ledger_files import is_ledger
 
 MAX_FILES = 200_000
+# TorchAir's dump names (a ledger keeps them gzip-compressed, .gz)
 DUMP_NAME = re.compile(r"^dynamo_(?P<which>original|optimized)_(?P<graph>graph_\d+)(?:_rank_(?P<rank>\d+))?"
-                       r"(?:_pid_(?P<pid>\d+))?(?:_ts_(?P<ts>\d+))?\.(?P<type>pbtxt|txt|py)$")
+                       r"(?:_pid_(?P<pid>\d+))?(?:_ts_(?P<ts>\d+))?\.(?P<type>pbtxt|txt|py)(?:\.gz)?$")
 TCD_RUN = re.compile(r"^run_[\d_]+-pid_(?P<pid>\d+)(?:-rank_(?P<rank>\d+))?$")
 TCD_MODEL = re.compile(r"^(?:model|compile)__(?P<k>\d+)$")  # compile__K: npugraph_ex's compile_fx calls
 TCD_PACKAGES = ("torchair", "npugraph_ex")  # the run's sub-folder each compiler writes

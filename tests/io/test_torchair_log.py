@@ -103,3 +103,14 @@ def test_compile_debug_tree() -> None:
     files = model.phases["forward"]
     assert files[0].what == "graph" and files[-1].pass_name == "resolve_default_stream_markers"
     assert [f.nnn for f in files] == sorted(f.nnn for f in files)
+
+
+def test_a_ledgers_gzip_compressed_torchair_dumps_are_discovered_as_dumps(tmp_path: Path) -> None:
+    """A run's ``torchair/`` folder keeps TorchAir's dumps as ``.gz``: ``airctl import`` of it."""
+    import gzip
+
+    for dump in (IMPORTS / "ma_txt" / "graph_dump").iterdir():
+        (tmp_path / f"{dump.name}.gz").write_bytes(gzip.compress(dump.read_bytes()))
+    found = discover([tmp_path])
+    assert sorted((d.which, d.graph, d.type) for d in found.dumps) == [
+        ("optimized", "graph_1", "txt"), ("original", "graph_1", "txt")] and not found.skipped, found.skipped
