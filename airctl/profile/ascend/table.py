@@ -66,7 +66,13 @@ def read_table(path: Path, issues: Issues) -> Table:
                 _check_header(cells, path)
                 header = [c.strip().lstrip("\ufeff") for c in cells]
             elif any(c.strip() for c in cells):
-                rows.append((start, cells))
+                if len(cells) > len(header) and not any(c.strip() for c in cells[len(header):]):
+                    cells = cells[:len(header)]  # a trailing separator
+                if len(cells) == len(header):
+                    rows.append((start, cells))
+                else:  # its fields would land under other columns' names
+                    issues.warn(f"{path}:{start}", f"{len(cells)} fields where the header has {len(header)}: "
+                                "the row is passed over")
             start = reader.line_num + 1
     except csv.Error as e:
         raise ProfileReadError(f"{path.name} is not a readable CSV file: {e}", file=str(path),

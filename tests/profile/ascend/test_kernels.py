@@ -123,7 +123,18 @@ def test_a_row_cut_short_is_left_out_with_its_line(tmp_path: Path) -> None:
     path.write_bytes(rows(GOOD, GOOD).replace("\n", "\r\n").encode() + b"1,0,A\x00dd,Add,AI_VEC")
     issues = Issues()
     assert len(read_kernels(path, issues)[0]) == 2
-    assert issues.warnings == [f"{path}:4: row left out: its time is missing"]
+    assert issues.warnings == [f"{path}:4: 5 fields where the header has 16: the row is passed over"]
+
+
+def test_a_row_short_of_a_field_in_the_middle_is_passed_over_not_read_shifted(tmp_path: Path) -> None:
+    """A real profile's row with one field fewer than its header (fixtures/profiles/real/llm_two_streams_level1):
+    read by position, its Wait Time became its Duration, and the op's mean time went from ~7 ms to 5.28 ms."""
+    fields = GOOD.split(",")
+    short = ",".join(fields[:3] + fields[4:])  # the fourth field gone: every later one a column early
+    path = write(tmp_path, rows(GOOD, short, GOOD))
+    issues = Issues()
+    assert len(read_kernels(path, issues)[0]) == 2
+    assert issues.warnings == [f"{path}:3: 15 fields where the header has 16: the row is passed over"]
 
 
 def test_an_unreadable_csv_is_an_error_naming_the_line(tmp_path: Path) -> None:
