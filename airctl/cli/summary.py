@@ -87,10 +87,12 @@ def print_summary(result: Any, show_all: bool = False, verbose: bool = False, wh
 
     index = result.index.to_json()
     backend = index.get("backend") or {}
+    model = (index.get("model") or {}).get("path")  # none: an imported run
     err.print(f"[bold]airctl {escape(str(index.get('command') or 'compile'))}[/bold] "
-              f"{one_line(shareable_path(str((index.get('model') or {}).get('path'))))} "
+              + (f"{one_line(shareable_path(str(model)))} " if model else "")
               + (f"passes={one_line(shareable_path(str(index['passes'])))} " if index.get("passes") else "")
-              + f"mode={escape(index.get('mode'))} backend={escape(backend.get('name', '?'))}"
+              + f"mode={escape(index.get('mode'))}"
+              + (f" backend={escape(backend['name'])}" if backend.get("name") else "")
               + (f" [dim]({escape(backend.get('reason', ''))})[/dim]" if backend.get("reason") else ""))
     for graph in index.get("graphs", []):
         out.print(stage_table(graph, show_all))

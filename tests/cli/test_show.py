@@ -55,3 +55,9 @@ def test_the_summary_title_names_the_pass_file_of_a_run_that_had_one(tmp_path: P
     result = CliRunner().invoke(build_app(), ["show", str(run)])
     assert result.exit_code == 0, result.output
     assert "airctl passes apply model.py passes=stream.yaml mode=max-autotune backend=sim" in result.output
+    imported = tmp_path / "20261208-000001-import-0000"
+    imported.mkdir()
+    (imported / "index.json").write_text(json.dumps({"run_id": imported.name, "command": "import", "status": "ok",
+                                                     "mode": "max-autotune", "graphs": []}))
+    result = CliRunner().invoke(build_app(), ["show", str(imported)])
+    assert "airctl import mode=max-autotune\n" in result.output and "None" not in result.output, result.output
