@@ -40,7 +40,7 @@ def render_summary(summary: Any, top: int = 10) -> None:
     out.print(f"overlap: [bold]{_t(summary.overlap_s)}[/bold]{share}   op span: {_t(summary.span_s)}"
               f"   step time (median of {len(summary.step_seconds)}): {_t(summary.step_s)}")
     busy = [s for s in summary.streams if s.ops]
-    if len(busy) > 1 and not summary.overlap_s:
+    if len(busy) > 1 and not summary.overlap_s and summary.meta.get("model"):  # a plan of scopes, not a capture
         out.print("[dim]no overlap: stream scopes do not reorder nodes, so a side stream runs beside the default "
                   "stream only while the default stream has other work before the wait on it; move independent "
                   "work between the scope and that wait[/dim]")

@@ -186,3 +186,20 @@ def test_compare_compiles_each_side_once_and_runs_its_rounds_on_it(tmp_path: Pat
     data = json.loads((tmp_path / "run2" / "profile" / "compare.json").read_text())
     assert data["verdict"]["measurable"] and data["rounds"]["with"] == [data["with"]["step_s"]] * 4
     assert data["overlap_gained_s"] == pytest.approx(1e-3)
+
+
+@pytest.mark.parametrize("model", [None, "model.py"])
+def test_the_stream_scope_hint_is_for_a_compiled_plan_not_a_captured_profile(
+        model: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from airctl.cli import output
+    from airctl.cli.profile_render import render_summary
+    from airctl.profile.summary import ProfileSummary, StreamStats
+
+    shown = io.StringIO()
+    monkeypatch.setattr(output.out, "_file", shown)
+    streams = [StreamStats("0", 1e-3, 0.0, 100.0, 3), StreamStats("1", 1e-3, 1e-3, 50.0, 2)]
+    render_summary(ProfileSummary(streams, 0.0, 2e-3, 2e-3, [2e-3], [], 0.0, [], [], [], [],
+                                  meta={"model": model}))
+    assert ("stream scopes do not reorder nodes" in shown.getvalue()) == (model is not None), shown.getvalue()
