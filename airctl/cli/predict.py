@@ -25,14 +25,14 @@ def predict_command(req: Any, *, fail_on: Any = None) -> Any:
 
     with status("predicting…") as spinner:
         outcome = pipeline.predict(req, progress=lambda msg: spinner.update(msg))
-    for note in outcome.notes:
+    for note in dict.fromkeys(outcome.notes):
         err.print(f"[dim]note: {escape(note)}[/dim]")
 
     def view() -> None:
         if outcome.single is not None:
             render_predicted_comparison(outcome)
         else:
-            render_predicted(outcome.summary, req.top)
+            render_predicted(outcome.summary, req.top, printed=outcome.notes)
 
     return Shown(outcome, view, lambda: _fail_on_race(fail_on, outcome.summary.predicted or {}))
 
@@ -51,7 +51,7 @@ def _fail_on_race(fail_on: Any, predicted: dict) -> None:
     raise FindingsExit()
 
 
-def render_predicted(summary: Any, top: int) -> None:
+def render_predicted(summary: Any, top: int, printed: Any = ()) -> None:
     """The ordinary profile view of the replay, then what makes it a prediction."""
     from airctl.cli.output import out
     from airctl.cli.profile_render import render_summary
@@ -60,7 +60,7 @@ def render_predicted(summary: Any, top: int) -> None:
     kind = "an estimate" if p.get("estimate") else "replayed"
     out.print(f"[bold yellow]predicted NPU profile[/bold yellow] ({kind}; times from {escape(str(p.get('times_from')))}"
               f"; not measured)")
-    render_summary(summary, top)
+    render_summary(summary, top, printed)  # notes predict_command printed are not said twice
     label = "[bold yellow]predicted[/bold yellow]" + (" [yellow](an estimate)[/yellow]" if p.get("estimate") else "")
     out.print(f"{label} NPU step: [bold]{micros(p.get('step_us'))}[/bold] = ops {micros(p.get('span_us'))} + launch "
               f"{micros(p.get('launch_us'))} per step (assumed; --launch-us)")

@@ -21,12 +21,12 @@ def _t(seconds: float | None) -> str:
     return "-" if seconds is None else format_time(seconds)
 
 
-def render_summary(summary: Any, top: int = 10) -> None:
+def render_summary(summary: Any, top: int = 10, printed: Any = ()) -> None:
     from rich.table import Table
 
     from airctl.cli.output import err, escape, out
 
-    for note in summary.meta.get("notes") or []:
+    for note in dict.fromkeys(n for n in summary.meta.get("notes") or [] if n not in printed):  # once each
         err.print(f"[dim]note: {escape(note)}[/dim]")
     table = Table(title="streams (median step)", title_justify="left")
     for col in ("stream", "busy", "idle", "busy %", "ops", "longest gap"):

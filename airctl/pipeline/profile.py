@@ -298,6 +298,9 @@ def analyze_profile_folder(folder: Path, ledger: Path | None = None, *, out: Pat
 def analysis_dir(out: Path, name: str, source: Path) -> Path:
     """``<out>/analyze-<name>``, or ``-2``, ``-3``… when that one holds the analysis of another folder
     of the same name (``source.txt`` says which folder each one analysed)."""
+    from airctl.ledger.run_folder import slug
+
+    name = slug(name)  # a file-name part: a rank's name has a space ("rank 0"), printed paths are copied
     for n in range(1, 1000):
         folder = out / (f"analyze-{name}" if n == 1 else f"analyze-{name}-{n}")
         marker = folder / "source.txt"

@@ -270,3 +270,12 @@ def test_rows_that_charge_nothing_are_listed(tmp_path: Path) -> None:
     assert pred["ignored_rows"][0] == {"row": "mmm_0", "line": "3", "why": "names no op of the run"}
     shown = airctl(ledger, "--times", times, "--out", tmp_path).stdout
     assert f"ignored rows: {MAX_LISTED + 5}" in shown
+
+
+def test_a_two_rank_folder_replayed_says_each_note_once_and_writes_no_space_in_its_paths(tmp_path: Path) -> None:
+    folder = PROFILES / "npu_two_ranks"
+    r = airctl(folder, "--times", folder, "--out", tmp_path)
+    assert r.exit_code == 0, r.output
+    assert r.output.count("ranks; the times are rank") == 1, r.output
+    (written,) = [line for line in r.output.splitlines() if line.startswith("trace: ")]
+    assert " " not in written.removeprefix("trace: ").split("  (open")[0], written
