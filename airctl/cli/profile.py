@@ -42,7 +42,8 @@ HELP = help_text(
     "https://ui.perfetto.dev), busy/idle time per stream, overlap between streams, the critical path through "
     "sync edges, top ops, races, and a timeline picture; all kept in the ledger (profile/).\n\n"
     "Or read what torch_npu.profiler wrote: [bold]airctl profile analyze DIR[/bold] (docs/profile.md).\n\n"
-    "With no MODEL.py: the current run's model, pass file and mode (the last `airctl compile`/`passes apply`).",
+    "With no MODEL.py: the current run's model, pass file and mode (the last `airctl compile`/`passes apply`), "
+    "on as many ranks as it ran.",
     "airctl profile",
     "airctl profile fixtures/models/seed.py --passes passes/stream.yaml",
     "airctl profile fixtures/models/transformer.py --passes passes/transformer_two_streams.yaml --compare",

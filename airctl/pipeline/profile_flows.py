@@ -104,11 +104,14 @@ def choose(args: ProfileArgs, say: Callable[[str], None]) -> Flow:
     imported = _imported(resolved, args.passes, args.compare, args.nproc)
     if imported is not None:
         return Imported(imported, args.steps, args.warmup, args.png, args.top, str(args.every.backend))
-    request = _model_request(args, resolved, say)
+    request, world = _model_request(args, resolved, say)
     if args.compare and request.target.passes_file is None:
         raise AirctlError("--compare needs --passes FILE.yaml (it runs the model without and with it)")
-    if args.nproc > 1:
-        return Ranks(request, args.nproc, args.compare)
+    nproc = args.nproc if args.nproc > 1 else world
+    if nproc > 1:
+        if args.nproc <= 1:
+            say(f"the run ran on {world} ranks: profiling {world} (--nproc)")
+        return Ranks(request, nproc, args.compare)
     return Model(request, args.compare, args.png, args.top, args.repeats)
 
 
@@ -153,8 +156,9 @@ def _analyze(args: ProfileArgs, say: Callable[[str], None]) -> Analyze:
     return Analyze(args.folder, linked, args.out, args.png, args.top)
 
 
-def _model_request(args: ProfileArgs, source: Any, say: Callable[[str], None]) -> ProfileRequest:
-    """The ProfileRequest of MODEL.py, or of the current (``--run``) run's model, pass file and mode."""
+def _model_request(args: ProfileArgs, source: Any, say: Callable[[str], None]) -> tuple[ProfileRequest, int]:
+    """The ProfileRequest of MODEL.py, or of the current (``--run``) run's model, pass file and mode; and
+    how many ranks that run ran on (1 for MODEL.py)."""
     from airctl.pipeline.compile.options import parse_options
     from airctl.pipeline.source import choose_model
 
@@ -167,7 +171,7 @@ def _model_request(args: ProfileArgs, source: Any, say: Callable[[str], None]) -
     target = args.every.target(chosen.model, mode=chosen.mode, entry=chosen.entry, passes_file=chosen.passes,
                                options=parse_options(args.option))  # a bad --option: refused here
     return ProfileRequest(target, steps=args.steps, warmup=args.warmup, out_dir=args.out,
-                          command_line=args.command_line)
+                          command_line=args.command_line), chosen.origin.world_size if chosen.origin else 1
 
 
 def _imported(source: Any, passes: Path | None, compare: bool, nproc: int) -> Path | None:

@@ -92,3 +92,27 @@ def test_latest_is_the_current_run_even_beside_a_file_of_that_name(out: Path, tm
     (tmp_path / "latest").write_bytes(PBTXT.read_bytes())
     assert resolve_source("latest", out_dir=out, accepts=GRAPHS).form is Form.RUN
     assert resolve_source("./latest", out_dir=out, accepts=GRAPHS).form is Form.GRAPH
+
+
+def test_a_multi_rank_runs_model_comes_with_its_ranks_pass_file_and_count(tmp_path: Path) -> None:
+    """`airctl profile` (no MODEL.py) on a multi-rank run: its pass file is in the ranks' ledgers, and
+    the run is profiled on as many ranks (it profiled one process without the plan)."""
+    import json
+
+    from airctl.pipeline.run.current import run_origin
+
+    (tmp_path / "model.py").write_text("model = abs\ninputs = (1,)\n")
+    (tmp_path / "plan.yaml").write_text("version: 1\npasses: []\n")
+    run = tmp_path / "runs" / "20261208-000000-model-0000"
+    (run / "ranks" / "0").mkdir(parents=True)
+    (run / "index.json").write_text(json.dumps({
+        "run_id": run.name, "command": "profile", "status": "ok", "mode": "max-autotune", "world_size": 2,
+        "model": {"path": str(tmp_path / "model.py")}, "graphs": [],
+        "ranks": [{"rank": 0, "ledger": "ranks/0"}, {"rank": 1, "ledger": "ranks/1"}]}))
+    (run / "ranks" / "0" / "index.json").write_text(json.dumps({
+        "run_id": "rank0", "command": "profile", "status": "ok", "passes": str(tmp_path / "plan.yaml"), "graphs": []}))
+    origin = run_origin(tmp_path / "runs", run)
+    assert origin.passes == tmp_path / "plan.yaml" and origin.world_size == 2
+    index = json.loads((run / "index.json").read_text())
+    (run / "index.json").write_text(json.dumps({**index, "ranks": [{"rank": 0, "ledger": "../../.."}]}))
+    assert run_origin(tmp_path / "runs", run).passes is None  # a rank's ledger outside the run: not read

@@ -11,13 +11,14 @@ warning saying so.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from airctl.errors import LedgerError, ModelScriptError
+from airctl.errors import AirctlError, LedgerError, ModelScriptError
 from airctl.ledger.reader import Ledger
 from airctl.ledger.runs import resolve_run
 from airctl.limits import MODEL_SCRIPT_BYTES
@@ -58,6 +59,7 @@ class RunOrigin:
     mode: Mode
     passes: Path | None
     warnings: list[str] = field(default_factory=list)
+    world_size: int = 1  # a multi-rank run's ranks: a command that runs it again runs as many
 
     def describe(self) -> str:
         return f"{self.model.name} ({self.mode}, from run {self.run.name})"
@@ -87,10 +89,15 @@ def run_origin(out_dir: Path, run: str | Path | None = None, give: str = "MODEL.
             f"the model script of run {root.name}, {model.get('path')}, no longer exists (moved or deleted)",
             file=str(model.get("resolved") or model.get("path")),
             hint=f"give it ({give}), or run `airctl compile` on it again")
-    origin = RunOrigin(root, path, model.get("entry"), index.run_mode or Mode.MAX_AUTOTUNE, None)
+    origin = RunOrigin(root, path, model.get("entry"), index.run_mode or Mode.MAX_AUTOTUNE, None,
+                       world_size=index.world_size or 1)
     recorded = model.get("sha256")
     if recorded and file_sha256(path) != recorded:
         origin.warnings.append(f"{path} changed since run {root.name}: using the file as it is now")
+    rank = (root / index.ranks[0].ledger).resolve() if index.ranks and index.ranks[0].ledger else None
+    if not index.passes and rank is not None and rank.is_relative_to(root.resolve()):  # a multi-rank run's pass
+        with contextlib.suppress(AirctlError):  # file is in its ranks' ledgers
+            index = Ledger.open(rank).index
     if index.passes:
         passes = Path(index.passes)
         resolved = index.passes_resolved
