@@ -52,7 +52,7 @@ def _render(result: Any) -> None:
 
     index = result.index.to_json()
     for graph in index["graphs"]:
-        out.print(stage_table(graph))
+        out.print(stage_table(graph, measured=False))
     for note in result.notes:
         err.print(escape(f"note: {note}"), highlight=False)
     for problem in result.problems:

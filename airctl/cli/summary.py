@@ -14,7 +14,8 @@ from airctl.cli.verdicts import print_verdicts
 from airctl.io.paths import shareable_path
 
 
-def stage_table(graph: dict[str, Any], show_all: bool = False) -> Table:
+def stage_table(graph: dict[str, Any], show_all: bool = False, measured: bool = True) -> Table:
+    """A graph's stages; ``measured``: the run timed its stages (an import's moments are its own reading)."""
     title = f"graph {graph.get('id')} ({graph.get('name') or '?'}, {graph.get('kind')})"
     table = Table(title=escape(title), title_justify="left",
                   show_edge=False, pad_edge=False)
@@ -30,7 +31,7 @@ def stage_table(graph: dict[str, Any], show_all: bool = False) -> Table:
         changed = s.get("changed")
         elapsed = s.get("elapsed")
         took = s.get("seconds")
-        if took is None and elapsed is not None and previous is not None:
+        if took is None and measured and elapsed is not None and previous is not None:
             took = max(0.0, elapsed - previous)
         previous = elapsed if elapsed is not None else previous
         if not show_all and changed is False and s["name"].startswith(("after:", "ge:after:")):
@@ -40,7 +41,8 @@ def stage_table(graph: dict[str, Any], show_all: bool = False) -> Table:
         delta_txt = "" if not delta else (f"[green]+{delta}[/green]" if delta > 0 else f"[red]{delta}[/red]")
         mark = {True: "[yellow]changed[/yellow]", False: "[dim]–[/dim]", None: ""}[changed]
         table.add_row(escape(s["index"]), escape(s["name"]), escape(s["nodes"]), delta_txt, mark, seconds(took))
-    notes = ["time: a pass's own; other stages: since the stage before"]
+    notes = ["time: a pass's own; other stages: since the stage before" if measured else
+             "time: a pass's own, as its log says (an import times nothing itself)"]
     if hidden:
         notes.append(f"{hidden} unchanged passes hidden (see index.json)")
     table.caption = "; ".join(notes)
@@ -95,7 +97,7 @@ def print_summary(result: Any, show_all: bool = False, verbose: bool = False, wh
               + (f" backend={escape(backend['name'])}" if backend.get("name") else "")
               + (f" [dim]({escape(backend.get('reason', ''))})[/dim]" if backend.get("reason") else ""))
     for graph in index.get("graphs", []):
-        out.print(stage_table(graph, show_all))
+        out.print(stage_table(graph, show_all, measured=index.get("command") != "import"))
     dumps = index.get("dumps") or []
     if dumps:
         kinds = sorted({f"{d.get('stage')}.{d.get('type')}" for d in dumps})

@@ -61,3 +61,20 @@ def test_the_summary_title_names_the_pass_file_of_a_run_that_had_one(tmp_path: P
                                                      "mode": "max-autotune", "graphs": []}))
     result = CliRunner().invoke(build_app(), ["show", str(imported)])
     assert "airctl import mode=max-autotune\n" in result.output and "None" not in result.output, result.output
+
+
+def test_an_imported_runs_stages_have_no_time_of_airctls_reading() -> None:
+    from airctl.cli.summary import stage_table
+
+    graph = {"id": "1-inference", "kind": "inference", "stages": [
+        {"index": 0, "name": "ge-original", "nodes": 7, "elapsed": 0.001},
+        {"index": 1, "name": "ge-optimized", "nodes": 7, "elapsed": 0.009}]}
+    from rich.console import Console
+
+    def shown(measured: bool) -> str:
+        console = Console(width=120, record=True)
+        console.print(stage_table(graph, measured=measured))
+        return console.export_text()
+
+    imported = " ".join(shown(False).split())
+    assert "8.0 ms" in shown(True) and " ms" not in imported and "an import times nothing itself" in imported
