@@ -217,7 +217,9 @@ def render_ranks(multi: Any, top: int = 10) -> None:
         table.add_row(str(s["step"]), str(s["slowest_rank"]), micros(s["spread_us"]), str(s["collectives"]),
                       micros(s["wait_skew_us"]), micros(s["max_wait_skew_us"]), late)
     out.print(table)
-    out.print(f"slowest rank: [bold]{cross.get('slowest_rank')}[/bold]   last to arrive at collectives: "
-              f"[bold]{cross.get('late_rank')}[/bold]   [dim]{escape(str(cross.get('clock', '')))}[/dim]")
+    late = cross.get("late_rank")
+    late_text = "-" if late is None else f"[bold]{escape(late)}[/bold]"  # no step the ranks share: none measured
+    out.print(f"slowest rank: [bold]{escape(cross.get('slowest_rank'))}[/bold]   last to arrive at collectives: "
+              f"{late_text}   [dim]{escape(str(cross.get('clock', '')))}[/dim]")
     if multi.trace:
         out.print(f"trace: {escape(multi.trace)}  (a process per rank; open in https://ui.perfetto.dev)")
