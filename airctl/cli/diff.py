@@ -116,6 +116,7 @@ def _fmt(value: Any) -> str:
 
 def render(report: Any) -> None:
     from airctl.cli.output import escape, out
+    from airctl.graph.model import GE_NAME_ATTRS
 
     s = report.summary()
     out.print(f"[bold]{escape(report.a_name)}[/bold] ({report.a_nodes} nodes) → "
@@ -131,6 +132,11 @@ def render(report: Any) -> None:
     if report.empty:
         out.print("no structural differences")
         return
+    bookkeeping = sum(1 for c in report.changed if set(c.changes) == {"attrs"} and set(c.changes["attrs"]) <= set(
+        GE_NAME_ATTRS))
+    if bookkeeping:
+        out.print(f"[dim]{bookkeeping} of the {len(report.changed)} changed ops differ only in TorchAir's names of "
+                  f"their inputs and outputs ({', '.join(GE_NAME_ATTRS)}): bookkeeping[/dim]")
     for n in report.added:
         stream = f"  stream={escape(n.stream)}" if n.stream else ""
         out.print(f"[green]+ {escape(n.name)}  {escape(n.op)}{stream}[/green]")

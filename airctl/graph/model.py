@@ -30,6 +30,9 @@ from airctl.modes import Mode
 STREAM_NAMESPACES = tuple(dict.fromkeys(m.stream_namespace for m in Mode))
 FX_NAMES = "fx_tensor_names"  # a GE op's meta key: the FX tensors its outputs were converted from
 STREAM_LABEL = "_user_stream_label"  # the scope_enter key (FX) and GE op attribute that name a user's stream
+# GE attributes TorchAir sets on every op as its inputs' and outputs' names: bookkeeping, which
+# listings hide and diffs count apart
+GE_NAME_ATTRS = ("_input_name_key", "_input_name_value", "_output_name_key", "_output_name_value")
 
 
 def is_stream_op(op: str, name: str = "") -> bool:

@@ -14,12 +14,11 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from airctl.graph.model import Graph
+from airctl.graph.model import GE_NAME_ATTRS, Graph
 from airctl.io.gc_pause import without_gc
 from airctl.io.paths import is_airctl_file
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_HIDDEN_ATTRS = ("_input_name_key", "_input_name_value", "_output_name_key", "_output_name_value")
 
 
 _NON_FINITE = {"Infinity": "inf", "-Infinity": "-inf", "NaN": "nan"}  # as the JSON snapshot spells them
@@ -61,7 +60,7 @@ def format_listing(graph: Graph, attrs: bool = False) -> str:
         if node.source:
             notes.append(node.source)
         if attrs:
-            shown = {k: v for k, v in node.attrs.items() if k not in _HIDDEN_ATTRS and k not in ('args', 'kwargs')}
+            shown = {k: v for k, v in node.attrs.items() if k not in GE_NAME_ATTRS and k not in ('args', 'kwargs')}
             if shown:
                 notes.append(json.dumps(shown, sort_keys=True, default=str))
         comment = f"  # {'  '.join(notes)}" if notes else ""

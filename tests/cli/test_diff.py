@@ -132,3 +132,14 @@ def test_two_model_scripts_are_compiled_into_out(tmp_path: Path, monkeypatch: py
     assert json.loads(result.stdout)["summary"]["added"] == 0
     assert len(list((tmp_path / "mine").glob("*/index.json"))) == 2
     assert not (tmp_path / "airctl-runs").exists()
+
+
+def test_ops_that_differ_only_in_torchairs_name_bookkeeping_are_counted_apart() -> None:
+    """ge-original -> ge-optimized: TorchAir names every op's inputs and outputs in attributes; the diff
+    lists them (exact) and says how many changes are that alone."""
+    result = invoke("diff", str(DUMPS / "stream" / "original.txt"), str(DUMPS / "stream" / "optimized.txt"))
+    assert result.exit_code == 0, result.output
+    assert "7 of the 7 changed ops differ only in TorchAir's names of their inputs and outputs" in result.stdout
+    assert "attr _input_name_key: None → ['x']" in result.stdout
+    other = invoke("diff", str(FX_BEFORE), str(FX_AFTER))
+    assert "differ only in TorchAir's names" not in other.stdout
