@@ -79,14 +79,19 @@ def command_begins() -> None:
     _STARTUP.setdefault(os.getpid(), process_age())
 
 
-def startup_for_ledger() -> float | None:
-    """The start-up a new ledger records: the command's (else the process's age), for the first ledger
-    a process writes only; a later one (a bisect step, a profile round, suggest's check) has none."""
+def startup_for_ledger() -> tuple[float | None, float | None]:
+    """What a new ledger records of the time before it: the command's start-up (else the process's
+    age) and the command's own work until now (None when not known), for the first ledger a process
+    writes only; a later one (a bisect step, a profile round, suggest's check) has neither."""
     pid = os.getpid()
     if pid in _RECORDED:
-        return None
+        return None, None
     _RECORDED.add(pid)
-    return _STARTUP[pid] if pid in _STARTUP else process_age()
+    age = process_age()
+    startup = _STARTUP.get(pid)
+    if startup is None or age is None:
+        return age, None
+    return startup, max(0.0, age - startup)
 
 
 def process_record() -> dict[str, Any]:

@@ -5,8 +5,9 @@ A run records durations (``timings``: start-up, backend, load, eager, compile-an
 (a stage's ``elapsed``). Laid on one time line from the process's start they partition the command:
 
 - ``startup_seconds`` (the interpreter, airctl's imports, the arguments) before the command's own
-  code began, in the first run a process writes only (a bisect's steps, profile's rounds after it
-  have none); the command's work before its ledger existed is unattributed;
+  code began, then ``before_run_seconds`` (the command's work until its ledger existed: the model,
+  pass file and run it names), in the first run a process writes only (a bisect's steps, profile's
+  rounds after it have neither);
 - each timed span; inside the span that compiled (``compile_and_run``, ``script``), the interval
   that ends at a stage belongs to that stage's step: Dynamo's trace of the frame (``dynamo``), AOT
   (``aot-*``), a user pass (``yaml:*``), a TorchAir FX or GE pass (``after:*``, ``ge:after:*``), the
@@ -74,9 +75,12 @@ def phases(index: RunIndex) -> list[Phase]:
     """The run's phases on one time line (see the module docstring), in order."""
     t, ends = index.timings, index.timing_ends or {}
     out: list[Phase] = []
+    before = t.get("before_run_seconds") or 0.0
     if t.get("startup_seconds"):
         out.append(Phase("start-up: interpreter, airctl's imports, arguments", t["startup_seconds"],
-                         -t["startup_seconds"]))
+                         -t["startup_seconds"] - before))
+    if before:
+        out.append(Phase("the command before its run: the model, pass file and run it names", before, -before))
     points = sorted((s.entry.elapsed, s.name, s.graph_id) for s in index.stages() if s.entry.elapsed is not None)
     spans = sorted((ends[k] - t[k], ends[k], k) for k in t if k in ends and k != "total_seconds")
     last_end = 0.0
@@ -111,7 +115,7 @@ def phase_table(index: RunIndex) -> dict[str, Any]:
         row["count"] += 1
     attributed = sum(p.seconds for p in found)
     t = index.timings
-    wall = (t.get("total_seconds") or 0.0) + (t.get("startup_seconds") or 0.0)
+    wall = (t.get("total_seconds") or 0.0) + (t.get("startup_seconds") or 0.0) + (t.get("before_run_seconds") or 0.0)
     for row in rows.values():
         row["seconds"] = round(row["seconds"], 3)
     unattributed = max(0.0, wall - attributed)

@@ -109,8 +109,11 @@ class LedgerWriter:
             status="running", graphs=[], log="log.txt", process=process_record(),
         )
         index.update(fields, "LedgerWriter.create()")
-        if (startup := startup_for_ledger()) is not None:
+        startup, before = startup_for_ledger()
+        if startup is not None:
             index.timings["startup_seconds"] = round(startup, 3)
+        if before is not None:
+            index.timings["before_run_seconds"] = round(before, 3)
         writer = cls(root, index)
         writer.flush()
         return writer

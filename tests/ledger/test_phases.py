@@ -115,6 +115,7 @@ def test_only_a_processs_first_ledger_has_the_start_up_taken_when_the_command_be
     monkeypatch.setattr(liveness, "process_age", lambda: 9.0)  # the command's own work since
     first = writer.LedgerWriter.create(tmp_path, "a")
     second = writer.LedgerWriter.create(tmp_path, "b")
-    assert first.run_index.timings["startup_seconds"] == 2.0 and "startup_seconds" not in second.run_index.timings
+    assert first.run_index.timings["startup_seconds"] == 2.0 and first.run_index.timings["before_run_seconds"] == 7.0
+    assert "startup_seconds" not in second.run_index.timings and "before_run_seconds" not in second.run_index.timings
     monkeypatch.setattr(liveness.os, "getpid", lambda: -7)  # a forked rank: its age is its start-up
     assert writer.LedgerWriter.create(tmp_path, "rank").run_index.timings["startup_seconds"] == 9.0
