@@ -34,12 +34,13 @@ _SPECIAL = re.compile("[&<>\"'\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\u
 
 def terminal(text: Any) -> str:
     """``text`` safe to print with rich: control characters shown as ``\\xNN``, markup escaped."""
-    return _rich_escape(_TERMINAL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text)))
+    return _rich_escape(controls(text))
 
 
 def controls(text: Any) -> str:
     """``text`` for a terminal, printed as it is (no rich): control characters as ``\\xNN``, tab and
-    newline kept. ``airctl dump`` prints a file TorchAir wrote this way when stdout is a terminal."""
+    newline kept. ``airctl dump`` prints a file TorchAir wrote this way when stdout is a terminal, and
+    a graph listing is written so."""
     return _TERMINAL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
 
 

@@ -14,12 +14,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from airctl.escape import controls
 from airctl.graph.model import GE_NAME_ATTRS, Graph
 from airctl.io.gc_pause import without_gc
 from airctl.io.paths import is_airctl_file
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
 
 _NON_FINITE = {"Infinity": "inf", "-Infinity": "-inf", "NaN": "nan"}  # as the JSON snapshot spells them
 
@@ -44,8 +42,8 @@ def _args(graph: Graph, node: Any, names: set[str]) -> list[str]:
     call of that shape)."""
     args, kwargs = node.attrs.get("args"), node.attrs.get("kwargs") or {}
     if graph.dialect == "fx" and isinstance(args, list) and isinstance(kwargs, dict):
-        return [_arg(a, names) for a in args] + [f"{str(k)!r}={_arg(v, names)}" if not str(k).isidentifier()
-                                                  else f"{k}={_arg(v, names)}" for k, v in kwargs.items()]
+        keys = {k: k if str(k).isidentifier() else repr(str(k)) for k in kwargs}  # a key is untrusted text too
+        return [_arg(a, names) for a in args] + [f"{keys[k]}={_arg(v, names)}" for k, v in kwargs.items()]
     return [ref if ref else "None" for ref in node.inputs]
 
 
@@ -66,7 +64,7 @@ def format_listing(graph: Graph, attrs: bool = False) -> str:
         comment = f"  # {'  '.join(notes)}" if notes else ""
         lines.append(f"{node.name} = {node.op}({', '.join(args)}){comment}")
     # a listing is for people and terminals: control characters from graph contents shown as \xNN
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", "\n".join(lines)) + "\n"
+    return controls("\n".join(lines)) + "\n"
 
 
 # one frame of a node's ``stack_trace``: its ``File "...", line N, in f`` line and the code line under it

@@ -59,6 +59,7 @@ Text = str | Callable[[], str] | None
 
 __all__ = ["INDEX", "LedgerWriter", "cannot_write"]
 
+
 class LedgerWriter:
     """Accumulates the run index and the stage files of one run; every change is flushed."""
 

@@ -43,7 +43,7 @@ from airctl.ledger.reader import Ledger
 from airctl.ledger.runs import LATEST, matching_runs, resolve_run, shown_folder
 from airctl.ledger_files import INDEX, is_ledger
 from airctl.modes import Mode
-from airctl.pipeline.run.current import RunOrigin, run_origin
+from airctl.pipeline.run.current import FIRST_ARGUMENT, RunOrigin, run_origin
 from airctl.pipeline.target import EveryMode
 
 
@@ -160,7 +160,7 @@ class ModelChoice:
 
 
 def choose_model(source: Source, *, entry: str | None, mode: Mode | None, passes: Path | None,
-                 reuse_passes: bool = False, give: str = "MODEL.py as the first argument") -> ModelChoice:
+                 reuse_passes: bool = False, give: str = FIRST_ARGUMENT) -> ModelChoice:
     """A model script SOURCE as given; a run SOURCE: that run's model, entry and mode (``airctl
     passes apply``, ``profile``, ``bisect`` loop on the current run). What the command line gives
     wins over the run's; ``reuse_passes`` takes the run's pass file too; ``give``: how the command

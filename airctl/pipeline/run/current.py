@@ -73,7 +73,10 @@ def _existing(recorded: dict[str, Any], key_order: tuple[str, ...]) -> Path | No
     return None
 
 
-def run_origin(out_dir: Path, run: str | Path | None = None, give: str = "MODEL.py as the first argument") -> RunOrigin:
+FIRST_ARGUMENT = "MODEL.py as the first argument"  # how most commands take a model script (passes apply: --model)
+
+
+def run_origin(out_dir: Path, run: str | Path | None = None, give: str = FIRST_ARGUMENT) -> RunOrigin:
     """The model script, entry, mode and pass file of ``run`` (default: the current run of ``out_dir``);
     ``give``: how the command takes a model script instead (its errors' hints say it)."""
     root = resolve_run(out_dir, run)
